@@ -1,0 +1,135 @@
+"""Execution-state capture (paper §5.1): the real CPython interpreter, observed per instruction.
+
+The monitor run needs, for every bytecode instruction of the user program, the
+operation and the values it consumes and produces. CPython does not hand these out,
+so this package reads them from the interpreter frame while the instruction is
+about to run: the value stack holds the inputs; the next event in the same frame
+shows the outputs.
+
+Everything that depends on the CPython version lives in one backend module per
+version (``_py310``, ``_py311``, ``_py312``, ``_py313``); this module picks one at
+import and checks it against a probe function, so an unsupported interpreter fails
+at ``magpy.compile`` time with a clear message instead of reading garbage.
+
+A backend provides:
+
+``start(hooks)`` / ``stop()``
+    begin/end capture on the current thread. ``hooks`` implements :class:`CaptureHooks`.
+``read_stack(frame) -> list``
+    the frame's value stack, bottom to top, :data:`NULL` for empty slots; only valid
+    inside ``hooks.instruction``.
+
+Example::
+
+    class Printer:
+        def enter_frame(self, frame): return frame.f_code.co_name == "f"
+        def instruction(self, frame, offset, stack): print(offset, stack)
+        def leave_frame(self, frame, value): pass
+        def exception(self, frame, exc): pass
+
+    capture.start(Printer()); f(1, 2); capture.stop()
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Protocol
+
+
+class _Null:
+    """Stands for a NULL slot on the value stack (e.g. ``LOAD_GLOBAL NULL + f``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL: Any = _Null()
+
+
+class CaptureHooks(Protocol):
+    """What the capture backend calls back into (implemented by the monitor run)."""
+
+    def enter_frame(self, frame: Any) -> bool:
+        """A new Python frame starts; return True to capture its instructions."""
+
+    def instruction(self, frame: Any, offset: int, stack: list) -> None:
+        """The instruction at ``offset`` is about to run; ``stack`` is the value stack."""
+
+    def leave_frame(self, frame: Any, value: Any) -> None:
+        """A captured frame returns ``value`` (or exits by exception: value is None)."""
+
+    def exception(self, frame: Any, exc: BaseException) -> None:
+        """An exception was raised (or propagated) in a captured frame."""
+
+
+class UnsupportedPython(RuntimeError):
+    """The running CPython version has no capture backend."""
+
+
+SUPPORTED = ((3, 10), (3, 11), (3, 12), (3, 13))
+
+
+def _load_backend():
+    ver = sys.version_info[:2]
+    if sys.implementation.name != "cpython" or ver not in SUPPORTED:
+        raise UnsupportedPython(
+            f"MagPy captures execution state on CPython {', '.join('%d.%d' % v for v in SUPPORTED)}; "
+            f"this is {sys.implementation.name} {sys.version.split()[0]}"
+        )
+    import importlib
+
+    return importlib.import_module(f"._py{ver[0]}{ver[1]}", __name__)
+
+
+_backend = None
+_backend_error: Exception | None = None
+try:
+    _backend = _load_backend()
+except Exception as e:  # noqa: BLE001 - reported at first use, not at import
+    _backend_error = e
+
+
+def backend():
+    """The version-specific backend module; raises :class:`UnsupportedPython` if none."""
+    if _backend is None:
+        if isinstance(_backend_error, UnsupportedPython):
+            raise _backend_error
+        raise UnsupportedPython(f"MagPy capture backend failed to load: {_backend_error!r}")
+    return _backend
+
+
+def start(hooks: CaptureHooks) -> None:
+    """Start capturing on this thread; see :class:`CaptureHooks`."""
+    backend().start(hooks)
+
+
+def stop() -> None:
+    """Stop capturing on this thread."""
+    backend().stop()
+
+
+def read_stack(frame: Any) -> list:
+    """The value stack of ``frame`` (bottom to top); valid only during ``hooks.instruction``."""
+    return backend().read_stack(frame)
+
+
+_probe_ok: bool | None = None
+
+
+def check_supported() -> None:
+    """Verify, once, that stack reads give the values a probe function really has.
+
+    Raises :class:`UnsupportedPython` when the interpreter layout is not what the
+    backend expects, so that nothing downstream ever reads a wrong stack.
+    """
+    global _probe_ok
+    if _probe_ok:
+        return
+    from ._probe import run_probe
+
+    problem = run_probe()
+    if problem is not None:
+        _probe_ok = False
+        raise UnsupportedPython(f"MagPy capture self-check failed on Python {sys.version.split()[0]}: {problem}")
+    _probe_ok = True
