@@ -1,0 +1,25 @@
+"""MagPy: compile eager PyTorch programs into complete operator graphs by monitoring
+the execution state of the real Python interpreter (Zhang et al., USENIX ATC'24).
+
+    import magpy
+    fast = magpy.compile(model, backend="inductor")
+    y = fast(x)                       # same result as model(x)
+    print(magpy.explain(model)(x))    # graphs, break reasons, guards
+
+The pipeline, one module per stage: ``capture`` (execution state per instruction),
+``monitor`` (the monitor run: RefGraph and operator-graph updates, dynamics detection),
+``refgraph`` (ShadowNode/ShadowVersion, Algorithm 1), ``annotations`` (operation
+properties), ``codegen`` (guard and mock), ``graph`` and ``backends`` (torch.fx graph and
+its compilation), ``cache`` (records), ``api`` (this package's functions).
+"""
+from ._logging import configure as _configure_logging
+from .annotations import Annotation, annotate
+from .api import CompiledFunction, CompiledModule, Explanation, Stats, compile, explain, reset, stats
+from .backends import BackendError
+from .capture import UnsupportedPython
+
+__all__ = ["compile", "explain", "reset", "stats", "annotate", "Annotation", "CompiledFunction",
+           "CompiledModule", "Explanation", "Stats", "BackendError", "UnsupportedPython"]
+__version__ = "0.1.0"
+
+_configure_logging()

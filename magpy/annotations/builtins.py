@@ -1,0 +1,135 @@
+"""Annotations for Python builtins, container methods, ``math`` and ``operator``.
+
+Only properties are declared here; the monitor never re-implements what these
+functions compute: the real interpreter runs them and the monitor reads the result.
+"""
+from __future__ import annotations
+
+import builtins
+import collections
+import functools
+import itertools
+import math
+import operator
+import random
+import time
+
+from . import DYNAMIC, PURE, REGISTRY, Annotation
+
+_add = REGISTRY.add
+
+# Builtins that read (the structure of) every argument and return a fresh value.
+for _fn in (len, range, enumerate, zip, reversed, sorted, min, max, sum, abs, any, all, int, float,
+            bool, str, repr, list, tuple, dict, set, frozenset, iter, next, round, divmod, pow, hash,
+            format, chr, ord, slice, map, filter, bin, hex, oct, ascii, complex, bytes, sorted):
+    _add(_fn, PURE)
+
+# Builtins that only look at the type of their arguments.
+_add(isinstance, Annotation(value_read=(False, False)))
+_add(issubclass, Annotation(value_read=(False, False)))
+_add(type, Annotation(value_read=(False,)))
+_add(callable, Annotation(value_read=(False,)))
+_add(super, Annotation(value_read=()))
+_add(object, PURE)
+_add(object.__new__, Annotation(value_read=()))
+_add(object.__init__, Annotation(value_read=()))
+
+# Reference relations: the result is reached from input 0.
+_add(getattr, Annotation(value_read=(False, True, False), relation=lambda a, k: ("attr", a[1])))
+_add(hasattr, Annotation(value_read=(False, True), relation=lambda a, k: ("hasattr", a[1])))
+_add(vars, Annotation(value_read=(False,), relation=lambda a, k: ("attr", "__dict__")))
+_add(setattr, Annotation(value_read=(False, True, False), inplace=(0,), relation=lambda a, k: ("setattr", a[1])))
+_add(object.__setattr__, Annotation(value_read=(False, True, False), inplace=(0,), relation=lambda a, k: ("setattr", a[1])))
+_add(delattr, Annotation(value_read=(False, True), inplace=(0,), relation=lambda a, k: ("delattr", a[1])))
+
+# Dynamic: results or effects differ between calls with equal inputs (PureClosure=False).
+for _fn in (print, input, open, id, exec, eval, compile, globals, locals, breakpoint, __import__):
+    _add(_fn, DYNAMIC)
+for _name in dir(time):
+    if callable(getattr(time, _name)) and not _name.startswith("_"):
+        _add(getattr(time, _name), DYNAMIC)
+for _name in dir(random):
+    _obj = getattr(random, _name)
+    if callable(_obj) and not _name.startswith("_") and not isinstance(_obj, type):
+        _add(_obj, DYNAMIC)
+
+# math: pure functions of their arguments.
+for _name in dir(math):
+    _obj = getattr(math, _name)
+    if callable(_obj):
+        _add(_obj, PURE)
+
+# operator: pure, except the in-place forms and item writes.
+for _name in dir(operator):
+    _obj = getattr(operator, _name)
+    if callable(_obj) and not _name.startswith("_") and not isinstance(_obj, type):
+        _add(_obj, PURE)
+for _name in ("iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
+              "ilshift", "irshift", "imatmul", "iconcat"):
+    _add(getattr(operator, _name), Annotation(inplace=(0,), out_inplace=True))
+_add(operator.setitem, Annotation(value_read=(True, True, False), inplace=(0,)))
+_add(operator.delitem, Annotation(inplace=(0,)))
+_add(operator.getitem, Annotation(value_read=(False, True), relation=lambda a, k: ("item", a[1])))
+_add(operator.attrgetter, PURE)
+_add(operator.itemgetter, PURE)
+
+# Container methods (called unbound: self is argument 0).
+_READ_ONLY = Annotation()
+_MUTATE = Annotation(inplace=(0,))
+_APPEND = Annotation(value_read=(True, False), inplace=(0,))
+for _cls, _mutators in (
+    (list, {"append": _APPEND, "extend": _MUTATE, "insert": Annotation(value_read=(True, True, False), inplace=(0,)),
+            "pop": _MUTATE, "remove": _MUTATE, "clear": _MUTATE, "sort": _MUTATE, "reverse": _MUTATE,
+            "__setitem__": Annotation(value_read=(True, True, False), inplace=(0,)), "__delitem__": _MUTATE,
+            "__iadd__": Annotation(inplace=(0,), out_inplace=True)}),
+    (dict, {"update": _MUTATE, "setdefault": Annotation(value_read=(True, True, False), inplace=(0,)),
+            "pop": _MUTATE, "popitem": _MUTATE, "clear": _MUTATE,
+            "__setitem__": Annotation(value_read=(True, True, False), inplace=(0,)), "__delitem__": _MUTATE}),
+    (collections.OrderedDict, {"update": _MUTATE, "setdefault": _MUTATE, "pop": _MUTATE, "popitem": _MUTATE,
+                               "clear": _MUTATE, "move_to_end": _MUTATE,
+                               "__setitem__": Annotation(value_read=(True, True, False), inplace=(0,)),
+                               "__delitem__": _MUTATE}),
+    (set, {"add": _APPEND, "update": _MUTATE, "discard": _MUTATE, "remove": _MUTATE, "pop": _MUTATE,
+           "clear": _MUTATE, "difference_update": _MUTATE, "intersection_update": _MUTATE,
+           "symmetric_difference_update": _MUTATE}),
+    (collections.deque, {"append": _APPEND, "appendleft": _APPEND, "extend": _MUTATE, "extendleft": _MUTATE,
+                         "pop": _MUTATE, "popleft": _MUTATE, "clear": _MUTATE, "rotate": _MUTATE,
+                         "remove": _MUTATE, "insert": _MUTATE}),
+    (str, {}), (tuple, {}), (frozenset, {}), (bytes, {}), (int, {}), (float, {}), (complex, {}), (bool, {}),
+    (range, {}), (slice, {}),
+):
+    for _name in dir(_cls):
+        _obj = getattr(_cls, _name, None)
+        if _name in _mutators:
+            _add(_obj, _mutators[_name])
+        elif callable(_obj) and _name not in ("__class__", "__init_subclass__", "__subclasshook__", "__new__",
+                                               "__init__", "__getattribute__", "__setattr__", "__delattr__"):
+            _add(_obj, _READ_ONLY)
+_add(dict.get, Annotation(value_read=(False, True, False), relation=lambda a, k: ("item", a[1])))
+_add(dict.__getitem__, Annotation(value_read=(False, True), relation=lambda a, k: ("item", a[1])))
+_add(list.__getitem__, Annotation(value_read=(True, True)))
+for _cls in (dict, list, set, tuple, collections.OrderedDict, collections.deque, str, int, float, frozenset):
+    _add(_cls, PURE)
+_add(collections.OrderedDict.fromkeys, PURE)
+_add(dict.fromkeys, PURE)
+_add(collections.defaultdict, PURE)
+_add(collections.Counter, PURE)
+
+# functools / itertools: pure combinators (user callbacks they call are monitored as usual).
+for _obj in (functools.reduce, functools.partial, itertools.chain, itertools.chain.from_iterable,
+             itertools.product, itertools.repeat, itertools.islice, itertools.accumulate, itertools.count,
+             itertools.zip_longest, itertools.combinations, itertools.permutations, itertools.starmap,
+             itertools.cycle, itertools.groupby, itertools.tee, itertools.pairwise, itertools.takewhile,
+             itertools.dropwhile, itertools.compress, itertools.filterfalse):
+    _add(_obj, PURE)
+
+# Harmless effects the compiled call may drop: warnings are reported once by the monitor run.
+try:
+    import warnings
+
+    _add(warnings.warn, Annotation(value_read=()))
+except Exception:  # pragma: no cover
+    pass
+
+del _fn, _name, _obj, _cls, _mutators
+_ = builtins

@@ -1,0 +1,137 @@
+"""Annotations for torch: which callables become operator-graph nodes (AsOpNode).
+
+Torch has thousands of operators, so instead of one entry each this module decides
+by where a callable comes from (``torch.*``, ``torch.nn.functional.*``, Tensor methods)
+and, after the call, by what it returned:
+
+* a result holding tensors      -> an fx node (``call_function`` / ``call_method``)
+* a tensor-metadata query       -> a static value (tensor metadata is guarded)
+* any other read of tensor data -> dynamic (ValueRead of a Tensor, Figure 12 step 5)
+"""
+from __future__ import annotations
+
+import operator
+import types
+
+import torch
+import torch.nn.functional as F
+
+from . import REGISTRY, Annotation
+
+#: Tensor methods / torch functions whose non-tensor results depend only on metadata.
+META_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous", "is_floating_point",
+    "is_complex", "element_size", "get_device", "__len__", "is_tensor", "is_storage", "is_nonzero_meta",
+    "is_signed", "type", "storage_offset", "is_set_to", "has_names", "is_inference", "is_pinned",
+    "is_shared", "is_leaf", "__hash__", "get_default_dtype", "is_grad_enabled", "is_inference_mode_enabled",
+    "is_autocast_enabled", "is_scripting", "is_tracing", "_get_tracing_state", "is_available",
+    "is_autocast_cpu_enabled", "has_torch_function", "has_torch_function_unary",
+    "has_torch_function_variadic", "get_autocast_gpu_dtype", "is_floating_point", "result_type",
+    "promote_types", "can_cast", "is_same_size", "get_num_threads", "_has_compatible_shallow_copy_type",
+    "_is_functional_tensor", "is_vulkan_available", "device_count", "current_device",
+})
+
+#: Calls whose output shape depends on tensor values: static-shape graphs cannot hold them.
+DATA_DEPENDENT = frozenset({
+    "nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount", "histc",
+    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__complex__",
+    "data_ptr", "equal", "allclose", "is_nonzero", "__contains__", "__array__", "__repr__", "__str__",
+    "__format__", "backward", "register_hook", "retain_grad", "_local_scalar_dense", "untyped_storage",
+    "storage", "__reduce_ex__", "__deepcopy__", "__setstate__", "manual_seed", "seed", "initial_seed",
+    "synchronize", "set_rng_state", "get_rng_state", "cpu_nonzero",
+})
+
+#: Tensor attributes (LOAD_ATTR) that are static metadata.
+META_ATTRS = frozenset({
+    "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "is_sparse", "is_quantized",
+    "is_meta", "is_mkldnn", "is_nested", "is_cpu", "is_xla", "is_mps", "names", "itemsize", "nbytes",
+    "is_leaf",
+})
+#: Tensor attributes that are themselves tensor operations.
+OP_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+
+_TORCH_MODULE_PREFIXES = ("torch",)
+_TENSOR_TYPES = (torch.Tensor,)
+_TensorBase = getattr(torch._C, "TensorBase", getattr(torch._C, "_TensorBase", None))
+
+OP_FUNCTION = "function"
+OP_METHOD = "method"
+
+# Graph-level side effects that stay in the graph (grad mode switches inside the program).
+GRAD_MODE_OPS = {torch._C._set_grad_enabled}
+
+
+def _module_of(fn) -> str:
+    mod = getattr(fn, "__module__", None)
+    if mod is None:
+        self_ = getattr(fn, "__self__", None)
+        if isinstance(self_, types.ModuleType):
+            mod = self_.__name__
+    return mod or ""
+
+
+def tensor_method_name(fn, args: list) -> str | None:
+    """If calling ``fn(*args)`` is a Tensor method call, its name."""
+    self_ = getattr(fn, "__self__", None)
+    if isinstance(self_, _TENSOR_TYPES) and not isinstance(fn, type):
+        return getattr(fn, "__name__", None)
+    if args and isinstance(args[0], _TENSOR_TYPES):
+        objclass = getattr(fn, "__objclass__", None)
+        if objclass is not None and (objclass is _TensorBase or objclass is torch.Tensor):
+            return fn.__name__
+        qual = getattr(fn, "__qualname__", "")
+        if isinstance(fn, types.FunctionType) and (qual.startswith("Tensor.") or qual.startswith("_TensorBase.")) \
+                and _module_of(fn).startswith("torch"):
+            return fn.__name__
+    return None
+
+
+def is_torch_function(fn) -> bool:
+    """A free function of a torch namespace (torch.*, torch.nn.functional.*, torch.linalg...)."""
+    if isinstance(fn, type) or isinstance(fn, torch.nn.Module):
+        return False
+    if fn in GRAD_MODE_OPS:
+        return True
+    mod = _module_of(fn)
+    if not mod.startswith(_TORCH_MODULE_PREFIXES):
+        return False
+    # Module-machinery Python code is user-level code for us, not an operator.
+    if mod.startswith(("torch.nn.modules", "torch.autograd.grad_mode", "torch.utils", "torch.autograd.function",
+                       "torch._dynamo", "torch.fx", "torch.jit._script", "torch._jit_internal")):
+        return False
+    return isinstance(fn, (types.BuiltinFunctionType, types.FunctionType, types.BuiltinMethodType)) \
+        or type(fn).__name__ in ("builtin_function_or_method", "method_descriptor", "OpOverloadPacket",
+                                 "_ParameterizedCall", "function")
+
+
+def contains_tensor(value, _depth: int = 0) -> bool:
+    if isinstance(value, _TENSOR_TYPES):
+        return True
+    if _depth < 4 and isinstance(value, (list, tuple)):
+        return any(contains_tensor(v, _depth + 1) for v in value)
+    if _depth < 4 and isinstance(value, dict):
+        return any(contains_tensor(v, _depth + 1) for v in value.values())
+    return False
+
+
+# Binary/unary opcodes on tensors map to these operator functions.
+BINARY_OPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,
+    "%": operator.mod, "**": operator.pow, "@": operator.matmul, "&": operator.and_, "|": operator.or_,
+    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "@=": operator.imatmul,
+    "&=": operator.iand, "|=": operator.ior, "^=": operator.ixor, "<<=": operator.ilshift, ">>=": operator.irshift,
+}
+COMPARE_OPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+               ">=": operator.ge}
+UNARY_OPS = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos, "UNARY_INVERT": operator.invert}
+
+# A few torch callables that are pure but not operators.
+for _fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.get_default_dtype, torch.is_tensor,
+            torch.is_grad_enabled, torch.is_floating_point, torch.is_complex, torch.numel, torch.result_type,
+            torch.promote_types, torch.can_cast, torch.jit.is_scripting, torch.jit.is_tracing,
+            torch._C._get_tracing_state, torch.is_autocast_enabled, torch.cuda.is_available):
+    REGISTRY.add(_fn, Annotation(meta=True, note="torch metadata"))
+REGISTRY.add(torch.manual_seed, Annotation(pure_closure=False))
+_ = F

@@ -1,0 +1,75 @@
+"""Compiling the operator graph with a graph-level compiler (any torch.compile backend).
+
+``resolve(backend)`` turns the user's choice into a function ``(gm, example_inputs) ->
+callable``: ``"eager"`` runs the fx graph as is, ``"inductor"`` is TorchInductor,
+``"torchscript"`` scripts the graph, ``"xla"`` uses torch_xla's dynamo backend, any other
+name is looked up in torch.compile's backend registry, and a callable is used as is.
+"""
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Callable
+
+import torch
+
+
+class BackendError(ValueError):
+    """The requested backend is unknown or cannot be used on this machine."""
+
+
+def _eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    return gm.forward
+
+
+def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    from torch._inductor.compile_fx import compile_fx
+
+    return compile_fx(gm, example_inputs)
+
+
+def _torchscript(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    # The graph is straight-line code, so scripting it is exact; freezing folds constants.
+    try:
+        scripted = torch.jit.script(gm)
+    except Exception:
+        # Some fx targets (getattr on tensors, operator.*) do not script; tracing a
+        # straight-line graph records exactly the same operations.
+        with torch.no_grad():
+            scripted = torch.jit.trace(gm, tuple(example_inputs), check_trace=False)
+    scripted = scripted.eval()
+    try:
+        scripted = torch.jit.optimize_for_inference(torch.jit.freeze(scripted))
+    except Exception:
+        pass
+    return scripted
+
+
+def _xla(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    from torch._dynamo.backends.registry import lookup_backend
+
+    return lookup_backend("openxla")(gm, example_inputs)
+
+
+_NAMED = {"eager": _eager, "inductor": _inductor, "torchscript": _torchscript, "ts": _torchscript, "xla": _xla}
+
+
+def resolve(backend: Any) -> Callable:
+    """The compile function for ``backend``; raises :class:`BackendError` with a reason."""
+    if callable(backend):
+        return backend
+    if not isinstance(backend, str):
+        raise BackendError(f"backend must be a name or a callable (gm, example_inputs) -> callable, got {backend!r}")
+    if backend == "xla" and importlib.util.find_spec("torch_xla") is None:
+        raise BackendError("backend 'xla' needs torch_xla, which is not installed")
+    if backend in _NAMED:
+        return _NAMED[backend]
+    try:
+        from torch._dynamo.backends.registry import list_backends, lookup_backend
+
+        return lookup_backend(backend)
+    except Exception as e:
+        try:
+            known = sorted(set(_NAMED) | set(list_backends(exclude_tags=())))
+        except Exception:
+            known = sorted(_NAMED)
+        raise BackendError(f"unknown backend {backend!r}; known: {', '.join(known)}") from e

@@ -1,0 +1,244 @@
+"""CPython 3.12 capture backend: ``sys.monitoring`` (PEP 669) events + ctypes stack reads.
+
+Also the engine of the 3.13 backend (``_py313`` re-exports it after checking its own
+layout), since both versions hook execution the same way.
+
+Hooking. Legacy ``f_trace_opcodes`` delivers no opcode events on 3.12.1/3.13.0, so the
+backend claims a ``sys.monitoring`` tool id and listens to
+
+* ``PY_START``/``PY_RESUME``/``PY_THROW`` (global): a frame starts or resumes, ask
+  ``hooks.enter_frame``; an accepted frame's code gets local ``INSTRUCTION``,
+  ``PY_RETURN`` and ``PY_YIELD`` events;
+* ``INSTRUCTION`` (local): an instruction of an accepted frame is about to run;
+* ``PY_RETURN``/``PY_YIELD`` (local), ``PY_UNWIND`` (global): the frame leaves;
+* ``RAISE`` (global): an exception is raised in, or propagates into, a captured frame.
+
+These reproduce the ``sys.settrace`` events the 3.11 backend relies on ("call" on
+each start and resume, "return" on return, yield and unwind, "exception" on raise
+and propagation; re-raises are not reported, as with settrace). Monitoring events are
+per code object and process-wide, while the hooks decide per frame and per thread:
+events of frames the hooks did not accept (another thread, a recursive call the
+hooks rejected, a generator's prologue before its first ``RESUME``) are ignored.
+Callbacks do not fire while a callback runs, so the hooks' own code is never captured.
+
+Reading the stack. ``PyFrameObject.f_frame`` (third pointer field) points to the
+``_PyInterpreterFrame`` (Include/internal/pycore_frame.h): seven pointers, the
+instruction pointer, ``int stacktop``, ``uint16 return_offset``, ``char owner``, then
+``localsplus[]``: fast locals, cells, free variables, then the value stack. The
+interpreter does not save ``stacktop`` before ``INSTRUCTION`` events (it reads -1),
+so the depth comes from :func:`._stackdepth.stack_depths`; the slots
+``localsplus[nlocalsplus : nlocalsplus + depth]`` are the live stack.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+from types import CodeType
+
+from . import NULL
+from ._stackdepth import stack_depths
+
+if not hasattr(sys, "monitoring"):
+    raise ImportError("the sys.monitoring capture backend needs CPython 3.12+")
+
+_PTR = ctypes.sizeof(ctypes.c_void_p)
+_F_FRAME = 3 * _PTR          # PyFrameObject: ob_refcnt, ob_type, f_back, f_frame
+_F_CODE = 0                  # _PyInterpreterFrame.f_code (3.12) / f_executable (3.13)
+_STACKTOP = 8 * _PTR
+_LOCALSPLUS = 9 * _PTR
+
+_void_p_at = ctypes.c_void_p.from_address
+_int_at = ctypes.c_int.from_address
+_from_ptr = ctypes.cast
+_py_object = ctypes.py_object
+_get_ident = threading.get_ident
+_getframe = sys._getframe
+
+_mon = sys.monitoring
+_E = _mon.events
+_LOCAL_EVENTS = _E.INSTRUCTION | _E.PY_RETURN | _E.PY_YIELD
+_GLOBAL_EVENTS = _E.PY_START | _E.PY_RESUME | _E.PY_THROW | _E.PY_UNWIND | _E.RAISE
+_TOOL_NAME = "magpy.capture"
+
+
+def nlocalsplus(code: CodeType) -> int:
+    """Number of ``localsplus`` slots before the value stack: locals, cells, free vars.
+
+    An argument captured by an inner function is both a local and a cell and takes one
+    slot (kind LOCAL|CELL); so do the hidden locals of 3.12's inlined comprehensions.
+    """
+    varnames = set(code.co_varnames)
+    return code.co_nlocals + sum(1 for c in code.co_cellvars if c not in varnames) + len(code.co_freevars)
+
+
+class _CodeInfo:
+    """Per code object: where the stack starts, and its depth at each instruction offset."""
+
+    __slots__ = ("stack_base", "depth")
+
+    def __init__(self, code: CodeType):
+        self.stack_base = _LOCALSPLUS + nlocalsplus(code) * _PTR
+        depths = stack_depths(code)
+        self.depth = [-1] * (len(code.co_code) // 2)
+        for offset, d in depths.items():
+            self.depth[offset // 2] = d
+
+
+_infos: dict[CodeType, _CodeInfo] = {}
+_arrays: dict[int, type] = {}
+
+
+def _info(code: CodeType) -> _CodeInfo:
+    info = _infos.get(code)
+    if info is None:
+        info = _infos[code] = _CodeInfo(code)
+    return info
+
+
+def _read(frame, info: _CodeInfo, offset: int) -> list:
+    depth = info.depth[offset >> 1]
+    if depth < 0:
+        raise RuntimeError(f"no static stack depth for offset {offset} of {frame.f_code.co_name}; "
+                           "the instruction was thought unreachable")
+    if depth == 0:
+        return []
+    arr = _arrays.get(depth)
+    if arr is None:
+        arr = _arrays[depth] = ctypes.c_void_p * depth
+    iframe = _void_p_at(id(frame) + _F_FRAME).value
+    ptrs = arr.from_address(iframe + info.stack_base)[:]
+    return [_from_ptr(p, _py_object).value if p else NULL for p in ptrs]
+
+
+def read_stack(frame) -> list:
+    """Values on ``frame``'s value stack, bottom to top (NULL slots as :data:`NULL`).
+
+    Valid only while ``frame`` is stopped at an ``INSTRUCTION`` event (inside
+    ``hooks.instruction``): the depth is the static depth at ``frame.f_lasti``.
+    """
+    return _read(frame, _info(frame.f_code), frame.f_lasti)
+
+
+class _Session:
+    """One start()..stop() capture: the hooks, the thread, the frames the hooks accepted."""
+
+    def __init__(self, hooks, tool: int):
+        self.hooks = hooks
+        self.tool = tool
+        self.thread = _get_ident()
+        self.accepted: dict = {}          # running frame -> its _CodeInfo
+        self.instrumented: set = set()    # code objects with local events on
+
+    # -- frame entry/exit -----------------------------------------------------------
+    def on_start(self, code, offset):
+        if _get_ident() != self.thread:
+            return
+        frame = _getframe(1)
+        if self.hooks.enter_frame(frame):
+            self.accepted[frame] = _info(code)
+            if code not in self.instrumented:
+                self.instrumented.add(code)
+                _mon.set_local_events(self.tool, code, _LOCAL_EVENTS)
+        else:
+            self.accepted.pop(frame, None)
+
+    def on_throw(self, code, offset, exc):
+        self.on_start(code, offset)
+
+    def on_return(self, code, offset, value):
+        frame = _getframe(1)
+        if self.accepted.pop(frame, None) is not None:
+            self.hooks.leave_frame(frame, value)
+
+    def on_unwind(self, code, offset, exc):
+        if _get_ident() != self.thread:
+            return
+        frame = _getframe(1)
+        if self.accepted.pop(frame, None) is not None:
+            self.hooks.leave_frame(frame, None)
+
+    def on_raise(self, code, offset, exc):
+        if _get_ident() != self.thread:
+            return
+        frame = _getframe(1)
+        if frame in self.accepted:
+            self.hooks.exception(frame, exc)
+
+    # -- the hot path -----------------------------------------------------------------
+    def on_instruction(self, code, offset):
+        frame = _getframe(1)
+        info = self.accepted.get(frame)
+        if info is not None:
+            self.hooks.instruction(frame, offset, _read(frame, info, offset))
+
+    def install(self) -> None:
+        tool = self.tool
+        for event, cb in ((_E.PY_START, self.on_start), (_E.PY_RESUME, self.on_start),
+                          (_E.PY_THROW, self.on_throw), (_E.PY_RETURN, self.on_return),
+                          (_E.PY_YIELD, self.on_return), (_E.PY_UNWIND, self.on_unwind),
+                          (_E.RAISE, self.on_raise), (_E.INSTRUCTION, self.on_instruction)):
+            _mon.register_callback(tool, event, cb)
+        _mon.set_events(tool, _GLOBAL_EVENTS)
+
+    def uninstall(self) -> None:
+        tool = self.tool
+        _mon.set_events(tool, 0)
+        for code in self.instrumented:
+            _mon.set_local_events(tool, code, 0)
+        for event in (_E.PY_START, _E.PY_RESUME, _E.PY_THROW, _E.PY_RETURN, _E.PY_YIELD,
+                      _E.PY_UNWIND, _E.RAISE, _E.INSTRUCTION):
+            _mon.register_callback(tool, event, None)
+        _mon.free_tool_id(tool)
+        self.instrumented.clear()
+        self.accepted.clear()
+
+
+def _free_tool_id() -> int:
+    for tool in (_mon.PROFILER_ID, 3, 4, _mon.DEBUGGER_ID, _mon.COVERAGE_ID, _mon.OPTIMIZER_ID):
+        if _mon.get_tool(tool) is None:
+            return tool
+    used = {t: _mon.get_tool(t) for t in range(6)}
+    raise RuntimeError(f"MagPy capture needs a free sys.monitoring tool id; all are in use: {used}")
+
+
+_session: _Session | None = None
+
+
+def start(hooks) -> None:
+    """Claim a monitoring tool id and start capturing on this thread.
+
+    A capture already running is stopped first (like re-installing a settrace tracer).
+    """
+    global _session
+    if _session is not None:
+        stop()
+    tool = _free_tool_id()
+    _mon.use_tool_id(tool, _TOOL_NAME)
+    session = _Session(hooks, tool)
+    try:
+        session.install()
+    except BaseException:
+        session.uninstall()
+        raise
+    _session = session
+
+
+def stop() -> None:
+    """Stop capturing and release the monitoring tool id."""
+    global _session
+    session, _session = _session, None
+    if session is not None:
+        session.uninstall()
+
+
+def _check_layout() -> None:
+    """Fail at import when the interpreter frame does not look like the expected layout."""
+    frame = sys._getframe()
+    iframe = _void_p_at(id(frame) + _F_FRAME).value
+    if not iframe or _void_p_at(iframe + _F_CODE).value != id(frame.f_code):
+        raise ImportError(f"unexpected _PyInterpreterFrame layout on Python {sys.version.split()[0]}")
+
+
+if sys.version_info[:2] == (3, 12):
+    _check_layout()

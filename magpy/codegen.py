@@ -1,0 +1,478 @@
+"""Guard and mock generation (paper §4.2, Algorithm 1) as Python source compiled once per record.
+
+The guard checks that everything the monitor run read from outside is as it was:
+types and values of scalars and strings, container structure, tensor metadata (not
+values), identity of modules/functions/classes, hooks, aliasing. It fetches each
+source once into a local, so the path ``self._modules['conv']._parameters['weight']``
+is walked once per call, and returns the locals the mock needs (None on failure).
+
+The mock runs the compiled operator graph and reproduces the final state of the
+monitor run: the return value, new objects stored outside, in-place changes of
+pre-existing objects (attribute, item and global writes), with the same aliasing.
+
+Both are straight-line code: no loops, no per-parameter dict lookups beyond the
+path itself.
+"""
+from __future__ import annotations
+
+import collections
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from .graph import Unsupported
+from .monitor import Guard, Monitor, is_immutable
+from .refgraph import guard_nodes, mock_nodes
+from .source import (
+    ArgSource,
+    AttrSource,
+    CellSource,
+    ConstPool,
+    ConstSource,
+    GlobalSource,
+    ItemSource,
+    Source,
+    literal,
+)
+
+
+@dataclass
+class GeneratedCode:
+    """What code generation hands to the record."""
+
+    guard: Callable
+    mock_factory: Callable           # (compiled_graph) -> mock function
+    guard_source: str
+    mock_source: str
+    guards_text: str
+    graph_output_nodes: list
+    input_sources: list
+    guard_node_count: int
+    mock_node_count: int
+
+
+def _rebuild_object(cls, state: dict):
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_mapping(cls, items: list, state: dict):
+    obj = cls.__new__(cls)
+    dict.update(obj, items)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_sequence(cls, items: list, state: dict):
+    obj = cls.__new__(cls)
+    list.extend(obj, items)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _global_hooks_present() -> bool:
+    m = torch.nn.modules.module
+    return bool(m._global_forward_hooks or m._global_forward_pre_hooks or m._global_backward_hooks
+                or getattr(m, "_global_backward_pre_hooks", None) or getattr(m, "_global_forward_hooks_always_called", None))
+
+
+_tensor_guard_factory = None
+
+
+def _tensor_checker(tensors: list[torch.Tensor]) -> Callable:
+    """One call that checks dtype, device, shape, strides, requires_grad of all inputs."""
+    try:
+        from torch._C._dynamo.guards import TensorGuards
+
+        tg = TensorGuards(*tensors, dynamic_dims_sizes=[list(t.size()) for t in tensors],
+                          dynamic_dims_strides=[list(t.stride()) for t in tensors])
+        if tg.check(*tensors):
+            return tg.check
+    except Exception:   # pragma: no cover - fallback when the torch helper changes
+        pass
+    meta = [(t.dtype, t.device, tuple(t.shape), t.stride(), t.requires_grad) for t in tensors]
+
+    def check(*ts):
+        for t, (dt, dev, shape, stride, rg) in zip(ts, meta):
+            if t.dtype != dt or t.device != dev or tuple(t.shape) != shape or t.stride() != stride \
+                    or t.requires_grad != rg:
+                return False
+        return True
+
+    return check
+
+
+class _Vars:
+    """Locals of the generated guard: one per source, computed from its base's local."""
+
+    def __init__(self, pool: ConstPool):
+        self.pool = pool
+        self.var_of: dict = {}
+        self.lines: list[str] = []
+
+    def get(self, src: Source) -> str:
+        key = _key(src)
+        v = self.var_of.get(key)
+        if v is not None:
+            return v
+        if isinstance(src, AttrSource):
+            b = self.get(src.base)
+            if src.via == "__dict__":
+                e = f"{b}.__dict__[{src.name!r}]"
+            elif src.via:
+                e = f"{b}.{src.via}[{src.name!r}]"
+            elif src.name.isidentifier():
+                e = f"{b}.{src.name}"
+            else:
+                e = f"getattr({b}, {src.name!r})"
+        elif isinstance(src, ItemSource):
+            e = f"{self.get(src.base)}[{literal(src.key, self.pool)}]"
+        elif isinstance(src, CellSource):
+            e = f"{self.get(src.base)}.cell_contents"
+        elif isinstance(src, ConstSource):
+            e = self.pool.ref(src.value)
+            self.var_of[key] = e
+            return e
+        elif isinstance(src, (ArgSource, GlobalSource)):
+            e = src.expr(self.pool)
+        else:
+            raise Unsupported(f"unknown source {src!r}")
+        v = f"v{len(self.var_of)}"
+        self.var_of[key] = v
+        self.lines.append(f"{v} = {e}")
+        return v
+
+
+def _key(src: Source):
+    if isinstance(src, ConstSource):
+        return ("const", id(src.value))
+    if isinstance(src, GlobalSource):
+        return ("global", id(src.globals_dict), src.name)
+    if isinstance(src, AttrSource):
+        return ("attr", _key(src.base), src.name)
+    if isinstance(src, ItemSource):
+        try:
+            hash(src.key)
+            return ("item", _key(src.base), type(src.key), src.key)
+        except TypeError:
+            return ("item", _key(src.base), id(src.key))
+    if isinstance(src, CellSource):
+        return ("cell", _key(src.base))
+    return src
+
+
+class _MockBuilder:
+    def __init__(self, mon: Monitor, vars_: _Vars, pool: ConstPool):
+        self.mon = mon
+        self.vars = vars_
+        self.pool = pool
+        self.lines: list[str] = []
+        self.memo: dict[int, str] = {}
+        self.outputs: list = []
+        self._out_index: dict = {}
+        self.needed: list[str] = []
+        self._n = 0
+
+    def _fresh(self) -> str:
+        self._n += 1
+        return f"m{self._n}"
+
+    def src(self, source: Source) -> str:
+        v = self.vars.get(source)
+        if v.startswith("v") and v not in self.needed:
+            self.needed.append(v)
+        return v
+
+    def value(self, v: Any, depth: int = 0) -> str:
+        if depth > 50:
+            raise Unsupported("output structure nested too deeply")
+        if is_immutable(v):
+            return literal(v, self.pool)
+        hit = self.memo.get(id(v))
+        if hit is not None:
+            return hit
+        node = self.mon.node(v)
+        if node is not None and node.source is not None:
+            return self.src(node.source)
+        if isinstance(v, torch.Tensor):
+            n = self.mon.graph.node_of(v)
+            if n is None:
+                raise Unsupported(f"returns a tensor {tuple(v.shape)} whose computation MagPy did not see")
+            idx = self._out_index.get(n)
+            if idx is None:
+                idx = len(self.outputs)
+                self.outputs.append(n)
+                self._out_index[n] = idx
+            return f"o[{idx}]"
+        t = type(v)
+        if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType)):
+            return self.pool.ref(v)
+        if isinstance(v, types.FunctionType):
+            if v.__closure__:
+                raise Unsupported(f"returns a closure `{v.__qualname__}` created during the call")
+            return self.pool.ref(v)
+        if isinstance(v, torch.nn.Module):
+            raise Unsupported(f"returns a {t.__name__} module created during the call")
+        if t is list:
+            e = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+        elif t is tuple:
+            e = "(" + "".join(self.value(x, depth + 1) + ", " for x in v) + ")"
+        elif isinstance(v, tuple) and hasattr(t, "_fields"):
+            e = f"{self.pool.ref(t)}(" + ", ".join(self.value(x, depth + 1) for x in v) + ")"
+        elif t is torch.Size:
+            e = self.pool.ref(v)
+        elif t is dict:
+            e = "{" + ", ".join(f"{self._key(k)}: {self.value(x, depth + 1)}" for k, x in v.items()) + "}"
+        elif t is set:
+            e = "{" + ", ".join(self.value(x, depth + 1) for x in v) + "}" if v else "set()"
+        elif isinstance(v, dict):
+            items = "[" + ", ".join(f"({self._key(k)}, {self.value(x, depth + 1)})" for k, x in v.items()) + "]"
+            e = f"_rebuild_mapping({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
+        elif isinstance(v, list):
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_sequence({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
+        elif isinstance(v, collections.deque):
+            e = f"{self.pool.ref(collections.deque)}([" + ", ".join(self.value(x, depth + 1) for x in v) + f"], {v.maxlen!r})"
+        elif hasattr(v, "__dict__") and not hasattr(t, "__slots__") and t.__new__ is object.__new__ \
+                and type(t) is type:
+            e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
+        else:
+            raise Unsupported(f"cannot reproduce an output of type {t.__module__}.{t.__qualname__} in the mock")
+        var = self._fresh()
+        self.lines.append(f"{var} = {e}")
+        self.memo[id(v)] = var
+        return var
+
+    def _key(self, k) -> str:
+        if not is_immutable(k):
+            raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
+        return literal(k, self.pool)
+
+    def _state(self, v, depth) -> str:
+        d = getattr(v, "__dict__", None) or {}
+        return "{" + ", ".join(f"{k!r}: {self.value(x, depth + 1)}" for k, x in d.items()) + "}"
+
+
+def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
+    kind, p = g.kind, g.payload
+    if kind == "type":
+        return f"type({v}) is {pool.ref(p)}"
+    if kind == "id":
+        return f"{v} is {pool.ref(p)}"
+    if kind == "value":
+        if p is None or type(p) is bool:
+            return f"{v} is {p!r}"
+        if type(p) is float and p != p:
+            return f"type({v}) is float and {v} != {v}"
+        if type(p) in (set, frozenset):
+            return f"{v} == {pool.ref(p)}"
+        return f"type({v}) is {pool.ref(type(p))} and {v} == {literal(p, pool)}"
+    if kind == "len":
+        return f"len({v}) == {p}"
+    if kind == "keys":
+        return f"list({v}) == {pool.ref(p)}"
+    if kind == "tensor":
+        return f"type({v}) is {pool.ref(type(p))}"
+    if kind == "method":
+        func, self_ = p
+        return f"{v}.__func__ is {pool.ref(func)} and {v}.__self__ is {pool.ref(self_)}"
+    if kind == "hasattr":
+        name, present = p
+        return f"hasattr({v}, {name!r}) is {present!r}"
+    if kind == "nohooks":
+        return (f"not ({v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks "
+                f"or {v}._backward_pre_hooks)")
+    if kind == "alias":
+        return f"{v} is {vars_.get(p)}"
+    return None
+
+
+def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> GeneratedCode:
+    """Build guard and mock for one finished monitor run (raises Unsupported for what it cannot mock)."""
+    pool = ConstPool()
+    vars_ = _Vars(pool)
+
+    # -- the mock's plan first: it decides the graph outputs and which sources it needs --------
+    mb = _MockBuilder(mon, vars_, pool)
+    writes: list[str] = []
+    rg = mon.rg
+    mutated = set(mon.mutated)
+    for node in rg.sn[1:]:
+        if node.snapshot is not None and node.source is not None and _changed(node):
+            mutated.add(node.node_id)
+    for nid, names in mon.attr_writes.items():
+        node = rg.sn[nid]
+        var = mb.src(node.source)
+        for name in names:
+            obj = node.obj
+            if isinstance(obj, torch.nn.Module):
+                present = name in obj.__dict__ or any(name in obj.__dict__.get(t, {}) for t in
+                                                      ("_parameters", "_buffers", "_modules"))
+            else:
+                present = hasattr(obj, name)
+            if present:
+                writes.append(f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})")
+            else:
+                writes.append(f"if hasattr({var}, {name!r}): delattr({var}, {name!r})")
+    for nid in sorted(mutated):
+        node = rg.sn[nid]
+        obj = node.obj
+        if isinstance(obj, torch.Tensor) or nid in mon.attr_writes:
+            continue
+        var = mb.src(node.source)
+        if isinstance(obj, list):
+            writes.append(f"{var}[:] = [" + ", ".join(mb.value(x) for x in obj) + "]")
+        elif isinstance(obj, dict):
+            items = ", ".join(f"({mb._key(k)}, {mb.value(x)})" for k, x in obj.items())
+            writes.append(f"{var}.clear(); {var}.update([{items}])")
+        elif isinstance(obj, set):
+            writes.append(f"{var}.clear(); {var}.update([" + ", ".join(mb.value(x) for x in obj) + "])")
+        elif isinstance(obj, collections.deque):
+            writes.append(f"{var}.clear(); {var}.extend([" + ", ".join(mb.value(x) for x in obj) + "])")
+        else:
+            raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
+    for g, name in mon.global_writes.values():
+        gref = pool.ref(g)
+        if name in g:
+            writes.append(f"{gref}[{name!r}] = {mb.value(g[name])}")
+        else:
+            writes.append(f"{gref}.pop({name!r}, None)")
+    for cell in mon.cell_writes.values():
+        try:
+            val = cell.cell_contents
+            writes.append(f"{pool.ref(cell)}.cell_contents = {mb.value(val)}")
+        except ValueError:
+            writes.append(f"del {pool.ref(cell)}.cell_contents")
+    ret = mb.value(mon.result)
+
+    # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
+    input_vars = [mb.src(src) for src, _ in mon.graph.inputs]
+    gm_needed = bool(mb.outputs) or bool(mon.graph.inputs and mon.mutated)
+    # -- guard ------------------------------------------------------------------------------------------
+    nargs, kwnames = call_shape
+    body = ["try:"]
+    body.append(f"    if len(args) != {nargs} or len(kwargs) != {len(kwnames)}: return None")
+    if kwnames:
+        body.append(f"    if sorted(kwargs) != {list(kwnames)!r}: return None")
+    body.append(f"    if _grad() is not {mon.grad_enabled!r}: return None")
+    if mon.uses_modules:
+        body.append("    if _global_hooks_present(): return None")
+    readable: list[str] = [f"call shape: {nargs} positional, keywords {list(kwnames)}",
+                           f"torch.is_grad_enabled() is {mon.grad_enabled}"]
+    tensor_vars: list[str] = []
+    tensor_vals: list[torch.Tensor] = []
+    for g in mon.guards:
+        if g.kind == "present":
+            rel, present = g.payload
+            base = g.source.base
+            bv = vars_.get(base)
+            _flush(vars_, body)
+            if rel[0] == "item":
+                body.append(f"    if ({literal(rel[1], pool)} in {bv}) is not {present!r}: return None")
+            else:
+                body.append(f"    if hasattr({bv}, {rel[1]!r}) is not {present!r}: return None")
+            readable.append(f"{'has' if present else 'lacks'} {g.source.describe()}")
+            continue
+        v = vars_.get(g.source)
+        _flush(vars_, body)
+        chk = _check(g, v, vars_, pool)
+        _flush(vars_, body)
+        if chk is None:
+            continue
+        body.append(f"    if not ({chk}): return None")
+        readable.append(_describe(g))
+        if g.kind == "tensor" and v not in tensor_vars:
+            tensor_vars.append(v)
+            tensor_vals.append(g.payload)
+    _flush(vars_, body)
+    ns: dict[str, Any] = {}
+    if tensor_vars:
+        ns["_TG"] = _tensor_checker(tensor_vals)
+        body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
+        if mon.mutated and len(tensor_vars) > 1:
+            body.append(f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return None")
+    needed = list(dict.fromkeys(mb.needed))
+    body.append(f"    return ({''.join(n + ', ' for n in needed)})")
+    body.append("except Exception:")
+    body.append("    return None")
+    guard_src = "def guard(args, kwargs):\n" + "\n".join("    " + line for line in body) + "\n"
+
+    # -- mock ----------------------------------------------------------------------------------------------
+    mlines = []
+    if needed:
+        mlines.append(f"{''.join(n + ', ' for n in needed)}= fetched")
+    if gm_needed:
+        mlines.append(f"o = _graph({', '.join(input_vars)})")
+    mlines += mb.lines
+    mlines += writes
+    mlines.append(f"return {ret}")
+    mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
+
+    ns.update(pool.namespace())
+    ns.update(_grad=torch.is_grad_enabled, _global_hooks_present=_global_hooks_present,
+              _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
+              _rebuild_sequence=_rebuild_sequence)
+    guard_ns = dict(ns)
+    exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
+
+    def mock_factory(compiled_graph):
+        mock_ns = dict(ns)
+        mock_ns["_graph"] = compiled_graph
+        exec(compile(mock_src, "<magpy mock>", "exec"), mock_ns)
+        return mock_ns["mock"]
+
+    return GeneratedCode(
+        guard=guard_ns["guard"], mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,
+        guards_text="\n".join(readable), graph_output_nodes=list(mb.outputs),
+        input_sources=[s for s, _ in mon.graph.inputs],
+        guard_node_count=len(guard_nodes(rg)), mock_node_count=len(mock_nodes(rg)),
+    )
+
+
+def _flush(vars_: _Vars, body: list[str]) -> None:
+    for line in vars_.lines:
+        body.append("    " + line)
+    vars_.lines.clear()
+
+
+def _changed(node) -> bool:
+    obj, snap = node.obj, node.snapshot
+    if isinstance(obj, dict):
+        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items()))
+    if isinstance(obj, (list, collections.deque)):
+        return len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap))
+    if isinstance(obj, set):
+        return obj != snap
+    return False
+
+
+def _describe(g: Guard) -> str:
+    d = g.source.describe()
+    p = g.payload
+    if g.kind == "type":
+        return f"type({d}) is {p.__qualname__}"
+    if g.kind == "value":
+        return f"{d} == {p!r}"
+    if g.kind == "id":
+        return f"{d} is <{type(p).__name__} {getattr(p, '__qualname__', '')} at {id(p):#x}>"
+    if g.kind == "tensor":
+        return (f"{d}: Tensor dtype={p.dtype} device={p.device} shape={tuple(p.shape)} stride={p.stride()} "
+                f"requires_grad={p.requires_grad}")
+    if g.kind == "len":
+        return f"len({d}) == {p}"
+    if g.kind == "keys":
+        return f"keys({d}) == {p!r}"
+    if g.kind == "nohooks":
+        return f"{d} has no hooks"
+    if g.kind == "alias":
+        return f"{d} is {p.describe()}"
+    if g.kind == "hasattr":
+        return f"hasattr({d}, {p[0]!r}) is {p[1]}"
+    if g.kind == "method":
+        return f"{d} is method {getattr(p[0], '__qualname__', p[0])}"
+    return f"{d}: {g.kind}"

@@ -1,0 +1,62 @@
+"""The operator graph (paper §4.3): torch.fx nodes for every tensor operation.
+
+Inputs are placeholders for tensors read from outside (each with the :class:`Source`
+the mock loads it from); outputs are only the tensors the mock needs, so the
+backend is free to fuse and drop every intermediate.
+
+    >>> g = OpGraph()
+    >>> x = g.placeholder(tensor, ArgSource(0, "x"))
+    >>> y = g.call("function", torch.relu, (tensor,), {}, relu_out)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+
+class Unsupported(Exception):
+    """Something the operator graph cannot represent; becomes a break reason."""
+
+
+class OpGraph:
+    """An fx graph under construction, with tensors mapped to nodes by identity."""
+
+    def __init__(self) -> None:
+        self.graph = fx.Graph()
+        self._node_of: dict[int, fx.Node] = {}
+        self._keep: list[Any] = []          # tensors kept alive so ids stay unique
+        self.inputs: list[tuple[Any, Any]] = []   # (source, example tensor)
+        self.op_count = 0
+
+    def node_of(self, tensor: torch.Tensor) -> fx.Node | None:
+        return self._node_of.get(id(tensor))
+
+    def bind(self, tensor: torch.Tensor, node: fx.Node) -> None:
+        self._node_of[id(tensor)] = node
+        self._keep.append(tensor)
+        node.meta["example_value_shape"] = tuple(tensor.shape)
+
+    def placeholder(self, tensor: torch.Tensor, source: Any) -> fx.Node:
+        node = self.graph.placeholder(f"i{len(self.inputs)}")
+        self.inputs.append((source, tensor))
+        self.bind(tensor, node)
+        return node
+
+    def call(self, kind: str, target: Any, args: tuple, kwargs: dict) -> fx.Node:
+        """Add ``call_function``/``call_method`` with already-converted arguments."""
+        self.op_count += 1
+        if kind == "method":
+            return self.graph.call_method(target, args, kwargs)
+        return self.graph.call_function(target, args, kwargs)
+
+    def getitem(self, node: fx.Node, index: int) -> fx.Node:
+        import operator
+
+        return self.graph.call_function(operator.getitem, (node, index))
+
+    def finish(self, outputs: list[fx.Node]) -> fx.GraphModule:
+        self.graph.output(tuple(outputs))
+        self.graph.lint()
+        return fx.GraphModule(torch.nn.Module(), self.graph)

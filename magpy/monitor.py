@@ -1,0 +1,1092 @@
+"""The monitor run (paper §3, §5.3): execute the user program once, watching every instruction.
+
+The real CPython interpreter runs the program. For each instruction of a monitored
+frame, :class:`Monitor` receives the value stack (its inputs); the next event in the
+same frame shows the outputs. From these it updates
+
+* the :class:`~magpy.refgraph.RefGraph` (reads from outside get sources and guards,
+  writes get new versions),
+* the operator graph (every tensor operation becomes an fx node),
+
+and detects dynamics (Figure 12): an unannotated native function, a function that
+is not a pure closure, or a read of tensor *values* ends compilation for this call,
+with a break reason that names the user's file and line. The call itself always
+completes eagerly: monitoring never changes what the program computes.
+
+Bytecode details are those of CPython 3.11 (``PRECALL``/``CALL``, ``KW_NAMES``,
+``LOAD_METHOD``); :data:`SUPPORTED_BYTECODE` names the versions this module decodes.
+"""
+from __future__ import annotations
+
+import dis
+import inspect
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from . import capture
+from .annotations import DYNAMIC, Annotation, lookup
+from .annotations import torch_ops as T
+from .graph import OpGraph, Unsupported
+from .refgraph import Const, RefGraph, ShadowNode
+from .source import ArgSource, AttrSource, CellSource, ConstSource, GlobalSource, ItemSource, Source
+
+SUPPORTED_BYTECODE = ((3, 11),)
+
+IMMUTABLE_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
+                   torch.dtype, torch.device, torch.layout, torch.memory_format, range)
+CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
+_NO_NODE_TYPES = (types.ModuleType, types.BuiltinFunctionType, type, types.CodeType)
+
+
+def is_immutable(v: Any) -> bool:
+    """Values with no identity worth tracking: guarded and rebuilt by value."""
+    t = type(v)
+    if t in IMMUTABLE_TYPES:
+        return True
+    if t is tuple or t is torch.Size or t is frozenset:
+        return all(is_immutable(e) for e in v)
+    if t is slice:
+        return is_immutable(v.start) and is_immutable(v.stop) and is_immutable(v.step)
+    return False
+
+
+class BreakCompile(Exception):
+    """Compilation of this call stops here; ``reason`` is shown to users."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Guard:
+    """One check on a source: kind in type/value/id/tensor/len/keys/hasattr/nohooks/alias/method."""
+
+    source: Source
+    kind: str
+    payload: Any = None
+
+
+@dataclass
+class FrameState:
+    frame: Any
+    code: Any
+    instrs: dict
+    is_top: bool
+    pending: Any = None
+    kw_names: tuple = ()
+    unwritten_params: set = field(default_factory=set)
+    fn_node: ShadowNode | None = None
+
+
+_instr_cache: dict = {}
+
+
+def _instructions(code) -> dict:
+    table = _instr_cache.get(code)
+    if table is None:
+        table = {i.offset: i for i in dis.get_instructions(code)}
+        _instr_cache[code] = table
+    return table
+
+
+def _skip_codes() -> set:
+    """Framework frames that run between user frames and are not monitored themselves."""
+    codes = set()
+    M = torch.nn.Module
+    for name in ("_wrapped_call_impl", "_call_impl"):
+        fn = getattr(M, name, None)
+        if fn is not None:
+            codes.add(fn.__code__)
+    apply = getattr(torch.autograd.Function, "apply", None)
+    if apply is not None and hasattr(apply, "__func__"):
+        codes.add(apply.__func__.__code__)
+    return codes
+
+
+_SKIP = None
+
+
+class Monitor:
+    """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
+
+    ``param_sources`` maps the top frame's parameter names to their sources.
+    After :meth:`run`, either ``broken`` holds a break reason or ``result`` holds the
+    return value, and ``graph``/``rg``/``guards``/``writes`` describe the call.
+    """
+
+    def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
+                 top_closure: tuple | None = None) -> None:
+        global _SKIP
+        if _SKIP is None:
+            _SKIP = _skip_codes()
+        self.top_code = top_code
+        self.param_sources = param_sources
+        self.param_values = param_values
+        self.top_closure = top_closure or ()
+        self.rg = RefGraph()
+        self.graph = OpGraph()
+        self.guards: list[Guard] = []
+        self._guarded: set = set()
+        self.frames: dict[int, FrameState] = {}
+        self.opaque_frame: Any = None
+        self.broken: str | None = None
+        self.dynamic = False
+        self.result: Any = None
+        self.finished = False
+        self.attr_writes: dict[int, dict[str, Any]] = {}   # node id -> {name: True}
+        self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
+        self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
+        self.mutated: set[int] = set()                       # node ids changed in place
+        self.uses_modules = False
+        self.top_frame = None
+        self.grad_enabled = torch.is_grad_enabled()
+
+    # -- capture hooks --------------------------------------------------------------------------------
+    def enter_frame(self, frame) -> bool:
+        if self.broken is not None or self.finished or self.opaque_frame is not None:
+            return False
+        code = frame.f_code
+        if code in _SKIP:
+            return False
+        is_top = self.top_frame is None
+        if is_top:
+            if code is not self.top_code:
+                return False
+            self.top_frame = frame
+        fs = FrameState(frame, code, _instructions(code), is_top)
+        if is_top:
+            fs.unwritten_params = set(self.param_sources)
+        self.frames[id(frame)] = fs
+        return True
+
+    def instruction(self, frame, offset: int, stack: list) -> None:
+        if self.broken is not None:
+            return
+        fs = self.frames.get(id(frame))
+        if fs is None or fs.frame is not frame:
+            return
+        try:
+            if fs.pending is not None:
+                post, data = fs.pending
+                fs.pending = None
+                self.opaque_frame = None
+                post(fs, stack, data)
+            ins = fs.instrs.get(offset)
+            if ins is None:
+                return
+            handler = getattr(self, "op_" + ins.opname, None)
+            if handler is None:
+                self._default(fs, ins, stack)
+            else:
+                handler(fs, ins, stack)
+        except BreakCompile as e:
+            self._break(e.reason, fs, offset)
+        except Unsupported as e:
+            self._break(str(e), fs, offset)
+        except Exception as e:  # an internal error: stop compiling, the call runs on eagerly
+            self._break(f"internal MagPy error: {type(e).__name__}: {e}", fs, offset, internal=True)
+
+    def leave_frame(self, frame, value) -> None:
+        fs = self.frames.get(id(frame))
+        if fs is None or fs.frame is not frame:
+            return
+        if self.broken is None and fs.pending is not None:
+            # A frame can only return from RETURN_VALUE; a pending post is an exception exit.
+            fs.pending = None
+            self.opaque_frame = None
+        del self.frames[id(frame)]
+        if fs.is_top and self.broken is None:
+            self.finished = True
+            self.result = value
+
+    def exception(self, frame, exc) -> None:
+        fs = self.frames.get(id(frame))
+        if fs is not None:
+            fs.pending = None
+            self.opaque_frame = None
+
+    # -- breaking -----------------------------------------------------------------------------------------
+    def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False) -> None:
+        line = None
+        ins = fs.instrs.get(offset)
+        if ins is not None and ins.positions is not None:
+            line = ins.positions.lineno
+        where = f"{fs.code.co_filename}:{line or fs.frame.f_lineno} in {fs.code.co_name}"
+        self.broken = f"{reason} ({where})"
+        self.internal_error = internal
+        self.opaque_frame = None
+        capture.stop()
+
+    def _dynamic(self, reason: str):
+        self.dynamic = True
+        raise BreakCompile(reason)
+
+    # -- RefGraph helpers -------------------------------------------------------------------------------
+    def node(self, v) -> ShadowNode | None:
+        return self.rg.get_node_by_var(v)
+
+    def _guard(self, source: Source, kind: str, payload: Any = None) -> None:
+        key = (source, kind)
+        if key in self._guarded:
+            return
+        self._guarded.add(key)
+        self.guards.append(Guard(source, kind, payload))
+
+    def on_read(self, value: Any, source: Source, relation: tuple | None = None,
+                owner: ShadowNode | None = None) -> None:
+        """``value`` was read from outside through ``source``: give it a node and guards."""
+        if is_immutable(value):
+            self._guard(source, "value", value)
+            if owner is not None and relation is not None:
+                self.rg.add_initial_ref(owner, relation, Const(value))
+            return
+        node = self.node(value)
+        if node is not None:
+            if node.source is not None and node.source != source:
+                self._guard(source, "alias", node.source)
+            if owner is not None and relation is not None:
+                self.rg.add_initial_ref(owner, relation, node.node_id)
+            return
+        node = self.rg.external(value, source, relation if owner is None else None)
+        if owner is not None and relation is not None:
+            self.rg.add_initial_ref(owner, relation, node.node_id)
+        self._guard_object(value, source)
+
+    def _guard_object(self, value: Any, source: Source) -> None:
+        if isinstance(source, ConstSource) and not isinstance(value, torch.Tensor):
+            return   # held by the compiled function itself: identity cannot change
+        if isinstance(value, torch.Tensor):
+            self._guard(source, "tensor", value)
+        elif isinstance(value, (torch.nn.Module, types.FunctionType, types.BuiltinFunctionType, type,
+                                types.ModuleType, types.CodeType)):
+            self._guard(source, "id", value)
+        elif isinstance(value, types.MethodType):
+            self._guard(source, "method", (value.__func__, value.__self__))
+        else:
+            self._guard(source, "type", type(value))
+
+    def full_read(self, value: Any, _depth: int = 0) -> None:
+        """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
+        node = self.node(value)
+        if node is None or node.full_read or _depth > 8:
+            if node is None and type(value) in (list, tuple, dict) and _depth <= 8:
+                for e in (value.values() if isinstance(value, dict) else value):
+                    if type(e) in CONTAINER_TYPES:
+                        self.full_read(e, _depth + 1)
+            return
+        node.full_read = True
+        if node.source is None:
+            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+            for _, e in items:
+                if type(e) in CONTAINER_TYPES:
+                    self.full_read(e, _depth + 1)
+            return
+        src = node.source
+        if isinstance(value, (list, tuple)) or (isinstance(value, (collections_deque,))):
+            self._guard(src, "len", len(value))
+            node.snapshot = list(value)
+            for i, e in enumerate(value):
+                self.on_read(e, ItemSource(src, i), ("item", i), node)
+                if type(e) in CONTAINER_TYPES or isinstance(e, (list, dict, tuple)):
+                    self.full_read(e, _depth + 1)
+        elif isinstance(value, dict):
+            keys = list(value.keys())
+            if not all(is_immutable(k) for k in keys):
+                raise BreakCompile(f"dict with non-constant keys at {src.describe()} is read")
+            self._guard(src, "keys", keys)
+            node.snapshot = dict(value)
+            for k in keys:
+                e = value[k]
+                self.on_read(e, ItemSource(src, k), ("item", k), node)
+                if isinstance(e, (list, dict, tuple)):
+                    self.full_read(e, _depth + 1)
+        elif isinstance(value, (set, frozenset)):
+            if not all(is_immutable(k) for k in value):
+                raise BreakCompile(f"set of objects at {src.describe()} is read")
+            self._guard(src, "value", frozenset(value) if isinstance(value, frozenset) else set(value))
+            node.snapshot = set(value)
+
+    def _read_args(self, values, ann: Annotation | None = None) -> None:
+        """Apply ValueRead to call inputs: containers guarded whole, tensor values -> dynamic."""
+        for i, v in enumerate(values):
+            if ann is not None and not ann.reads(i):
+                continue
+            if isinstance(v, torch.Tensor):
+                self._dynamic("reads the value of a tensor")
+            if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
+                self.full_read(v)
+                if T.contains_tensor(v):
+                    self._dynamic("reads the value of a tensor inside a container")
+
+    def _mutate(self, obj: Any) -> None:
+        """An in-place change of ``obj`` (InPlace=True): full guard first, then a new version."""
+        node = self.node(obj)
+        if node is None or node.source is None:
+            return
+        if isinstance(obj, (list, dict, set, collections_deque)):
+            self.full_read(obj)
+        elif not isinstance(obj, torch.Tensor):
+            raise BreakCompile(f"in-place change of a {type(obj).__name__} from outside is not reproducible")
+        self.rg.inplace(node)
+        self.mutated.add(node.node_id)
+
+    def _new_outputs(self, values) -> None:
+        for v in values:
+            if v is capture.NULL or is_immutable(v) or isinstance(v, _NO_NODE_TYPES):
+                continue
+            if self.node(v) is None:
+                self.rg.new(v)
+
+    # -- tensor operations -------------------------------------------------------------------------------
+    def to_arg(self, v: Any, _depth: int = 0) -> Any:
+        """Convert a runtime value to an fx argument: tensors become nodes, the rest is baked in."""
+        if isinstance(v, torch.Tensor):
+            n = self.graph.node_of(v)
+            if n is not None:
+                return n
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                return self.graph.placeholder(v, node.source)
+            raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
+        t = type(v)
+        if t in IMMUTABLE_TYPES or v is None:
+            return v
+        if _depth > 6:
+            raise Unsupported("argument nested too deeply")
+        if isinstance(v, (list, tuple)):
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                self.full_read(v)
+            conv = [self.to_arg(e, _depth + 1) for e in v]
+            if t is torch.Size:
+                return torch.Size(conv) if all(type(c) is int for c in conv) else tuple(conv)
+            if t is list or t is tuple:
+                return t(conv)
+            if hasattr(v, "_fields"):
+                return tuple(conv)
+            return tuple(conv) if isinstance(v, tuple) else list(conv)
+        if isinstance(v, dict):
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                self.full_read(v)
+            return {k: self.to_arg(e, _depth + 1) for k, e in v.items()}
+        if t is slice:
+            return slice(self.to_arg(v.start), self.to_arg(v.stop), self.to_arg(v.step))
+        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) and T.is_torch_function(v):
+            return v
+        if isinstance(v, torch.nn.Module):
+            raise Unsupported(f"a module ({type(v).__name__}) passed to a tensor operator")
+        if isinstance(v, (float, int, bool, str)):
+            return v
+        raise Unsupported(f"cannot pass a {t.__name__} to a tensor operator")
+
+    def record_op(self, kind: str, target: Any, args: list, kwargs: dict, output: Any, inputs_have_tensor: bool,
+                  name: str) -> None:
+        """Post-execution of a torch call: an fx node, a static value, or dynamic."""
+        if name in T.DATA_DEPENDENT:
+            self._dynamic(f"`{name}` reads tensor values")
+        if T.contains_tensor(output):
+            fx_args = tuple(self.to_arg(a) for a in args)
+            fx_kwargs = {k: self.to_arg(v) for k, v in kwargs.items()}
+            n = self.graph.call(kind, target, fx_args, fx_kwargs)
+            self._bind_output(n, output)
+            if kind == "method" and name.endswith("_") and not name.endswith("__") and args:
+                self._tensor_mutated(args[0], n)
+            if "out" in kwargs and isinstance(kwargs["out"], torch.Tensor):
+                self._tensor_mutated(kwargs["out"], n)
+            return
+        if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
+            return
+        if target in T.GRAD_MODE_OPS:
+            fx_args = tuple(self.to_arg(a) for a in args)
+            self.graph.call(kind, target, fx_args, {})
+            return
+        if inputs_have_tensor:
+            self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
+        if output is None and kind == "method":
+            return
+        # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
+
+    def _bind_output(self, n, output) -> None:
+        if isinstance(output, torch.Tensor):
+            self.graph.bind(output, n)
+            self._new_outputs([output])
+            return
+        if isinstance(output, (tuple, list)):
+            for i, e in enumerate(output):
+                if isinstance(e, torch.Tensor):
+                    self.graph.bind(e, self.graph.getitem(n, i))
+                elif isinstance(e, (tuple, list)) and T.contains_tensor(e):
+                    self._bind_output(self.graph.getitem(n, i), e)
+            return
+        raise Unsupported(f"operator returned a {type(output).__name__} holding tensors")
+
+    def _tensor_mutated(self, t: torch.Tensor, n) -> None:
+        self.graph.bind(t, n)
+        node = self.node(t)
+        if node is not None and node.source is not None:
+            self.mutated.add(node.node_id)
+
+    # -- per-opcode handlers (CPython 3.11) -------------------------------------------------------------------
+    def _pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
+        fs.pending = (post, data)
+        if opaque:
+            self.opaque_frame = fs.frame
+
+    def _post_new(self, fs, stack, n):
+        self._new_outputs(stack[-n:] if n else ())
+
+    def _default(self, fs: FrameState, ins, stack: list) -> None:
+        if stack and isinstance(stack[-1], torch.Tensor) and ins.opname not in _PASS_THROUGH:
+            raise BreakCompile(f"unsupported instruction {ins.opname} on a tensor")
+        self._pend(fs, self._post_new, 1 if ins.opname not in _PASS_THROUGH else 0)
+
+    # loads and stores of locals
+    def op_LOAD_FAST(self, fs, ins, stack):
+        if fs.is_top and ins.argval in fs.unwritten_params:
+            self._pend(fs, self._post_param, ins.argval)
+
+    op_LOAD_FAST_CHECK = op_LOAD_FAST
+
+    def _post_param(self, fs, stack, name):
+        self.on_read(stack[-1], self.param_sources[name], ("arg", name))
+
+    def op_STORE_FAST(self, fs, ins, stack):
+        if fs.is_top:
+            fs.unwritten_params.discard(ins.argval)
+
+    op_DELETE_FAST = op_STORE_FAST
+
+    def op_LOAD_DEREF(self, fs, ins, stack):
+        name = ins.argval
+        if fs.is_top and name in fs.unwritten_params:
+            self._pend(fs, self._post_param, name)
+            return
+        code = fs.code
+        if name in code.co_freevars:
+            idx = code.co_freevars.index(name)
+            cell = self._cell_of(fs, idx)
+            if cell is not None and id(cell) not in self.cell_writes:
+                self._pend(fs, self._post_cell, cell)
+
+    op_LOAD_CLASSDEREF = op_LOAD_DEREF
+
+    def _cell_of(self, fs, idx):
+        if fs.is_top:
+            return self.top_closure[idx] if idx < len(self.top_closure) else None
+        fn = capture.backend().frame_function(fs.frame) if hasattr(capture.backend(), "frame_function") else None
+        if fn is None or fn.__closure__ is None:
+            return None
+        fn_node = self.node(fn)
+        if fn_node is not None and fn_node.source is None:
+            return None   # a closure created during this call: its cells are internal
+        return fn.__closure__[idx]
+
+    def _post_cell(self, fs, stack, cell):
+        self.on_read(stack[-1], CellSource(ConstSource(cell, "cell")), None)
+
+    def op_STORE_DEREF(self, fs, ins, stack):
+        name = ins.argval
+        if fs.is_top:
+            fs.unwritten_params.discard(name)
+        code = fs.code
+        if name in code.co_freevars:
+            cell = self._cell_of(fs, code.co_freevars.index(name))
+            if cell is not None:
+                self.cell_writes[id(cell)] = cell
+
+    def op_LOAD_GLOBAL(self, fs, ins, stack):
+        name = ins.argval
+        g = fs.frame.f_globals
+        if (id(g), name) in self.global_writes:
+            return
+        if name in g:
+            self._pend(fs, self._post_global, (g, name))
+
+    def _post_global(self, fs, stack, data):
+        g, name = data
+        v = stack[-1]
+        if isinstance(v, types.ModuleType):
+            return   # imported modules are treated as constants
+        self.on_read(v, GlobalSource(g, name), ("global", id(g), name))
+
+    def op_STORE_GLOBAL(self, fs, ins, stack):
+        g = fs.frame.f_globals
+        self.global_writes[(id(g), ins.argval)] = (g, ins.argval)
+
+    op_DELETE_GLOBAL = op_STORE_GLOBAL
+
+    # attributes
+    def op_LOAD_ATTR(self, fs, ins, stack):
+        self._attr(fs, stack[-1], ins.argval, method=False)
+
+    def op_LOAD_METHOD(self, fs, ins, stack):
+        self._attr(fs, stack[-1], ins.argval, method=True)
+
+    def _attr(self, fs, obj, name: str, method: bool) -> None:
+        if isinstance(obj, torch.Tensor):
+            if name in T.META_ATTRS or method:
+                return
+            if name in T.OP_ATTRS:
+                self._pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
+                return
+            raise BreakCompile(f"reads tensor attribute `{name}`")
+        node = self.node(obj)
+        if node is None or node.source is None:
+            opaque = isinstance(obj, torch.nn.Module)
+            self._pend(fs, self._post_new_attr, method, opaque=opaque)
+            return
+        rel = ("attr", name)
+        if self.rg.read(node, rel) is not None:
+            self._pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
+            return
+        where, via = _attr_location(obj, name)
+        if where == "class_fn":
+            self._pend(fs, self._post_new_attr, method)
+            return
+        if where == "property":
+            self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
+            return
+        if isinstance(obj, type) and where == "class_value":
+            pass
+        src = AttrSource(node.source, name, via)
+        self._pend(fs, self._post_attr, (node, rel, src, method), opaque=True)
+
+    def _post_attr(self, fs, stack, data):
+        node, rel, src, method = data
+        value = stack[-1] if not method or stack[-2] is capture.NULL else stack[-2]
+        if method and stack[-2] is not capture.NULL:
+            return   # an unbound function from the class; `self` stays as it was
+        if isinstance(node.obj, types.ModuleType) and isinstance(value, (types.ModuleType, types.FunctionType,
+                                                                         types.BuiltinFunctionType, type)):
+            return
+        self.on_read(value, src, rel, node)
+
+    def _post_new_attr(self, fs, stack, method):
+        self._new_outputs(stack[-1:])
+
+    def _post_tensor_attr(self, fs, stack, data):
+        obj, name = data
+        self.record_op("function", getattr, [obj, name], {}, stack[-1], True, name)
+
+    def op_STORE_ATTR(self, fs, ins, stack):
+        obj, value = stack[-1], stack[-2]
+        if isinstance(obj, torch.Tensor):
+            raise BreakCompile(f"writes tensor attribute `{ins.argval}`")
+        node = self.node(obj)
+        if node is None or node.source is None:
+            self._pend(fs, self._post_nothing, None, opaque=True)
+            return
+        target = Const(value) if is_immutable(value) else self._node_id(value)
+        self.rg.write(node, ("attr", ins.argval), target)
+        self.attr_writes.setdefault(node.node_id, {})[ins.argval] = True
+        self._pend(fs, self._post_nothing, None, opaque=True)
+
+    def op_DELETE_ATTR(self, fs, ins, stack):
+        obj = stack[-1]
+        node = self.node(obj)
+        if node is not None and node.source is not None:
+            self.rg.write(node, ("attr", ins.argval), Const(_DELETED))
+            self.attr_writes.setdefault(node.node_id, {})[ins.argval] = True
+        self._pend(fs, self._post_nothing, None, opaque=True)
+
+    def _node_id(self, value) -> int:
+        node = self.node(value)
+        if node is None:
+            node = self.rg.new(value)
+        return node.node_id
+
+    def _post_nothing(self, fs, stack, data):
+        pass
+
+    # subscripts
+    def op_BINARY_SUBSCR(self, fs, ins, stack):
+        container, key = stack[-2], stack[-1]
+        if isinstance(container, torch.Tensor):
+            if _has_bool_tensor(key):
+                self._dynamic("indexes a tensor with a boolean mask (data-dependent shape)")
+            self._pend(fs, self._post_op, ("function", _getitem, [container, key], {}, "getitem"), opaque=True)
+            return
+        node = self.node(container)
+        if isinstance(key, torch.Tensor):
+            raise BreakCompile("indexes a Python container with a tensor")
+        if node is not None and node.source is not None and type(key) is not slice and is_immutable(key) \
+                and isinstance(container, (list, tuple, dict)):
+            rel = ("item", key)
+            if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
+                self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
+                return
+        elif node is not None and node.source is not None and isinstance(container, (list, tuple, dict)):
+            self.full_read(container)
+        self._pend(fs, self._post_new, 1)
+
+    def _post_item(self, fs, stack, data):
+        node, rel, src = data
+        self.on_read(stack[-1], src, rel, node)
+
+    def op_STORE_SUBSCR(self, fs, ins, stack):
+        key, container, value = stack[-1], stack[-2], stack[-3]
+        if isinstance(container, torch.Tensor):
+            if _has_bool_tensor(key):
+                self._dynamic("assigns through a boolean mask")
+            self._pend(fs, self._post_setitem, (container, key, value), opaque=True)
+            return
+        self._mutate(container)
+        self._pend(fs, self._post_nothing, None)
+
+    def _post_setitem(self, fs, stack, data):
+        container, key, value = data
+        import operator
+
+        n = self.graph.call("function", operator.setitem,
+                            (self.to_arg(container), self.to_arg(key), self.to_arg(value)), {})
+        node = self.node(container)
+        if node is not None and node.source is not None:
+            self.mutated.add(node.node_id)
+        _ = n
+
+    def op_DELETE_SUBSCR(self, fs, ins, stack):
+        container = stack[-2]
+        if isinstance(container, torch.Tensor):
+            raise BreakCompile("deletes from a tensor")
+        self._mutate(container)
+
+    # operators
+    def op_BINARY_OP(self, fs, ins, stack):
+        a, b = stack[-2], stack[-1]
+        sym = ins.argrepr
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            fn = T.BINARY_OPS.get(sym)
+            if fn is None:
+                raise BreakCompile(f"unsupported tensor operator {sym}")
+            self._pend(fs, self._post_op, ("function", fn, [a, b], {}, fn.__name__), opaque=True)
+            return
+        if sym.endswith("=") and isinstance(a, (list, dict, set, collections_deque)):
+            self._mutate(a)
+            self._read_args([b])
+        else:
+            for v in (a, b):
+                if isinstance(v, CONTAINER_TYPES):
+                    self._read_args([v])
+        self._pend(fs, self._post_new, 1)
+
+    def op_COMPARE_OP(self, fs, ins, stack):
+        a, b = stack[-2], stack[-1]
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            fn = T.COMPARE_OPS[ins.argval]
+            self._pend(fs, self._post_op, ("function", fn, [a, b], {}, fn.__name__), opaque=True)
+            return
+        self._read_args([v for v in (a, b) if isinstance(v, CONTAINER_TYPES)])
+
+    def op_CONTAINS_OP(self, fs, ins, stack):
+        a, b = stack[-2], stack[-1]
+        if isinstance(b, torch.Tensor) or isinstance(a, torch.Tensor):
+            self._dynamic("`in` reads tensor values")
+        if isinstance(b, CONTAINER_TYPES) or isinstance(b, collections_deque):
+            self._read_args([b])
+
+    def _unary(self, fs, ins, stack):
+        v = stack[-1]
+        if isinstance(v, torch.Tensor):
+            fn = T.UNARY_OPS[ins.opname]
+            self._pend(fs, self._post_op, ("function", fn, [v], {}, fn.__name__), opaque=True)
+            return
+        self._pend(fs, self._post_new, 1)
+
+    op_UNARY_NEGATIVE = op_UNARY_POSITIVE = op_UNARY_INVERT = _unary
+
+    def op_UNARY_NOT(self, fs, ins, stack):
+        self._truth(stack[-1])
+
+    def _truth(self, v):
+        if isinstance(v, torch.Tensor):
+            self._dynamic("branches on a tensor value")
+        if isinstance(v, CONTAINER_TYPES) or isinstance(v, collections_deque):
+            self._read_args([v])
+
+    def _jump(self, fs, ins, stack):
+        self._truth(stack[-1])
+
+    op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_FORWARD_IF_FALSE = _jump
+    op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_FALSE = _jump
+    op_JUMP_IF_TRUE_OR_POP = op_JUMP_IF_FALSE_OR_POP = _jump
+    op_POP_JUMP_IF_TRUE = op_POP_JUMP_IF_FALSE = _jump
+
+    def _post_op(self, fs, stack, data):
+        kind, target, args, kwargs, name = data
+        has_t = any(T.contains_tensor(a) for a in args) or any(T.contains_tensor(v) for v in kwargs.values())
+        self.record_op(kind, target, args, kwargs, stack[-1], has_t, name)
+
+    # iteration and unpacking
+    def op_GET_ITER(self, fs, ins, stack):
+        v = stack[-1]
+        if isinstance(v, torch.Tensor):
+            self._pend(fs, self._post_tensor_iter, v, opaque=True)
+            return
+        if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
+            self._read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
+        self._pend(fs, self._post_new, 1)
+
+    def _post_tensor_iter(self, fs, stack, t):
+        it = stack[-1]
+        try:
+            items = it.__reduce__()[1][0]
+        except Exception as e:
+            raise BreakCompile("iterates over a tensor in an unsupported way") from e
+        n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
+        self.graph.op_count += 0
+        for i, e in enumerate(items):
+            self.graph.bind(e, self.graph.getitem(n, i))
+
+    op_GET_YIELD_FROM_ITER = op_GET_ITER
+
+    def op_UNPACK_SEQUENCE(self, fs, ins, stack):
+        v = stack[-1]
+        if isinstance(v, torch.Tensor):
+            self._pend(fs, self._post_tensor_unpack, (v, ins.argval), opaque=True)
+            return
+        if isinstance(v, (list, tuple, dict)):
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                self.full_read(v)
+        self._pend(fs, self._post_new, ins.argval)
+
+    def _post_tensor_unpack(self, fs, stack, data):
+        t, n = data
+        outs = list(reversed(stack[-n:]))
+        node = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
+        for i, e in enumerate(outs):
+            self.graph.bind(e, self.graph.getitem(node, i))
+
+    def op_UNPACK_EX(self, fs, ins, stack):
+        v = stack[-1]
+        if isinstance(v, torch.Tensor):
+            raise BreakCompile("star-unpacks a tensor")
+        self._read_args([v]) if isinstance(v, CONTAINER_TYPES) and not T.contains_tensor(v) else self.full_read(v)
+        self._pend(fs, self._post_new, 1)
+
+    def op_FOR_ITER(self, fs, ins, stack):
+        self._pend(fs, self._post_new, 1)
+
+    def op_LIST_EXTEND(self, fs, ins, stack):
+        v = stack[-1]
+        if isinstance(v, torch.Tensor):
+            raise BreakCompile("extends a list with a tensor's rows")
+        if isinstance(v, CONTAINER_TYPES):
+            self.full_read(v)
+
+    op_SET_UPDATE = op_LIST_EXTEND
+
+    def op_DICT_UPDATE(self, fs, ins, stack):
+        v = stack[-1]
+        if isinstance(v, dict):
+            self.full_read(v)
+
+    op_DICT_MERGE = op_DICT_UPDATE
+
+    def op_FORMAT_VALUE(self, fs, ins, stack):
+        v = stack[-1] if (ins.arg & 0x04) == 0 else stack[-2]
+        if isinstance(v, torch.Tensor) or T.contains_tensor(v):
+            self._dynamic("formats a tensor as text (reads its values)")
+        if isinstance(v, CONTAINER_TYPES):
+            self.full_read(v)
+
+    # calls
+    def op_KW_NAMES(self, fs, ins, stack):
+        fs.kw_names = fs.code.co_consts[ins.arg]
+
+    def op_CALL(self, fs, ins, stack):
+        argc = ins.arg
+        kwnames, fs.kw_names = fs.kw_names, ()
+        if stack[-argc - 2] is capture.NULL:
+            fn = stack[-argc - 1]
+            args = stack[len(stack) - argc:]
+        else:
+            fn = stack[-argc - 2]
+            args = stack[len(stack) - argc - 1:]
+        nkw = len(kwnames)
+        pos = args[:len(args) - nkw]
+        kw = dict(zip(kwnames, args[len(args) - nkw:])) if nkw else {}
+        self._call(fs, fn, pos, kw)
+
+    def op_CALL_FUNCTION_EX(self, fs, ins, stack):
+        if ins.arg & 1:
+            fn, pos, kw = stack[-3], stack[-2], stack[-1]
+        else:
+            fn, pos, kw = stack[-2], stack[-1], {}
+        for c in (pos, kw):
+            node = self.node(c)
+            if node is not None and node.source is not None:
+                self.full_read(c)
+        self._call(fs, fn, list(pos), dict(kw))
+
+    def _call(self, fs, fn, args: list, kwargs: dict) -> None:
+        # Bound builtin methods (lst.append fetched by LOAD_ATTR) -> unbound form.
+        if isinstance(fn, types.BuiltinMethodType) and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
+            self_ = fn.__self__
+            if self_ is not None and not isinstance(self_, torch.Tensor) and not isinstance(self_, type):
+                unbound = getattr(type(self_), fn.__name__, None)
+                if unbound is not None:
+                    fn, args = unbound, [self_, *args]
+        if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
+                and not isinstance(fn.__self__, torch.Tensor):
+            # Python bound method: runs monitored.
+            self._pend(fs, self._post_new, 1)
+            return
+        # tensor methods and torch functions -> operator nodes
+        mname = T.tensor_method_name(fn, args)
+        if mname is not None:
+            if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, torch.Tensor):
+                args = [fn.__self__, *args]
+            if mname in T.DATA_DEPENDENT:
+                self._dynamic(f"`Tensor.{mname}` reads tensor values")
+            self._pend(fs, self._post_op, ("method", mname, args, kwargs, mname), opaque=True)
+            return
+        if isinstance(fn, torch.nn.Module):
+            self._call_module(fn)
+            self._pend(fs, self._post_new, 1)
+            return
+        ann = lookup(fn)
+        if ann is None and T.is_torch_function(fn):
+            name = getattr(fn, "__name__", str(fn))
+            if name in T.DATA_DEPENDENT:
+                self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
+            self._pend(fs, self._post_op, ("function", fn, args, kwargs, name), opaque=True)
+            return
+        if ann is not None:
+            self._call_annotated(fs, fn, ann, args, kwargs)
+            return
+        if isinstance(fn, (types.FunctionType, types.MethodType)) or _is_python_class(fn) \
+                or isinstance(fn, _functools_partial) or _has_python_call(fn):
+            self._pend(fs, self._post_new, 1)   # inlined: its frames run monitored (Figure 12, step 0)
+            return
+        if type(fn).__name__ == "method-wrapper" and getattr(fn, "__name__", "") in ("__init__", "__init_subclass__"):
+            self._pend(fs, self._post_new, 1)
+            return
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+        raise BreakCompile(f"calls native function `{name}` that has no MagPy annotation")
+
+    def _call_module(self, mod: torch.nn.Module) -> None:
+        node = self.node(mod)
+        self.uses_modules = True
+        if node is not None and node.source is not None:
+            self._guard(node.source, "nohooks")
+        elif _module_has_hooks(mod):
+            raise BreakCompile(f"module {type(mod).__name__} has hooks")
+
+    def _call_annotated(self, fs, fn, ann: Annotation, args, kwargs) -> None:
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", str(fn))
+        if ann is DYNAMIC or not ann.pure_closure:
+            self._dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
+        if ann.meta:
+            self._pend(fs, self._post_new, 1)
+            return
+        for i in ann.inplace:
+            if i < len(args):
+                self._mutate(args[i])
+        if ann.relation is not None and args:
+            rel = ann.relation(args, kwargs)
+            if rel is not None and rel[0] in ("setattr", "delattr"):
+                obj = args[0]
+                node = self.node(obj)
+                if node is not None and node.source is not None:
+                    self.attr_writes.setdefault(node.node_id, {})[rel[1]] = True
+                self._read_args(args[1:2])
+                self._pend(fs, self._post_nothing, None, opaque=True)
+                return
+            if rel is not None:
+                obj = args[0]
+                node = self.node(obj)
+                if isinstance(obj, torch.Tensor):
+                    if rel[0] == "attr" and (rel[1] in T.META_ATTRS):
+                        self._pend(fs, self._post_new, 1, opaque=True)
+                        return
+                    raise BreakCompile(f"`{name}` on a tensor")
+                if node is not None and node.source is not None and is_immutable(rel[1]) \
+                        and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
+                    if rel[0] == "hasattr":
+                        self._pend(fs, self._post_hasattr, (node, rel), opaque=True)
+                        return
+                    if rel[0] == "attr":
+                        where, via = _attr_location(obj, rel[1])
+                        if where in ("class_fn",):
+                            self._pend(fs, self._post_new, 1, opaque=True)
+                            return
+                        src = AttrSource(node.source, rel[1], via)
+                    else:
+                        if not isinstance(obj, (list, tuple, dict)):
+                            self._pend(fs, self._post_new, 1)
+                            return
+                        src = ItemSource(node.source, rel[1])
+                    default = len(args) > 2 or (rel[0] == "item" and fn is dict.get)
+                    self._pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
+                    return
+                self._pend(fs, self._post_new, 1, opaque=isinstance(obj, torch.nn.Module))
+                return
+        self._read_args(args, ann)
+        self._read_args(list(kwargs.values()))
+        # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
+        self._pend(fs, self._post_new, 1)
+
+    def _post_relation(self, fs, stack, data):
+        node, rel, src, has_default, obj = data
+        value = stack[-1]
+        if has_default:
+            present = _relation_present(obj, rel)
+            self._guard(src if rel[0] == "item" else AttrSource(node.source, rel[1]),
+                        "present", (rel, present))
+            if not present:
+                return
+        self.on_read(value, src, rel, node)
+
+    def _post_hasattr(self, fs, stack, data):
+        node, rel = data
+        self._guard(node.source, "hasattr", (rel[1], bool(stack[-1])))
+
+
+class _Deleted:
+    def __repr__(self):
+        return "<deleted>"
+
+
+_DELETED = _Deleted()
+
+import collections  # noqa: E402
+import functools  # noqa: E402
+import operator as _operator  # noqa: E402
+
+collections_deque = collections.deque
+_functools_partial = functools.partial
+_getitem = _operator.getitem
+
+_PASS_THROUGH = frozenset({
+    "NOP", "RESUME", "CACHE", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL", "PUSH_NULL",
+    "POP_TOP", "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_VALUE",
+    "LOAD_CONST", "LOAD_CLOSURE", "POP_EXCEPT", "PUSH_EXC_INFO", "RERAISE", "CHECK_EXC_MATCH",
+    "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "YIELD_VALUE", "RETURN_GENERATOR", "SEND", "ASYNC_GEN_WRAP",
+    "IS_OP", "END_FOR", "INTERPRETER_EXIT", "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH",
+    "WITH_EXCEPT_START", "LIST_APPEND", "SET_ADD", "MAP_ADD", "BUILD_STRING",
+})
+
+
+def _has_bool_tensor(key) -> bool:
+    if isinstance(key, torch.Tensor):
+        return key.dtype == torch.bool
+    if isinstance(key, tuple):
+        return any(isinstance(k, torch.Tensor) and k.dtype == torch.bool for k in key)
+    return False
+
+
+def _is_python_class(fn) -> bool:
+    if not isinstance(fn, type):
+        return False
+    init = getattr(fn, "__init__", None)
+    new = getattr(fn, "__new__", None)
+    py_init = isinstance(init, types.FunctionType) or init is object.__init__
+    py_new = isinstance(new, types.FunctionType) or new is object.__new__ or isinstance(new, staticmethod)
+    return py_init and py_new and not issubclass(fn, torch.Tensor)
+
+
+def _has_python_call(fn) -> bool:
+    call = getattr(type(fn), "__call__", None)
+    return isinstance(call, types.FunctionType)
+
+
+def _module_has_hooks(m: torch.nn.Module) -> bool:
+    return bool(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks)
+
+
+def _relation_present(obj, rel) -> bool:
+    if rel[0] == "item":
+        try:
+            return rel[1] in obj
+        except TypeError:
+            return False
+    return hasattr(obj, rel[1])
+
+
+def _attr_location(obj, name: str) -> tuple[str, str]:
+    """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property...
+
+    Returns (where, via) with ``via`` the spelling generated code uses to fetch it fast.
+    """
+    if isinstance(obj, types.ModuleType):
+        return "module", "__dict__"
+    cls_attr = None
+    for klass in type(obj).__mro__:
+        if name in klass.__dict__:
+            cls_attr = klass.__dict__[name]
+            break
+    is_data_descr = cls_attr is not None and (hasattr(type(cls_attr), "__set__") or hasattr(type(cls_attr), "__delete__"))
+    if isinstance(cls_attr, property):
+        return "property", ""
+    d = getattr(obj, "__dict__", None)
+    if not is_data_descr and isinstance(d, dict) and name in d:
+        return "instance", "__dict__" if not isinstance(obj, type) else ""
+    if isinstance(obj, torch.nn.Module) and cls_attr is None:
+        for table in ("_parameters", "_buffers", "_modules"):
+            t = d.get(table) if isinstance(d, dict) else None
+            if t is not None and name in t:
+                return "module_table", table
+    if isinstance(cls_attr, (types.FunctionType, staticmethod, classmethod)):
+        return "class_fn", ""
+    if cls_attr is not None and not is_data_descr:
+        return "class_value", ""
+    return "other", ""
+
+
+def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, Source], dict[str, Any], tuple]:
+    """Sources for every parameter of the top frame: positional, keyword, defaults, ``self``.
+
+    Returns (sources, values, call_shape). Raises TypeError exactly as the call would.
+    """
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    offset = 0
+    sources: dict[str, Source] = {}
+    values: dict[str, Any] = {}
+    if self_obj is not None:
+        first = params[0]
+        sources[first.name] = ConstSource(self_obj, "self")
+        values[first.name] = self_obj
+        params = params[1:]
+        bound = inspect.Signature(params).bind(*args, **kwargs)
+    else:
+        bound = sig.bind(*args, **kwargs)
+    pos_i = 0
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if pos_i < len(args):
+                sources[p.name] = ArgSource(pos_i, p.name)
+                values[p.name] = args[pos_i]
+                pos_i += 1
+            elif p.name in kwargs:
+                sources[p.name] = ArgSource(-1, p.name, "kw")
+                values[p.name] = kwargs[p.name]
+            else:
+                sources[p.name] = ConstSource(p.default, f"default of {p.name}")
+                values[p.name] = p.default
+        elif p.kind == p.VAR_POSITIONAL:
+            sources[p.name] = ArgSource(pos_i, p.name, "varpos")
+            values[p.name] = tuple(args[pos_i:])
+            pos_i = len(args)
+        elif p.kind == p.KEYWORD_ONLY:
+            if p.name in kwargs:
+                sources[p.name] = ArgSource(-1, p.name, "kw")
+                values[p.name] = kwargs[p.name]
+            else:
+                sources[p.name] = ConstSource(p.default, f"default of {p.name}")
+                values[p.name] = p.default
+        elif p.kind == p.VAR_KEYWORD:
+            named = {q.name for q in params if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
+            if any(k in named for k in kwargs):
+                raise BreakCompile("keyword arguments mixed with **kwargs are not supported at the top level")
+            sources[p.name] = ArgSource(-1, p.name, "varkw")
+            values[p.name] = kwargs
+    _ = (bound, offset, sys)
+    return sources, values, (len(args), tuple(sorted(kwargs)))

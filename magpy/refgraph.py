@@ -1,0 +1,171 @@
+"""RefGraph (paper §4.1) and the searches of Algorithm 1 (§4.2).
+
+A monitor run keeps one :class:`ShadowNode` per runtime object it touches, created
+lazily when the interpreter explicitly accesses the object. SN #0 stands for the
+external state: arguments, globals, closure cells and defaults hang off it.
+Each node has a list of :class:`ShadowVersion`; an in-place change of the object
+(attribute write, item write, ``list.append``...) appends a version. A version's
+``refs`` are the reference edges (relation -> target) that the object holds in that
+version: ``("attr", "scale")``, ``("item", 0)``, ``("cell",)``, ``("return",)``...
+
+Targets are node ids for objects with identity and :class:`Const` for immutable
+values (ints, strings, tuples of them): those have no identity worth tracking and
+are identified by where they came from, never by ``id()``.
+
+Example (Figure 9: ``x[0] += y; x.append(x[0] * y); a = tuple(x)``)::
+
+    g = RefGraph()
+    x = g.external(lst, ArgSource(0, "x"))         # SN #1, edge SN0 -v0-> SN1
+    x0 = g.read(x, ("item", 0), lst[0])             # SN #2, initial read: edge on all versions
+    g.inplace(x0)                                   # x[0] += y -> SN #2 gets version 1
+    g.write(x, ("item", 1), new_tensor_node)        # x.append(...) -> SN #1 gets version 1
+    guard_nodes(g)  # [SN0, SN1, SN2]      mock_nodes(g) # [SN1, SN2]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .source import Source
+
+
+@dataclass(frozen=True)
+class Const:
+    """An immutable value as an edge target (no ShadowNode: identity is meaningless)."""
+
+    value: Any
+
+
+@dataclass
+class ShadowVersion:
+    """One state of an object: the references it holds in that state."""
+
+    refs: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class ShadowNode:
+    """The RefGraph's record of one runtime object.
+
+    ``source`` is the path from SN #0 for objects present at function entry (None for
+    objects created during the run). ``obj`` keeps the object alive so ``id()`` stays
+    unique while the monitor run lasts.
+    """
+
+    node_id: int
+    obj: Any
+    source: Source | None
+    versions: list = field(default_factory=lambda: [ShadowVersion()])
+    full_read: bool = False        # whole structure guarded (container ValueRead)
+    snapshot: Any = None           # shallow state at first access, to detect in-place changes
+    aliases: list = field(default_factory=list)  # other sources reaching the same object
+
+    @property
+    def pre_existing(self) -> bool:
+        return self.source is not None
+
+    @property
+    def last(self) -> ShadowVersion:
+        return self.versions[-1]
+
+    def __repr__(self) -> str:
+        where = self.source.describe() if self.source is not None else "new"
+        return f"SN#{self.node_id}<{type(self.obj).__name__} {where} v{len(self.versions)}>"
+
+
+class RefGraph:
+    """Shadow nodes by object identity, with SN #0 for the external state."""
+
+    def __init__(self) -> None:
+        self.sn: list[ShadowNode] = []
+        self._by_id: dict[int, ShadowNode] = {}
+        self.sn0 = ShadowNode(0, None, None)
+        self.sn.append(self.sn0)
+
+    # -- lookup ---------------------------------------------------------------------------------
+    def get_node_by_var(self, obj: Any) -> ShadowNode | None:
+        return self._by_id.get(id(obj))
+
+    def get_node_by_id(self, node_id: int) -> ShadowNode:
+        return self.sn[node_id]
+
+    # -- creation -------------------------------------------------------------------------------
+    def _new_node(self, obj: Any, source: Source | None) -> ShadowNode:
+        node = ShadowNode(len(self.sn), obj, source)
+        self.sn.append(node)
+        self._by_id[id(obj)] = node
+        return node
+
+    def external(self, obj: Any, source: Source, relation: tuple | None = None) -> ShadowNode:
+        """An object reached from SN #0; an already-known object gains an alias source."""
+        node = self._by_id.get(id(obj))
+        if node is None:
+            node = self._new_node(obj, source)
+        elif node.source is not None and node.source != source and source not in node.aliases:
+            node.aliases.append(source)
+        if relation is not None:
+            for v in self.sn0.versions:
+                v.refs.setdefault(relation, node.node_id)
+        return node
+
+    def new(self, obj: Any) -> ShadowNode:
+        """An object created during the monitor run."""
+        node = self._by_id.get(id(obj))
+        return node if node is not None else self._new_node(obj, None)
+
+    # -- §5.3.2 update rules ----------------------------------------------------------------------
+    def read(self, node: ShadowNode, relation: tuple) -> Any:
+        """The target of ``relation`` in the node's last version, or None if never seen."""
+        return node.last.refs.get(relation)
+
+    def add_initial_ref(self, node: ShadowNode, relation: tuple, target: Any) -> None:
+        """A read relation seen for the first time exists from the beginning: add it to all versions."""
+        for v in node.versions:
+            v.refs.setdefault(relation, target)
+
+    def write(self, node: ShadowNode, relation: tuple, target: Any) -> None:
+        """A write creates a new version holding the new reference."""
+        self.inplace(node)
+        node.last.refs[relation] = target
+
+    def inplace(self, node: ShadowNode) -> None:
+        """An in-place change: new version, references copied over."""
+        node.versions.append(ShadowVersion(dict(node.last.refs)))
+
+    def target(self, ref: Any) -> Any:
+        """The object or immutable value an edge points to."""
+        if isinstance(ref, Const):
+            return ref.value
+        return self.sn[ref].obj
+
+
+def search(g: RefGraph, src: ShadowNode, version: int) -> list[ShadowNode]:
+    """Algorithm 1, ``Search``: nodes reachable from ``src`` through refs of ``version``."""
+    result = [src]
+    seen = {src.node_id}
+    queue = [src]
+    while queue:
+        cur = queue.pop(0)
+        for ref in cur.versions[version].refs.values():
+            if isinstance(ref, Const) or ref in seen:
+                continue
+            seen.add(ref)
+            node = g.sn[ref]
+            result.append(node)
+            queue.append(node)
+    return result
+
+
+def guard_nodes(g: RefGraph) -> list[ShadowNode]:
+    """Algorithm 1, ``GetGuardNodes``: everything read from outside, through version 0."""
+    return search(g, g.sn0, 0)
+
+
+def mock_nodes(g: RefGraph) -> list[ShadowNode]:
+    """Algorithm 1, ``GetMockNodes``: new objects stored outside, plus in-place-changed old ones."""
+    final = search(g, g.sn0, -1)
+    initial = search(g, g.sn0, 0)
+    initial_ids = {n.node_id for n in initial}
+    result = [n for n in final if n.node_id not in initial_ids]
+    result += [n for n in initial if len(n.versions) != 1 and n is not g.sn0]
+    return result

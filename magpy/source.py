@@ -1,0 +1,194 @@
+"""Sources: where a pre-existing object lives, as a path from the external state (SN #0).
+
+Every object that a monitor run reads from outside the compiled call is reached from
+SN #0 (arguments, globals, closure cells, defaults) through a chain of reference
+relations (attribute, item, cell contents...). A :class:`Source` is that chain; the
+guard and the mock turn it into Python code that fetches the object again::
+
+    >>> src = AttrSource(ArgSource(0, "self"), "scale")
+    >>> src.expr()
+    'a0.scale'
+
+Constants that cannot be spelled as literals (dict keys of odd types, the globals
+dict of a module) go through a :class:`ConstPool` and appear as ``K3`` in the code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class ConstPool:
+    """Objects that generated code refers to by name (``K0``, ``K1``, ...)."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._index: dict[int, int] = {}
+
+    def ref(self, value: Any) -> str:
+        """Name under which generated code sees ``value`` (identity-deduplicated)."""
+        i = self._index.get(id(value))
+        if i is None:
+            i = len(self.values)
+            self.values.append(value)
+            self._index[id(value)] = i
+        return f"K{i}"
+
+    def namespace(self) -> dict[str, Any]:
+        return {f"K{i}": v for i, v in enumerate(self.values)}
+
+
+_LITERAL_TYPES = (int, float, str, bool, type(None), bytes)
+
+
+def literal(value: Any, pool: ConstPool) -> str:
+    """Python code that evaluates to ``value``: a literal when safe, else a pool name."""
+    if type(value) in _LITERAL_TYPES and not (type(value) is float and (value != value or value in (float("inf"), float("-inf")))):
+        return repr(value)
+    if type(value) is tuple and all(type(v) in _LITERAL_TYPES for v in value):
+        return repr(value)
+    return pool.ref(value)
+
+
+class Source:
+    """A path from SN #0 to an object present at function entry."""
+
+    def expr(self, pool: ConstPool | None = None) -> str:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Readable name for break reasons and guard listings."""
+        return self.expr(ConstPool())
+
+    def depth(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class ArgSource(Source):
+    """A parameter of the compiled function, as passed by the caller.
+
+    ``kind`` is ``"pos"`` (``args[index]``), ``"kw"`` (``kwargs[name]``), ``"varpos"``
+    (``args[index:]``, the ``*args`` tuple) or ``"varkw"`` (the ``**kwargs`` dict).
+    """
+
+    index: int
+    name: str
+    kind: str = "pos"
+
+    def expr(self, pool=None) -> str:
+        if self.kind == "kw":
+            return f"kwargs[{self.name!r}]"
+        if self.kind == "varpos":
+            return f"args[{self.index}:]"
+        if self.kind == "varkw":
+            return "kwargs"
+        return f"args[{self.index}]"
+
+    def describe(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class GlobalSource(Source):
+    """A name in a module's globals dict."""
+
+    globals_dict: Any
+    name: str
+
+    def expr(self, pool=None) -> str:
+        pool = pool if pool is not None else ConstPool()
+        return f"{pool.ref(self.globals_dict)}[{self.name!r}]"
+
+    def describe(self) -> str:
+        mod = self.globals_dict.get("__name__", "?") if isinstance(self.globals_dict, dict) else "?"
+        return f"{mod}.{self.name}"
+
+    def __hash__(self) -> int:
+        return hash((id(self.globals_dict), self.name))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, GlobalSource) and other.globals_dict is self.globals_dict and other.name == self.name
+
+
+@dataclass(frozen=True)
+class ConstSource(Source):
+    """An object the compiled function holds itself (the module being compiled, a cell)."""
+
+    value: Any
+    label: str
+
+    def expr(self, pool=None) -> str:
+        pool = pool if pool is not None else ConstPool()
+        return pool.ref(self.value)
+
+    def describe(self) -> str:
+        return self.label
+
+    def __hash__(self) -> int:
+        return hash(id(self.value))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ConstSource) and other.value is self.value
+
+
+@dataclass(frozen=True)
+class AttrSource(Source):
+    """``base.name``; ``via`` selects a faster spelling (``__dict__`` or an nn.Module table)."""
+
+    base: Source
+    name: str
+    via: str = ""  # "" | "__dict__" | "_modules" | "_parameters" | "_buffers"
+
+    def expr(self, pool=None) -> str:
+        b = self.base.expr(pool)
+        if self.via:
+            return f"{b}.{self.via}[{self.name!r}]" if self.via != "__dict__" else f"{b}.__dict__[{self.name!r}]"
+        if self.name.isidentifier():
+            return f"{b}.{self.name}"
+        return f"getattr({b}, {self.name!r})"
+
+    def describe(self) -> str:
+        return f"{self.base.describe()}.{self.name}"
+
+    def depth(self) -> int:
+        return self.base.depth() + 1
+
+
+@dataclass(frozen=True)
+class ItemSource(Source):
+    """``base[key]`` for containers (list index, dict key)."""
+
+    base: Source
+    key: Any
+
+    def expr(self, pool=None) -> str:
+        return f"{self.base.expr(pool)}[{literal(self.key, pool if pool is not None else ConstPool())}]"
+
+    def describe(self) -> str:
+        return f"{self.base.describe()}[{self.key!r}]"
+
+    def depth(self) -> int:
+        return self.base.depth() + 1
+
+    def __hash__(self) -> int:
+        try:
+            return hash((self.base, self.key))
+        except TypeError:
+            return hash((self.base, id(self.key)))
+
+
+@dataclass(frozen=True)
+class CellSource(Source):
+    """The contents of a closure cell (``cell.cell_contents``)."""
+
+    base: Source
+
+    def expr(self, pool=None) -> str:
+        return f"{self.base.expr(pool)}.cell_contents"
+
+    def describe(self) -> str:
+        return f"{self.base.describe()}.cell_contents"
+
+    def depth(self) -> int:
+        return self.base.depth() + 1
