@@ -1,0 +1,102 @@
+"""CPython 3.10 capture backend: ``sys.settrace`` opcode events + ctypes stack reads.
+
+Hooking is the same as on 3.11 (see :mod:`._py311`): a global trace function asks
+``hooks.enter_frame`` at each "call" event (start and every generator resume) and
+turns on ``f_trace_opcodes`` for accepted frames, whose local trace function then
+gets an "opcode" event before each instruction.
+
+Layout (Include/cpython/frameobject.h, 3.10): the frame *is* the interpreter frame.
+``PyFrameObject`` = PyObject_VAR_HEAD (3 words), f_back, **f_code**, f_builtins,
+f_globals, f_locals, **f_valuestack** (pointer to the slot after the last local, cell
+and free variable), f_trace, **int f_stackdepth**, ... Before calling the trace
+function for an "opcode" event the interpreter stores the live depth in
+``f_stackdepth`` (and sets it back to -1 after), so ``f_valuestack[0:f_stackdepth]``
+is exactly the stack the instruction is about to consume. NULL slots occur (e.g.
+``LOAD_METHOD`` pushes NULL and the attribute when it is not a plain method).
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+from . import NULL
+
+_PTR = ctypes.sizeof(ctypes.c_void_p)
+_F_CODE = 4 * _PTR
+_F_VALUESTACK = 8 * _PTR
+_F_STACKDEPTH = 10 * _PTR
+_void_p_at = ctypes.c_void_p.from_address
+_int_at = ctypes.c_int.from_address
+_py_object = ctypes.py_object
+_cast = ctypes.cast
+_arrays: dict[int, type] = {}
+
+
+def read_stack(frame) -> list:
+    """Values on ``frame``'s value stack, bottom to top (NULL slots as :data:`NULL`).
+
+    Valid only during an "opcode" trace event of ``frame`` (inside ``hooks.instruction``),
+    when ``f_stackdepth`` holds the live depth; anywhere else it raises.
+    """
+    depth = _int_at(id(frame) + _F_STACKDEPTH).value
+    if depth < 0:
+        raise RuntimeError("read_stack: the frame is running or not stopped at a trace event")
+    if depth == 0:
+        return []
+    arr = _arrays.get(depth)
+    if arr is None:
+        arr = _arrays[depth] = ctypes.c_void_p * depth
+    base = _void_p_at(id(frame) + _F_VALUESTACK).value
+    return [_cast(p, _py_object).value if p else NULL for p in arr.from_address(base)[:]]
+
+
+_hooks = None
+
+
+def _local(frame, event, arg):
+    hooks = _hooks
+    if hooks is None:
+        return None
+    if event == "opcode":
+        hooks.instruction(frame, frame.f_lasti, read_stack(frame))
+    elif event == "return":
+        hooks.leave_frame(frame, arg)
+    elif event == "exception":
+        hooks.exception(frame, arg[1])
+    return _local
+
+
+def _global(frame, event, arg):
+    hooks = _hooks
+    if hooks is None or event != "call":
+        return None
+    if hooks.enter_frame(frame):
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        return _local
+    return None
+
+
+def start(hooks) -> None:
+    """Install the tracer on this thread."""
+    global _hooks
+    _hooks = hooks
+    sys.settrace(_global)
+
+
+def stop() -> None:
+    """Remove the tracer from this thread."""
+    global _hooks
+    sys.settrace(None)
+    _hooks = None
+
+
+def _check_layout() -> None:
+    """Fail at import when ``PyFrameObject`` does not look like the 3.10 layout."""
+    frame = sys._getframe()
+    if (_void_p_at(id(frame) + _F_CODE).value != id(frame.f_code)
+            or _int_at(id(frame) + _F_STACKDEPTH).value != -1):
+        raise ImportError(f"unexpected PyFrameObject layout on Python {sys.version.split()[0]}")
+
+
+_check_layout()
