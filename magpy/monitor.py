@@ -145,6 +145,11 @@ class Monitor:
         self.uses_modules = False
         self.top_frame = None
         self.grad_enabled = torch.is_grad_enabled()
+        # Objects passed in are registered at entry: C code (zero-argument super(), method
+        # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
+        for name, value in param_values.items():
+            if not is_immutable(value):
+                self.on_read(value, param_sources[name], ("arg", name))
 
     # -- capture hooks --------------------------------------------------------------------------------
     def enter_frame(self, frame) -> bool:
@@ -311,17 +316,23 @@ class Monitor:
             self._guard(src, "value", frozenset(value) if isinstance(value, frozenset) else set(value))
             node.snapshot = set(value)
 
-    def _read_args(self, values, ann: Annotation | None = None) -> None:
-        """Apply ValueRead to call inputs: containers guarded whole, tensor values -> dynamic."""
+    def _read_args(self, values, ann: Annotation | None = None, fn: Any = None) -> None:
+        """Apply ValueRead to call inputs: containers guarded whole, tensor values -> dynamic.
+
+        Reading a container's structure does not read the tensors it holds, except for
+        functions in :data:`ELEMENT_READERS` (``sorted``, ``sum``, ``max``...).
+        """
         for i, v in enumerate(values):
             if ann is not None and not ann.reads(i):
                 continue
             if isinstance(v, torch.Tensor):
-                self._dynamic("reads the value of a tensor")
+                if fn is len:
+                    continue   # len(tensor) is shape[0]: metadata
+                self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
             if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
                 self.full_read(v)
-                if T.contains_tensor(v):
-                    self._dynamic("reads the value of a tensor inside a container")
+                if fn in ELEMENT_READERS and T.contains_tensor(v):
+                    self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
 
     def _mutate(self, obj: Any) -> None:
         """An in-place change of ``obj`` (InPlace=True): full guard first, then a new version."""
@@ -530,8 +541,8 @@ class Monitor:
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
         if isinstance(obj, torch.Tensor):
-            if name in T.META_ATTRS or method:
-                return
+            if name in T.META_ATTRS or method or callable(getattr(type(obj), name, None)):
+                return   # metadata (guarded statically) or a bound method, classified when called
             if name in T.OP_ATTRS:
                 self._pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
                 return
@@ -928,8 +939,8 @@ class Monitor:
                     return
                 self._pend(fs, self._post_new, 1, opaque=isinstance(obj, torch.nn.Module))
                 return
-        self._read_args(args, ann)
-        self._read_args(list(kwargs.values()))
+        self._read_args(args, ann, fn)
+        self._read_args(list(kwargs.values()), None, fn)
         # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
         self._pend(fs, self._post_new, 1)
 
@@ -963,6 +974,10 @@ import operator as _operator  # noqa: E402
 collections_deque = collections.deque
 _functools_partial = functools.partial
 _getitem = _operator.getitem
+
+ELEMENT_READERS = frozenset({sorted, min, max, sum, any, all, set, frozenset, hash, str, repr, format,
+                             list.sort, list.index, list.count, list.remove, tuple.index, tuple.count,
+                             dict.fromkeys, abs, round})
 
 _PASS_THROUGH = frozenset({
     "NOP", "RESUME", "CACHE", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL", "PUSH_NULL",

@@ -248,7 +248,7 @@ def fstrings(x, name):
     a = f"{x}"
     b = f"{x!r:>8}|{name!s}|{x:.2f}|{x + 1:{'>'}{6}}"
     c = f"{name=}" if name else ""
-    return a, b, c, "%s-%d" % (name, x)
+    return a, b, c, "%s-%d" % (name, x)  # noqa: UP031 - BINARY_OP % on a str is a case
 
 
 def unpacking(t):
@@ -544,7 +544,6 @@ class Checker:
 
     def instruction(self, frame, offset, stack):
         self.events += 1
-        NULL = self.NULL
         self.ok("event of accepted frame", frame in self.running, frame.f_code.co_name, offset)
         self.ok("event on own thread", threading.get_ident() == self.thread)
         again = self.capture.read_stack(frame)
@@ -942,7 +941,7 @@ def run_worker() -> dict:
             tool = next(t for t in (5, 4, 3, 1, 0) if mon.get_tool(t) is None)
             mon.use_tool_id(tool, "magpy-test-truth")
 
-            def on_line(code, line):
+            def on_line(code, line, truth=truth, lines=lines, real_stack=real_stack):
                 frame = sys._getframe(1)
                 truth[frame] = (lines[code][line], real_stack(frame))
 
@@ -1113,7 +1112,7 @@ def test_stack_depths_consistent_over_stdlib():
     if exe is None:
         pytest.skip("CPython 3.12 is not installed")
     prog = (
-        "import sys, types; sys.path.insert(0, %r)\n"
+        "import sys, types; sys.path.insert(0, {!r})\n"
         "from capture._stackdepth import stack_depths\n"
         "import ast, inspect, dataclasses, enum, typing, argparse, json.decoder, re._parser, asyncio.tasks\n"
         "n = 0\n"
@@ -1126,7 +1125,7 @@ def test_stack_depths_consistent_over_stdlib():
         "for m in (ast, inspect, dataclasses, enum, typing, argparse, json.decoder, re._parser, asyncio.tasks):\n"
         "    walk(compile(open(m.__file__).read(), m.__file__, 'exec'))\n"
         "print(n)\n"
-    ) % MAGPY_DIR
+    ).format(MAGPY_DIR)
     proc = subprocess.run([exe, "-c", prog], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert int(proc.stdout) > 1000

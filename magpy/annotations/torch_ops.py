@@ -133,5 +133,9 @@ for _fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.get_defaul
             torch.promote_types, torch.can_cast, torch.jit.is_scripting, torch.jit.is_tracing,
             torch._C._get_tracing_state, torch.is_autocast_enabled, torch.cuda.is_available):
     REGISTRY.add(_fn, Annotation(meta=True, note="torch metadata"))
+for _name in dir(torch.Size):
+    _obj = getattr(torch.Size, _name)
+    if callable(_obj) and not _name.startswith("__"):
+        REGISTRY.add(_obj, Annotation(meta=True, note="torch.Size method"))
 REGISTRY.add(torch.manual_seed, Annotation(pure_closure=False))
 _ = F
