@@ -1,0 +1,64 @@
+"""BERT-base from huggingface/transformers (Table 1: ``Bert``, text length 256).
+
+The program is transformers' own ``BertModel`` built from a ``BertConfig`` (random seeded weights,
+no download) with the classic ``eager`` attention, called the way users call it: token ids and an
+attention mask, returning a ``ModelOutput`` (an ordered-dict subclass). The Python it runs is the
+library's: config attributes read in ``forward``, optional arguments defaulting to ``None`` and
+filled in at call time, the extended attention mask built from the input, and output dataclasses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from models._common import SEQLEN_BATCH, check_batch_size, check_size, dynamic_text_inputs, seeded, text_input
+
+__all__ = ["get_model", "get_input", "get_dynamic_inputs", "config", "SEQ_LEN"]
+
+DYNAMIC_KINDS = ("bs", "seqlen")
+#: Text length per size (Table 1: 256).
+SEQ_LEN = {"paper": 256, "smoke": 16}
+VOCAB = {"paper": 30522, "smoke": 1000}
+
+
+def config(size: str = "paper"):
+    """The ``BertConfig`` of ``size``: BERT-base (paper) or two layers of width 32 (smoke)."""
+    from transformers import BertConfig
+
+    check_size(size)
+    if size == "paper":
+        return BertConfig(attn_implementation="eager")  # the defaults are bert-base-uncased
+    return BertConfig(vocab_size=VOCAB["smoke"], hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=512, attn_implementation="eager")
+
+
+def get_model(size: str = "paper", seed: int = 0) -> torch.nn.Module:
+    """``transformers.BertModel`` of :func:`config` with weights seeded by ``seed``, in eval mode."""
+    from transformers import BertModel
+
+    cfg = config(size)
+    with seeded(seed):
+        model = BertModel(cfg)
+    return model.eval()
+
+
+def get_input(batch_size: int = 1, size: str = "paper", seed: int = 0, seq_len: int | None = None,
+              **kw: Any) -> tuple[list, dict]:
+    """``([input_ids [BS, L]], {"attention_mask": [BS, L]})`` with L = 256 (paper) or 16 (smoke)."""
+    check_size(size)
+    check_batch_size(batch_size)
+    if kw:
+        raise ValueError(f"unexpected keyword arguments for bert.get_input: {sorted(kw)}")
+    return text_input(batch_size, SEQ_LEN[size] if seq_len is None else seq_len, VOCAB[size], seed)
+
+
+def get_dynamic_inputs(batch_size: int = SEQLEN_BATCH, n: int = 10, size: str = "paper", kind: str = "bs",
+                       seed: int = 0) -> list[tuple[list, dict]]:
+    """``n`` inputs for ``bert-bs`` or ``bert-seqlen`` (paper §8.5).
+
+    ``bs``: batch size uniform in [2, 16] at the size's text length (``batch_size`` not used).
+    ``seqlen``: batch ``batch_size`` (8 in the paper), text length uniform in [32, 256].
+    """
+    return dynamic_text_inputs(get_input, "bert", batch_size, n, size, kind, seed)
