@@ -336,6 +336,12 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
             writes.append(f"{var}.clear(); {var}.extend([" + ", ".join(mb.value(x) for x in obj) + "])")
         else:
             raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
+    for nid, values in mon.appends.items():
+        node = rg.sn[nid]
+        var = mb.src(node.source)
+        meth = "add" if isinstance(node.obj, set) else "append"
+        for x in values:
+            writes.append(f"{var}.{meth}({mb.value(x)})")
     for g, name in mon.global_writes.values():
         gref = pool.ref(g)
         if name in g:

@@ -142,6 +142,7 @@ class Monitor:
         self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
         self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
+        self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
         self.uses_modules = False
         self.top_frame = None
         self.grad_enabled = torch.is_grad_enabled()
@@ -278,6 +279,8 @@ class Monitor:
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
         node = self.node(value)
+        if node is not None and node.node_id in self.appends:
+            raise BreakCompile("reads a container from outside after appending to it")
         if node is None or node.full_read or _depth > 8:
             if node is None and type(value) in (list, tuple, dict) and _depth <= 8:
                 for e in (value.values() if isinstance(value, dict) else value):
@@ -897,8 +900,20 @@ class Monitor:
         if ann.meta:
             self._pend(fs, self._post_new, 1)
             return
+        if fn in _APPEND_ONLY and args:
+            node = self.node(args[0])
+            if node is not None and node.source is not None and not node.full_read \
+                    and node.node_id not in self.mutated:
+                # Appending does not read the container: replay the append, guard nothing more.
+                self.appends.setdefault(node.node_id, []).append(args[1])
+                self.rg.inplace(node)
+                self._pend(fs, self._post_new, 1)
+                return
         for i in ann.inplace:
             if i < len(args):
+                node = self.node(args[i])
+                if node is not None and node.node_id in self.appends:
+                    raise BreakCompile("a container appended to is changed again in another way")
                 self._mutate(args[i])
         if ann.relation is not None and args:
             rel = ann.relation(args, kwargs)
@@ -974,6 +989,8 @@ import operator as _operator  # noqa: E402
 collections_deque = collections.deque
 _functools_partial = functools.partial
 _getitem = _operator.getitem
+
+_APPEND_ONLY = frozenset({list.append, collections.deque.append, set.add})
 
 ELEMENT_READERS = frozenset({sorted, min, max, sum, any, all, set, frozenset, hash, str, repr, format,
                              list.sort, list.index, list.count, list.remove, tuple.index, tuple.count,

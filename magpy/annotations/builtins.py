@@ -111,6 +111,8 @@ _add(list.__getitem__, Annotation(value_read=(True, True)))
 for _cls in (dict, list, set, tuple, collections.OrderedDict, collections.deque, str, int, float, frozenset):
     _add(_cls, PURE)
 _add(collections.OrderedDict.fromkeys, PURE)
+for _cls in (tuple, list, dict, set, frozenset, int, float, str):
+    _add(_cls.__new__, Annotation(value_read=(False,)))
 _add(dict.fromkeys, PURE)
 _add(collections.defaultdict, PURE)
 _add(collections.Counter, PURE)

