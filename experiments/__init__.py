@@ -1,0 +1,11 @@
+"""The paper's experiments (§8) as Hydra configs, runners and plots.
+
+``./reproduce.sh fig1|fig15|table2|fig16|fig17|fig18 [overrides]`` runs ``python -m experiments.run``;
+see experiments/README.md for what each command reproduces and where results land.
+
+Modules: :mod:`experiments.run` (Hydra entry), :mod:`experiments.plan` (config -> plan),
+:mod:`experiments.cells` (per-cell process isolation), :mod:`experiments.worker` (the cell process),
+:mod:`experiments.compilers` (the approaches compared), :mod:`experiments.measure` (timing and
+correctness), :mod:`experiments.runners` (one per kind of measurement), :mod:`experiments.results`
+(run directories), :mod:`experiments.plot` (figures from CSVs).
+"""

@@ -1,0 +1,264 @@
+"""The graph-instantiation approaches the experiments compare, one function per frontend.
+
+A compiler config (``experiments/conf/compiler/*.yaml``) names a *frontend* (how the operator graph
+is obtained: ``eager``, ``dynamo``, ``magpy``, ``torchscript``, ``torchscript-regions``,
+``lazytensor``, ``fullgraph``) and a *backend* (what compiles the graph: ``inductor``, ``eager``,
+``torchscript``, ``xla``, ``openxla``). :func:`prepare` turns a model into a :class:`Compiled`:
+the callable to time, the device its inputs must live on, and how to wait for that device.
+
+Example::
+
+    >>> compiled = prepare({"name": "eager", "frontend": "eager", "backend": None}, model, "cpu")
+    >>> out = compiled.fn(*args, **kwargs)
+
+Only this worker-side module imports torch, magpy or torch_xla; a missing package surfaces as an
+``ImportError`` that the worker turns into a result row.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+FRONTENDS = ("eager", "dynamo", "magpy", "torchscript", "torchscript-regions", "lazytensor", "fullgraph")
+
+
+class Unavailable(RuntimeError):
+    """The compiler cannot run in this environment (e.g. torch_xla is not installed)."""
+
+
+@dataclass
+class Compiled:
+    """A compiled program ready to be timed.
+
+    ``fn`` takes the model's ``(*args, **kwargs)`` already moved to ``device``; ``sync`` waits until
+    the device finished the work queued so far; ``handle`` is the object the frontend returned
+    (a MagPy compiled module, a scripted module, ...) for statistics; ``notes`` record deviations
+    from the requested configuration (written to the result row).
+    """
+
+    fn: Callable[..., Any]
+    device: torch.device
+    sync: Callable[[], None]
+    handle: Any = None
+    notes: list[str] = field(default_factory=list)
+    regions: list[str] = field(default_factory=list)
+
+
+def missing_requirements(compiler: Mapping[str, Any]) -> list[str]:
+    """The modules listed in ``compiler["requires"]`` that cannot be imported here."""
+    return [name for name in compiler.get("requires") or [] if importlib.util.find_spec(name) is None]
+
+
+def device_sync(device: torch.device) -> Callable[[], None]:
+    """A function that blocks until ``device`` finished its queued work (a no-op on CPU)."""
+    if device.type == "cuda":
+        return torch.cuda.synchronize
+    if device.type == "xla":
+        import torch_xla.core.xla_model as xm
+
+        return xm.wait_device_ops
+    return lambda: None
+
+
+def to_device(tree: Any, device: torch.device) -> Any:
+    """``tree`` (nested args/kwargs) with every tensor moved to ``device``."""
+    return pytree.tree_map(lambda x: x.to(device) if isinstance(x, torch.Tensor) else x, tree)
+
+
+def xla_device() -> torch.device:
+    """The default XLA device (raises :class:`Unavailable` without torch_xla)."""
+    if importlib.util.find_spec("torch_xla") is None:
+        raise Unavailable("torch_xla not installed")
+    import torch_xla.core.xla_model as xm
+
+    return xm.xla_device()
+
+
+def prepare(compiler: Mapping[str, Any], model: torch.nn.Module, device: str | torch.device,
+            example: tuple[Any, Any] | None = None, *, dynamic: bool = False, profile: bool = False,
+            region: str | None = None) -> Compiled:
+    """Compile ``model`` with ``compiler`` (a compiler config mapping) for ``device``.
+
+    ``example`` is one ``(args, kwargs)`` on ``device``; only frontends that need an example ahead of
+    the first call (``fullgraph``, ``torchscript-regions``) use it. ``dynamic`` asks for
+    dynamic-shape compilation, ``profile`` for MagPy's matched-path timers, and ``region`` (a
+    module class name) makes Dynamo compile only the submodules of that class, running the rest
+    eagerly (Figure 18's LSTM cells). Nothing runs the model here except where the frontend
+    requires it; the first call of ``Compiled.fn`` triggers lazy compilation.
+    """
+    missing = missing_requirements(compiler)
+    if missing:
+        raise Unavailable(f"{', '.join(missing)} not installed")
+    frontend = compiler["frontend"]
+    if frontend not in FRONTENDS:
+        raise ValueError(f"unknown frontend {frontend!r} in compiler {compiler['name']!r}; valid: {FRONTENDS}")
+    backend = compiler.get("backend")
+    device = torch.device(device)
+    if backend in ("xla", "openxla") or frontend == "lazytensor":
+        device = xla_device()
+        model = model.to(device)
+        if example is not None:
+            example = to_device(example, device)
+    build = _FRONTENDS[frontend]
+    compiled = build(model, backend, device, example, dynamic=dynamic, profile=profile, region=region)
+    if dynamic and frontend in ("eager", "torchscript", "torchscript-regions", "lazytensor", "fullgraph"):
+        compiled.notes.append(f"{frontend} has no dynamic-shape option; compiled as is")
+    return compiled
+
+
+def _eager(model, backend, device, example, **_: Any) -> Compiled:
+    return Compiled(model, device, device_sync(device))
+
+
+def _dynamo(model, backend, device, example, *, dynamic: bool, region: str | None, **_: Any) -> Compiled:
+    torch._dynamo.reset()
+    options: dict[str, Any] = {"backend": backend}
+    if dynamic:
+        options["dynamic"] = True
+    if region is None:
+        return Compiled(torch.compile(model, **options), device, device_sync(device), handle=None)
+    regions = []
+    for name, module in model.named_modules():
+        if type(module).__name__ == region:
+            module.compile(**options)  # in place: the parent keeps calling it through its own code
+            regions.append(name)
+    if not regions:
+        raise ValueError(f"region {region!r}: no submodule of {type(model).__name__} has that class")
+    return Compiled(model, device, device_sync(device), regions=regions,
+                    notes=[f"dynamo compiles {len(regions)} {region} submodule(s); the rest runs eagerly"])
+
+
+def _magpy(model, backend, device, example, *, dynamic: bool, profile: bool, **_: Any) -> Compiled:
+    import magpy
+
+    magpy.reset()
+    options: dict[str, Any] = {"backend": backend}
+    if profile:
+        options["profile"] = True
+    notes = []
+    if dynamic:
+        try:
+            cm = magpy.compile(model, dynamic=True, **options)
+        except TypeError as err:
+            if "dynamic" not in str(err):
+                raise
+            notes.append("magpy.compile has no `dynamic` option; compiled without it")
+            cm = magpy.compile(model, **options)
+    else:
+        cm = magpy.compile(model, **options)
+    return Compiled(cm, device, device_sync(device), handle=cm, notes=notes)
+
+
+def _torchscript(model, backend, device, example, **_: Any) -> Compiled:
+    # Scripting only: torch.jit.trace may silently specialise control flow (paper §8.1), so a model
+    # torch.jit.script rejects is an error row, never a traced fallback.
+    scripted = torch.jit.script(model)
+    return Compiled(scripted, device, device_sync(device), handle=scripted, regions=[""])
+
+
+def _torchscript_regions(model, backend, device, example, **_: Any) -> Compiled:
+    regions, failure = script_largest_regions(model)
+    if not regions:
+        raise RuntimeError(f"torch.jit.script accepts no submodule of {type(model).__name__}: {failure}")
+    notes = [] if regions == [""] else [f"{len(regions)} scripted region(s); the rest runs eagerly"]
+    if regions == [""]:
+        model = torch.jit.script(model)
+    return Compiled(model, device, device_sync(device), handle=model, notes=notes, regions=regions)
+
+
+def script_largest_regions(model: torch.nn.Module) -> tuple[list[str], str]:
+    """Replace, in place, the largest submodules that ``torch.jit.script`` accepts by their scripts.
+
+    Walks the module tree top-down: a module that scripts is a region and its children are not
+    visited; a module that does not stays eager and its children are tried. Returns the region
+    paths (``[""]`` when the whole model scripts; the caller then scripts the root itself) and the
+    first scripting error met (for the message when no region exists).
+    """
+    errors: list[str] = []
+
+    def try_script(module: torch.nn.Module) -> Any:
+        try:
+            return torch.jit.script(module)
+        except Exception as err:  # TorchScript raises many error types for unsupported Python
+            errors.append(f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}")
+            return None
+
+    def visit(module: torch.nn.Module, path: str) -> list[str]:
+        found = []
+        for name, child in list(module.named_children()):
+            child_path = f"{path}.{name}" if path else name
+            scripted = try_script(child)
+            if scripted is not None:
+                setattr(module, name, scripted)
+                found.append(child_path)
+            else:
+                found += visit(child, child_path)
+        return found
+
+    if try_script(model) is not None:
+        return [""], ""
+    return visit(model, ""), errors[0]
+
+
+def _lazytensor(model, backend, device, example, **_: Any) -> Compiled:
+    import torch_xla.core.xla_model as xm
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        out = model(*args, **kwargs)
+        xm.mark_step()  # LazyTensor: cut the traced graph here, compile it (cached) and run it
+        return out
+
+    return Compiled(run, device, device_sync(device), handle=model)
+
+
+def _fullgraph(model, backend, device, example, **_: Any) -> Compiled:
+    """Figure 1's upper bound: one graph for the whole model, taken once and called without guards."""
+    if example is None:
+        raise ValueError("the fullgraph frontend needs an example input")
+    from torch.export._tree_utils import reorder_kwargs
+
+    args, kwargs = example
+    gm = torch.export.export(model, tuple(args), dict(kwargs)).module()
+    in_spec, out_spec = gm.graph._codegen.pytree_info.in_spec, gm.graph._codegen.pytree_info.out_spec
+    for node in list(gm.graph.nodes):  # export's input-shape checks: the guards this bound goes without
+        if node.op == "call_module" and node.target == "_guards_fn":
+            gm.graph.erase_node(node)
+    gm.graph._codegen = torch.fx.graph.CodeGen()  # plain positional inputs: `run` flattens them
+    gm.recompile()
+
+    def flatten(args: Any, kwargs: Any) -> list[Any]:
+        return pytree.tree_leaves((tuple(args), reorder_kwargs(dict(kwargs), in_spec)))
+
+    if backend == "inductor":
+        from torch._inductor.compile_fx import compile_fx
+
+        graph_fn = compile_fx(gm, flatten(args, kwargs))
+    elif backend == "xla":
+        from torch_xla._dynamo.dynamo_bridge import extract_compiled_graph
+
+        graph_fn = extract_compiled_graph(gm, flatten(args, kwargs))
+    else:
+        raise ValueError(f"fullgraph frontend: unsupported backend {backend!r} (inductor or xla)")
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        out = graph_fn(*flatten(args, kwargs))
+        return pytree.tree_unflatten(list(out) if isinstance(out, (list, tuple)) else [out], out_spec)
+
+    return Compiled(run, device, device_sync(device), handle=gm)
+
+
+_FRONTENDS: dict[str, Callable[..., Compiled]] = {
+    "eager": _eager,
+    "dynamo": _dynamo,
+    "magpy": _magpy,
+    "torchscript": _torchscript,
+    "torchscript-regions": _torchscript_regions,
+    "lazytensor": _lazytensor,
+    "fullgraph": _fullgraph,
+}

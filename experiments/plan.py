@@ -1,0 +1,144 @@
+"""From a composed Hydra config to a :class:`Plan`: what one run measures, with every default resolved.
+
+Resolution order for each knob: the command line, then the experiment's plan for the size in use
+(``experiment.plan.<size>``), then the size config (``conf/size/*.yaml``). ``device=auto`` becomes
+``cuda`` when torch sees a GPU, else ``cpu``; ``size=auto`` becomes ``paper`` on CUDA and ``smoke``
+on CPU.
+
+Example::
+
+    >>> plan = make_plan(cfg, cli_keys={"bs"})   # cfg composed with size=smoke
+    >>> plan.bs, plan.size, plan.device
+    ([1], 'smoke', 'cpu')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+RUNNERS = ("inference", "graphs", "breakdown", "dynamic")
+
+
+@dataclass
+class Plan:
+    """Everything one run needs to enumerate and execute its cells (plain data, JSON-friendly)."""
+
+    experiment: str
+    runner: str
+    title: str
+    device: str
+    size: str
+    run_id: str
+    models: list[dict[str, Any]]
+    compilers: list[dict[str, Any]]
+    bs: list[int]
+    warmup: int
+    repeat: int
+    n_inputs: int
+    seed: int
+    timeout_s: float
+    threads: int | None
+    tolerance: dict[str, dict[str, float]]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def base_spec(self) -> dict[str, Any]:
+        """The fields every cell spec of this plan shares."""
+        return {
+            "experiment": self.experiment, "runner": self.runner, "device": self.device, "size": self.size,
+            "warmup": self.warmup, "repeat": self.repeat, "n_inputs": self.n_inputs, "seed": self.seed,
+            "threads": self.threads, "tolerance": self.tolerance,
+        }
+
+
+def resolve_device(name: str) -> str:
+    """``auto`` -> ``cuda`` if torch sees a GPU, else ``cpu``; other names pass through checked."""
+    if name == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name not in ("cpu", "cuda"):
+        raise ValueError(f"unknown device {name!r}; valid: auto, cpu, cuda")
+    return name
+
+
+def resolve_size(name: str, device: str) -> str:
+    """``auto`` -> ``paper`` on CUDA, ``smoke`` elsewhere; other names pass through checked."""
+    if name == "auto":
+        return "paper" if device == "cuda" else "smoke"
+    if name not in ("paper", "smoke"):
+        raise ValueError(f"unknown size {name!r}; valid: auto, paper, smoke")
+    return name
+
+
+def override_keys(overrides: Iterable[str]) -> set[str]:
+    """The top-level keys a list of Hydra command-line overrides sets (``+bs=1`` -> ``bs``)."""
+    keys = set()
+    for override in overrides:
+        key = override.split("=", 1)[0].lstrip("+~")
+        keys.add(key.split("/", 1)[0].split(".", 1)[0])
+    return keys
+
+
+def _select(selected: Mapping[str, Any], wanted: list[str] | None, what: str) -> list[dict[str, Any]]:
+    """The configs of ``selected`` (a config group's multi-selection), restricted to ``wanted``."""
+    configs = [dict(OmegaConf.to_container(value, resolve=True)) for value in selected.values()]
+    if wanted is None:
+        return configs
+    by_name = {c["name"]: c for c in configs}
+    unknown = [name for name in wanted if name not in by_name]
+    if unknown:
+        raise ValueError(f"experiment plan names {what} {unknown} that are not selected ({list(by_name)})")
+    return [by_name[name] for name in wanted]
+
+
+def _int_list(value: Any, what: str) -> list[int]:
+    values = list(value) if isinstance(value, (list, tuple)) or OmegaConf.is_list(value) else [value]
+    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+        raise ValueError(f"{what} must be a positive int or a non-empty list of them, got {value!r}")
+    return values
+
+
+def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
+    """Resolve ``cfg`` into a :class:`Plan`.
+
+    ``cfg`` must name a concrete size (``run.py`` re-composes the config when it says ``auto``) so
+    that ``cfg.size`` holds that size's warmup, repeat, ...; ``cli_keys`` are the keys set on the
+    command line (they win over the experiment's per-size plan).
+    """
+    exp = cfg.experiment
+    if exp.runner not in RUNNERS:
+        raise ValueError(f"experiment {exp.name!r}: unknown runner {exp.runner!r}; valid: {RUNNERS}")
+    device = resolve_device(cfg.device.name)
+    size = cfg.size.name
+    if size not in ("paper", "smoke"):
+        raise ValueError(f"make_plan needs a concrete size (paper or smoke), got {size!r}")
+    size_defaults = cfg.size
+    plans = exp.get("plan")
+    size_plan = plans.get(size) if plans is not None else None
+    size_plan = OmegaConf.to_container(size_plan, resolve=True) if size_plan is not None else {}
+    if not cfg.model:
+        raise ValueError("no model selected (e.g. model=bert or model=[bert,resnet])")
+    if not cfg.compiler:
+        raise ValueError("no compiler selected (e.g. compiler=[eager,magpy-inductor])")
+    models = _select(cfg.model, None if "model" in cli_keys else size_plan.get("models"), "models")
+    compilers = _select(cfg.compiler, None if "compiler" in cli_keys else size_plan.get("compilers"), "compilers")
+    bs = cfg.bs if cfg.bs is not None else size_plan.get("bs", [1])
+
+    def knob(name: str) -> Any:
+        value = cfg.get(name)
+        return size_defaults[name] if value is None else value
+
+    timeout = cfg.cell.timeout_s if cfg.cell.timeout_s is not None else size_defaults["timeout_s"]
+    options = {k: v for k, v in OmegaConf.to_container(exp, resolve=True).items()
+               if k not in ("name", "runner", "title", "plan")}
+    return Plan(
+        experiment=exp.name, runner=exp.runner, title=exp.get("title", exp.name), device=device, size=size,
+        run_id=cfg.run_id or f"{size}-{device}", models=models, compilers=compilers,
+        bs=_int_list(bs, "bs"), warmup=int(knob("warmup")), repeat=int(knob("repeat")),
+        n_inputs=int(knob("n_inputs")), seed=int(cfg.seed), timeout_s=float(timeout),
+        threads=cfg.cell.threads, tolerance=OmegaConf.to_container(cfg.tolerance, resolve=True), options=options,
+    )

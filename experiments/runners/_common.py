@@ -1,0 +1,76 @@
+"""Helpers shared by the runners: building a program from a cell spec, cell keys, speedup tables."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from experiments.plan import Plan
+from experiments.results import cell_id
+
+
+def import_object(path: str) -> Any:
+    """The object named by ``"package.module:attribute"``."""
+    module, sep, attribute = path.partition(":")
+    if not sep or not module or not attribute:
+        raise ValueError(f"expected 'module:attribute', got {path!r}")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def make_spec(plan: Plan, model: dict[str, Any], compiler: dict[str, Any] | None, key: dict[str, Any],
+              **extra: Any) -> dict[str, Any]:
+    """A cell spec: the plan's shared fields, the model and compiler configs, the key and its id."""
+    key = {"experiment": plan.experiment, **key}
+    return {**plan.base_spec(), "model": model, "compiler": compiler, "key": key, "cell_id": cell_id(key), **extra}
+
+
+def build_program(spec: dict[str, Any]) -> tuple[Any, Callable[..., Any]]:
+    """Build the spec's model on the spec's device: ``(model, get_input)``."""
+    model_cfg = spec["model"]
+    builder = import_object(model_cfg.get("builder") or "models:build")
+    model, get_input = builder(model_cfg["name"], size=spec["size"], seed=spec["seed"])
+    return model.to(spec["device"]), get_input
+
+
+def dynamic_inputs(spec: dict[str, Any]) -> list[tuple[Sequence[Any], dict[str, Any]]]:
+    """The spec's stream of dynamic inputs (``model.dynamic_builder``), ``spec["n_inputs"]`` long."""
+    model_cfg = spec["model"]
+    if not model_cfg.get("dynamic_builder"):
+        raise ValueError(f"model {model_cfg['name']!r} has no dynamic_builder in its config")
+    builder = import_object(model_cfg["dynamic_builder"])
+    return builder(model_cfg["name"], spec["n_inputs"], size=spec["size"], kind=spec["kind"], seed=spec["seed"])
+
+
+def geomean(values: Sequence[float]) -> float:
+    """Geometric mean of positive values (NaN for none)."""
+    values = [v for v in values if v and v > 0 and not math.isnan(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+def usable(raw: pd.DataFrame) -> pd.Series:
+    """Rows whose timing may be shown: measured and correct."""
+    correct = raw["correct"] if "correct" in raw.columns else pd.Series(True, index=raw.index)
+    return (raw["status"] == "ok") & (correct.astype(object) == True)  # noqa: E712 (NaN-safe)
+
+
+def speedup_table(raw: pd.DataFrame, group: list[str], baseline: str = "eager") -> pd.DataFrame:
+    """Per row of ``raw``: mean latency in ms and speedup over ``baseline`` within ``group``.
+
+    A speedup is reported only where both the row and its baseline were measured and correct;
+    elsewhere it is NaN and ``status``/``error`` say why.
+    """
+    df = raw.copy()
+    df["usable"] = usable(df)
+    df["mean_ms"] = df["mean_s"] * 1e3 if "mean_s" in df.columns else math.nan
+    base = df[(df["compiler"] == baseline) & df["usable"]].set_index(group)["mean_s"]
+    speedups = []
+    for _, row in df.iterrows():
+        key = tuple(row[g] for g in group) if len(group) > 1 else row[group[0]]
+        ok = row["usable"] and key in base.index
+        speedups.append(base.loc[key] / row["mean_s"] if ok else math.nan)
+    df["speedup"] = speedups
+    return df

@@ -1,0 +1,93 @@
+"""MagPy's time breakdown at batch size 1 (Figure 16).
+
+(a) Monitor run, the first call: ``stats.analysis_time_s`` (MagPy analysing the execution state)
+and ``stats.backend_compile_time_s`` (the graph compiler), the rest of the call being "other".
+(b) Matched run, later calls with ``magpy.compile(..., profile=True)``: per matched call, the
+guard (``stats.guard_time_s``) and the mock including the compiled graph (``stats.mock_time_s``),
+from the counters' growth over the timed calls divided by the growth of ``stats.matched_calls``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import pandas as pd
+
+from experiments.plan import Plan
+from experiments.runners._common import build_program, make_spec
+
+KEY = ["model", "compiler", "bs"]
+
+
+def cells(plan: Plan) -> list[dict[str, Any]]:
+    """Every model x MagPy compiler of the plan at the plan's batch sizes (Figure 16 uses 1)."""
+    for compiler in plan.compilers:
+        if compiler["frontend"] != "magpy":
+            raise ValueError(f"fig16 breaks down MagPy's time; compiler {compiler['name']!r} is not a MagPy one")
+    return [make_spec(plan, model, compiler, {"model": model["name"], "compiler": compiler["name"], "bs": bs})
+            for model in plan.models for bs in plan.bs for compiler in plan.compilers]
+
+
+def measure(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run the monitor run, then timed matched runs, and read MagPy's profile counters."""
+    import magpy
+    from experiments.compilers import prepare, to_device
+    from experiments.measure import compare_outputs, time_calls, timed_call
+
+    model, get_input = build_program(spec)
+    args, kwargs = to_device(get_input(spec["key"]["bs"]), spec["device"])
+    expected = model(*args, **kwargs)
+    compiled = prepare(spec["compiler"], model, spec["device"], (args, kwargs), profile=True)
+    out, monitor_s = timed_call(compiled.fn, args, kwargs, compiled.sync)
+    first_ok, _, first_why = compare_outputs(out, expected, spec["tolerance"])
+    after_monitor = copy.copy(magpy.stats(compiled.handle))  # stats() may be the live counters
+    time_calls(compiled.fn, [(args, kwargs)], warmup=0, repeat=max(1, spec["warmup"]), sync=compiled.sync)
+    before_timed = copy.copy(magpy.stats(compiled.handle))  # the counters cover exactly the timed calls
+    stats = time_calls(compiled.fn, [(args, kwargs)], warmup=0, repeat=spec["repeat"], sync=compiled.sync)
+    after_timed = copy.copy(magpy.stats(compiled.handle))
+    last_ok, _, last_why = compare_outputs(compiled.fn(*args, **kwargs), expected, spec["tolerance"])
+    matched = after_timed.matched_calls - before_timed.matched_calls
+    if matched <= 0:
+        raise RuntimeError(f"no matched call among the {spec['repeat']} timed calls after the monitor run "
+                           f"(monitor_runs={after_timed.monitor_runs}, fallbacks={after_timed.fallbacks})")
+    analysis, compile_s = after_monitor.analysis_time_s, after_monitor.backend_compile_time_s
+    return {
+        **stats,
+        "correct": first_ok and last_ok,
+        "mismatch": "; ".join(w for w in (first_why, last_why) if w),
+        "monitor_s": monitor_s,
+        "analysis_s": analysis,
+        "backend_compile_s": compile_s,
+        "monitor_other_s": max(0.0, monitor_s - analysis - compile_s),
+        "matched_calls": matched,
+        "guard_s": (after_timed.guard_time_s - before_timed.guard_time_s) / matched,
+        "mock_s": (after_timed.mock_time_s - before_timed.mock_time_s) / matched,
+        "graph_count": after_timed.graph_count,
+        "monitor_runs": after_timed.monitor_runs,
+        "fallbacks": after_timed.fallbacks,
+    }
+
+
+def summarize(raw: pd.DataFrame) -> pd.DataFrame:
+    """Per model: the two breakdowns in seconds and as fractions of their totals."""
+    rows = []
+    for _, r in raw.iterrows():
+        row = {"model": r["model"], "compiler": r["compiler"], "bs": r["bs"], "status": r["status"],
+               "correct": r.get("correct"), "error": r.get("error", "")}
+        if r["status"] == "ok":
+            monitor = r["analysis_s"] + r["backend_compile_s"] + r["monitor_other_s"]
+            matched = r["guard_s"] + r["mock_s"]
+            row.update({
+                "monitor_s": monitor, "analysis_s": r["analysis_s"], "backend_compile_s": r["backend_compile_s"],
+                "monitor_other_s": r["monitor_other_s"],
+                "analysis_frac": r["analysis_s"] / monitor if monitor else math.nan,
+                "backend_compile_frac": r["backend_compile_s"] / monitor if monitor else math.nan,
+                "monitor_other_frac": r["monitor_other_s"] / monitor if monitor else math.nan,
+                "matched_ms": r["mean_s"] * 1e3, "guard_ms": r["guard_s"] * 1e3, "mock_ms": r["mock_s"] * 1e3,
+                "guard_frac": r["guard_s"] / matched if matched else math.nan,
+                "mock_frac": r["mock_s"] / matched if matched else math.nan,
+            })
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,119 @@
+"""Inference over a stream of changing inputs (Figures 17 and 18): one cell per model x kind x compiler.
+
+The stream is ``n_inputs`` inputs from the model's ``dynamic_builder`` (``kind`` ``bs``: batch size
+uniform in [2, 16]; ``seqlen``: batch 8, length in [32, 256]; ``policy``/loop kinds: inputs that
+change the executed path). A cell computes eager's output for each input, compiles, runs one pass
+over the stream (timed as ``first_pass_s``: it includes every (re)compilation) and checks it,
+times ``repeat`` calls cycling through the stream after ``warmup`` more, then checks a second full
+pass (the matched path). ``experiment.dynamic`` passes ``dynamic=True`` to the compilers that
+accept it; ``experiment.region`` makes Dynamo compile only the model config's ``region`` class.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pandas as pd
+
+from experiments.plan import Plan
+from experiments.runners._common import build_program, dynamic_inputs, make_spec, speedup_table
+
+KEY = ["model", "kind", "compiler"]
+
+
+def cells(plan: Plan) -> list[dict[str, Any]]:
+    """Every model x dynamic kind (the model config's ``kinds``) x compiler of the plan."""
+    specs = []
+    for model in plan.models:
+        if not model.get("kinds"):
+            raise ValueError(f"{plan.experiment}: model {model['name']!r} has no dynamic input kinds (`kinds`)")
+        for kind in model["kinds"]:
+            for compiler in plan.compilers:
+                region = None
+                if plan.options.get("region") and compiler["frontend"] == "dynamo":
+                    region = model.get("region")
+                specs.append(make_spec(plan, model, compiler,
+                                       {"model": model["name"], "kind": kind, "compiler": compiler["name"]},
+                                       kind=kind, dynamic=bool(plan.options.get("dynamic")), region=region))
+    return specs
+
+
+def measure(spec: dict[str, Any]) -> dict[str, Any]:
+    """Time one compiled model over the spec's input stream; see the module docstring."""
+    from experiments.compilers import prepare, to_device
+    from experiments.measure import compare_outputs, time_calls
+
+    model, _ = build_program(spec)
+    inputs = [to_device(pair, spec["device"]) for pair in dynamic_inputs(spec)]
+    expected = [model(*args, **kwargs) for args, kwargs in inputs]
+    compiled = prepare(spec["compiler"], model, spec["device"], inputs[0], dynamic=spec["dynamic"],
+                       region=spec.get("region"))
+    inputs = [to_device(pair, compiled.device) for pair in inputs]
+
+    def check_pass() -> tuple[bool, float, str]:
+        worst, reasons = 0.0, []
+        for i, ((args, kwargs), ref) in enumerate(zip(inputs, expected)):
+            ok, err, why = compare_outputs(compiled.fn(*args, **kwargs), ref, spec["tolerance"])
+            worst = max(worst, err)
+            if not ok:
+                reasons.append(f"input {i}: {why}")
+        return not reasons, worst, "; ".join(reasons)[:500]
+
+    compiled.sync()
+    start = time.perf_counter()
+    first_ok, first_err, first_why = check_pass()
+    compiled.sync()
+    first_pass_s = time.perf_counter() - start
+    stats = time_calls(compiled.fn, inputs, warmup=spec["warmup"], repeat=spec["repeat"], sync=compiled.sync)
+    last_ok, last_err, last_why = check_pass()
+    return {
+        **stats,
+        "first_pass_s": first_pass_s,
+        "n_inputs": len(inputs),
+        "shapes": _describe_shapes(inputs),
+        "correct": first_ok and last_ok,
+        "max_abs_err": max(first_err, last_err),
+        "mismatch": "; ".join(w for w in (first_why, last_why) if w),
+        "region": spec.get("region") or "",
+        "notes": "; ".join(compiled.notes),
+        **_compile_counts(spec, compiled),
+    }
+
+
+def _describe_shapes(inputs: list[Any]) -> str:
+    """The distinct shapes of each input's first tensor, e.g. ``[2x3x32x32, 7x3x32x32]``."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    shapes = []
+    for pair in inputs:
+        first = next((x for x in pytree.tree_leaves(pair) if isinstance(x, torch.Tensor)), None)
+        text = "x".join(map(str, first.shape)) if first is not None else "-"
+        if text not in shapes:
+            shapes.append(text)
+    return "[" + ", ".join(shapes) + "]"
+
+
+def _compile_counts(spec: dict[str, Any], compiled: Any) -> dict[str, Any]:
+    """How often the frontend (re)compiled over the run: MagPy monitor runs and graphs, Dynamo frames."""
+    frontend = spec["compiler"]["frontend"]
+    if frontend == "magpy":
+        import magpy
+
+        stats = magpy.stats(compiled.handle)
+        return {"monitor_runs": stats.monitor_runs, "graph_count": stats.graph_count, "fallbacks": stats.fallbacks}
+    if frontend == "dynamo":
+        from torch._dynamo.utils import counters
+
+        return {"graph_count": int(counters["stats"]["unique_graphs"])}
+    return {}
+
+
+def summarize(raw: pd.DataFrame) -> pd.DataFrame:
+    """Mean latency per call and speedup over eager per model-kind x compiler."""
+    df = speedup_table(raw, ["model", "kind"])
+    df["workload"] = df["model"] + "-" + df["kind"]
+    columns = ["workload", "model", "kind", "compiler", "status", "correct", "mean_ms", "speedup", "first_pass_s",
+               "graph_count", "monitor_runs", "error"]
+    return df[[c for c in columns if c in df.columns]]

@@ -1,0 +1,165 @@
+"""Number of operator graphs per approach (Table 2): one cell per model x approach at batch size 1.
+
+How each approach's graphs are counted (paper §8.2):
+
+* ``dynamo``: the number of times TorchDynamo calls its backend during one call of the model (a
+  counting backend wrapped around the configured one; the paper's method).
+* ``torchscript-regions`` / ``torchscript``: the number of entries into scripted regions during one
+  call; the regions are the largest submodules ``torch.jit.script`` accepts (the paper annotated
+  them by hand), 1 when the whole model scripts.
+* ``lazytensor``: XLA graph executions during one steady-state call (``CachedCompile`` plus
+  ``UncachedCompile`` counters of ``torch_xla.debug.metrics``; the paper used ``CachedCompile``).
+* ``magpy``: ``magpy.stats(compiled).graph_count`` after one call; the break reasons MagPy gives
+  (``magpy.explain``) go to the row too.
+
+Every cell also runs the instantiated program once and checks its output against eager.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pandas as pd
+
+from experiments.plan import Plan
+from experiments.runners._common import build_program, make_spec
+
+KEY = ["model", "compiler", "bs"]
+
+
+def cells(plan: Plan) -> list[dict[str, Any]]:
+    """Every model x approach of the plan at the plan's batch sizes (Table 2 uses 1)."""
+    return [make_spec(plan, model, compiler, {"model": model["name"], "compiler": compiler["name"], "bs": bs})
+            for model in plan.models for bs in plan.bs for compiler in plan.compilers]
+
+
+def measure(spec: dict[str, Any]) -> dict[str, Any]:
+    """Count the graphs one call of the model produces under the spec's approach."""
+    from experiments.compilers import Unavailable, missing_requirements, to_device
+    from experiments.measure import compare_outputs
+
+    missing = missing_requirements(spec["compiler"])
+    if missing:
+        raise Unavailable(f"{', '.join(missing)} not installed")
+    model, get_input = build_program(spec)
+    args, kwargs = to_device(get_input(spec["key"]["bs"]), spec["device"])
+    expected = model(*args, **kwargs)
+    frontend = spec["compiler"]["frontend"]
+    counter = _COUNTERS.get(frontend)
+    if counter is None:
+        raise ValueError(f"table2 cannot count graphs of frontend {frontend!r}; valid: {sorted(_COUNTERS)}")
+    out, row = counter(spec, model, args, kwargs)
+    correct, max_err, why = compare_outputs(out, expected, spec["tolerance"])
+    return {"correct": correct, "max_abs_err": max_err, "mismatch": why, **row}
+
+
+def _counting_backend(backend: Any) -> tuple[Any, list[int]]:
+    """A graph-compiler callable that counts its invocations and delegates to ``backend``."""
+    import torch
+
+    calls: list[int] = []
+
+    def count(gm: Any, example_inputs: Any) -> Any:
+        calls.append(len(gm.graph.nodes))
+        if backend in (None, "eager"):
+            return gm.forward
+        return torch._dynamo.lookup_backend(backend)(gm, example_inputs)
+
+    return count, calls
+
+
+def _count_dynamo(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
+    import torch
+
+    torch._dynamo.reset()
+    backend, calls = _counting_backend(spec["compiler"].get("backend"))
+    out = torch.compile(model, backend=backend)(*args, **kwargs)
+    return out, {"graph_count": len(calls), "graph_nodes": sum(calls)}
+
+
+def _count_torchscript(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
+    import torch
+
+    from experiments.compilers import script_largest_regions
+
+    if spec["compiler"]["frontend"] == "torchscript":
+        return torch.jit.script(model)(*args, **kwargs), {"graph_count": 1, "regions": 1}
+    scripted = copy.deepcopy(model)
+    regions, first_error = script_largest_regions(scripted)
+    if not regions:
+        raise RuntimeError(f"torch.jit.script accepts no submodule: {first_error}")
+    if regions == [""]:
+        return torch.jit.script(model)(*args, **kwargs), {"graph_count": 1, "regions": 1}
+    # Count entries on the eager twin: the scripted program makes the same calls in the same order.
+    entries = [0]
+    modules = dict(model.named_modules())
+    handles = [modules[path].register_forward_pre_hook(lambda *_: entries.__setitem__(0, entries[0] + 1))
+               for path in regions]
+    try:
+        model(*args, **kwargs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return scripted(*args, **kwargs), {"graph_count": entries[0], "regions": len(regions),
+                                       "notes": f"whole-model script failed: {first_error}"[:300]}
+
+
+def _count_lazytensor(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
+    import torch_xla.core.xla_model as xm
+    import torch_xla.debug.metrics as met
+
+    from experiments.compilers import to_device
+
+    device = xm.xla_device()
+    model = model.to(device)
+    args, kwargs = to_device((args, kwargs), device)
+    model(*args, **kwargs)
+    xm.mark_step()  # first call: compiles; the count is taken on the next, steady-state call
+    xm.wait_device_ops()
+    met.clear_all()
+    out = model(*args, **kwargs)
+    xm.mark_step()
+    xm.wait_device_ops()
+    count = sum((met.counter_value(name) or 0) for name in ("CachedCompile", "UncachedCompile"))
+    return out, {"graph_count": count}
+
+
+def _count_magpy(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
+    import magpy
+
+    magpy.reset()
+    backend = spec["compiler"].get("backend") or "eager"
+    compiled = magpy.compile(model, backend=backend)
+    out = compiled(*args, **kwargs)
+    stats = magpy.stats(compiled)
+    explanation = magpy.explain(model)(*args, **kwargs)
+    reasons = list(explanation.break_reasons)
+    return out, {"graph_count": stats.graph_count, "explain_graph_count": explanation.graph_count,
+                 "op_count": explanation.op_count, "break_reasons": " | ".join(reasons)[:1000]}
+
+
+_COUNTERS = {
+    "dynamo": _count_dynamo,
+    "torchscript": _count_torchscript,
+    "torchscript-regions": _count_torchscript,
+    "lazytensor": _count_lazytensor,
+    "magpy": _count_magpy,
+}
+
+
+def summarize(raw: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 in long form: graph count (or why there is none) per approach x model."""
+    df = raw.copy()
+    if "graph_count" not in df.columns:
+        df["graph_count"] = pd.NA
+
+    def cell(row: pd.Series) -> str:
+        if row["status"] != "ok":
+            return row["status"]
+        count = str(int(row["graph_count"]))
+        return count if row.get("correct") in (True, "True") else f"{count} (wrong output)"
+
+    df["value"] = df.apply(cell, axis=1)
+    columns = ["compiler", "model", "bs", "graph_count", "value", "status", "correct", "error"]
+    return df[[c for c in columns if c in df.columns]]
