@@ -841,7 +841,7 @@ class Monitor:
 
     def _call(self, fs, fn, args: list, kwargs: dict) -> None:
         # Bound builtin methods (lst.append fetched by LOAD_ATTR) -> unbound form.
-        if isinstance(fn, types.BuiltinMethodType) and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
+        if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
             self_ = fn.__self__
             if self_ is not None and not isinstance(self_, torch.Tensor) and not isinstance(self_, type):
                 unbound = getattr(type(self_), fn.__name__, None)
@@ -883,7 +883,7 @@ class Monitor:
             self._pend(fs, self._post_new, 1)
             return
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
-        raise BreakCompile(f"calls native function `{name}` that has no MagPy annotation")
+        self._dynamic(f"calls native function `{name}` that has no MagPy annotation")
 
     def _call_module(self, mod: torch.nn.Module) -> None:
         node = self.node(mod)

@@ -1,0 +1,131 @@
+"""Dynamic behaviour becomes a readable break (and an eager call), and the public API contract."""
+from __future__ import annotations
+
+import logging
+import random
+
+import pytest
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+
+
+def data_branch(x):
+    if x.sum() > 0:
+        return x * 2
+    return x - 1
+
+
+def item_use(x):
+    return x * x.max().item()
+
+
+def prints(x):
+    print("value", 3)
+    return x + 1
+
+
+def uses_random(x):
+    return x * random.random()
+
+
+@pytest.mark.parametrize("fn, reason", [
+    (data_branch, "branches on a tensor value"),
+    (item_use, "item"),
+    (prints, "print"),
+    (uses_random, "random"),
+])
+def test_dynamic_programs_break_with_reason_and_stay_correct(fn, reason):
+    ex = magpy.explain(fn)(torch.randn(4))
+    assert ex.graph_count == 0 and ex.dynamic
+    assert len(ex.break_reasons) == 1 and reason in ex.break_reasons[0]
+    assert "test_dynamic_and_api.py:" in ex.break_reasons[0]   # the user's file and line
+    cm = magpy.compile(fn, backend="eager")
+    for _ in range(3):
+        x = torch.randn(4)
+        state = random.getstate()
+        out = cm(x)
+        random.setstate(state)
+        assert same(out, fn(x))
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 1 and st.fallbacks >= 3 and st.break_reasons
+
+
+def test_explain_reports_graph_guards_and_ops():
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    ex = magpy.explain(m)(torch.randn(2, 4))
+    assert ex.graph_count == 1 and ex.break_reasons == [] and ex.op_count == 2 and not ex.dynamic
+    assert "Tensor dtype=torch.float32" in ex.guards
+    assert "Graph count: 1" in str(ex)
+
+
+def test_compile_errors_are_clear():
+    with pytest.raises(magpy.BackendError, match="unknown backend"):
+        magpy.compile(lambda x: x, backend="no-such-backend")
+    with pytest.raises(TypeError, match="expects a function"):
+        magpy.compile(3)
+    with pytest.raises(TypeError, match="unknown options"):
+        magpy.compile(lambda x: x, backend="eager", fullgraph=True)
+    try:
+        import torch_xla  # noqa: F401
+    except ImportError:
+        with pytest.raises(magpy.BackendError, match="torch_xla"):
+            magpy.compile(lambda x: x, backend="xla")
+
+
+def test_callable_backend_protocol_and_reset():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((gm, [tuple(t.shape) for t in example_inputs]))
+        return gm.forward
+
+    cm = magpy.compile(lambda x: torch.sin(x) + 1, backend=backend)
+    x = torch.randn(3)
+    assert same(cm(x), torch.sin(x) + 1)
+    cm(x)
+    assert len(seen) == 1 and seen[0][1] == [(3,)]
+    magpy.reset()
+    cm(x)
+    assert len(seen) == 2 and magpy.stats(cm).monitor_runs == 1
+
+
+def test_compiled_module_reaches_the_module():
+    m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    cm = magpy.compile(m, backend="eager")
+    assert cm.eval() is cm and not m.training
+    x = torch.randn(3, 4)
+    assert same(cm(x), m(x))
+    assert cm.training is False and cm.state_dict().keys() == m.state_dict().keys()
+    cm.train()
+    assert m.training
+
+
+def test_profile_counts_guard_and_mock_time():
+    cm = magpy.compile(lambda x: x * 2, backend="eager", profile=True)
+    x = torch.randn(2)
+    for _ in range(4):
+        cm(x)
+    st = magpy.stats(cm)
+    assert st.matched_calls == 3 and st.guard_time_s > 0 and st.mock_time_s > 0
+
+
+def test_logging_channels(caplog):
+    magpy._logging.configure("guards,recompiles")
+    with caplog.at_level(logging.INFO, logger="magpy"):
+        cm = magpy.compile(lambda x, k: x * k, backend="eager")
+        cm(torch.randn(2), 2)
+        cm(torch.randn(2), 3)
+    text = caplog.text
+    assert "guards of record" in text and "recompiling" in text
+
+
+def test_records_are_reused_most_recent_first():
+    cm = magpy.compile(lambda x, k: x * k, backend="eager")
+    x = torch.randn(2)
+    for k in (1, 2, 1, 2, 1):
+        assert same(cm(x, k), x * k)
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 2 and st.records == 2 and st.guard_hits == 3
