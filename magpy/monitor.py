@@ -456,7 +456,8 @@ class Monitor:
         self._new_outputs(stack[-n:] if n else ())
 
     def _default(self, fs: FrameState, ins, stack: list) -> None:
-        if stack and isinstance(stack[-1], torch.Tensor) and ins.opname not in _PASS_THROUGH:
+        if stack and isinstance(stack[-1], torch.Tensor) and ins.opname not in _PASS_THROUGH \
+                and ins.opname not in _STRUCTURAL:
             raise BreakCompile(f"unsupported instruction {ins.opname} on a tensor")
         self._pend(fs, self._post_new, 1 if ins.opname not in _PASS_THROUGH else 0)
 
@@ -989,6 +990,11 @@ import operator as _operator  # noqa: E402
 collections_deque = collections.deque
 _functools_partial = functools.partial
 _getitem = _operator.getitem
+
+# Instructions that only store references to their inputs in a new object.
+_STRUCTURAL = frozenset({"BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
+                         "BUILD_SLICE", "LIST_TO_TUPLE", "STORE_NAME", "LOAD_NAME", "MAKE_FUNCTION",
+                         "LOAD_BUILD_CLASS", "IMPORT_NAME", "IMPORT_FROM"})
 
 _APPEND_ONLY = frozenset({list.append, collections.deque.append, set.add})
 

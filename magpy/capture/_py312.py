@@ -34,6 +34,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+import weakref
 from types import CodeType
 
 from . import NULL
@@ -85,7 +86,8 @@ class _CodeInfo:
             self.depth[offset // 2] = d
 
 
-_infos: dict[CodeType, _CodeInfo] = {}
+# Equal code objects (same source compiled twice) share bytecode, hence one _CodeInfo.
+_infos: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _arrays: dict[int, type] = {}
 
 
@@ -128,7 +130,9 @@ class _Session:
         self.tool = tool
         self.thread = _get_ident()
         self.accepted: dict = {}          # running frame -> its _CodeInfo
-        self.instrumented: set = set()    # code objects with local events on
+        # Code objects with local events on, by identity: distinct code objects can
+        # compare equal (same source compiled twice) and each needs its own events.
+        self.instrumented: dict[int, CodeType] = {}
 
     # -- frame entry/exit -----------------------------------------------------------
     def on_start(self, code, offset):
@@ -137,8 +141,8 @@ class _Session:
         frame = _getframe(1)
         if self.hooks.enter_frame(frame):
             self.accepted[frame] = _info(code)
-            if code not in self.instrumented:
-                self.instrumented.add(code)
+            if id(code) not in self.instrumented:
+                self.instrumented[id(code)] = code
                 _mon.set_local_events(self.tool, code, _LOCAL_EVENTS)
         else:
             self.accepted.pop(frame, None)
@@ -184,7 +188,7 @@ class _Session:
     def uninstall(self) -> None:
         tool = self.tool
         _mon.set_events(tool, 0)
-        for code in self.instrumented:
+        for code in self.instrumented.values():
             _mon.set_local_events(tool, code, 0)
         for event in (_E.PY_START, _E.PY_RESUME, _E.PY_THROW, _E.PY_RETURN, _E.PY_YIELD,
                       _E.PY_UNWIND, _E.RAISE, _E.INSTRUCTION):

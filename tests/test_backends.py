@@ -1,0 +1,58 @@
+"""Real backends: a small conv net and a transformer block through Inductor and TorchScript match eager."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+
+
+class SmallConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                                      nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU())
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.features(x)
+        x = torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1)
+        return self.head(x)
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x, mask=None):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        q, k, v = [z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v)]
+        att = (q @ k.transpose(-2, -1)) / (d // self.heads) ** 0.5
+        if mask is not None:
+            att = att.masked_fill(mask, float("-inf"))
+        y = att.softmax(-1) @ v
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["inductor", "torchscript"])
+def test_conv_net_and_transformer_block(backend):
+    torch.manual_seed(0)
+    for model, make in ((SmallConvNet().eval(), lambda: (torch.randn(2, 3, 16, 16),)),
+                        (TransformerBlock().eval(), lambda: (torch.randn(2, 8, 32),))):
+        cm = magpy.compile(model, backend=backend)
+        with torch.no_grad():
+            for _ in range(3):
+                args = make()
+                assert same(cm(*args), model(*args))
+        st = magpy.stats(cm)
+        assert st.break_reasons == [] and st.graph_count == 1 and st.monitor_runs == 1
