@@ -332,6 +332,24 @@ def _many_constants():
 many = _many_constants()
 
 
+def _twin_functions():
+    """Two functions whose code objects are equal (``==``) but distinct objects."""
+    src = "def twin(a):\n    return [a * k for k in range(3)]\n"
+    ns1: dict = {}
+    ns2: dict = {}
+    exec(compile(src, "<twin>", "exec"), ns1)  # noqa: S102 - builds a test program
+    exec(compile(src, "<twin>", "exec"), ns2)  # noqa: S102
+    assert ns1["twin"].__code__ == ns2["twin"].__code__ and ns1["twin"].__code__ is not ns2["twin"].__code__
+    return ns1["twin"], ns2["twin"]
+
+
+twin1, twin2 = _twin_functions()
+
+
+def twins(a):
+    return twin1(a), twin2(a + 1), twin1(a + 2)
+
+
 def extended_arg(_):
     return many()
 
@@ -375,7 +393,7 @@ PROGRAMS = [
     (loops, (9,)), (comprehensions, ([1, 2, 3, 4, 5],)), (closures, (10,)), (try_except, (4,)),
     (with_blocks, (2,)), (generators, (4,)), (fstrings, (3.25, "nm")), (unpacking, ((1, 2, 3, 4),)),
     (star_calls, ((1, 2), {"k": 3})), (recursion, (6,)), (containers, (6,)), (matches, (0,)),
-    (extended_arg, (0,)), (deep_expression, (14,)), (coroutines, (4,)), (threaded, (0,)),
+    (extended_arg, (0,)), (twins, (2,)), (deep_expression, (14,)), (coroutines, (4,)), (threaded, (0,)),
 ]
 
 
@@ -398,7 +416,8 @@ def _code_tree(code: CodeType):
 
 def _program_functions():
     """Every function object whose code belongs to the test programs (for re-coding)."""
-    fns = [fn for fn, _ in PROGRAMS] + [_raiser, _gen, _delegate, _kw, _fib, _co_inner, _co_outer, matching, many]
+    fns = [fn for fn, _ in PROGRAMS] + [_raiser, _gen, _delegate, _kw, _fib, _co_inner, _co_outer, matching, many,
+                                        twin1, twin2]
     for cls in (Acc, Managed):
         for v in vars(cls).values():
             fn = getattr(v, "fget", None) or getattr(v, "__func__", None) or v
@@ -470,6 +489,16 @@ _PURE = {len, abs, max, min, sum, divmod, round, int, float, str, repr, sorted, 
 _IMMUTABLE = (int, float, str, bytes, tuple, bool, type(None), frozenset, range)
 
 
+class IdentitySet:
+    """Membership by identity (code objects compare equal by value)."""
+
+    def __init__(self, items):
+        self.ids = {id(x): x for x in items}
+
+    def __contains__(self, x):
+        return id(x) in self.ids
+
+
 def _cell_value(cell):
     try:
         return cell.cell_contents
@@ -505,6 +534,7 @@ class Checker:
         self.failures: list = []
         self.events = 0
         self.ops_seen: set = set()
+        self.codes_with_events: set = set()
         self.instrs: dict = {}
 
     # -- bookkeeping --------------------------------------------------------------------
@@ -514,9 +544,9 @@ class Checker:
             self.failures.append(f"{kind}: " + " ".join(repr(d)[:300] for d in detail))
 
     def instr(self, code, offset):
-        table = self.instrs.get(code)
+        table = self.instrs.get(id(code))    # by identity: equal codes may hold distinct constants
         if table is None:
-            table = self.instrs[code] = {i.offset: i for i in dis.get_instructions(code)}
+            table = self.instrs[id(code)] = {i.offset: i for i in dis.get_instructions(code)}
         return table[offset]
 
     def enter_frame(self, frame):
@@ -544,6 +574,7 @@ class Checker:
 
     def instruction(self, frame, offset, stack):
         self.events += 1
+        self.codes_with_events.add(id(frame.f_code))
         self.ok("event of accepted frame", frame in self.running, frame.f_code.co_name, offset)
         self.ok("event on own thread", threading.get_ident() == self.thread)
         again = self.capture.read_stack(frame)
@@ -778,7 +809,7 @@ class Checker:
         self.counts[kind] = self.counts.get(kind, 0) + 1
 
     def next_offset(self, code, offset):
-        offsets = sorted(self.instrs[code])
+        offsets = sorted(self.instrs[id(code)])
         i = offsets.index(offset)
         return offsets[i + 1] if i + 1 < len(offsets) else None
 
@@ -946,9 +977,13 @@ def run_worker() -> dict:
                 truth[frame] = (lines[code][line], real_stack(frame))
 
             mon.register_callback(tool, mon.events.LINE, on_line)
-            for code in lines:
-                mon.set_local_events(tool, code, mon.events.LINE)
-        codes = {c for f in fns for c in _code_tree(f.__code__)}
+        # By identity: equal code objects (the twins) each need their own events.
+        code_objects = list({id(c): c for f in fns for c in _code_tree(f.__code__)}.values())
+        if tool is not None:
+            for code in code_objects:
+                sys.monitoring.set_local_events(tool, code, sys.monitoring.events.LINE)
+        codes = IdentitySet(code_objects)
+        must_run = [(f.__name__, id(f.__code__)) for f in [fn for fn, _ in PROGRAMS] + [twin1, twin2, _gen, _co_inner]]
         checker = Checker(capture, codes, depth_of, truth)
         got = []
         capture.start(checker)
@@ -958,7 +993,7 @@ def run_worker() -> dict:
         finally:
             capture.stop()
             if tool is not None:
-                for code in lines:
+                for code in code_objects:
                     sys.monitoring.set_local_events(tool, code, 0)
                 sys.monitoring.register_callback(tool, sys.monitoring.events.LINE, None)
                 sys.monitoring.free_tool_id(tool)
@@ -966,6 +1001,8 @@ def run_worker() -> dict:
                 f.__code__ = c
         for (fn, _), g, e in zip(PROGRAMS, got, expected):
             checker.ok("program result unchanged by capture", g == e, fn.__name__, g, e)
+        for fname, code_id in must_run:
+            checker.ok("every program delivered events", code_id in checker.codes_with_events, fname)
         checker.ok("no frame left running", not checker.running, [f.f_code.co_name for f in checker.running])
         if VERSION >= (3, 12):
             checker.ok("monitoring tool released", all(sys.monitoring.get_tool(t) is None for t in range(6)),
@@ -1078,7 +1115,7 @@ def _run_version(ver: str) -> None:
                      "FOR_ITER keeps the iterator under the item", "FOR_ITER exhausted pops the iterator",
                      "BINARY_SUBSCR", "STORE_SUBSCR stores the value", "method load depth",
                      "BEFORE_WITH pushes __exit__ and __enter__()", "CALL_FUNCTION_EX has a NULL slot",
-                     "program result unchanged by capture", "read_stack agrees"):
+                     "program result unchanged by capture", "read_stack agrees", "every program delivered events"):
             assert checks.get(kind, 0) > 0, f"{ver} {p['mode']}: check {kind!r} never ran"
         assert p["events"] > 3000
         if ver != "3.10":
