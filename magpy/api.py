@@ -127,7 +127,7 @@ class CompiledFunction:
     """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
 
     def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-                 dynamic: bool | None = None):
+                 dynamic: bool | None = None, recompile_limit: int = 16):
         _check_python()
         self._target = target
         self._runner = _Runner(target)
@@ -138,6 +138,7 @@ class CompiledFunction:
         self._profile = profile
         self._eager_reason: str | None = None
         self._dynamic = dynamic
+        self._recompile_limit = recompile_limit
         functools.update_wrapper(self, self._runner.fn, updated=())
         _ALL.add(self)
 
@@ -192,6 +193,10 @@ class CompiledFunction:
     # -- a miss: monitor run, then a new record -----------------------------------------------------------
     def _miss(self, args, kwargs):
         st = self._stats
+        if st.monitor_runs >= self._recompile_limit:
+            self._give_up(f"recompile limit ({self._recompile_limit}) reached: guards keep failing, e.g. on a "
+                          "value that changes every call", internal=True)
+            return self._target(*args, **kwargs)
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)",
@@ -278,9 +283,10 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
     ``backend``: ``"eager"``, ``"inductor"``, ``"torchscript"``, ``"xla"``, any torch.compile
     backend name, or a callable ``(gm, example_inputs) -> callable``.
     Options: ``profile=True`` times guard and mock of matched calls (see :func:`stats`);
-    ``cache_limit`` bounds the records kept per function.
+    ``cache_limit`` bounds the records kept per function; after ``recompile_limit`` monitor
+    runs the function runs eagerly, with a warning (values that change every call need lifting).
     """
-    known = {"profile", "cache_limit", "dynamic"}
+    known = {"profile", "cache_limit", "dynamic", "recompile_limit"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"magpy.compile: unknown options {sorted(bad)}; known: {sorted(known)}")
