@@ -86,14 +86,19 @@ def build(name: str, size: str = "smoke", seed: int = 0) -> tuple[torch.nn.Modul
     return model.eval(), functools.partial(module.get_input, size=size)
 
 
-def dynamic_inputs(name: str, n: int, size: str = "smoke", kind: str | None = None, batch_size: int = 8,
-                   seed: int = 0) -> list[tuple[list, dict[str, Any]]]:
-    """The ``n`` dynamic inputs of ``name`` (see :data:`DYNAMIC_KINDS`); ``kind`` defaults to the first."""
+def dynamic_inputs(name: str, n: int, size: str = "smoke", kind: str | None = None,
+                   batch_size: int | None = None, seed: int = 0) -> list[tuple[list, dict[str, Any]]]:
+    """The ``n`` dynamic inputs of ``name`` (see :data:`DYNAMIC_KINDS`).
+
+    ``kind`` defaults to the model's first kind and ``batch_size`` to the model's own default
+    (8 for ``seqlen``, 1 for the control-flow models; not used by ``bs``).
+    """
     _check_name(name)
     if name not in DYNAMIC_KINDS:
         raise ValueError(f"model {name!r} has no dynamic inputs; models with them: {', '.join(DYNAMIC_KINDS)}")
     kind = DYNAMIC_KINDS[name][0] if kind is None else kind
-    return load(name).get_dynamic_inputs(batch_size, n, size, kind=kind, seed=seed)
+    extra = {} if batch_size is None else {"batch_size": batch_size}
+    return load(name).get_dynamic_inputs(n=n, size=size, kind=kind, seed=seed, **extra)
 
 
 __all__ = ["MODELS", "STATIC_MODELS", "DYNAMIC_MODELS", "DYNAMIC_KINDS", "SIZES", "build", "load",

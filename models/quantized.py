@@ -485,9 +485,10 @@ def resnet_quantized(**kwargs):
 
 
 IMAGE_SIZE = {"paper": 224, "smoke": 64}
-#: Calibration batch: RangeBN splits B*H*W into 16 chunks, so B*H*W must divide by 16 at every
-#: stage (the last stage is 7x7 at 224, hence a batch of 16).
-CALIBRATION_BATCH = 16
+#: Calibration batch: RangeBN splits B*H*W into 16 equal chunks and takes the log of the chunk
+#: size, so at every stage B*H*W must be a multiple of 16 and at least 32 (the last stage is 7x7
+#: at 224, 2x2 at 64).
+CALIBRATION_BATCH = {"paper": 16, "smoke": 8}
 CALIBRATION_STEPS = 2
 
 
@@ -504,7 +505,7 @@ def get_model(size: str = "paper", seed: int = 0) -> nn.Module:
         model.train()
         with torch.no_grad():
             for _ in range(CALIBRATION_STEPS):
-                model(torch.randn(CALIBRATION_BATCH, 3, side, side))
+                model(torch.randn(CALIBRATION_BATCH[size], 3, side, side))
     return model.eval()
 
 

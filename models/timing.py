@@ -1,0 +1,119 @@
+"""Eager forward time of the benchmark programs, and what TorchDynamo makes of them.
+
+    python -m models.timing                       # every model, smoke size, batch 1
+    python -m models.timing --size paper --repeat 3 resnet bert
+    python -m models.timing --explain             # + torch._dynamo.explain at the chosen size
+    python -m models.timing --json out.json
+
+Times are the median of ``--repeat`` forward calls under ``torch.no_grad()`` after ``--warmup``
+calls; the load average is printed with them because the machine may be shared. ``--explain``
+runs ``torch._dynamo.explain(model)(*args, **kwargs)`` once per model (also under no_grad) and
+reports graph count, graph-break count and the first break reasons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+import models
+
+
+@dataclass
+class Timing:
+    """One model's measurement at one size."""
+
+    model: str
+    size: str
+    batch_size: int
+    build_s: float
+    forward_ms: float
+    forward_ms_all: list[float]
+    explain: dict | None = field(default=None)
+
+
+def time_model(name: str, size: str, batch_size: int, repeat: int, warmup: int) -> tuple[Timing, tuple]:
+    """Build ``name`` at ``size`` and time its eager forward; returns the timing and (model, args, kwargs)."""
+    start = time.perf_counter()
+    model, get_input = models.build(name, size=size)
+    build_s = time.perf_counter() - start
+    args, kwargs = get_input(batch_size)
+    times = []
+    with torch.no_grad():
+        for _ in range(warmup):
+            model(*args, **kwargs)
+        for _ in range(repeat):
+            start = time.perf_counter()
+            model(*args, **kwargs)
+            times.append((time.perf_counter() - start) * 1e3)
+    timing = Timing(name, size, batch_size, build_s, statistics.median(times), times)
+    return timing, (model, args, kwargs)
+
+
+def dynamo_explain(model: torch.nn.Module, args: list, kwargs: dict, max_reasons: int = 3) -> dict:
+    """``torch._dynamo.explain`` of one call: graph count, break count, the first break reasons."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        ex = torch._dynamo.explain(model)(*args, **kwargs)
+    reasons = []
+    for br in ex.break_reasons[:max_reasons]:
+        where = ""
+        if br.user_stack:
+            frame = br.user_stack[-1]
+            where = f" at {os.path.relpath(frame.filename)}:{frame.lineno}"
+        reasons.append(" ".join(str(br.reason).split())[:200] + where)
+    return {"graph_count": ex.graph_count, "graph_break_count": ex.graph_break_count,
+            "op_count": ex.op_count, "first_break_reasons": reasons}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="*", default=list(models.MODELS), help="models to time (default: all)")
+    parser.add_argument("--size", choices=[*models.SIZES, "both"], default="smoke")
+    parser.add_argument("--batch-size", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=None, help="timed calls (default 20 smoke, 5 paper)")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--explain", action="store_true", help="also run torch._dynamo.explain")
+    parser.add_argument("--json", help="write the measurements to this file")
+    opts = parser.parse_args(argv)
+    for name in opts.models:
+        if name not in models.MODELS:
+            parser.error(f"unknown model {name!r}; valid models: {', '.join(models.MODELS)}")
+    sizes = list(models.SIZES) if opts.size == "both" else [opts.size]
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    results = []
+    for size in sizes:
+        repeat = opts.repeat or (20 if size == "smoke" else 5)
+        for name in opts.models:
+            timing, (model, args, kwargs) = time_model(name, size, opts.batch_size, repeat, opts.warmup)
+            line = (f"{name:11s} {size:6s} bs={opts.batch_size}  forward {timing.forward_ms:9.2f} ms "
+                    f"(median of {repeat})  build {timing.build_s:6.2f} s")
+            if opts.explain:
+                timing.explain = dynamo_explain(model, args, kwargs)
+                ex = timing.explain
+                line += f"  dynamo: {ex['graph_count']} graphs, {ex['graph_break_count']} breaks"
+            print(line, flush=True)
+            if opts.explain:
+                for reason in timing.explain["first_break_reasons"]:
+                    print(f"    break: {reason}")
+            results.append(timing)
+    print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump([asdict(r) for r in results], f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
