@@ -1,0 +1,106 @@
+"""Matched-path overhead: MagPy call vs calling the compiled fx graph directly, side by side.
+
+    python benchmarks/overhead.py [--backend eager] [--iters 300]
+
+For a small and a medium model it times, in one process and interleaved:
+  eager         the module itself
+  graph         the record's compiled graph called directly with its input tensors (the floor)
+  magpy         the compiled callable (guard + mock + graph)
+  dynamo        torch.compile with the same backend
+and prints medians and the ratios magpy/graph and dynamo/graph.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import magpy  # noqa: E402
+from magpy.demo import DemoNet  # noqa: E402
+
+
+class MLPStack(nn.Module):
+    """Medium: 24 residual MLP blocks (about 150 parameters) on a small input, so overhead shows."""
+
+    def __init__(self, d=64, depth=24):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Sequential(nn.LayerNorm(d), nn.Linear(d, d), nn.GELU(), nn.Linear(d, d))
+                                    for _ in range(depth))
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = x + blk(x)
+        return x
+
+
+def _median_us(fn, iters: int) -> float:
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts) * 1e6
+
+
+def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int) -> dict:
+    model.eval()
+    cm = magpy.compile(model, backend=backend)
+    dyn = torch.compile(model, backend=backend)
+    with torch.no_grad():
+        cm(x)
+        dyn(x)
+        rec = cm._cache.records[0]
+        fetched = rec.guard((x,), {})
+        inputs = [_fetch(cm, fetched, x)]
+        graph = rec.compiled_graph
+        args = inputs[0]
+        for f in (lambda: graph(*args), lambda: cm(x), lambda: dyn(x), lambda: model(x)):
+            for _ in range(20):
+                f()
+        res = {"eager": [], "graph": [], "magpy": [], "dynamo": []}
+        for _ in range(5):   # interleave rounds so drift hits every variant alike
+            res["graph"].append(_median_us(lambda: graph(*args), iters))
+            res["magpy"].append(_median_us(lambda: cm(x), iters))
+            res["dynamo"].append(_median_us(lambda: dyn(x), iters))
+            res["eager"].append(_median_us(lambda: model(x), iters))
+        guard_us = _median_us(lambda: rec.guard((x,), {}), iters)
+        assert rec.guard((x,), {}) is not None
+    out = {k: min(v) for k, v in res.items()}
+    print(f"{name:8s} params={sum(1 for _ in model.parameters()):4d} "
+          + " ".join(f"{k}={v:8.1f}us" for k, v in out.items())
+          + f"  guard={guard_us:.1f}us  magpy/graph={out['magpy'] / out['graph']:.3f}"
+          + f"  dynamo/graph={out['dynamo'] / out['graph']:.3f}  magpy/eager={out['magpy'] / out['eager']:.3f}")
+    return out
+
+
+def _fetch(cm, fetched, x):
+    """The graph's inputs, gathered by the same generated guard the matched path uses."""
+    rec = cm._cache.records[0]
+    ns = rec.mock.__globals__
+    names = rec.mock_source.splitlines()[1].split("=")[0].replace(" ", "").rstrip(",").split(",")
+    call = [ln for ln in rec.mock_source.splitlines() if "_graph(" in ln][0]
+    arg_names = call.split("_graph(")[1].rstrip(")").split(", ")
+    local = dict(zip(names, fetched))
+    return [local.get(a) if a in local else eval(a, ns) for a in arg_names]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--backend", default="eager")
+    p.add_argument("--iters", type=int, default=300)
+    a = p.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    print(f"backend={a.backend}, median of {a.iters} calls, best of 5 interleaved rounds, 1 thread")
+    bench("small", DemoNet(), torch.randn(1, 3, 16, 16), a.backend, a.iters)
+    bench("medium", MLPStack(), torch.randn(1, 64), a.backend, a.iters)
+
+
+if __name__ == "__main__":
+    main()
