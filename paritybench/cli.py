@@ -1,0 +1,116 @@
+"""Command line: ``python -m paritybench run|table3|report``.
+
+    python -m paritybench run    [--dir PATH] [flags]   # default PATH: our corpus
+    python -m paritybench table3 [flags]                # PATH from $PARITYBENCH_DIR
+    python -m paritybench report --out DIR              # rewrite the tables of a finished run
+
+Flags: ``--compilers magpy,dynamo,torchscript --jobs N --limit K --filter TEXT --timeout S
+--out DIR | --run-id ID --backend eager|inductor --calls N --memory-gb G --seed N --fresh``.
+Results go to ``results/table3/<run-id>/`` (run id by default ``<dir name>-<backend>``); a
+rerun with the same flags resumes where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .evaluate import ALL_COMPILERS, BACKENDS, RunConfig
+from .loader import CORPUS_DIR
+from .report import write_reports
+from .runner import RunConfigMismatch, RunOptions, run
+
+RESULTS_ROOT = Path(__file__).resolve().parent.parent / "results" / "table3"
+PARITYBENCH_HINT = (
+    "set PARITYBENCH_DIR to the generated/ directory of ParityBench: "
+    "git clone https://github.com/jansel/pytorch-jit-paritybench and use its generated/ folder "
+    "(the paper used commit b219ee7), e.g. PARITYBENCH_DIR=$PWD/pytorch-jit-paritybench/generated"
+)
+
+
+def _compilers(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in ALL_COMPILERS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown compiler(s) {unknown or text!r}; choose from {','.join(ALL_COMPILERS)}")
+    return names
+
+
+def _add_run_flags(p: argparse.ArgumentParser, dir_help: str) -> None:
+    p.add_argument("--dir", type=Path, default=None, help=dir_help)
+    p.add_argument("--compilers", type=_compilers, default=ALL_COMPILERS, help="comma-separated (default: all three)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="files run in parallel (default: CPU count)")
+    p.add_argument("--limit", type=int, default=None, help="only the first K files (sorted by name)")
+    p.add_argument("--filter", dest="name_filter", default=None, help="only cases whose 'file::class' contains this text")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds one stage (eager or one compiler) may take")
+    p.add_argument("--out", type=Path, default=None, help="run directory (default: results/table3/<run-id>)")
+    p.add_argument("--run-id", default=None, help="name of the run directory under results/table3/")
+    p.add_argument("--backend", choices=BACKENDS, default="eager", help="backend for MagPy and TorchDynamo")
+    p.add_argument("--calls", type=int, default=3, help="calls per compiled module (default 3)")
+    p.add_argument("--memory-gb", type=float, default=8.0, help="address-space cap per worker, 0 for none")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--grad", action="store_true", help="run with autograd on (default: under torch.no_grad())")
+    p.add_argument("--fresh", action="store_true", help="discard earlier results in the run directory")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m paritybench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_run_flags(sub.add_parser("run", help="run a directory of ParityBench-format files"), "default: paritybench/corpus")
+    _add_run_flags(sub.add_parser("table3", help="run $PARITYBENCH_DIR and write Table 3"), "default: $PARITYBENCH_DIR")
+    rep = sub.add_parser("report", help="rewrite cases.csv/table3/failures of a run directory")
+    rep.add_argument("--out", type=Path, required=True)
+    return parser
+
+
+def _options(args: argparse.Namespace) -> RunOptions:
+    directory = args.dir
+    if directory is None and args.command == "table3":
+        env = os.environ.get("PARITYBENCH_DIR")
+        if not env:
+            raise SystemExit(f"paritybench table3: PARITYBENCH_DIR is not set; {PARITYBENCH_HINT}")
+        directory = Path(env)
+    if directory is None:
+        directory = CORPUS_DIR
+    directory = directory.expanduser().resolve()
+    if not directory.is_dir():
+        raise SystemExit(f"paritybench: {directory} is not a directory; {PARITYBENCH_HINT}")
+    config = RunConfig(
+        compilers=args.compilers, backend=args.backend, calls=args.calls, seed=args.seed, no_grad=not args.grad
+    )
+    out = args.out or RESULTS_ROOT / (args.run_id or f"{directory.name}-{args.backend}")
+    return RunOptions(
+        directory=directory,
+        out=out.resolve(),
+        config=config,
+        jobs=args.jobs,
+        limit=args.limit,
+        name_filter=args.name_filter,
+        timeout_s=args.timeout,
+        memory_gb=args.memory_gb,
+        fresh=args.fresh,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "report":
+        if not (args.out / "files").is_dir():
+            raise SystemExit(f"paritybench report: {args.out} is not a run directory (no files/ inside)")
+        write_reports(args.out)
+        print((args.out / "table3.md").read_text())
+        return 0
+    try:
+        opts = _options(args)
+    except ValueError as exc:
+        raise SystemExit(f"paritybench: {exc}") from None
+    try:
+        out = run(opts)
+    except (RunConfigMismatch, FileNotFoundError, ValueError) as exc:
+        raise SystemExit(f"paritybench: {exc}") from None
+    write_reports(out)
+    print((out / "table3.md").read_text())
+    print(f"results: {out}", file=sys.stderr)
+    return 0

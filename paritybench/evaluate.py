@@ -1,0 +1,209 @@
+"""Evaluating one test case: the eager reference, then each compiler on a fresh module.
+
+The counting follows the paper (§8.3):
+
+1. **Eager, twice.** The module is built twice from the same seed and each copy is called
+   ``calls`` times on the same seeded inputs. A case whose eager run raises is set apart as
+   *eager failed*; one whose two eager runs disagree is set apart as *nondeterministic*. The
+   first run's outputs, post-call inputs and final ``state_dict`` are the reference.
+2. **Each compiler** gets a fresh module built from the same seed (so the same weights),
+   compiles it, makes the same ``calls`` calls and must reproduce the reference exactly
+   (within ``rtol``/``atol``). See :mod:`paritybench.compilers` for what each one checks.
+
+Every call ``k`` uses its own input seed (same shapes, new values), so a graph that baked in
+one call's data is caught; the random generators are reseeded right before each call, so a
+program drawing random numbers does the same thing under every compiler.
+
+A stage result is a plain dict (JSON-ready)::
+
+    {"status": "ok" | "error" | "wrong" | "graph_break" | "fallback" | "nondeterministic" | ...,
+     "graphs": int | None, "error_class": str, "error": str, "time_s": float, ...}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .compare import difference, snapshot
+from .loader import TestCase
+
+__all__ = ["EagerTrace", "RunConfig", "build_module", "call_sequence", "error_fields", "run_eager_stage"]
+
+ALL_COMPILERS = ("magpy", "dynamo", "torchscript")
+BACKENDS = ("eager", "inductor")
+
+
+@dataclass
+class RunConfig:
+    """What every stage of every case is run with; stored with the results of a run."""
+
+    compilers: tuple[str, ...] = ALL_COMPILERS
+    backend: str = "eager"
+    calls: int = 3
+    seed: int = 0
+    no_grad: bool = True
+    rtol: float = 1e-4
+    atol: float = 1e-4
+
+    def __post_init__(self) -> None:
+        self.compilers = tuple(self.compilers)
+        unknown = [c for c in self.compilers if c not in ALL_COMPILERS]
+        if unknown:
+            raise ValueError(f"unknown compiler(s) {unknown}; choose from {list(ALL_COMPILERS)}")
+        if not self.compilers:
+            raise ValueError("at least one compiler is needed")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose from {list(BACKENDS)}")
+        if self.calls < 1:
+            raise ValueError(f"calls must be at least 1, got {self.calls}")
+
+    def as_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["compilers"] = list(self.compilers)
+        return d
+
+
+def seed_all(seed: int) -> None:
+    """Seed every generator a user program may draw from."""
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+
+
+def build_module(case: TestCase, cfg: RunConfig) -> Any:
+    """A fresh instance of the case's class from the seeded init-args factory, in eval mode."""
+    seed_all(cfg.seed)
+    args, kwargs = _split_args(case.get_init_args(), "init")
+    module = case.module_class(*args, **kwargs)
+    if isinstance(module, torch.nn.Module):
+        module.eval()
+    return module
+
+
+def make_inputs(case: TestCase, cfg: RunConfig, call: int) -> tuple[list[Any], dict[str, Any]]:
+    """The forward arguments of call number ``call`` (its own seed: same shapes, new values)."""
+    seed_all(cfg.seed + 1 + 7919 * call)
+    return _split_args(case.get_forward_args(), "forward")
+
+
+def _split_args(value: Any, what: str) -> tuple[list[Any], dict[str, Any]]:
+    if not (isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[1], dict)):
+        raise TypeError(f"the {what}-args factory must return ([args], {{kwargs}}), got {type(value).__name__}")
+    return list(value[0]), dict(value[1])
+
+
+def grad_mode(cfg: RunConfig) -> contextlib.AbstractContextManager[Any]:
+    return torch.no_grad() if cfg.no_grad else contextlib.nullcontext()
+
+
+@dataclass
+class EagerTrace:
+    """What a sequence of calls produced: per call the output and the inputs after the call."""
+
+    calls: list[dict[str, Any]]
+    state: dict[str, torch.Tensor] | None
+
+    def difference(self, other: EagerTrace, rtol: float, atol: float) -> str | None:
+        """Where ``other`` first departs from this trace, or None."""
+        for k, (mine, theirs) in enumerate(zip(self.calls, other.calls)):
+            for part in ("output", "inputs"):
+                found = difference(mine[part], theirs[part], rtol, atol, where=f"call {k + 1} {part}")
+                if found:
+                    return found
+        if self.state is not None and other.state is not None:
+            return difference(self.state, other.state, rtol, atol, where="state_dict after the calls")
+        return None
+
+
+def call_sequence(
+    fn: Callable[..., Any],
+    case: TestCase,
+    cfg: RunConfig,
+    state_owner: Callable[[], Any] | None = None,
+    before_call: Callable[[int], None] | None = None,
+) -> EagerTrace:
+    """Call ``fn`` ``cfg.calls`` times on the seeded inputs and record what happened."""
+    calls = []
+    for k in range(cfg.calls):
+        args, kwargs = make_inputs(case, cfg, k)
+        if before_call is not None:
+            before_call(k)
+        seed_all(cfg.seed + 100_003 + k)
+        with grad_mode(cfg):
+            out = fn(*args, **kwargs)
+        calls.append({"output": snapshot(out), "inputs": snapshot((args, kwargs))})
+    owner = state_owner() if state_owner is not None else None
+    return EagerTrace(calls, _state(owner))
+
+
+def _state(owner: Any) -> dict[str, torch.Tensor] | None:
+    if not isinstance(owner, torch.nn.Module):
+        return None
+    try:
+        return {k: v.detach().clone() for k, v in owner.state_dict().items() if isinstance(v, torch.Tensor)}
+    except Exception:  # noqa: BLE001 - a module whose state_dict raises has no comparable state
+        return None
+
+
+def eager_trace(case: TestCase, cfg: RunConfig) -> EagerTrace:
+    module = build_module(case, cfg)
+    return call_sequence(module, case, cfg, state_owner=lambda: module)
+
+
+def run_eager_stage(case: TestCase, cfg: RunConfig) -> tuple[dict[str, Any], EagerTrace | None]:
+    """Eager twice from the same seed. Returns the stage result and the reference (None when unusable)."""
+    start = time.perf_counter()
+    try:
+        first = eager_trace(case, cfg)
+        second = eager_trace(case, cfg)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user program is a result
+        return {"status": "error", "time_s": time.perf_counter() - start, **error_fields(exc)}, None
+    gap = first.difference(second, cfg.rtol, cfg.atol)
+    elapsed = time.perf_counter() - start
+    if gap is not None:
+        return {"status": "nondeterministic", "time_s": elapsed, "error_class": "Nondeterministic", "error": gap}, None
+    return {"status": "ok", "time_s": elapsed}, first
+
+
+def error_fields(exc: BaseException) -> dict[str, str]:
+    """The class and a one-line message of an exception, plus where in user code it arose."""
+    message = str(exc).strip()
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    head = lines[0] if lines else ""
+    if len(head) < 24 and len(lines) > 1:
+        head = f"{head} {lines[1]}"
+    return {
+        "error_class": type(exc).__name__,
+        "error": head[:400],
+        "where": _user_frame(exc),
+    }
+
+
+def _user_frame(exc: BaseException) -> str:
+    """The innermost traceback frame outside torch and the runner: usually the user's line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(frames):
+        name = frame.filename.replace("\\", "/")
+        if "/torch/" in name or "/magpy/" in name or ("/paritybench/" in name and "/corpus/" not in name):
+            continue
+        return f"{name.rsplit('/', 1)[-1]}:{frame.lineno}"
+    return ""
+
+
+@contextlib.contextmanager
+def timed() -> Iterator[dict[str, float]]:
+    box = {"time_s": 0.0}
+    start = time.perf_counter()
+    try:
+        yield box
+    finally:
+        box["time_s"] = time.perf_counter() - start

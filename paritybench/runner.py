@@ -1,0 +1,365 @@
+"""Running a directory of ParityBench files: one worker process per file, in parallel.
+
+Each file runs in its own process (see :mod:`paritybench.worker`) with a memory cap and a
+per-stage timeout. A stage that hangs is killed and recorded as ``timeout``; a worker that
+dies (segfault, killed by the OS) gets its in-flight stage recorded as ``crash``; then a new
+worker continues with the stages left. Nothing a user program does ends the run.
+
+Results live in the run directory::
+
+    <out>/run.json            the configuration (a rerun must use the same one)
+    <out>/files/<file>.jsonl  the event log of each file, written as stages finish
+    <out>/logs/<file>.log     what the user programs printed
+    <out>/cases.csv, table3.csv, table3.md, failures.md   (paritybench.report)
+
+A rerun into the same directory skips every recorded stage, so an interrupted run resumes
+where it stopped.
+
+Workers are forked from a server process that has already imported torch (and warmed up
+TorchDynamo), so starting one costs milliseconds instead of seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .evaluate import RunConfig
+from .loader import find_testfiles
+from .worker import case_selected, file_digest, read_events, run_file
+
+__all__ = ["FileProgress", "RunOptions", "file_progress", "run"]
+
+_POLL_S = 0.05
+_CONFIG_KEYS = ("compilers", "backend", "calls", "seed", "no_grad", "rtol", "atol")
+
+
+class RunConfigMismatch(RuntimeError):
+    """The run directory holds results made with another configuration."""
+
+
+@dataclass
+class RunOptions:
+    """Where to read programs, where to write results, and how to run them."""
+
+    directory: Path
+    out: Path
+    config: RunConfig = field(default_factory=RunConfig)
+    jobs: int = 1
+    limit: int | None = None
+    name_filter: str | None = None
+    timeout_s: float = 120.0
+    memory_gb: float = 8.0
+    fresh: bool = False
+    max_restarts: int | None = None  # per file; default: one per stage of the file, plus two
+
+
+@dataclass
+class FileProgress:
+    """What a file's event log says about it."""
+
+    loaded: bool | None = None  # None: never got as far as loading
+    cases: list[str] = field(default_factory=list)
+    done: dict[str, set[str]] = field(default_factory=dict)
+    in_flight: tuple[str, str, float] | None = None  # (case, stage, start time)
+    ended: bool = False
+
+    def pending(self, stages: list[str], stem: str, name_filter: str | None) -> list[tuple[str, str]]:
+        """The (case, stage) pairs still to run, in order."""
+        if self.loaded is False:
+            return []
+        out = []
+        for case in self.cases:
+            if case_selected(stem, case, name_filter):
+                out.extend((case, s) for s in stages if s not in self.done.get(case, set()))
+        return out
+
+
+def file_progress(events: list[dict[str, Any]]) -> FileProgress:
+    """Fold an event log into a :class:`FileProgress`."""
+    prog = FileProgress()
+    open_stage: tuple[str, str, float] | None = None
+    for ev in events:
+        kind = ev.get("event")
+        if kind == "load":
+            prog.loaded = bool(ev.get("ok"))
+            prog.cases = list(ev.get("cases", []))
+            prog.ended = False
+        elif kind == "stage_start":
+            open_stage = (ev["case"], ev["stage"], float(ev["t"]))
+            prog.ended = False
+        elif kind == "stage":
+            prog.done.setdefault(ev["case"], set()).add(ev["stage"])
+            if open_stage and open_stage[:2] == (ev["case"], ev["stage"]):
+                open_stage = None
+        elif kind == "end":
+            prog.ended = True
+            open_stage = None
+    prog.in_flight = open_stage
+    return prog
+
+
+class _FileJob:
+    """One file's worker process and the bookkeeping to restart it."""
+
+    def __init__(self, path: Path, out: Path, opts: RunOptions, stages: list[str]) -> None:
+        self.path = path
+        self.stem = path.stem
+        self.events_path = out / "files" / f"{self.stem}.jsonl"
+        self.log_path = out / "logs" / f"{self.stem}.log"
+        self.opts = opts
+        self.stages = stages
+        self.process: mp.process.BaseProcess | None = None
+        self.started_at = 0.0
+        self.restarts = 0
+        self.began = time.perf_counter()
+
+    def progress(self) -> FileProgress:
+        return file_progress(read_events(self.events_path))
+
+    def finished(self) -> bool:
+        prog = self.progress()
+        if prog.loaded is False:
+            return True
+        return prog.loaded is True and not prog.pending(self.stages, self.stem, self.opts.name_filter)
+
+    def changed_since_recorded(self) -> bool:
+        """True when the event log was made from a different version of the file."""
+        loads = [e for e in read_events(self.events_path) if e.get("event") == "load" and "sha1" in e]
+        return bool(loads) and loads[-1]["sha1"] != file_digest(self.path)
+
+    def start(self, ctx: mp.context.BaseContext) -> None:
+        prog = self.progress()
+        self.process = ctx.Process(
+            target=run_file,
+            args=(
+                str(self.path),
+                str(self.events_path),
+                str(self.log_path),
+                self.opts.config.as_json(),
+                {case: sorted(stages) for case, stages in prog.done.items()},
+                self.opts.name_filter,
+                int(self.opts.memory_gb * 2**30) if self.opts.memory_gb > 0 else 0,
+            ),
+            name=f"paritybench:{self.stem}",
+        )
+        self.process.start()
+        self.started_at = time.time()
+
+    def overdue(self, now: float) -> bool:
+        """True when the stage in flight (or the file's loading) has run past the timeout."""
+        prog = self.progress()
+        since = prog.in_flight[2] if prog.in_flight else self.started_at
+        if prog.in_flight is None and prog.loaded is not None:
+            since = max(self.started_at, _last_event_time(self.events_path))
+        return now - since > self.opts.timeout_s
+
+    def record_death(self, how: str) -> None:
+        """The worker is gone without finishing: blame its in-flight stage (or its loading)."""
+        events = read_events(self.events_path)
+        prog = file_progress(events)
+        if prog.ended and how == "crash":
+            return
+        from .worker import EventLog
+
+        log = EventLog(self.events_path)
+        try:
+            message = self._death_message(how)
+            if prog.loaded is None:
+                log.write({"event": "load", "ok": False, "error_class": how.capitalize(), "error": message})
+                return
+            pending = prog.pending(self.stages, self.stem, self.opts.name_filter)
+            if not pending:
+                return
+            case, stage = pending[0]
+            if prog.in_flight is not None:
+                flight_case, flight_stage, _ = prog.in_flight
+                if flight_stage not in prog.done.get(flight_case, set()):
+                    case, stage = flight_case, flight_stage
+            result = {"status": how, "error_class": how.capitalize(), "error": message}
+            log.write({"event": "stage", "case": case, "stage": stage, "result": result})
+            if stage == "eager":
+                for name in self.stages[1:]:
+                    if name not in prog.done.get(case, set()):
+                        skipped = {"status": "not_run", "error_class": "", "error": f"eager {how}"}
+                        log.write({"event": "stage", "case": case, "stage": name, "result": skipped})
+        finally:
+            log.close()
+
+    def _death_message(self, how: str) -> str:
+        if how == "timeout":
+            return f"killed after {self.opts.timeout_s:g} s without finishing"
+        code = self.process.exitcode if self.process is not None else None
+        if code is not None and code < 0:
+            return f"worker died from signal {-code}"
+        return f"worker exited with code {code} before finishing"
+
+
+def _last_event_time(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
+def _context() -> mp.context.BaseContext:
+    """A forkserver whose server has torch imported: forked workers start warm."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["paritybench._preload"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def prepare_out(opts: RunOptions) -> None:
+    """Create (or, with ``fresh``, clear) the run directory; refuse a foreign configuration."""
+    out = opts.out
+    if opts.fresh and out.exists():
+        for sub in ("files", "logs"):
+            shutil.rmtree(out / sub, ignore_errors=True)
+        for name in ("run.json", "cases.csv", "table3.csv", "table3.md", "failures.md"):
+            (out / name).unlink(missing_ok=True)
+    (out / "files").mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    wanted = {k: opts.config.as_json()[k] for k in _CONFIG_KEYS}
+    meta_path = out / "run.json"
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        have = {k: meta.get("config", {}).get(k) for k in _CONFIG_KEYS}
+        if have != wanted:
+            diff = {k: (have[k], wanted[k]) for k in _CONFIG_KEYS if have[k] != wanted[k]}
+            raise RunConfigMismatch(
+                f"{out} holds results of another configuration ({diff}, as (recorded, requested)); "
+                "pass --fresh to discard them or choose another --out / --run-id"
+            )
+    meta = {"config": wanted, "directory": str(opts.directory), "python": sys.version.split()[0]}
+    meta.update(_versions())
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+
+
+def _versions() -> dict[str, str]:
+    import torch
+
+    out = {"torch": torch.__version__}
+    try:
+        import magpy
+
+        out["magpy"] = getattr(magpy, "__version__", "unknown")
+    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
+        out["magpy"] = f"unavailable ({type(exc).__name__})"
+    return out
+
+
+def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path:
+    """Run every selected stage of every file not yet finished; return the run directory."""
+    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    if opts.jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {opts.jobs}")
+    if opts.timeout_s <= 0:
+        raise ValueError(f"timeout must be positive, got {opts.timeout_s}")
+    files = find_testfiles(opts.directory)
+    if not files:
+        raise FileNotFoundError(f"no test_*.py files in {opts.directory}")
+    if opts.limit is not None:
+        files = files[: opts.limit]
+    prepare_out(opts)
+    stages = ["eager", *opts.config.compilers]
+    jobs = [_FileJob(p, opts.out, opts, stages) for p in files]
+    for job in jobs:
+        if job.changed_since_recorded():
+            say(f"[paritybench] {job.stem} changed since its results were recorded: running it again")
+            job.events_path.unlink()
+    queue = [j for j in jobs if not j.finished()]
+    skipped = len(jobs) - len(queue)
+    say(f"[paritybench] {len(jobs)} files, {skipped} already finished, {len(queue)} to run, jobs={opts.jobs}")
+    if not queue:
+        return opts.out
+
+    ctx = _context()
+    active: list[_FileJob] = []
+    finished = skipped
+    try:
+        while queue or active:
+            while queue and len(active) < opts.jobs:
+                job = queue.pop(0)
+                job.start(ctx)
+                active.append(job)
+            time.sleep(_POLL_S)
+            now = time.time()
+            for job in list(active):
+                assert job.process is not None
+                if job.process.is_alive():
+                    if not job.overdue(now):
+                        continue
+                    job.process.kill()
+                    job.process.join()
+                    job.record_death("timeout")
+                else:
+                    job.process.join()
+                    if not job.progress().ended:
+                        job.record_death("crash")
+                limit = opts.max_restarts if opts.max_restarts is not None else _stage_count(job) + 2
+                if not job.finished() and job.restarts < limit:
+                    job.restarts += 1
+                    job.start(ctx)
+                    continue
+                if not job.finished():
+                    _give_up(job)
+                active.remove(job)
+                finished += 1
+                say(f"[{finished}/{len(jobs)}] {job.stem}: {_summary(job)} ({time.perf_counter() - job.began:.1f}s)")
+    finally:
+        for job in active:
+            if job.process is not None and job.process.is_alive():
+                job.process.kill()
+                job.process.join()
+    return opts.out
+
+
+def _stage_count(job: _FileJob) -> int:
+    prog = job.progress()
+    return max(len(prog.cases), 1) * len(job.stages)
+
+
+def _give_up(job: _FileJob) -> None:
+    """Too many restarts: record every stage left as a crash so the file counts as done."""
+    from .worker import EventLog
+
+    prog = job.progress()
+    log = EventLog(job.events_path)
+    try:
+        if prog.loaded is None:
+            log.write({"event": "load", "ok": False, "error_class": "Crash", "error": "worker kept dying before loading"})
+            return
+        for case, stage in prog.pending(job.stages, job.stem, job.opts.name_filter):
+            result = {"status": "crash", "error_class": "Crash", "error": "gave up after repeated worker deaths"}
+            log.write({"event": "stage", "case": case, "stage": stage, "result": result})
+    finally:
+        log.close()
+
+
+def _summary(job: _FileJob) -> str:
+    events = read_events(job.events_path)
+    load = next((e for e in events if e.get("event") == "load"), None)
+    if load is None or not load.get("ok"):
+        what = f"{load.get('error_class')}: {load.get('error')}" if load else "no load event"
+        return f"did not load ({what[:120]})"
+    ok: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for e in events:
+        if e.get("event") == "stage":
+            total[e["stage"]] = total.get(e["stage"], 0) + 1
+            ok[e["stage"]] = ok.get(e["stage"], 0) + (e["result"].get("status") == "ok")
+    if not total:
+        return "no selected cases"
+    return ", ".join(f"{s} {ok.get(s, 0)}/{total[s]}" for s in job.stages if s in total)
