@@ -27,9 +27,7 @@ _F_VALUESTACK = 8 * _PTR
 _F_STACKDEPTH = 10 * _PTR
 _void_p_at = ctypes.c_void_p.from_address
 _int_at = ctypes.c_int.from_address
-_py_object = ctypes.py_object
-_cast = ctypes.cast
-_arrays: dict[int, type] = {}
+_arrays: dict[int, tuple[type, type]] = {}
 
 
 def read_stack(frame) -> list:
@@ -43,11 +41,15 @@ def read_stack(frame) -> list:
         raise RuntimeError("read_stack: the frame is running or not stopped at a trace event")
     if depth == 0:
         return []
-    arr = _arrays.get(depth)
-    if arr is None:
-        arr = _arrays[depth] = ctypes.c_void_p * depth
-    base = _void_p_at(id(frame) + _F_VALUESTACK).value
-    return [_cast(p, _py_object).value if p else NULL for p in arr.from_address(base)[:]]
+    arrays = _arrays.get(depth)
+    if arrays is None:
+        arrays = _arrays[depth] = (ctypes.c_void_p * depth, ctypes.py_object * depth)
+    address = _void_p_at(id(frame) + _F_VALUESTACK).value
+    ptrs = arrays[0].from_address(address)[:]
+    if None in ptrs:
+        objs = arrays[1].from_address(address)
+        return [objs[i] if p else NULL for i, p in enumerate(ptrs)]
+    return arrays[1].from_address(address)[:]
 
 
 _hooks = None

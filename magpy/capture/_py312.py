@@ -50,9 +50,6 @@ _STACKTOP = 8 * _PTR
 _LOCALSPLUS = 9 * _PTR
 
 _void_p_at = ctypes.c_void_p.from_address
-_int_at = ctypes.c_int.from_address
-_from_ptr = ctypes.cast
-_py_object = ctypes.py_object
 _get_ident = threading.get_ident
 _getframe = sys._getframe
 
@@ -88,7 +85,7 @@ class _CodeInfo:
 
 # Equal code objects (same source compiled twice) share bytecode, hence one _CodeInfo.
 _infos: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_arrays: dict[int, type] = {}
+_arrays: dict[int, tuple[type, type]] = {}
 
 
 def _info(code: CodeType) -> _CodeInfo:
@@ -98,19 +95,32 @@ def _info(code: CodeType) -> _CodeInfo:
     return info
 
 
-def _read(frame, info: _CodeInfo, offset: int) -> list:
-    depth = info.depth[offset >> 1]
-    if depth < 0:
-        raise RuntimeError(f"no static stack depth for offset {offset} of {frame.f_code.co_name}; "
-                           "the instruction was thought unreachable")
+def _stack_address(frame, info: _CodeInfo) -> int:
+    """Address of the first value-stack slot of a running ``frame``.
+
+    Constant while the frame runs: a live ``_PyInterpreterFrame`` never moves (in the
+    thread's frame stack, or inside its generator object).
+    """
+    return _void_p_at(id(frame) + _F_FRAME).value + info.stack_base
+
+
+def _read_slots(address: int, depth: int) -> list:
+    """The ``depth`` stack slots at ``address``, as new references; NULL slots as NULL."""
     if depth == 0:
         return []
-    arr = _arrays.get(depth)
-    if arr is None:
-        arr = _arrays[depth] = ctypes.c_void_p * depth
-    iframe = _void_p_at(id(frame) + _F_FRAME).value
-    ptrs = arr.from_address(iframe + info.stack_base)[:]
-    return [_from_ptr(p, _py_object).value if p else NULL for p in ptrs]
+    arrays = _arrays.get(depth)
+    if arrays is None:
+        arrays = _arrays[depth] = (ctypes.c_void_p * depth, ctypes.py_object * depth)
+    ptrs = arrays[0].from_address(address)[:]
+    if None in ptrs:
+        objs = arrays[1].from_address(address)
+        return [objs[i] if p else NULL for i, p in enumerate(ptrs)]
+    return arrays[1].from_address(address)[:]
+
+
+def _no_depth(code: CodeType, offset: int) -> RuntimeError:
+    return RuntimeError(f"MagPy capture: no static stack depth for offset {offset} of {code.co_name} "
+                        f"({code.co_filename}:{code.co_firstlineno}); the analysis thought it unreachable")
 
 
 def read_stack(frame) -> list:
@@ -119,7 +129,12 @@ def read_stack(frame) -> list:
     Valid only while ``frame`` is stopped at an ``INSTRUCTION`` event (inside
     ``hooks.instruction``): the depth is the static depth at ``frame.f_lasti``.
     """
-    return _read(frame, _info(frame.f_code), frame.f_lasti)
+    code = frame.f_code
+    info = _info(code)
+    depth = info.depth[frame.f_lasti >> 1]
+    if depth < 0:
+        raise _no_depth(code, frame.f_lasti)
+    return _read_slots(_stack_address(frame, info), depth)
 
 
 class _Session:
@@ -129,7 +144,7 @@ class _Session:
         self.hooks = hooks
         self.tool = tool
         self.thread = _get_ident()
-        self.accepted: dict = {}          # running frame -> its _CodeInfo
+        self.accepted: dict = {}          # running frame -> (its _CodeInfo, its stack address)
         # Code objects with local events on, by identity: distinct code objects can
         # compare equal (same source compiled twice) and each needs its own events.
         self.instrumented: dict[int, CodeType] = {}
@@ -140,7 +155,8 @@ class _Session:
             return
         frame = _getframe(1)
         if self.hooks.enter_frame(frame):
-            self.accepted[frame] = _info(code)
+            info = _info(code)
+            self.accepted[frame] = (info, _stack_address(frame, info))
             if id(code) not in self.instrumented:
                 self.instrumented[id(code)] = code
                 _mon.set_local_events(self.tool, code, _LOCAL_EVENTS)
@@ -172,9 +188,12 @@ class _Session:
     # -- the hot path -----------------------------------------------------------------
     def on_instruction(self, code, offset):
         frame = _getframe(1)
-        info = self.accepted.get(frame)
-        if info is not None:
-            self.hooks.instruction(frame, offset, _read(frame, info, offset))
+        entry = self.accepted.get(frame)
+        if entry is not None:
+            depth = entry[0].depth[offset >> 1]
+            if depth < 0:
+                raise _no_depth(code, offset)
+            self.hooks.instruction(frame, offset, _read_slots(entry[1], depth))
 
     def install(self) -> None:
         tool = self.tool
