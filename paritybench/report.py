@@ -29,7 +29,7 @@ from typing import Any
 
 from .worker import read_events
 
-__all__ = ["CASE_COLUMNS", "Table3", "case_rows", "reason_key", "summarize", "write_reports"]
+__all__ = ["CASE_COLUMNS", "Table3", "case_rows", "family_of", "reason_key", "summarize", "write_reports"]
 
 COMPILER_TITLES = {"magpy": "MagPy", "dynamo": "TorchDynamo", "torchscript": "TorchScript"}
 _PAPER_ORDER = ("torchscript", "dynamo", "magpy")
@@ -254,8 +254,39 @@ def _table3_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[di
     declared = [r for r in rows if r["expected"]]
     if declared:
         lines += ["", *_declared_section(declared, table)]
+        lines += ["", *_family_section(rows, table)]
     lines.append("")
     return "\n".join(lines)
+
+
+_FAMILIES = ("builtins", "oop", "side_effects", "typing", "dynamic", "models")
+
+
+def family_of(file_stem: str) -> str:
+    """The feature family of a corpus file, from its name ``test_<family>_<topic>``."""
+    name = file_stem.removeprefix("test_")
+    return next((f for f in _FAMILIES if name.startswith(f + "_")), name.split("_")[0])
+
+
+def _family_section(rows: list[dict[str, Any]], table: Table3) -> list[str]:
+    """Failures per feature family (our corpus names its files ``test_<family>_<topic>.py``)."""
+    titles = [COMPILER_TITLES[c] for c in table.compilers]
+    out = [f"Failed {table.counted_over} cases by feature family:", ""]
+    out.append("| Family | files | cases | static | dynamic | " + " | ".join(titles) + " |")
+    out.append("| --- |" + " ---: |" * (4 + len(titles)))
+    families: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        families.setdefault(family_of(r["file"]), []).append(r)
+    for name, members in sorted(families.items()):
+        counted = [r for r in members if r["kind"] == table.counted_over]
+        fails = [str(sum(r[f"{c}_status"] != "ok" for r in counted)) for c in table.compilers]
+        kinds = Counter(r["kind"] for r in members)
+        out.append(
+            f"| {name} | {len({r['file'] for r in members})} | {len(members)} | {kinds['static']} | {kinds['dynamic']} | "
+            + " | ".join(fails)
+            + " |"
+        )
+    return out
 
 
 _STATUS_ORDER = ("ok", "error", "wrong", "graph_break", "fallback", "timeout", "crash", "harness_error")

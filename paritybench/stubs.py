@@ -94,6 +94,12 @@ class _StubMeta(type):
             raise AttributeError(name)
         return _child(cls, name)
 
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if "_stub_path" in cls.__dict__ and _is_decoration(args, kwargs):
+            cls._stub_usage.record(cls._stub_module, f"{cls._stub_path}()")
+            return args[0]
+        return super().__call__(*args, **kwargs)
+
     def __repr__(cls) -> str:
         return f"<stub {cls._stub_module}.{cls._stub_path}>" if cls._stub_path else f"<stub {cls._stub_module}>"
 
@@ -107,6 +113,11 @@ class _StubMeta(type):
 
     def __getitem__(cls, item: Any) -> Any:
         return _child(cls, "[]")
+
+
+def _is_decoration(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """A call with exactly one function or class: a stubbed decorator applied to a definition."""
+    return len(args) == 1 and not kwargs and (inspect.isfunction(args[0]) or inspect.isclass(args[0]))
 
 
 def _child(parent: Any, name: str) -> Any:
@@ -136,9 +147,9 @@ def _make_stub(module: str, path: str, usage: StubUsage) -> type:
 class _StubBase:
     """Instances of stub classes: absorb attribute reads, calls and iteration.
 
-    Calling a stub with exactly one function or class and nothing else returns it
-    unchanged, so a stubbed decorator (``@some_lib.register``) leaves the user's definition
-    in place.
+    Calling a stub (class or instance) with exactly one function or class and nothing else
+    returns it unchanged, so a stubbed decorator (``@some_lib.register``) leaves the user's
+    definition in place.
     """
 
     _stub_module = ""
@@ -156,7 +167,7 @@ class _StubBase:
         return _child(type(self), name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1 and not kwargs and (inspect.isfunction(args[0]) or inspect.isclass(args[0])):
+        if _is_decoration(args, kwargs):
             return args[0]
         return type(self)()
 

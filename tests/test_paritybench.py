@@ -1,0 +1,427 @@
+"""The ParityBench coverage runner: stubs, loading, timeouts, crashes, resuming, and our corpus.
+
+The corpus test runs the whole runner (eager + MagPy + TorchDynamo + TorchScript, two jobs)
+over ``paritybench/corpus`` and checks the aggregate against what each file declares in its
+``EXPECTED``: every case runs in eager mode, declared-dynamic cases are classified dynamic,
+declared-static cases static, and the result files have the documented columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from paritybench.cli import PARITYBENCH_HINT, main
+from paritybench.compare import difference
+from paritybench.evaluate import RunConfig
+from paritybench.loader import CORPUS_DIR, LoadError, find_testfiles, load_testfile
+from paritybench.report import CASE_COLUMNS, TABLE3_COLUMNS, reason_key, write_reports
+from paritybench.runner import RunConfigMismatch, RunOptions, run
+from paritybench.stubs import StubImporter, is_stub
+from paritybench.worker import read_events
+
+HELPERS = '''
+MARKER = "from-the-user-directory"
+
+
+class _mock_config(dict):
+    def __getattr__(self, name):
+        return self[name]
+
+
+def patch_functional():
+    pass
+'''
+
+
+def write(directory: Path, name: str, body: str) -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def stages_of(out: Path, stem: str) -> dict[tuple[str, str], dict]:
+    """(case, stage) -> result, from a file's event log."""
+    return {
+        (e["case"], e["stage"]): e["result"]
+        for e in read_events(out / "files" / f"{stem}.jsonl")
+        if e.get("event") == "stage"
+    }
+
+
+def quiet_run(opts: RunOptions) -> Path:
+    return run(opts, progress=lambda line: None)
+
+
+# -- stubs ---------------------------------------------------------------------------------------
+@pytest.fixture
+def clean_modules():
+    """Forget the fake libraries, helper modules and test files a test imported or stubbed."""
+    before = set(sys.modules)
+    meta_path = list(sys.meta_path)
+    yield
+    ours = ("magpy_", "_paritybench_helpers", "test_")
+    for name in set(sys.modules) - before:
+        if name.startswith(ours):
+            del sys.modules[name]
+    sys.meta_path[:] = meta_path
+
+
+def test_stub_importer_stands_in_for_missing_modules_and_records_use(clean_modules):
+    importer = StubImporter()
+    stubbed = importer.prepare(["magpy_no_such_lib", "magpy_no_such_lib.models", "math"])
+    assert stubbed == ["magpy_no_such_lib"]  # math is real; the submodule is covered by its parent
+    with importer:
+        import magpy_no_such_lib.models as models
+        from magpy_no_such_lib import transforms
+
+        class Net(models.ResNet):  # subclassing a stand-in works
+            def __init__(self):
+                super().__init__(depth=3)
+                self.own = 1
+
+        net = Net()
+        assert net.own == 1 and is_stub(net.anything)
+        resnet = models.resnet50(pretrained=False)
+        assert list(resnet) == [] and len(resnet) == 0
+
+        @transforms.register
+        def kept():  # a stubbed decorator leaves the function alone
+            return 7
+
+        assert kept() == 7
+        with pytest.raises(ModuleNotFoundError):  # names the file did not import stay missing
+            import magpy_other_missing_lib  # noqa: F401
+    accesses = importer.usage.accesses["magpy_no_such_lib.models"]
+    assert {"ResNet", "resnet50", "resnet50()"} <= accesses
+    assert {"transforms", "transforms.register()"} <= importer.usage.accesses["magpy_no_such_lib"]
+
+
+def test_stub_importer_replaces_modules_whose_import_raises(tmp_path, monkeypatch, clean_modules):
+    pkg = tmp_path / "magpy_broken_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import part\n")
+    (pkg / "part.py").write_text("raise RuntimeError('needs a CUDA build')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importer = StubImporter()
+    assert importer.prepare(["magpy_broken_pkg"]) == ["magpy_broken_pkg"]
+    assert "RuntimeError: needs a CUDA build" in importer.usage.modules["magpy_broken_pkg"]
+    assert not any(name.startswith("magpy_broken_pkg.") for name in sys.modules)  # half-import purged
+    with importer:
+        import magpy_broken_pkg
+
+    assert is_stub(magpy_broken_pkg.ops.nms)
+
+
+def test_stub_importer_fills_names_missing_from_installed_modules(clean_modules):
+    importer = StubImporter()
+    importer.prepare(["torch"], [("torch.nn", "magpy_removed_layer"), ("torch.nn", "Linear")])
+    from torch.nn import Linear, magpy_removed_layer
+
+    assert Linear is torch.nn.modules.linear.Linear
+    assert is_stub(magpy_removed_layer)
+    assert "magpy_removed_layer (missing from the installed module)" in importer.usage.accesses["torch.nn"]
+    del torch.nn.magpy_removed_layer
+
+
+# -- loading ---------------------------------------------------------------------------------------
+def test_load_a_parity_bench_dir_given_by_path_uses_its_own_helpers(tmp_path, clean_modules):
+    write(tmp_path, "_paritybench_helpers.py", HELPERS)
+    write(
+        tmp_path,
+        "test_someone_project.py",
+        """
+        import sys
+        _module = sys.modules[__name__]
+        del sys
+        from _paritybench_helpers import _mock_config, patch_functional, MARKER
+        import math, torch, magpy_absent_vision_lib
+        import torch.nn as nn
+        patch_functional()
+
+
+        class Scale(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.factor = cfg.factor
+
+            def forward(self, x):
+                return x * self.factor
+
+        TESTCASES = [(Scale, lambda: ([_mock_config(factor=2.0)], {}), lambda: ([torch.ones(2)], {}), True)]
+        """,
+    )
+    (tmp_path / "not_a_test.py").write_text("raise SystemExit\n")
+    assert [p.name for p in find_testfiles(tmp_path)] == ["test_someone_project.py"]
+    loaded = load_testfile(tmp_path / "test_someone_project.py")
+    assert loaded.helpers == str(tmp_path / "_paritybench_helpers.py")
+    assert loaded.module.MARKER == "from-the-user-directory"
+    assert loaded.stubbed_modules == ["magpy_absent_vision_lib"]
+    (case,) = loaded.cases
+    assert case.name == "Scale" and case.jit_compiles is True and case.expected is None
+    args, kwargs = case.get_init_args()
+    assert torch.equal(case.module_class(*args, **kwargs)(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_a_dir_without_helpers_gets_ours(tmp_path, clean_modules):
+    write(
+        tmp_path,
+        "test_plain.py",
+        """
+        from _paritybench_helpers import _mock_config, _mock_layer, patch_functional
+        import torch
+        patch_functional()
+        TESTCASES = [(torch.nn.ReLU, lambda: ([], {}), lambda: ([torch.ones(1)], {}), True)]
+        """,
+    )
+    loaded = load_testfile(tmp_path / "test_plain.py")
+    assert loaded.helpers == str(CORPUS_DIR / "_paritybench_helpers.py")
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("X = 1\n", "no TESTCASES"),
+        ("TESTCASES = [(1, 2)]\n", r"TESTCASES\[0\] is not"),
+        ("TESTCASES = [(1, lambda: 0, lambda: 0, True)]\n", "not a class"),
+        (
+            "import torch\nTESTCASES = [(torch.nn.ReLU, lambda: ([], {}), lambda: ([], {}), True)]\n"
+            "EXPECTED = {'Other': {'dynamic': False}}\n",
+            "not in TESTCASES",
+        ),
+        (
+            "import torch\nTESTCASES = [(torch.nn.ReLU, lambda: ([], {}), lambda: ([], {}), True)]\n"
+            "EXPECTED = {'ReLU': {'dynamic': 'no'}}\n",
+            "bool 'dynamic'",
+        ),
+    ],
+)
+def test_malformed_files_are_rejected_with_a_reason(tmp_path, clean_modules, body, message):
+    path = write(tmp_path, "test_bad.py", body)
+    with pytest.raises(LoadError, match=message):
+        load_testfile(path)
+
+
+# -- comparing -------------------------------------------------------------------------------------
+def test_difference_names_where_outputs_depart():
+    a = {"logits": torch.ones(2, 3), "aux": [torch.zeros(1), 3, "tag"]}
+    assert difference(a, {"logits": torch.ones(2, 3), "aux": [torch.zeros(1), 3, "tag"]}) is None
+    assert "shape" in difference(a, {"logits": torch.ones(3, 2), "aux": a["aux"]})
+    assert difference(a, {"logits": a["logits"], "aux": [torch.zeros(1), 4, "tag"]}) == "output['aux'][1]: 3 vs 4"
+    assert "list vs tuple" in difference([1], (1,))
+    assert difference(torch.tensor([float("nan")]), torch.tensor([float("nan")])) is None
+
+
+def test_reason_keys_group_messages_that_differ_only_in_numbers_and_paths():
+    one = reason_key("Fallback", "unsupported instruction X (/a/b/model.py:12 in forward)")
+    two = reason_key("Fallback", "unsupported instruction X (/c/d/other.py:99 in forward)")
+    assert one == two == "Fallback: unsupported instruction X (<file> in forward)"
+
+
+# -- the runner: crashes, hangs, memory, resuming ---------------------------------------------------
+MISBEHAVING = """
+import os, signal, time, torch
+import torch.nn as nn
+
+
+class Fine(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Hangs(nn.Module):
+    def forward(self, x):
+        while True:
+            time.sleep(0.05)
+
+
+class Segfaults(nn.Module):
+    def forward(self, x):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+class Greedy(nn.Module):
+    def forward(self, x):
+        block = bytearray(3 * 2 ** 30)  # over the 2 GiB cap
+        return x + len(block)
+
+
+class Flaky(nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        type(self).calls += 1
+        return x + type(self).calls
+
+
+class AlsoFine(nn.Module):
+    def forward(self, x):
+        return x - 1
+
+
+ONE = lambda: ([torch.ones(2)], {})
+TESTCASES = [(c, lambda: ([], {}), ONE, True) for c in (Fine, Hangs, Segfaults, Greedy, Flaky, AlsoFine)]
+"""
+
+
+def test_hangs_crashes_and_memory_hogs_become_results_and_the_run_goes_on(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write(src, "test_misbehaving.py", MISBEHAVING)
+    out = tmp_path / "out"
+    opts = RunOptions(
+        directory=src, out=out, config=RunConfig(compilers=("torchscript",)), jobs=1, timeout_s=4, memory_gb=2
+    )
+    quiet_run(opts)
+    got = stages_of(out, "test_misbehaving")
+    assert got[("Fine", "eager")]["status"] == "ok" and got[("Fine", "torchscript")]["status"] == "ok"
+    assert got[("Hangs", "eager")]["status"] == "timeout"
+    assert got[("Segfaults", "eager")]["status"] == "crash"
+    assert "signal 11" in got[("Segfaults", "eager")]["error"]
+    assert got[("Greedy", "eager")]["error_class"] == "MemoryError"
+    assert got[("Flaky", "eager")]["status"] == "nondeterministic"
+    assert got[("AlsoFine", "eager")]["status"] == "ok" and got[("AlsoFine", "torchscript")]["status"] == "ok"
+    for case in ("Hangs", "Segfaults", "Greedy", "Flaky"):
+        assert got[(case, "torchscript")]["status"] == "not_run"
+
+    table = write_reports(out)
+    assert (table.cases, table.eager_failed, table.nondeterministic) == (2, 3, 1)
+    rows = list(csv.DictReader(open(out / "cases.csv")))
+    assert {r["class"]: r["kind"] for r in rows}["Hangs"] == "eager_failed"
+
+
+def test_a_rerun_skips_recorded_stages_and_redoes_changed_files(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    body = """
+    import torch
+    import torch.nn as nn
+
+
+    class Double(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+
+    class Triple(nn.Module):
+        def forward(self, x):
+            return x * 3
+
+    TESTCASES = [(Double, lambda: ([], {}), lambda: ([torch.ones(2)], {}), True),
+                 (Triple, lambda: ([], {}), lambda: ([torch.ones(2)], {}), True)]
+    """
+    write(src, "test_a.py", body)
+    write(src, "test_b.py", body)
+    out = tmp_path / "out"
+    cfg = RunConfig(compilers=("torchscript",))
+    quiet_run(RunOptions(directory=src, out=out, config=cfg, limit=1))
+    assert (out / "files" / "test_a.jsonl").exists() and not (out / "files" / "test_b.jsonl").exists()
+
+    # Simulate an interruption: drop the last recorded stage (and the end marker) of test_a.
+    log_a = out / "files" / "test_a.jsonl"
+    lines = log_a.read_text().splitlines(keepends=True)
+    assert json.loads(lines[-1])["event"] == "end"
+    dropped = json.loads(lines[-2])
+    assert (dropped["case"], dropped["stage"]) == ("Triple", "torchscript")
+    log_a.write_text("".join(lines[:-2]))
+
+    lines_seen = []
+    run(RunOptions(directory=src, out=out, config=cfg, jobs=2), progress=lines_seen.append)
+    starts = [e for e in read_events(log_a) if e.get("event") == "stage_start"]
+    # Only Triple ran again: its eager stage as a replay for the reference, then the missing stage.
+    assert [(e["case"], e["stage"], e.get("replay", False)) for e in starts[-2:]] == [
+        ("Triple", "eager", True),
+        ("Triple", "torchscript", False),
+    ]
+    assert stages_of(out, "test_a")[("Triple", "torchscript")]["status"] == "ok"
+    assert (out / "files" / "test_b.jsonl").exists()
+
+    lines_seen.clear()
+    run(RunOptions(directory=src, out=out, config=cfg), progress=lines_seen.append)
+    assert "2 already finished, 0 to run" in lines_seen[0]
+
+    write(src, "test_b.py", body.replace("x * 3", "x * 4"))
+    lines_seen.clear()
+    run(RunOptions(directory=src, out=out, config=cfg), progress=lines_seen.append)
+    assert any("test_b changed" in line for line in lines_seen)
+
+    with pytest.raises(RunConfigMismatch, match="--fresh"):
+        run(RunOptions(directory=src, out=out, config=RunConfig(compilers=("dynamo",))), progress=lambda line: None)
+
+
+def test_a_file_that_fails_to_load_is_recorded_not_fatal(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write(src, "test_broken.py", "import torch\nraise ValueError('bad project code')\n")
+    out = quiet_run(RunOptions(directory=src, out=tmp_path / "out", config=RunConfig(compilers=("torchscript",))))
+    (load,) = [e for e in read_events(out / "files" / "test_broken.jsonl") if e["event"] == "load"]
+    assert (load["ok"], load["error_class"], load["error"]) == (False, "ValueError", "bad project code")
+    table = write_reports(out)
+    assert (table.files, table.files_failed_to_load, table.cases) == (1, 1, 0)
+
+
+def test_table3_without_parity_bench_dir_says_where_to_get_it(monkeypatch, capsys):
+    monkeypatch.delenv("PARITYBENCH_DIR", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["table3"])
+    assert "PARITYBENCH_DIR is not set" in str(exc.value)
+    assert "github.com/jansel/pytorch-jit-paritybench" in PARITYBENCH_HINT and "generated/" in PARITYBENCH_HINT
+
+
+# -- our corpus ------------------------------------------------------------------------------------
+def test_corpus_declares_every_case_and_is_big_enough(clean_modules):
+    files = find_testfiles(CORPUS_DIR)
+    cases = []
+    for path in files:
+        loaded = load_testfile(path)
+        undeclared = [c.name for c in loaded.cases if c.expected is None]
+        assert not undeclared, f"{path.name}: no EXPECTED entry for {undeclared}"
+        cases += loaded.cases
+    assert len(files) >= 30 and len(cases) >= 100
+    families = {p.name.split("_")[1] for p in files}
+    assert {"builtins", "oop", "side", "typing", "dynamic", "models"} <= families
+    # Convention: the truly dynamic programs, and only they, live in test_dynamic_*.py.
+    for case in cases:
+        in_dynamic_file = case.module_class.__module__.startswith("test_dynamic_")
+        assert case.expected["dynamic"] == in_dynamic_file, f"{case.module_class.__module__}::{case.name}"
+    assert sum(c.expected["dynamic"] for c in cases) >= 10
+
+
+@pytest.mark.slow
+def test_corpus_run_matches_what_the_programs_declare(tmp_path):
+    out = tmp_path / "corpus"
+    opts = RunOptions(directory=CORPUS_DIR, out=out, config=RunConfig(backend="eager"), jobs=2, timeout_s=120)
+    quiet_run(opts)
+    table = write_reports(out)
+
+    rows = list(csv.DictReader(open(out / "cases.csv", newline="")))
+    assert list(rows[0].keys()) == CASE_COLUMNS
+    with open(out / "table3.csv", newline="") as fh:
+        t3 = list(csv.reader(fh))
+    assert t3[0] == TABLE3_COLUMNS and [r[2] for r in t3[1:]] == ["TorchScript", "TorchDynamo", "MagPy"]
+    assert "| Cases | Static cases | Compiler | Failed cases | Fail rate |" in (out / "table3.md").read_text()
+    assert "## MagPy" in (out / "failures.md").read_text()
+
+    assert len(rows) >= 100
+    not_eager = [f"{r['file']}::{r['class']}: {r['eager_error']}" for r in rows if r["eager_status"] != "ok"]
+    assert not not_eager, "corpus programs must run in eager mode:\n" + "\n".join(not_eager)
+    assert all(r["magpy_status"] != "error" or r["magpy_error_class"] != "ImportError" for r in rows)
+    assert table.static_cases + table.dynamic_cases == table.cases == len(rows)
+
+    wrong = [
+        f"{r['file']}::{r['class']}: declared {r['expected']}, classified {r['kind']} "
+        f"({r['magpy_dynamic_reason'] or r['magpy_error'] or r['magpy_status']})"
+        for r in rows
+        if r["kind"] != r["expected"]
+    ]
+    assert not wrong, f"{len(wrong)} cases classified against their declaration:\n" + "\n".join(wrong)
+
+    loads = [e for p in (out / "files").glob("*.jsonl") for e in read_events(p) if e.get("event") == "load"]
+    assert all(e["ok"] for e in loads)
+    assert all("torchvision" in e["stubs"]["modules"] for e in loads)  # the preamble imports it; it cannot load here
