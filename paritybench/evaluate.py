@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -181,21 +182,39 @@ def error_fields(exc: BaseException) -> dict[str, str]:
     head = lines[0] if lines else ""
     if len(head) < 24 and len(lines) > 1:
         head = f"{head} {lines[1]}"
+    # TorchDynamo puts the specific cause on an "Explanation:" line below a generic first line.
+    explanation = next((line[len("Explanation:") :].strip() for line in lines if line.startswith("Explanation:")), "")
+    if explanation:
+        head = f"{head}: {explanation}"
     return {
         "error_class": type(exc).__name__,
         "error": head[:400],
-        "where": _user_frame(exc),
+        "where": _user_frame(exc, message),
     }
 
 
-def _user_frame(exc: BaseException) -> str:
-    """The innermost traceback frame outside torch and the runner: usually the user's line."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    for frame in reversed(frames):
-        name = frame.filename.replace("\\", "/")
-        if "/torch/" in name or "/magpy/" in name or ("/paritybench/" in name and "/corpus/" not in name):
-            continue
-        return f"{name.rsplit('/', 1)[-1]}:{frame.lineno}"
+def _is_library_file(name: str) -> bool:
+    name = name.replace("\\", "/")
+    return "/torch/" in name or "/magpy/" in name or ("/paritybench/" in name and "/corpus/" not in name)
+
+
+def _user_frame(exc: BaseException, message: str) -> str:
+    """The innermost frame outside torch, MagPy and the runner: usually the user's line.
+
+    TorchDynamo and TorchScript report the user's frames in their messages, not in the
+    traceback, so those are read first.
+    """
+    if "from user code:" in message:  # TorchDynamo: outermost first, the innermost user frame wins
+        tail = message.split("from user code:", 1)[1]
+        candidates = list(reversed(re.findall(r'File "([^"]+)", line (\d+)', tail)))
+    else:  # TorchScript: the failing line first, then the frames that called it
+        candidates = re.findall(r'File "([^"]+)", line (\d+)', message)
+    for path, line in candidates:
+        if not _is_library_file(path):
+            return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if not _is_library_file(frame.filename):
+            return f"{frame.filename.replace(chr(92), '/').rsplit('/', 1)[-1]}:{frame.lineno}"
     return ""
 
 

@@ -192,8 +192,8 @@ def reason_key(error_class: str, message: str) -> str:
     for pattern, repl in _NORMALIZERS:
         text = pattern.sub(repl, text)
     text = text.strip()
-    if len(text) > 110:
-        text = text[:110] + "…"
+    if len(text) > 160:
+        text = text[:160] + "…"
     return f"{error_class}: {text}" if text else error_class
 
 
@@ -335,6 +335,17 @@ def _failures_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[
         if len(groups) > top:
             lines.append(f"| {sum(len(m) for _, m in sorted(groups.items(), key=lambda kv: -len(kv[1]))[top:])} | "
                          f"({len(groups) - top} other reasons) | |")
+        lines.append("")
+    dynamic = [r for r in rows if r["kind"] == "dynamic"]
+    if dynamic:
+        # MagPy's own word decides what is set apart as dynamic; show it, so a reader can judge it.
+        lines += [f"## Why MagPy classified {len(dynamic)} cases dynamic", ""]
+        lines += ["| count | reason | example |", "| ---: | --- | --- |"]
+        groups = {}
+        for r in dynamic:
+            groups.setdefault(reason_key("dynamic", r["magpy_dynamic_reason"]), []).append(r)
+        for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]:
+            lines.append(f"| {len(members)} | {_md(key)} | `{members[0]['file']}::{members[0]['class']}` |")
         lines.append("")
     set_apart = [r for r in rows if r["kind"] in ("eager_failed", "nondeterministic")]
     if set_apart or load_failures:
