@@ -64,6 +64,7 @@ class LoadedFile:
     cases: list[TestCase]
     helpers: str
     stubs: StubUsage
+    helpers_note: str = ""
     load_time_s: float = 0.0
     stubbed_modules: list[str] = field(default_factory=list)
 
@@ -76,15 +77,28 @@ def find_testfiles(directory: str | Path) -> list[Path]:
     return sorted(p for p in directory.glob("test_*.py") if p.is_file())
 
 
-def install_helpers(directory: Path) -> str:
-    """Make ``import _paritybench_helpers`` work for files of ``directory``; return its path.
+def install_helpers(directory: Path) -> tuple[str, str]:
+    """Make ``import _paritybench_helpers`` work for files of ``directory``.
 
-    The directory's own helper module wins; without one, the corpus helper is used. The
-    module is registered in ``sys.modules`` under its import name, which is what every
-    ``from _paritybench_helpers import ...`` line of the files looks up.
+    The directory's own helper module wins; without one, or when it fails to import (the
+    original imports ``torch.testing._internal.jit_utils``, which needs the ``expecttest``
+    package), the corpus helper, which offers the same names, is used. The module is
+    registered in ``sys.modules`` under its import name, which is what every
+    ``from _paritybench_helpers import ...`` line looks up. Returns (path used, note on why
+    the directory's own helper was not used, or "").
     """
     own = directory / f"{HELPERS_NAME}.py"
-    source = own if own.is_file() else CORPUS_DIR / f"{HELPERS_NAME}.py"
+    ours = CORPUS_DIR / f"{HELPERS_NAME}.py"
+    if own.is_file():
+        try:
+            return _load_helpers(own), ""
+        except Exception as exc:  # noqa: BLE001 - any failure: say so and use ours
+            note = f"{own} failed to import ({type(exc).__name__}: {exc}); using {ours}"
+            return _load_helpers(ours), note
+    return _load_helpers(ours), ""
+
+
+def _load_helpers(source: Path) -> str:
     loaded = sys.modules.get(HELPERS_NAME)
     if loaded is not None and getattr(loaded, "__file__", None) == str(source):
         return str(source)
@@ -110,7 +124,7 @@ def load_testfile(path: str | Path, importer: StubImporter | None = None) -> Loa
     path = Path(path).resolve()
     start = time.perf_counter()
     importer = importer if importer is not None else StubImporter()
-    helpers = install_helpers(path.parent)
+    helpers, helpers_note = install_helpers(path.parent)
     source = path.read_text(encoding="utf-8", errors="replace")
     names, pairs = imported_names(source, str(path))
     names = [n for n in names if n != HELPERS_NAME]
@@ -130,6 +144,7 @@ def load_testfile(path: str | Path, importer: StubImporter | None = None) -> Loa
         module=module,
         cases=cases,
         helpers=helpers,
+        helpers_note=helpers_note,
         stubs=importer.usage,
         load_time_s=time.perf_counter() - start,
         stubbed_modules=stubbed,

@@ -214,12 +214,19 @@ def write_reports(out: Path, top: int = 10) -> Table3:
         for c in table.compilers:
             writer.writerow([table.cases, table.static_cases, COMPILER_TITLES[c], table.failed[c], f"{table.fail_rate(c):.4f}"])
 
-    (out / "table3.md").write_text(_table3_md(table, rows, load_failures, meta), encoding="utf-8")
+    notes = sorted({e["helpers_note"] for e in _load_events(out) if e.get("helpers_note")})
+    (out / "table3.md").write_text(_table3_md(table, rows, load_failures, meta, notes), encoding="utf-8")
     (out / "failures.md").write_text(_failures_md(table, rows, load_failures, top), encoding="utf-8")
     return table
 
 
-def _table3_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+def _load_events(out: Path) -> list[dict[str, Any]]:
+    return [e for p in sorted((out / "files").glob("*.jsonl")) for e in read_events(p) if e.get("event") == "load"]
+
+
+def _table3_md(
+    table: Table3, rows: list[dict[str, Any]], load_failures: list[dict[str, Any]], meta: dict[str, Any], notes: list[str]
+) -> str:
     cfg = meta.get("config", {})
     static_title = "Static cases" if table.counted_over == "static" else "Unclassified cases"
     base = table.static_cases if table.counted_over == "static" else table.unclassified_cases
@@ -246,6 +253,7 @@ def _table3_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[di
     ]
     if table.counted_over != "static":
         lines.append("- MagPy was not run, so no case could be classified static or dynamic; rates are over all valid cases")
+    lines += [f"\nHelper module: {note}" for note in notes]
     lines += ["", f"Outcomes on the {base} counted cases:", "", "| Compiler | " + " | ".join(_STATUS_ORDER) + " |"]
     lines.append("| --- |" + " ---: |" * len(_STATUS_ORDER))
     for c in table.compilers:

@@ -149,6 +149,7 @@ def run_file(
             "cases": [c.name for c in loaded.cases],
             "expected": {c.name: c.expected for c in loaded.cases if c.expected is not None},
             "helpers": loaded.helpers,
+            "helpers_note": loaded.helpers_note,
             "stubs": loaded.stubs.as_json(),
         }
     )

@@ -181,7 +181,23 @@ def test_a_dir_without_helpers_gets_ours(tmp_path, clean_modules):
         """,
     )
     loaded = load_testfile(tmp_path / "test_plain.py")
+    assert loaded.helpers == str(CORPUS_DIR / "_paritybench_helpers.py") and loaded.helpers_note == ""
+
+
+def test_a_helper_module_that_cannot_import_is_replaced_by_ours_with_a_note(tmp_path, clean_modules):
+    write(tmp_path, "_paritybench_helpers.py", "import magpy_missing_expecttest\n")
+    write(
+        tmp_path,
+        "test_plain.py",
+        """
+        from _paritybench_helpers import _mock_config, _paritybench_base, _fails_compile
+        import torch
+        TESTCASES = [(torch.nn.ReLU, lambda: ([], {}), lambda: ([torch.ones(1)], {}), True)]
+        """,
+    )
+    loaded = load_testfile(tmp_path / "test_plain.py")
     assert loaded.helpers == str(CORPUS_DIR / "_paritybench_helpers.py")
+    assert "ModuleNotFoundError" in loaded.helpers_note and str(tmp_path) in loaded.helpers_note
 
 
 @pytest.mark.parametrize(
