@@ -29,6 +29,15 @@ SMOKE_SHAPES = {
 }
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Smoke models are tiny: one intra-op thread is as fast, and far steadier on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def tensors(obj) -> list[torch.Tensor]:
     """Every tensor in a nested output (ModelOutput, dict, list, tuple), in order."""
     if isinstance(obj, torch.Tensor):
