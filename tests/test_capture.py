@@ -553,6 +553,9 @@ class Checker:
         accept = frame.f_code in self.codes and not (frame.f_code is _fib.__code__ and frame.f_locals["n"] == 3)
         if accept:
             self.ok("enter on own thread", threading.get_ident() == self.thread, frame.f_code.co_name)
+            if VERSION >= (3, 11):
+                fn = self.capture.backend().frame_function(frame)
+                self.ok("frame_function is the running function", fn.__code__ is frame.f_code, fn)
             self.running.add(frame)
         return accept
 
@@ -1010,7 +1013,87 @@ def run_worker() -> dict:
         report["passes"].append({"mode": mode, "events": checker.events, "checks": checker.counts,
                                  "failures": checker.failures, "ops_seen": sorted(checker.ops_seen)})
     report["after_stop"] = _events_after_stop(capture)
+    report["stop_inside_hook"] = _stop_inside_hook(capture)
+    if VERSION >= (3, 12):
+        report["abort"] = _abort_on_analysis_failure(capture)
     return report
+
+
+class _Hooks:
+    """Hooks accepting every frame of the given code objects, counting instruction events."""
+
+    def __init__(self, *codes, on_event=None):
+        self.codes = IdentitySet(codes)
+        self.events = 0
+        self.on_event = on_event
+
+    def enter_frame(self, frame):
+        return frame.f_code in self.codes
+
+    def instruction(self, frame, offset, stack):
+        self.events += 1
+        if self.on_event is not None:
+            self.on_event(self)
+
+    def leave_frame(self, frame, value):
+        pass
+
+    def exception(self, frame, exc):
+        pass
+
+
+def _tools_free() -> bool:
+    return VERSION < (3, 12) or all(sys.monitoring.get_tool(t) is None for t in range(6))
+
+
+def _stop_inside_hook(capture) -> list:
+    """The monitor stops the capture from inside ``hooks.instruction`` when it gives up."""
+    problems = []
+    hooks = _Hooks(loops.__code__, on_event=lambda h: h.events == 10 and capture.stop())
+    capture.start(hooks)
+    result = loops(9)
+    capture.stop()
+    if result != loops(9):
+        problems.append("the program result changed")
+    if hooks.events != 10:
+        problems.append(f"{hooks.events} events, expected exactly 10")
+    if not _tools_free():
+        problems.append("monitoring tool not released")
+    return problems
+
+
+def _abort_on_analysis_failure(capture) -> list:
+    """A stack-depth analysis failure stops the capture; the program runs on unchanged."""
+    import capture._py312 as engine
+    from capture._stackdepth import StackDepthError
+
+    problems = []
+    ns: dict = {}
+    exec("def fresh(n):\n    return sum(i * i for i in range(n)) + n\n", ns)  # noqa: S102 - a new code object
+    fresh = ns["fresh"]
+
+    def refuse(code):
+        raise StackDepthError(f"refused {code.co_name}")
+
+    hooks = _Hooks(loops.__code__, fresh.__code__)
+    real, engine.stack_depths = engine.stack_depths, refuse
+    try:
+        capture.start(hooks)
+        try:
+            value = fresh(5), loops(4)   # fresh aborts the capture: loops runs uncaptured
+        finally:
+            capture.stop()
+    finally:
+        engine.stack_depths = real
+    if value != (fresh(5), loops(4)):
+        problems.append("the program result changed")
+    if hooks.events != 0:
+        problems.append(f"{hooks.events} events after the analysis failed")
+    if "refused" not in str(capture.backend().last_error):
+        problems.append(f"last_error is {capture.backend().last_error!r}")
+    if not _tools_free():
+        problems.append("monitoring tool not released")
+    return problems
 
 
 def _events_after_stop(capture) -> int:
@@ -1106,6 +1189,9 @@ def _run_version(ver: str) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["after_stop"] == 0, "events were delivered after stop()"
+    assert report["stop_inside_hook"] == [], report["stop_inside_hook"]
+    if ver not in ("3.10", "3.11"):
+        assert report["abort"] == [], report["abort"]
     for p in report["passes"]:
         assert not p["failures"], f"{ver} {p['mode']}: {len(p['failures'])} failures:\n" + "\n".join(p["failures"])
         checks = p["checks"]
@@ -1118,6 +1204,9 @@ def _run_version(ver: str) -> None:
                      "BINARY_SUBSCR", "STORE_SUBSCR stores the value", "method load depth",
                      "BEFORE_WITH pushes __exit__ and __enter__()", "CALL_FUNCTION_EX has a NULL slot",
                      "program result unchanged by capture", "read_stack agrees", "every program delivered events"):
+            assert checks.get(kind, 0) > 0, f"{ver} {p['mode']}: check {kind!r} never ran"
+        if ver != "3.10":
+            kind = "frame_function is the running function"
             assert checks.get(kind, 0) > 0, f"{ver} {p['mode']}: check {kind!r} never ran"
         assert p["events"] > 3000
         if ver != "3.10":
@@ -1143,35 +1232,86 @@ def test_capture_py313():
     _run_version("3.13")
 
 
-def test_stack_depths_consistent_over_stdlib():
-    """The static analysis accepts (without conflicts) every code object of a few big modules."""
+def survey(module_names: list[str]) -> dict:
+    """Run the static analysis over every code object of some stdlib modules' source.
+
+    Counts failures (the analysis raises) and how often the deepest stack it finds
+    (before or after any instruction) equals the compiler's own ``co_stacksize``; the
+    compiler computes that bound with the same flow analysis, so a wrong edge or effect
+    shows up as a mismatch even in code that never runs.
+    """
+    import importlib
+
+    sys.path.insert(0, MAGPY_DIR)
+    from capture._stackdepth import StackDepthError, stack_depths
+
+    out = {"codes": 0, "errors": [], "mismatch": []}
+
+    def walk(code):
+        out["codes"] += 1
+        try:
+            depths = stack_depths(code)
+        except StackDepthError as e:
+            out["errors"].append(str(e))
+            return
+        deepest = 0
+        for ins in dis.get_instructions(code):
+            d = depths.get(ins.offset)
+            if d is None:
+                continue
+            arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+            effects = [dis.stack_effect(ins.opcode, arg, jump=j) for j in (False, True)]
+            deepest = max(deepest, d, d + max(effects))
+        # 3.13 reserves one slot even for code that never pushes anything.
+        if deepest != code.co_stacksize and not (deepest == 0 and code.co_stacksize == 1):
+            out["mismatch"].append((code.co_name, code.co_filename, deepest, code.co_stacksize))
+        for c in code.co_consts:
+            if isinstance(c, CodeType):
+                walk(c)
+
+    for name in module_names:
+        path = importlib.import_module(name).__file__
+        with open(path, encoding="utf-8") as f:
+            walk(compile(f.read(), path, "exec"))
+    return out
+
+
+_SURVEY_MODULES = ["ast", "inspect", "dataclasses", "enum", "typing", "argparse", "json.decoder", "re._parser",
+                   "asyncio.tasks", "asyncio.base_events", "difflib", "pathlib", "tarfile", "email._header_value_parser",
+                   "_pydecimal", "contextlib", "functools", "collections", "textwrap", "tokenize"]
+
+
+def _survey_version(ver: str) -> None:
     import pytest
 
-    exe = _interpreter("3.12")
+    exe = _interpreter(ver)
     if exe is None:
-        pytest.skip("CPython 3.12 is not installed")
-    prog = (
-        "import sys, types; sys.path.insert(0, {!r})\n"
-        "from capture._stackdepth import stack_depths\n"
-        "import ast, inspect, dataclasses, enum, typing, argparse, json.decoder, re._parser, asyncio.tasks\n"
-        "n = 0\n"
-        "def walk(c):\n"
-        "    global n\n"
-        "    n += 1; d = stack_depths(c)\n"
-        "    assert max(d.values(), default=0) <= c.co_stacksize\n"
-        "    for k in c.co_consts:\n"
-        "        if isinstance(k, types.CodeType): walk(k)\n"
-        "for m in (ast, inspect, dataclasses, enum, typing, argparse, json.decoder, re._parser, asyncio.tasks):\n"
-        "    walk(compile(open(m.__file__).read(), m.__file__, 'exec'))\n"
-        "print(n)\n"
-    ).format(MAGPY_DIR)
-    proc = subprocess.run([exe, "-c", prog], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert int(proc.stdout) > 1000
+        pytest.skip(f"CPython {ver} is not installed")
+    proc = subprocess.run([exe, os.path.abspath(__file__), "--survey", *_SURVEY_MODULES],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["codes"] > 2000
+    assert out["errors"] == []
+    assert out["mismatch"] == []
+
+
+def test_stack_depth_survey_py311():
+    _survey_version("3.11")
+
+
+def test_stack_depth_survey_py312():
+    _survey_version("3.12")
+
+
+def test_stack_depth_survey_py313():
+    _survey_version("3.13")
 
 
 if __name__ == "__main__":
     if "--bench" in sys.argv:
         print(json.dumps(bench()))
+    elif "--survey" in sys.argv:
+        print(json.dumps(survey(sys.argv[sys.argv.index("--survey") + 1:])))
     else:
         print(json.dumps(run_worker(), default=repr))

@@ -93,6 +93,11 @@ def stop() -> None:
     _hooks = None
 
 
+def frame_function(frame):
+    """Always None: a 3.10 frame does not record the function object it runs."""
+    return None
+
+
 def _check_layout() -> None:
     """Fail at import when ``PyFrameObject`` does not look like the 3.10 layout."""
     frame = sys._getframe()

@@ -104,4 +104,4 @@ def frame_function(frame):
     """The function object a frame runs (``_PyInterpreterFrame.f_func``), or None."""
     iframe = _void_p_at(id(frame) + _F_FRAME).value
     p = _void_p_at(iframe).value
-    return _cast(p, _py_object).value if p else None
+    return ctypes.cast(p, ctypes.py_object).value if p else None

@@ -28,17 +28,24 @@ instruction pointer, ``int stacktop``, ``uint16 return_offset``, ``char owner``,
 interpreter does not save ``stacktop`` before ``INSTRUCTION`` events (it reads -1),
 so the depth comes from :func:`._stackdepth.stack_depths`; the slots
 ``localsplus[nlocalsplus : nlocalsplus + depth]`` are the live stack.
+
+Failure. If the analysis rejects a code object the hooks accepted, the capture stops
+(see ``_Session.abort``) rather than raise inside the user's program or read a guessed
+stack; :data:`last_error` says why.
 """
 from __future__ import annotations
 
 import ctypes
+import logging
 import sys
 import threading
 import weakref
-from types import CodeType
+from types import CodeType, FunctionType
 
 from . import NULL
-from ._stackdepth import stack_depths
+from ._stackdepth import StackDepthError, stack_depths
+
+_log = logging.getLogger("magpy.capture")
 
 if not hasattr(sys, "monitoring"):
     raise ImportError("the sys.monitoring capture backend needs CPython 3.12+")
@@ -46,6 +53,7 @@ if not hasattr(sys, "monitoring"):
 _PTR = ctypes.sizeof(ctypes.c_void_p)
 _F_FRAME = 3 * _PTR          # PyFrameObject: ob_refcnt, ob_type, f_back, f_frame
 _F_CODE = 0                  # _PyInterpreterFrame.f_code (3.12) / f_executable (3.13)
+_F_FUNCOBJ = 2 * _PTR        # _PyInterpreterFrame.f_funcobj
 _STACKTOP = 8 * _PTR
 _LOCALSPLUS = 9 * _PTR
 
@@ -137,6 +145,17 @@ def read_stack(frame) -> list:
     return _read_slots(_stack_address(frame, info), depth)
 
 
+def frame_function(frame):
+    """The function object a running frame executes (``_PyInterpreterFrame.f_funcobj``).
+
+    None when the slot is empty or does not hold a function (a module or class body).
+    """
+    iframe = _void_p_at(id(frame) + _F_FRAME).value
+    p = _void_p_at(iframe + _F_FUNCOBJ).value
+    fn = ctypes.cast(p, ctypes.py_object).value if p else None
+    return fn if isinstance(fn, FunctionType) else None
+
+
 class _Session:
     """One start()..stop() capture: the hooks, the thread, the frames the hooks accepted."""
 
@@ -155,7 +174,11 @@ class _Session:
             return
         frame = _getframe(1)
         if self.hooks.enter_frame(frame):
-            info = _info(code)
+            try:
+                info = _info(code)
+            except StackDepthError as e:
+                self.abort(str(e))
+                return
             self.accepted[frame] = (info, _stack_address(frame, info))
             if id(code) not in self.instrumented:
                 self.instrumented[id(code)] = code
@@ -192,8 +215,21 @@ class _Session:
         if entry is not None:
             depth = entry[0].depth[offset >> 1]
             if depth < 0:
-                raise _no_depth(code, offset)
+                self.abort(str(_no_depth(code, offset)))
+                return
             self.hooks.instruction(frame, offset, _read_slots(entry[1], depth))
+
+    def abort(self, problem: str) -> None:
+        """Stop capturing for good: the stack of an accepted frame cannot be read exactly.
+
+        Raising here would raise inside the user's program (where a ``try`` could even
+        swallow it); instead the program runs on uncaptured, so the hooks never see the
+        top frame return, and the problem is kept in :data:`last_error` and logged.
+        """
+        global last_error
+        last_error = problem
+        _log.warning("MagPy capture stopped: %s", problem)
+        stop()
 
     def install(self) -> None:
         tool = self.tool
@@ -226,6 +262,7 @@ def _free_tool_id() -> int:
 
 
 _session: _Session | None = None
+last_error: str | None = None   # why the last capture stopped by itself, if it did
 
 
 def start(hooks) -> None:
@@ -233,9 +270,10 @@ def start(hooks) -> None:
 
     A capture already running is stopped first (like re-installing a settrace tracer).
     """
-    global _session
+    global _session, last_error
     if _session is not None:
         stop()
+    last_error = None
     tool = _free_tool_id()
     _mon.use_tool_id(tool, _TOOL_NAME)
     session = _Session(hooks, tool)

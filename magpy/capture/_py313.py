@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import sys
 
-from ._py312 import _check_layout, nlocalsplus, read_stack, start, stop
+from . import _py312
+from ._py312 import _check_layout, frame_function, nlocalsplus, read_stack, start, stop
 
-__all__ = ["nlocalsplus", "read_stack", "start", "stop"]
+__all__ = ["frame_function", "nlocalsplus", "read_stack", "start", "stop"]
 
 if sys.version_info[:2] != (3, 13):
     raise ImportError("the 3.13 capture backend runs on CPython 3.13 only")
 _check_layout()
+
+
+def __getattr__(name: str):
+    """Forward other attributes (``last_error``, ...) to the live engine module."""
+    return getattr(_py312, name)
