@@ -20,8 +20,9 @@ import logging
 import time
 import types
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -65,7 +66,7 @@ def _check_python() -> None:
 
     if sys.version_info[:2] not in SUPPORTED_BYTECODE:
         raise capture.UnsupportedPython(
-            f"MagPy's monitor decodes CPython {', '.join('%d.%d' % v for v in SUPPORTED_BYTECODE)} bytecode; "
+            f"MagPy's monitor decodes CPython {', '.join(f'{a}.{b}' for a, b in SUPPORTED_BYTECODE)} bytecode; "
             f"this is Python {sys.version.split()[0]}")
     capture.check_supported()
 
@@ -83,7 +84,7 @@ def _top_function(target: Any) -> tuple[Any, Any]:
         return target, None
     if isinstance(target, functools.partial):
         raise TypeError("magpy.compile: wrap functools.partial objects in a def")
-    if callable(target) and isinstance(getattr(type(target), "__call__", None), types.FunctionType):
+    if callable(target) and isinstance(type(target).__dict__.get("__call__"), types.FunctionType):
         return type(target).__call__, target
     raise TypeError(f"magpy.compile expects a function or torch.nn.Module, got {type(target).__name__}")
 
@@ -107,6 +108,9 @@ class _Runner:
         if isinstance(self.target, torch.nn.Module):
             mon._guard(ConstSource(self.target, "self"), "nohooks")
             mon.uses_modules = True
+        import torch.compiler as tc
+
+        flag, tc._is_compiling_flag = tc._is_compiling_flag, True
         capture.start(mon)
         try:
             if self.self_obj is not None:
@@ -115,6 +119,7 @@ class _Runner:
                 result = self.fn(*args, **kwargs)
         finally:
             capture.stop()
+            tc._is_compiling_flag = flag
         if mon.broken is None and not mon.finished:
             mon.broken = "the monitor run did not observe the function's return"
         return mon, result, mon.broken, shape
@@ -208,6 +213,9 @@ class CompiledFunction:
                 gen = generate(mon, shape, None)
             except Unsupported as e:
                 reason = str(e)
+            except Exception as e:
+                reason = f"internal MagPy error: {type(e).__name__}: {e}"
+                mon.internal_error = True
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
         if reason is not None:
@@ -337,6 +345,8 @@ def explain(target: Any) -> Callable[..., Explanation]:
                 gm = mon.graph.finish(gen.graph_output_nodes)
             except Unsupported as e:
                 reason = str(e)
+            except Exception as e:  # an internal error is a break reason, never a crash of explain
+                reason = f"internal MagPy error: {type(e).__name__}: {e}"
         reasons = [reason] if reason else []
         op_count = mon.graph.op_count if mon is not None else 0
         return Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,

@@ -8,7 +8,8 @@ name is looked up in torch.compile's backend registry, and a callable is used as
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

@@ -6,8 +6,9 @@ a hit moves the record to the front so the common case is tried first.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass

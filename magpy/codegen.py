@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import collections
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 from .graph import Unsupported
-from .monitor import Guard, Monitor, is_immutable
+from .monitor import _NO_VALUE, Guard, Monitor, is_immutable
 from .refgraph import guard_nodes, mock_nodes
 from .source import (
     ArgSource,
@@ -61,7 +62,11 @@ def _rebuild_object(cls, state: dict):
 
 def _rebuild_mapping(cls, items: list, state: dict):
     obj = cls.__new__(cls)
-    dict.update(obj, items)
+    # The builtin base's own __setitem__: an OrderedDict keeps its order list, and a
+    # subclass's __setitem__ (ModelOutput also sets attributes) is not run twice.
+    setitem = collections.OrderedDict.__setitem__ if issubclass(cls, collections.OrderedDict) else dict.__setitem__
+    for k, v in items:
+        setitem(obj, k, v)
     if state:
         obj.__dict__.update(state)
     return obj
@@ -274,6 +279,11 @@ def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
         return f"type({v}) is {pool.ref(type(p))} and {v} == {literal(p, pool)}"
     if kind == "len":
         return f"len({v}) == {p}"
+    if kind == "contains":
+        needle, present = p
+        return f"({literal(needle, pool)} in {v}) is {present!r}"
+    if kind == "tensor_value":
+        return f"{v}.tolist() == {pool.ref(p)}"
     if kind == "keys":
         return f"list({v}) == {pool.ref(p)}"
     if kind == "tensor":
@@ -354,6 +364,9 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
             writes.append(f"{pool.ref(cell)}.cell_contents = {mb.value(val)}")
         except ValueError:
             writes.append(f"del {pool.ref(cell)}.cell_contents")
+    for var, before in mon.contextvars.values():
+        if var.get(_NO_VALUE) is not before:
+            raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
 
     # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
@@ -471,6 +484,8 @@ def _describe(g: Guard) -> str:
                 f"requires_grad={p.requires_grad}")
     if g.kind == "len":
         return f"len({d}) == {p}"
+    if g.kind == "tensor_value":
+        return f"{d}.tolist() == {p!r}"
     if g.kind == "keys":
         return f"keys({d}) == {p!r}"
     if g.kind == "nohooks":

@@ -142,6 +142,7 @@ class Monitor:
         self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
         self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
+        self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
         self.uses_modules = False
         self.top_frame = None
@@ -237,7 +238,7 @@ class Monitor:
         return self.rg.get_node_by_var(v)
 
     def _guard(self, source: Source, kind: str, payload: Any = None) -> None:
-        key = (source, kind)
+        key = (source, kind) if kind not in ("contains", "hasattr", "present") else (source, kind, repr(payload))
         if key in self._guarded:
             return
         self._guarded.add(key)
@@ -329,13 +330,28 @@ class Monitor:
             if ann is not None and not ann.reads(i):
                 continue
             if isinstance(v, torch.Tensor):
-                if fn is len:
+                if fn is len or fn is isinstance or self._value_guard(v):
                     continue   # len(tensor) is shape[0]: metadata
                 self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
             if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
                 self.full_read(v)
                 if fn in ELEMENT_READERS and T.contains_tensor(v):
                     self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
+
+    def _value_guard(self, t: torch.Tensor) -> bool:
+        """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
+
+        Sound because the tensor is read before any operator changed it in this run; the
+        guard compares its values on every call, so a change means a new record.
+        """
+        node = self.node(t)
+        if node is None or node.source is None or t.numel() > 64 or t.requires_grad and t.grad_fn is not None:
+            return False
+        n = self.graph.node_of(t)
+        if n is not None and n.op != "placeholder":
+            return False
+        self._guard(node.source, "tensor_value", t.tolist())
+        return True
 
     def _mutate(self, obj: Any) -> None:
         """An in-place change of ``obj`` (InPlace=True): full guard first, then a new version."""
@@ -676,7 +692,7 @@ class Monitor:
         a, b = stack[-2], stack[-1]
         sym = ins.argrepr
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-            fn = T.BINARY_OPS.get(sym)
+            fn = T.BINARY_OPS.get(sym if isinstance(a, torch.Tensor) else sym.rstrip("="))
             if fn is None:
                 raise BreakCompile(f"unsupported tensor operator {sym}")
             self._pend(fs, self._post_op, ("function", fn, [a, b], {}, fn.__name__), opaque=True)
@@ -702,8 +718,17 @@ class Monitor:
         a, b = stack[-2], stack[-1]
         if isinstance(b, torch.Tensor) or isinstance(a, torch.Tensor):
             self._dynamic("`in` reads tensor values")
+        node = self.node(b)
+        if node is not None and node.source is not None and isinstance(b, (set, frozenset, dict)) \
+                and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.mutated:
+            self._pend(fs, self._post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
+            return
         if isinstance(b, CONTAINER_TYPES) or isinstance(b, collections_deque):
             self._read_args([b])
+
+    def _post_contains(self, fs, stack, data):
+        node, needle, inverted = data
+        self._guard(node.source, "contains", (needle, bool(stack[-1]) != inverted))
 
     def _unary(self, fs, ins, stack):
         v = stack[-1]
@@ -719,7 +744,7 @@ class Monitor:
         self._truth(stack[-1])
 
     def _truth(self, v):
-        if isinstance(v, torch.Tensor):
+        if isinstance(v, torch.Tensor) and not self._value_guard(v):
             self._dynamic("branches on a tensor value")
         if isinstance(v, CONTAINER_TYPES) or isinstance(v, collections_deque):
             self._read_args([v])
@@ -848,6 +873,10 @@ class Monitor:
                 unbound = getattr(type(self_), fn.__name__, None)
                 if unbound is not None:
                     fn, args = unbound, [self_, *args]
+        if type(fn).__name__ == "method-wrapper" and getattr(fn, "__objclass__", None) is not None:
+            unbound = getattr(fn.__objclass__, fn.__name__, None)
+            if unbound is not None and lookup(unbound) is not None:
+                fn, args = unbound, [fn.__self__, *args]
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
                 and not isinstance(fn.__self__, torch.Tensor):
             # Python bound method: runs monitored.
@@ -859,6 +888,9 @@ class Monitor:
             if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, torch.Tensor):
                 args = [fn.__self__, *args]
             if mname in T.DATA_DEPENDENT:
+                if mname in _SCALAR_READS and self._value_guard(args[0]):
+                    self._pend(fs, self._post_new, 1, opaque=True)
+                    return
                 self._dynamic(f"`Tensor.{mname}` reads tensor values")
             self._pend(fs, self._post_op, ("method", mname, args, kwargs, mname), opaque=True)
             return
@@ -873,6 +905,11 @@ class Monitor:
                 self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
             self._pend(fs, self._post_op, ("function", fn, args, kwargs, name), opaque=True)
             return
+        if fn in _CONTEXTVAR_METHODS:
+            self._contextvar(fs, fn, args)
+            return
+        if ann is None and _is_numpy_function(fn):
+            ann = _NUMPY
         if ann is not None:
             self._call_annotated(fs, fn, ann, args, kwargs)
             return
@@ -885,6 +922,16 @@ class Monitor:
             return
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         self._dynamic(f"calls native function `{name}` that has no MagPy annotation")
+
+    def _contextvar(self, fs, fn, args) -> None:
+        """ContextVar.set/reset inside the call are fine if they leave the variable as found;
+        a get before any set in this call reads outside state that cannot be guarded."""
+        var = args[0]
+        if fn is contextvars.ContextVar.get and id(var) not in self.contextvars:
+            self._dynamic(f"reads context variable {var.name!r} set outside the call")
+        if fn is not contextvars.ContextVar.get and id(var) not in self.contextvars:
+            self.contextvars[id(var)] = (var, var.get(_NO_VALUE))
+        self._pend(fs, self._post_new, 1)
 
     def _call_module(self, mod: torch.nn.Module) -> None:
         node = self.node(mod)
@@ -899,7 +946,7 @@ class Monitor:
         if ann is DYNAMIC or not ann.pure_closure:
             self._dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
         if ann.meta:
-            self._pend(fs, self._post_new, 1)
+            self._pend(fs, self._post_new, 1, opaque=True)
             return
         if fn in _APPEND_ONLY and args:
             node = self.node(args[0])
@@ -930,7 +977,8 @@ class Monitor:
                 obj = args[0]
                 node = self.node(obj)
                 if isinstance(obj, torch.Tensor):
-                    if rel[0] == "attr" and (rel[1] in T.META_ATTRS):
+                    if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or
+                                                                     callable(getattr(type(obj), str(rel[1]), None)))):
                         self._pend(fs, self._post_new, 1, opaque=True)
                         return
                     raise BreakCompile(f"`{name}` on a tensor")
@@ -984,6 +1032,7 @@ class _Deleted:
 _DELETED = _Deleted()
 
 import collections  # noqa: E402
+import contextvars  # noqa: E402
 import functools  # noqa: E402
 import operator as _operator  # noqa: E402
 
@@ -996,6 +1045,11 @@ _STRUCTURAL = frozenset({"BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", 
                          "BUILD_SLICE", "LIST_TO_TUPLE", "STORE_NAME", "LOAD_NAME", "MAKE_FUNCTION",
                          "LOAD_BUILD_CLASS", "IMPORT_NAME", "IMPORT_FROM"})
 
+_NO_VALUE = object()
+_CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextVar.reset, contextvars.ContextVar.get})
+
+_SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
+
 _APPEND_ONLY = frozenset({list.append, collections.deque.append, set.add})
 
 ELEMENT_READERS = frozenset({sorted, min, max, sum, any, all, set, frozenset, hash, str, repr, format,
@@ -1007,9 +1061,21 @@ _PASS_THROUGH = frozenset({
     "POP_TOP", "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_VALUE",
     "LOAD_CONST", "LOAD_CLOSURE", "POP_EXCEPT", "PUSH_EXC_INFO", "RERAISE", "CHECK_EXC_MATCH",
     "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "YIELD_VALUE", "RETURN_GENERATOR", "SEND", "ASYNC_GEN_WRAP",
-    "IS_OP", "END_FOR", "INTERPRETER_EXIT", "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH",
+    "IS_OP", "END_FOR", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+    "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "INTERPRETER_EXIT", "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH",
     "WITH_EXCEPT_START", "LIST_APPEND", "SET_ADD", "MAP_ADD", "BUILD_STRING",
 })
+
+
+_NUMPY = Annotation(note="numpy function: pure, reads its inputs")
+_NUMPY_IMPURE = ("numpy.random", "numpy.lib.npyio", "numpy.testing")
+
+
+def _is_numpy_function(fn) -> bool:
+    mod = getattr(fn, "__module__", None) or ""
+    if type(fn).__name__ == "ufunc":
+        return True
+    return mod.startswith("numpy") and not mod.startswith(_NUMPY_IMPURE) and callable(fn)
 
 
 def _has_bool_tensor(key) -> bool:
@@ -1026,12 +1092,13 @@ def _is_python_class(fn) -> bool:
     init = getattr(fn, "__init__", None)
     new = getattr(fn, "__new__", None)
     py_init = isinstance(init, types.FunctionType) or init is object.__init__
-    py_new = isinstance(new, types.FunctionType) or new is object.__new__ or isinstance(new, staticmethod)
+    py_new = isinstance(new, types.FunctionType) or new is object.__new__ or isinstance(new, staticmethod) \
+        or any(new is b.__new__ for b in (dict, list, tuple, set, collections.OrderedDict))
     return py_init and py_new and not issubclass(fn, torch.Tensor)
 
 
 def _has_python_call(fn) -> bool:
-    call = getattr(type(fn), "__call__", None)
+    call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
     return isinstance(call, types.FunctionType)
 
 
@@ -1083,7 +1150,7 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
 
     Returns (sources, values, call_shape). Raises TypeError exactly as the call would.
     """
-    sig = inspect.signature(fn)
+    sig = inspect.signature(fn, follow_wrapped=False)  # the frame runs fn itself, not __wrapped__
     params = list(sig.parameters.values())
     offset = 0
     sources: dict[str, Source] = {}
@@ -1122,9 +1189,8 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
                 values[p.name] = p.default
         elif p.kind == p.VAR_KEYWORD:
             named = {q.name for q in params if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
-            if any(k in named for k in kwargs):
-                raise BreakCompile("keyword arguments mixed with **kwargs are not supported at the top level")
-            sources[p.name] = ArgSource(-1, p.name, "varkw")
-            values[p.name] = kwargs
+            exclude = tuple(sorted(k for k in kwargs if k in named))
+            sources[p.name] = ArgSource(-1, p.name, "varkw", exclude)
+            values[p.name] = {k: v for k, v in kwargs.items() if k not in named}
     _ = (bound, offset, sys)
     return sources, values, (len(args), tuple(sorted(kwargs)))

@@ -75,6 +75,7 @@ class ArgSource(Source):
     index: int
     name: str
     kind: str = "pos"
+    exclude: tuple = ()   # for "varkw": the named parameters passed by keyword
 
     def expr(self, pool=None) -> str:
         if self.kind == "kw":
@@ -82,6 +83,8 @@ class ArgSource(Source):
         if self.kind == "varpos":
             return f"args[{self.index}:]"
         if self.kind == "varkw":
+            if self.exclude:
+                return f"{{k: v for k, v in kwargs.items() if k not in {self.exclude!r}}}"
             return "kwargs"
         return f"args[{self.index}]"
 

@@ -167,7 +167,7 @@ def fig9(x, y, z):
 
 def test_figure9_list_inplace_append_tuple():
     cm = magpy.compile(fig9, backend="eager")
-    for step in range(3):
+    for _ in range(3):
         t = torch.rand(3, 3)
         x_c, x_e = [t.clone()], [t.clone()]
         a_c, a_e = cm(x_c, 2.0, 3.0), fig9(x_e, 2.0, 3.0)

@@ -22,8 +22,9 @@ run stops compiling and says which function it was.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 ALL = None  # value_read=ALL: every input is read
 

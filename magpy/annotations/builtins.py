@@ -37,13 +37,16 @@ _add(object.__init__, Annotation(value_read=()))
 # Reference relations: the result is reached from input 0.
 _add(getattr, Annotation(value_read=(False, True, False), relation=lambda a, k: ("attr", a[1])))
 _add(hasattr, Annotation(value_read=(False, True), relation=lambda a, k: ("hasattr", a[1])))
+_add(object.__getattribute__, Annotation(value_read=(False, True), relation=lambda a, k: ("attr", a[1])))
 _add(vars, Annotation(value_read=(False,), relation=lambda a, k: ("attr", "__dict__")))
 _add(setattr, Annotation(value_read=(False, True, False), inplace=(0,), relation=lambda a, k: ("setattr", a[1])))
 _add(object.__setattr__, Annotation(value_read=(False, True, False), inplace=(0,), relation=lambda a, k: ("setattr", a[1])))
 _add(delattr, Annotation(value_read=(False, True), inplace=(0,), relation=lambda a, k: ("delattr", a[1])))
 
 # Dynamic: results or effects differ between calls with equal inputs (PureClosure=False).
-for _fn in (print, input, open, id, exec, eval, compile, globals, locals, breakpoint, __import__):
+# id() is pure within one run (used as a memo key by inspect, copy...); ids are never guarded.
+_add(id, Annotation(value_read=(False,)))
+for _fn in (print, input, open, exec, eval, compile, globals, locals, breakpoint, __import__):
     _add(_fn, DYNAMIC)
 for _name in dir(time):
     if callable(getattr(time, _name)) and not _name.startswith("_"):
@@ -132,6 +135,18 @@ try:
     _add(warnings.warn, Annotation(value_read=()))
 except Exception:  # pragma: no cover
     pass
+
+# Introspection of code that does not change while the program runs: static results,
+# computed once by the monitor run without monitoring the library's own code.
+import inspect  # noqa: E402
+import sys  # noqa: E402
+
+_STATIC = Annotation(meta=True, value_read=(), note="static introspection")
+for _obj in (inspect.signature, inspect.unwrap, inspect.getfullargspec, inspect.getmro, inspect.isclass,
+             inspect.isfunction, inspect.ismethod, inspect.iscoroutinefunction, inspect.isgeneratorfunction,
+             inspect.Signature.from_callable, inspect.getmodule, inspect.getsourcefile, sys.getrecursionlimit,
+             sys.getdefaultencoding):
+    _add(_obj, _STATIC)
 
 del _fn, _name, _obj, _cls, _mutators
 _ = builtins

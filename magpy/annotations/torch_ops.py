@@ -26,7 +26,7 @@ META_METHODS = frozenset({
     "is_shared", "is_leaf", "__hash__", "get_default_dtype", "is_grad_enabled", "is_inference_mode_enabled",
     "is_autocast_enabled", "is_scripting", "is_tracing", "_get_tracing_state", "is_available",
     "is_autocast_cpu_enabled", "has_torch_function", "has_torch_function_unary",
-    "has_torch_function_variadic", "get_autocast_gpu_dtype", "is_floating_point", "result_type",
+    "has_torch_function_variadic", "get_autocast_gpu_dtype", "result_type",
     "promote_types", "can_cast", "is_same_size", "get_num_threads", "_has_compatible_shallow_copy_type",
     "_is_functional_tensor", "is_vulkan_available", "device_count", "current_device",
 })
@@ -133,6 +133,13 @@ for _fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.get_defaul
             torch.promote_types, torch.can_cast, torch.jit.is_scripting, torch.jit.is_tracing,
             torch._C._get_tracing_state, torch.is_autocast_enabled, torch.cuda.is_available):
     REGISTRY.add(_fn, Annotation(meta=True, note="torch metadata"))
+# "Is a compiler tracing me?": True during a monitor run, as under torch.compile, so that
+# libraries take their trace-friendly paths (no data-dependent shortcuts).
+import torch.compiler as _tc  # noqa: E402
+
+for _fn in (_tc.is_compiling, getattr(torch._utils, "is_compiling", None)):
+    if _fn is not None:
+        REGISTRY.add(_fn, Annotation(meta=True, note="compiling flag"))
 for _name in dir(torch.Size):
     _obj = getattr(torch.Size, _name)
     if callable(_obj) and not _name.startswith("__"):

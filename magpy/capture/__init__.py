@@ -74,7 +74,7 @@ def _load_backend():
     ver = sys.version_info[:2]
     if sys.implementation.name != "cpython" or ver not in SUPPORTED:
         raise UnsupportedPython(
-            f"MagPy captures execution state on CPython {', '.join('%d.%d' % v for v in SUPPORTED)}; "
+            f"MagPy captures execution state on CPython {', '.join(f'{a}.{b}' for a, b in SUPPORTED)}; "
             f"this is {sys.implementation.name} {sys.version.split()[0]}"
         )
     import importlib

@@ -20,6 +20,9 @@ per code object and process-wide, while the hooks decide per frame and per threa
 events of frames the hooks did not accept (another thread, a recursive call the
 hooks rejected, a generator's prologue before its first ``RESUME``) are ignored.
 Callbacks do not fire while a callback runs, so the hooks' own code is never captured.
+Unlike settrace on 3.10/3.11, no instruction event is delivered for ``RESUME`` or for
+the prologue before it (``MAKE_CELL``, ``COPY_FREE_VARS``, ``RETURN_GENERATOR``): the
+frame is only announced by ``PY_START`` at its ``RESUME``.
 
 Reading the stack. ``PyFrameObject.f_frame`` (third pointer field) points to the
 ``_PyInterpreterFrame`` (Include/internal/pycore_frame.h): seven pointers, the
