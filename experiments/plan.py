@@ -42,6 +42,7 @@ class Plan:
     seed: int
     timeout_s: float
     threads: int | None
+    statistic: str
     tolerance: dict[str, dict[str, float]]
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -50,7 +51,7 @@ class Plan:
         return {
             "experiment": self.experiment, "runner": self.runner, "device": self.device, "size": self.size,
             "warmup": self.warmup, "repeat": self.repeat, "n_inputs": self.n_inputs, "seed": self.seed,
-            "threads": self.threads, "tolerance": self.tolerance,
+            "threads": self.threads, "statistic": self.statistic, "tolerance": self.tolerance,
         }
 
 
@@ -133,6 +134,10 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
         return size_defaults[name] if value is None else value
 
     timeout = cfg.cell.timeout_s if cfg.cell.timeout_s is not None else size_defaults["timeout_s"]
+    threads = cfg.cell.threads if cfg.cell.threads is not None else size_defaults.get("threads")
+    statistic = knob("statistic")
+    if statistic not in ("mean", "median"):
+        raise ValueError(f"statistic must be mean or median, got {statistic!r}")
     options = {k: v for k, v in OmegaConf.to_container(exp, resolve=True).items()
                if k not in ("name", "runner", "title", "plan")}
     return Plan(
@@ -140,5 +145,5 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
         run_id=cfg.run_id or f"{size}-{device}", models=models, compilers=compilers,
         bs=_int_list(bs, "bs"), warmup=int(knob("warmup")), repeat=int(knob("repeat")),
         n_inputs=int(knob("n_inputs")), seed=int(cfg.seed), timeout_s=float(timeout),
-        threads=cfg.cell.threads, tolerance=OmegaConf.to_container(cfg.tolerance, resolve=True), options=options,
+        threads=threads, statistic=statistic, tolerance=OmegaConf.to_container(cfg.tolerance, resolve=True), options=options,
     )

@@ -5,7 +5,8 @@ labels and notes), never from live measurements, so re-plotting needs no model a
 figures follow the paper: grouped bars per model normalised to eager with one panel per batch size
 (Figures 1, 15, 17, 18), a table (Table 2, also written as ``table2.md``) and stacked fractions
 (Figure 16). A missing bar is labelled with the reason: ``n/a`` (a package is not installed),
-``err`` (the compiler failed), ``wrong`` (output differs from eager), ``t/o`` or ``crash``.
+``err`` (the compiler failed), ``wrong`` (output differs from eager), ``t/o`` or ``crash``; a bar
+marked ``fallback`` is a MagPy run that executed (some) calls eagerly.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
             else:
                 xs.append(x)
                 heights.append(row["speedup"])
+                if row.get("fallbacks", 0) > 0:  # MagPy ran (part of) the calls eagerly
+                    ax.text(x, row["speedup"], "fallback", rotation=90, ha="center", va="bottom", fontsize=6,
+                            color="dimgray")
         ax.bar(xs, heights, width, color=cmap(j % 10))
         handles.append(Patch(color=cmap(j % 10), label=labels.get(compiler, compiler)))
     if legend:

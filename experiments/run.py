@@ -76,8 +76,8 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
             row = run_cell(spec, store.cell_dir(spec["cell_id"]), timeout_s=plan.timeout_s, mem_limit_bytes=mem_limit)
             labels = {"model_label": spec["model"].get("label", spec["model"]["name"]),
                       "compiler_label": (spec["compiler"] or {}).get("label", spec["key"].get("compiler"))}
-            row = {**spec["key"], "cell_id": spec["cell_id"], "size": plan.size, "device": plan.device, **labels,
-                   **row}
+            row = {**spec["key"], "cell_id": spec["cell_id"], "size": plan.size, "device": plan.device,
+                   "statistic": plan.statistic, "threads": plan.threads, **labels, **row}
             store.save(spec["cell_id"], row)
             store.write_tables(runner.summarize, order=[s["cell_id"] for s in specs])
             if row["status"] != "ok" or row.get("correct") is False:

@@ -45,6 +45,27 @@ def dynamic_inputs(spec: dict[str, Any]) -> list[tuple[Sequence[Any], dict[str, 
     return builder(model_cfg["name"], spec["n_inputs"], size=spec["size"], kind=spec["kind"], seed=spec["seed"])
 
 
+def compile_counts(spec: dict[str, Any], compiled: Any) -> dict[str, Any]:
+    """What the frontend did over the cell: graphs, (re)compilations, fallbacks and why.
+
+    MagPy: its ``stats`` counters and break reasons; Dynamo: the number of distinct graphs it
+    compiled. A MagPy cell that fell back to eager shows up here instead of as a bogus speedup.
+    """
+    frontend = (spec.get("compiler") or {}).get("frontend")
+    if frontend == "magpy":
+        import magpy
+
+        stats = magpy.stats(compiled.handle)
+        reasons = " | ".join(str(r) for r in getattr(stats, "break_reasons", []) or [])
+        return {"graph_count": stats.graph_count, "monitor_runs": stats.monitor_runs, "fallbacks": stats.fallbacks,
+                "break_reasons": reasons[:1000]}
+    if frontend == "dynamo":
+        from torch._dynamo.utils import counters
+
+        return {"graph_count": int(counters["stats"]["unique_graphs"])}
+    return {}
+
+
 def geomean(values: Sequence[float]) -> float:
     """Geometric mean of positive values (NaN for none)."""
     values = [v for v in values if v and v > 0 and not math.isnan(v)]
@@ -58,19 +79,29 @@ def usable(raw: pd.DataFrame) -> pd.Series:
 
 
 def speedup_table(raw: pd.DataFrame, group: list[str], baseline: str = "eager") -> pd.DataFrame:
-    """Per row of ``raw``: mean latency in ms and speedup over ``baseline`` within ``group``.
+    """Per row of ``raw``: latency in ms and speedup over ``baseline`` within ``group``.
+
+    The speedup uses each row's ``statistic`` column (``mean`` or ``median`` of the timed calls).
 
     A speedup is reported only where both the row and its baseline were measured and correct;
     elsewhere it is NaN and ``status``/``error`` say why.
     """
     df = raw.copy()
     df["usable"] = usable(df)
-    df["mean_ms"] = df["mean_s"] * 1e3 if "mean_s" in df.columns else math.nan
-    base = df[(df["compiler"] == baseline) & df["usable"]].set_index(group)["mean_s"]
+    for column in ("mean_s", "median_s"):
+        if column not in df.columns:
+            df[column] = math.nan
+    # The statistic the run asked for (size config: mean on paper, median on smoke), row by row.
+    statistic = df["statistic"] if "statistic" in df.columns else pd.Series("mean", index=df.index)
+    df["time_s"] = [row["median_s"] if stat == "median" else row["mean_s"] for stat, (_, row) in
+                    zip(statistic, df.iterrows())]
+    df["mean_ms"] = df["mean_s"] * 1e3
+    df["median_ms"] = df["median_s"] * 1e3
+    base = df[(df["compiler"] == baseline) & df["usable"]].set_index(group)["time_s"]
     speedups = []
     for _, row in df.iterrows():
         key = tuple(row[g] for g in group) if len(group) > 1 else row[group[0]]
         ok = row["usable"] and key in base.index
-        speedups.append(base.loc[key] / row["mean_s"] if ok else math.nan)
+        speedups.append(base.loc[key] / row["time_s"] if ok else math.nan)
     df["speedup"] = speedups
     return df

@@ -17,7 +17,13 @@ from typing import Any
 import pandas as pd
 
 from experiments.plan import Plan
-from experiments.runners._common import build_program, dynamic_inputs, make_spec, speedup_table
+from experiments.runners._common import (
+    build_program,
+    compile_counts,
+    dynamic_inputs,
+    make_spec,
+    speedup_table,
+)
 
 KEY = ["model", "kind", "compiler"]
 
@@ -77,7 +83,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         "mismatch": "; ".join(w for w in (first_why, last_why) if w),
         "region": spec.get("region") or "",
         "notes": "; ".join(compiled.notes),
-        **_compile_counts(spec, compiled),
+        **compile_counts(spec, compiled),
     }
 
 
@@ -95,25 +101,10 @@ def _describe_shapes(inputs: list[Any]) -> str:
     return "[" + ", ".join(shapes) + "]"
 
 
-def _compile_counts(spec: dict[str, Any], compiled: Any) -> dict[str, Any]:
-    """How often the frontend (re)compiled over the run: MagPy monitor runs and graphs, Dynamo frames."""
-    frontend = spec["compiler"]["frontend"]
-    if frontend == "magpy":
-        import magpy
-
-        stats = magpy.stats(compiled.handle)
-        return {"monitor_runs": stats.monitor_runs, "graph_count": stats.graph_count, "fallbacks": stats.fallbacks}
-    if frontend == "dynamo":
-        from torch._dynamo.utils import counters
-
-        return {"graph_count": int(counters["stats"]["unique_graphs"])}
-    return {}
-
-
 def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     """Mean latency per call and speedup over eager per model-kind x compiler."""
     df = speedup_table(raw, ["model", "kind"])
     df["workload"] = df["model"] + "-" + df["kind"]
-    columns = ["workload", "model", "kind", "compiler", "status", "correct", "mean_ms", "speedup", "first_pass_s",
-               "graph_count", "monitor_runs", "error"]
+    columns = ["workload", "model", "kind", "compiler", "status", "correct", "mean_ms", "median_ms", "statistic",
+               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "error"]
     return df[[c for c in columns if c in df.columns]]

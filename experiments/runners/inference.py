@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from experiments.plan import Plan
-from experiments.runners._common import build_program, geomean, make_spec, speedup_table
+from experiments.runners._common import build_program, compile_counts, geomean, make_spec, speedup_table
 
 KEY = ["model", "compiler", "bs"]
 
@@ -53,6 +53,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
                               if why),
         "regions": len(compiled.regions) or None,
         "notes": "; ".join(compiled.notes),
+        **compile_counts(spec, compiled),
     }
 
 
@@ -60,7 +61,8 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     """Mean latency and speedup over eager per model x batch size x compiler, plus a GeoMean row
     per compiler x batch size over the models where that compiler was measured and correct."""
     df = speedup_table(raw, ["model", "bs"])
-    columns = ["model", "bs", "compiler", "status", "correct", "mean_ms", "speedup", "first_call_s", "error"]
+    columns = ["model", "bs", "compiler", "status", "correct", "mean_ms", "median_ms", "statistic", "speedup",
+               "first_call_s", "graph_count", "fallbacks", "error"]
     df = df[[c for c in columns if c in df.columns]]
     geo = [{"model": "GeoMean", "bs": bs, "compiler": compiler, "status": "ok" if group["speedup"].notna().any()
             else "none", "speedup": geomean(group["speedup"].tolist()), "n_models": int(group["speedup"].notna().sum())}
