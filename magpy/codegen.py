@@ -313,7 +313,8 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     rg = mon.rg
     mutated = set(mon.mutated)
     for node in rg.sn[1:]:
-        if node.snapshot is not None and node.source is not None and _changed(node):
+        if node.snapshot is not None and node.source is not None and node.node_id not in mon.appends \
+                and _changed(node):
             mutated.add(node.node_id)
     for nid, names in mon.attr_writes.items():
         node = rg.sn[nid]
@@ -346,12 +347,17 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
             writes.append(f"{var}.clear(); {var}.extend([" + ", ".join(mb.value(x) for x in obj) + "])")
         else:
             raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
-    for nid, values in mon.appends.items():
-        node = rg.sn[nid]
-        var = mb.src(node.source)
-        meth = "add" if isinstance(node.obj, set) else "append"
-        for x in values:
-            writes.append(f"{var}.{meth}({mb.value(x)})")
+    for nid, calls in mon.appends.items():
+        var = mb.src(rg.sn[nid].source)
+        for method, margs in calls:
+            if method == "__setitem__":
+                writes.append(f"{var}[{mb._key(margs[0])}] = {mb.value(margs[1])}")
+            elif method == "extend":
+                writes.append(f"{var}.extend([{', '.join(mb.value(x) for x in margs[0])}])")
+            elif method == "insert":
+                writes.append(f"{var}.insert({literal(margs[0], pool)}, {mb.value(margs[1])})")
+            else:
+                writes.append(f"{var}.{method}({', '.join(mb.value(x) for x in margs)})")
     for g, name in mon.global_writes.values():
         gref = pool.ref(g)
         if name in g:

@@ -98,7 +98,7 @@ def _skip_codes() -> set:
     """Framework frames that run between user frames and are not monitored themselves."""
     codes = set()
     M = torch.nn.Module
-    for name in ("_wrapped_call_impl", "_call_impl"):
+    for name in ("_wrapped_call_impl", "_call_impl", "__setattr__"):
         fn = getattr(M, name, None)
         if fn is not None:
             codes.add(fn.__code__)
@@ -142,6 +142,7 @@ class Monitor:
         self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
         self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
+        self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
         self.uses_modules = False
@@ -281,7 +282,11 @@ class Monitor:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
         node = self.node(value)
         if node is not None and node.node_id in self.appends:
-            raise BreakCompile("reads a container from outside after appending to it")
+            # Read after logged changes: guard the state it had at entry (kept when the first
+            # change was logged) and reproduce its final contents instead of replaying calls.
+            del self.appends[node.node_id]
+            self.mutated.add(node.node_id)
+            value = node.snapshot
         if node is None or node.full_read or _depth > 8:
             if node is None and type(value) in (list, tuple, dict) and _depth <= 8:
                 for e in (value.values() if isinstance(value, dict) else value):
@@ -335,8 +340,27 @@ class Monitor:
                 self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
             if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
                 self.full_read(v)
-                if fn in ELEMENT_READERS and T.contains_tensor(v):
+                elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
+                if fn in ELEMENT_READERS and T.contains_tensor(elements):
                     self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
+
+    def _log_mutation(self, obj, method: str, args: list) -> bool:
+        """Changes that do not read the container (append, insert, d[k] = v...) are replayed
+        by the mock as the same calls, so the container's contents need no guard."""
+        node = self.node(obj)
+        if node is None or node.source is None or node.full_read or node.node_id in self.mutated:
+            return False
+        if method == "extend":
+            if not isinstance(args[0], (list, tuple)):
+                return False
+            args = [list(args[0])]
+        if method in ("insert", "__setitem__") and not is_immutable(args[0]):
+            return False
+        if node.node_id not in self.appends:
+            node.snapshot = type(obj)(obj) if type(obj) in (list, dict, set) else list(obj)
+        self.appends.setdefault(node.node_id, []).append((method, list(args)))
+        self.rg.inplace(node)
+        return True
 
     def _value_guard(self, t: torch.Tensor) -> bool:
         """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
@@ -610,6 +634,9 @@ class Monitor:
         if isinstance(obj, torch.Tensor):
             raise BreakCompile(f"writes tensor attribute `{ins.argval}`")
         node = self.node(obj)
+        if _attr_location(obj, ins.argval)[0] == "property":
+            self._pend(fs, self._post_nothing, None)   # the setter runs monitored: its own writes count
+            return
         if node is None or node.source is None:
             self._pend(fs, self._post_nothing, None, opaque=True)
             return
@@ -666,6 +693,10 @@ class Monitor:
             if _has_bool_tensor(key):
                 self._dynamic("assigns through a boolean mask")
             self._pend(fs, self._post_setitem, (container, key, value), opaque=True)
+            return
+        if isinstance(container, (dict, list)) and is_immutable(key) and \
+                self._log_mutation(container, "__setitem__", [key, value]):
+            self._pend(fs, self._post_nothing, None)
             return
         self._mutate(container)
         self._pend(fs, self._post_nothing, None)
@@ -873,12 +904,22 @@ class Monitor:
                 unbound = getattr(type(self_), fn.__name__, None)
                 if unbound is not None:
                     fn, args = unbound, [self_, *args]
+        if isinstance(fn, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
+            self._pend(fs, self._post_new, 1)   # super().__instancecheck__ in a metaclass: a type test
+            return
         if type(fn).__name__ == "method-wrapper" and getattr(fn, "__objclass__", None) is not None:
             unbound = getattr(fn.__objclass__, fn.__name__, None)
             if unbound is not None and lookup(unbound) is not None:
                 fn, args = unbound, [fn.__self__, *args]
+        if (isinstance(fn, types.MethodType) and isinstance(fn.__self__, random.Random)) or (
+                isinstance(fn, types.FunctionType) and args and isinstance(args[0], random.Random)):
+            # (3.11's PRECALL unpacks bound methods: the function comes with self as args[0])
+            self._dynamic(f"calls `random.{fn.__name__}`, which is not a pure closure (PureClosure=False)")
+        if isinstance(fn, weakref.ref):
+            self._pend(fs, self._post_new, 1)   # dereferencing a weak reference
+            return
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
-                and not isinstance(fn.__self__, torch.Tensor):
+                and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None:
             # Python bound method: runs monitored.
             self._pend(fs, self._post_new, 1)
             return
@@ -905,11 +946,21 @@ class Monitor:
                 self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
             self._pend(fs, self._post_op, ("function", fn, args, kwargs, name), opaque=True)
             return
+        if fn is sum and args:
+            self._sum(fs, args, kwargs)
+            return
         if fn in _CONTEXTVAR_METHODS:
             self._contextvar(fs, fn, args)
             return
+        if ann is None and isinstance(fn, type) and issubclass(fn, torch.nn.Module) \
+                and fn.__module__.startswith("torch."):
+            self._read_args(list(args) + list(kwargs.values()), None, fn)
+            self._pend(fs, self._post_new, 1, opaque=True)   # torch's own module class: a new object
+            return
         if ann is None and _is_numpy_function(fn):
             ann = _NUMPY
+        elif ann is None and (getattr(fn, "__module__", None) or "").startswith("numpy.random"):
+            ann = _NUMPY_RANDOM
         if ann is not None:
             self._call_annotated(fs, fn, ann, args, kwargs)
             return
@@ -921,7 +972,52 @@ class Monitor:
             self._pend(fs, self._post_new, 1)
             return
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
-        self._dynamic(f"calls native function `{name}` that has no MagPy annotation")
+        # Figure 12, step 1: stop here. Reported as unsupported, not as dynamic behaviour:
+        # an annotation (magpy.annotate) is all the function needs.
+        raise BreakCompile(f"calls native function `{name}` that has no MagPy annotation")
+
+    def _sum(self, fs, args, kwargs) -> None:
+        """``sum`` folds ``+`` over its items in C: over tensors that is a chain of graph adds.
+
+        The items are the container's elements, or the values a generator yields (collected
+        at its YIELD_VALUE instructions while the call runs)."""
+        it = args[0]
+        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+        if isinstance(it, (list, tuple)):
+            self._read_args([it])
+            items = list(it)
+            self._pend(fs, self._post_sum, (items, start, None))
+        elif isinstance(it, types.GeneratorType):
+            collector: list = []
+            self.yield_collectors[id(it.gi_frame)] = collector
+            self._pend(fs, self._post_sum, (collector, start, it.gi_frame))
+        elif isinstance(it, (dict, set, frozenset, collections_deque)):
+            self._read_args([it], None, sum)
+            self._pend(fs, self._post_new, 1)
+        else:
+            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+
+    def _post_sum(self, fs, stack, data):
+        items, start, frame = data
+        if frame is not None:
+            self.yield_collectors.pop(id(frame), None)
+        out = stack[-1]
+        if not isinstance(out, torch.Tensor):
+            if any(isinstance(i, torch.Tensor) for i in items):
+                self._dynamic("`sum` over tensors returned a non-tensor")
+            return
+        acc = self.to_arg(start)
+        for item in items:
+            acc = self.graph.call("function", _operator.add, (acc, self.to_arg(item)), {})
+        if not isinstance(acc, torch.fx.Node):
+            raise Unsupported("`sum` produced a tensor MagPy could not follow")
+        self.graph.bind(out, acc)
+        self._new_outputs([out])
+
+    def op_YIELD_VALUE(self, fs, ins, stack):
+        collector = self.yield_collectors.get(id(fs.frame))
+        if collector is not None:
+            collector.append(stack[-1])
 
     def _contextvar(self, fs, fn, args) -> None:
         """ContextVar.set/reset inside the call are fine if they leave the variable as found;
@@ -948,20 +1044,11 @@ class Monitor:
         if ann.meta:
             self._pend(fs, self._post_new, 1, opaque=True)
             return
-        if fn in _APPEND_ONLY and args:
-            node = self.node(args[0])
-            if node is not None and node.source is not None and not node.full_read \
-                    and node.node_id not in self.mutated:
-                # Appending does not read the container: replay the append, guard nothing more.
-                self.appends.setdefault(node.node_id, []).append(args[1])
-                self.rg.inplace(node)
-                self._pend(fs, self._post_new, 1)
-                return
+        if fn in _LOGGED_MUTATIONS and args and self._log_mutation(args[0], fn.__name__, args[1:]):
+            self._pend(fs, self._post_new, 1)
+            return
         for i in ann.inplace:
             if i < len(args):
-                node = self.node(args[i])
-                if node is not None and node.node_id in self.appends:
-                    raise BreakCompile("a container appended to is changed again in another way")
                 self._mutate(args[i])
         if ann.relation is not None and args:
             rel = ann.relation(args, kwargs)
@@ -1035,6 +1122,8 @@ import collections  # noqa: E402
 import contextvars  # noqa: E402
 import functools  # noqa: E402
 import operator as _operator  # noqa: E402
+import random  # noqa: E402
+import weakref  # noqa: E402
 
 collections_deque = collections.deque
 _functools_partial = functools.partial
@@ -1050,9 +1139,10 @@ _CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.Context
 
 _SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
 
-_APPEND_ONLY = frozenset({list.append, collections.deque.append, set.add})
+_LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collections.deque.append,
+                               collections.deque.appendleft, set.add, dict.__setitem__})
 
-ELEMENT_READERS = frozenset({sorted, min, max, sum, any, all, set, frozenset, hash, str, repr, format,
+ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, str, repr, format,
                              list.sort, list.index, list.count, list.remove, tuple.index, tuple.count,
                              dict.fromkeys, abs, round})
 
@@ -1069,6 +1159,7 @@ _PASS_THROUGH = frozenset({
 
 _NUMPY = Annotation(note="numpy function: pure, reads its inputs")
 _NUMPY_IMPURE = ("numpy.random", "numpy.lib.npyio", "numpy.testing")
+_NUMPY_RANDOM = Annotation(pure_closure=False, note="numpy.random")
 
 
 def _is_numpy_function(fn) -> bool:

@@ -56,6 +56,13 @@ for _name in dir(random):
     if callable(_obj) and not _name.startswith("_") and not isinstance(_obj, type):
         _add(_obj, DYNAMIC)
 
+for _name in dir(random.Random):
+    _obj = getattr(random.Random, _name)
+    if callable(_obj) and not _name.startswith("__"):
+        _add(_obj, DYNAMIC)
+_add(type.__instancecheck__, Annotation(value_read=(False, False)))
+_add(type.__subclasscheck__, Annotation(value_read=(False, False)))
+
 # math: pure functions of their arguments.
 for _name in dir(math):
     _obj = getattr(math, _name)
@@ -135,6 +142,11 @@ try:
     _add(warnings.warn, Annotation(value_read=()))
 except Exception:  # pragma: no cover
     pass
+
+import weakref  # noqa: E402
+
+_add(weakref.ref, Annotation(value_read=()))
+_add(weakref.ReferenceType.__call__, Annotation(value_read=()))
 
 # Introspection of code that does not change while the program runs: static results,
 # computed once by the monitor run without monitoring the library's own code.

@@ -140,6 +140,14 @@ import torch.compiler as _tc  # noqa: E402
 for _fn in (_tc.is_compiling, getattr(torch._utils, "is_compiling", None)):
     if _fn is not None:
         REGISTRY.add(_fn, Annotation(meta=True, note="compiling flag"))
+for _name in ("_has_torch_function", "_has_torch_function_unary", "_has_torch_function_variadic",
+              "_get_tracing_state", "_is_torch_function_enabled", "_get_cudnn_enabled"):
+    _fn = getattr(torch._C, _name, None)
+    if _fn is not None:
+        REGISTRY.add(_fn, Annotation(meta=True, value_read=(), note="torch dispatch query"))
+for _fn in (torch.overrides.has_torch_function, torch.overrides.has_torch_function_unary,
+            torch.overrides.has_torch_function_variadic):
+    REGISTRY.add(_fn, Annotation(meta=True, value_read=(), note="torch dispatch query"))
 for _name in dir(torch.Size):
     _obj = getattr(torch.Size, _name)
     if callable(_obj) and not _name.startswith("__"):
