@@ -129,3 +129,59 @@ def test_records_are_reused_most_recent_first():
         assert same(cm(x, k), x * k)
     st = magpy.stats(cm)
     assert st.monitor_runs == 2 and st.records == 2 and st.guard_hits == 3
+
+
+def test_user_annotation_makes_a_native_function_compilable():
+    import zlib
+
+    def f(x, tag):
+        return x * (zlib.adler32(tag.encode()) % 7)
+
+    x = torch.randn(3)
+    ex = magpy.explain(f)(x, "a")
+    assert ex.graph_count == 0 and "adler32" in ex.break_reasons[0] and not ex.dynamic
+    magpy.annotate(zlib.adler32, pure_closure=True)
+    try:
+        cm = magpy.compile(f, backend="eager")
+        for tag in ("a", "a", "b"):
+            assert same(cm(x, tag), f(x, tag))
+        st = magpy.stats(cm)
+        assert st.break_reasons == [] and st.monitor_runs == 2   # the string argument is guarded
+    finally:
+        from magpy.annotations import REGISTRY
+
+        REGISTRY._by_id.pop(id(zlib.adler32), None)
+    with pytest.raises(TypeError, match="unknown properties"):
+        magpy.annotate(zlib.crc32, pure=True)
+
+
+def test_internal_error_warns_once_and_runs_eagerly(caplog):
+    import zlib
+
+    def boom(args, kwargs):
+        raise RuntimeError("annotation bug")
+
+    magpy.annotate(zlib.crc32, relation=boom)
+    try:
+        def f(x):
+            return x + zlib.crc32(b"abc")
+
+        cm = magpy.compile(f, backend="eager")
+        x = torch.randn(2)
+        with caplog.at_level(logging.WARNING, logger="magpy"):
+            for _ in range(3):
+                assert same(cm(x), f(x))
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1 and "internal MagPy error" in warnings[0].getMessage()
+    finally:
+        from magpy.annotations import REGISTRY
+
+        REGISTRY._by_id.pop(id(zlib.crc32), None)
+
+
+def test_unsupported_python_is_a_clear_error(monkeypatch):
+    import magpy.api as api
+
+    monkeypatch.setattr(api, "SUPPORTED_BYTECODE", ((3, 99),))
+    with pytest.raises(magpy.UnsupportedPython, match="3.99"):
+        magpy.compile(lambda x: x, backend="eager")
