@@ -21,32 +21,42 @@ _STACKTOP = 8 * _PTR
 _LOCALSPLUS = 9 * _PTR
 _void_p_at = ctypes.c_void_p.from_address
 _int_at = ctypes.c_int.from_address
-_py_object = ctypes.py_object
-_cast = ctypes.cast
 
+# id(code) -> (code, n): hashing a code object hashes its contents, too slow per event;
+# the identity check guards against a recycled id.
 _nlocalsplus_cache: dict = {}
 
 
 def _nlocalsplus(code) -> int:
-    n = _nlocalsplus_cache.get(code)
-    if n is None:
+    entry = _nlocalsplus_cache.get(id(code))
+    if entry is None or entry[0] is not code:
         # Arguments that are also cells occupy one slot (kind LOCAL|CELL).
         varnames = set(code.co_varnames)
         n = code.co_nlocals + sum(1 for c in code.co_cellvars if c not in varnames) + len(code.co_freevars)
-        _nlocalsplus_cache[code] = n
-    return n
+        entry = _nlocalsplus_cache[id(code)] = (code, n)
+    return entry[1]
+
+
+_arrays: dict[int, tuple[type, type]] = {}
 
 
 def read_stack(frame) -> list:
     """Values on ``frame``'s value stack, bottom to top (NULL slots as :data:`NULL`)."""
     iframe = _void_p_at(id(frame) + _F_FRAME).value
-    top = _int_at(iframe + _STACKTOP).value
-    base = iframe + _LOCALSPLUS
-    out = []
-    for i in range(_nlocalsplus(frame.f_code), top):
-        p = _void_p_at(base + i * _PTR).value
-        out.append(_cast(p, _py_object).value if p else NULL)
-    return out
+    first = _nlocalsplus(frame.f_code)
+    depth = _int_at(iframe + _STACKTOP).value - first
+    if depth <= 0:
+        return []
+    arrays = _arrays.get(depth)
+    if arrays is None:
+        arrays = _arrays[depth] = (ctypes.c_void_p * depth, ctypes.py_object * depth)
+    # One ctypes read for all slots; py_object items are new references.
+    address = iframe + _LOCALSPLUS + first * _PTR
+    ptrs = arrays[0].from_address(address)[:]
+    if None in ptrs:
+        objs = arrays[1].from_address(address)
+        return [objs[i] if p else NULL for i, p in enumerate(ptrs)]
+    return arrays[1].from_address(address)[:]
 
 
 _hooks = None
@@ -94,4 +104,4 @@ def frame_function(frame):
     """The function object a frame runs (``_PyInterpreterFrame.f_func``), or None."""
     iframe = _void_p_at(id(frame) + _F_FRAME).value
     p = _void_p_at(iframe).value
-    return _cast(p, _py_object).value if p else None
+    return ctypes.cast(p, ctypes.py_object).value if p else None
