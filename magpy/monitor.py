@@ -215,8 +215,21 @@ class Monitor:
     def exception(self, frame, exc) -> None:
         fs = self.frames.get(id(frame))
         if fs is not None:
-            fs.pending = None
+            pending, fs.pending = fs.pending, None
             self.opaque_frame = None
+            if pending is not None and self.broken is None:
+                self._failed_read(pending, exc)
+
+    def _failed_read(self, pending, exc) -> None:
+        """A read from outside raised (``try: self.x except AttributeError``): the absence
+        is what the program saw, so the guard checks it is still absent."""
+        post, data = pending
+        if post == self._post_attr and isinstance(exc, AttributeError):
+            node, rel, src, _ = data
+            self._guard(src, "present", (rel, False))
+        elif post == self._post_item and isinstance(exc, (KeyError, IndexError)):
+            node, rel, src = data
+            self._guard(src, "present", (rel, False))
 
     # -- breaking -----------------------------------------------------------------------------------------
     def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False) -> None:

@@ -207,3 +207,61 @@ def test_guard_hit_path_does_not_rerun_monitor():
     st = magpy.stats(cm)
     assert st.monitor_runs == 1 and st.guard_hits == 4
     assert len(calls) == 5
+
+
+def test_absent_attribute_and_key_are_guarded():
+    class Maybe(nn.Module):
+        def forward(self, x):
+            try:
+                s = self.scale
+            except AttributeError:
+                s = 1.0
+            return x * s
+
+    m = Maybe()
+    x = torch.randn(2)
+    cm = run(m, (x,), (x,))
+    m.scale = 3.0                         # now present: the old record must not match
+    assert same(cm(x), m(x))
+
+    def f(x, d):
+        try:
+            return x * d["k"]
+        except KeyError:
+            return x
+
+    d = {}
+    cf = run(f, (x, d), (x, d))
+    d["k"] = 5.0
+    assert same(cf(x, d), f(x, d))
+
+
+def test_sum_over_generator_and_parameter_list():
+    class Mix(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weights = nn.ParameterList([nn.Parameter(torch.full((4,), float(i + 1))) for i in range(3)])
+
+        def forward(self, x):
+            return sum(w * x for w in self.weights) / len(self.weights) + sum([x, x], torch.zeros(4))
+
+    m = Mix()
+    run(m, (torch.randn(4),), (torch.randn(4),))
+
+
+def test_outside_containers_changed_without_reading_them():
+    def f(x, sink, cache):
+        y = x.relu()
+        sink.append(y)
+        sink.insert(0, "start")
+        cache["last"] = y.sum()
+        return y
+
+    x = torch.randn(3)
+    cm = magpy.compile(f, backend="eager")
+    for n in range(3):                     # growing containers: no guard on their contents
+        s1, c1 = ["old"] * n, {"k": n}
+        s2, c2 = ["old"] * n, {"k": n}
+        assert same(cm(x, s1, c1), f(x, s2, c2))
+        assert same(s1, s2) and same(c1, c2)
+    assert magpy.stats(cm).monitor_runs == 1
