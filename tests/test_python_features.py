@@ -228,7 +228,7 @@ def test_absent_attribute_and_key_are_guarded():
         try:
             return x * d["k"]
         except KeyError:
-            return x
+            return x * 2
 
     d = {}
     cf = run(f, (x, d), (x, d))
