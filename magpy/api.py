@@ -15,7 +15,6 @@ eagerly, with its break reasons in :func:`explain` and :func:`stats`.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import time
 import types
@@ -373,5 +372,3 @@ def _sync() -> None:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
 
-
-_ = inspect

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dis
 import inspect
-import sys
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -620,8 +619,6 @@ class Monitor:
         if where == "property":
             self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
             return
-        if isinstance(obj, type) and where == "class_value":
-            pass
         src = AttrSource(node.source, name, via)
         self._pend(fs, self._post_attr, (node, rel, src, method), opaque=True)
 
@@ -718,12 +715,11 @@ class Monitor:
         container, key, value = data
         import operator
 
-        n = self.graph.call("function", operator.setitem,
-                            (self.to_arg(container), self.to_arg(key), self.to_arg(value)), {})
+        self.graph.call("function", operator.setitem,
+                         (self.to_arg(container), self.to_arg(key), self.to_arg(value)), {})
         node = self.node(container)
         if node is not None and node.source is not None:
             self.mutated.add(node.node_id)
-        _ = n
 
     def op_DELETE_SUBSCR(self, fs, ins, stack):
         container = stack[-2]
@@ -823,7 +819,6 @@ class Monitor:
         except Exception as e:
             raise BreakCompile("iterates over a tensor in an unsupported way") from e
         n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
-        self.graph.op_count += 0
         for i, e in enumerate(items):
             self.graph.bind(e, self.graph.getitem(n, i))
 
@@ -1256,7 +1251,6 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
     """
     sig = inspect.signature(fn, follow_wrapped=False)  # the frame runs fn itself, not __wrapped__
     params = list(sig.parameters.values())
-    offset = 0
     sources: dict[str, Source] = {}
     values: dict[str, Any] = {}
     if self_obj is not None:
@@ -1264,9 +1258,9 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
         sources[first.name] = ConstSource(self_obj, "self")
         values[first.name] = self_obj
         params = params[1:]
-        bound = inspect.Signature(params).bind(*args, **kwargs)
+        inspect.Signature(params).bind(*args, **kwargs)   # raises TypeError exactly as the call would
     else:
-        bound = sig.bind(*args, **kwargs)
+        sig.bind(*args, **kwargs)
     pos_i = 0
     for p in params:
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -1296,5 +1290,4 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
             exclude = tuple(sorted(k for k in kwargs if k in named))
             sources[p.name] = ArgSource(-1, p.name, "varkw", exclude)
             values[p.name] = {k: v for k, v in kwargs.items() if k not in named}
-    _ = (bound, offset, sys)
     return sources, values, (len(args), tuple(sorted(kwargs)))

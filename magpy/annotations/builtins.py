@@ -5,7 +5,6 @@ functions compute: the real interpreter runs them and the monitor reads the resu
 """
 from __future__ import annotations
 
-import builtins
 import collections
 import functools
 import itertools
@@ -161,4 +160,3 @@ for _obj in (inspect.signature, inspect.unwrap, inspect.getfullargspec, inspect.
     _add(_obj, _STATIC)
 
 del _fn, _name, _obj, _cls, _mutators
-_ = builtins

@@ -14,7 +14,6 @@ import operator
 import types
 
 import torch
-import torch.nn.functional as F
 
 from . import REGISTRY, Annotation
 
@@ -153,4 +152,3 @@ for _name in dir(torch.Size):
     if callable(_obj) and not _name.startswith("__"):
         REGISTRY.add(_obj, Annotation(meta=True, note="torch.Size method"))
 REGISTRY.add(torch.manual_seed, Annotation(pure_closure=False))
-_ = F
