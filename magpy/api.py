@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 import types
 import weakref
@@ -40,6 +41,8 @@ _recompiles_log = _logging.channel("recompiles")
 _breaks_log = _logging.channel("breaks")
 
 _ALL: weakref.WeakSet = weakref.WeakSet()
+_monitoring = threading.local()   # .active: a monitor run is in progress on this thread
+_monitoring.active = False
 
 
 @dataclass
@@ -111,6 +114,7 @@ class _Runner:
 
         flag, tc._is_compiling_flag = tc._is_compiling_flag, True
         capture.start(mon)
+        _monitoring.active = True
         try:
             if self.self_obj is not None:
                 result = self.fn(self.self_obj, *args, **kwargs)
@@ -118,6 +122,7 @@ class _Runner:
                 result = self.fn(*args, **kwargs)
         finally:
             capture.stop()
+            _monitoring.active = False
             tc._is_compiling_flag = flag
         if mon.broken is None and not mon.finished:
             mon.broken = "the monitor run did not observe the function's return"
@@ -148,6 +153,10 @@ class CompiledFunction:
 
     # -- the hot path ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if getattr(_monitoring, "active", False):
+            # Called from a program that is being monitored: run as plain code, so the outer
+            # monitor run sees (and compiles) what this function does.
+            return self._target(*args, **kwargs)
         if self._eager_reason is None:
             records = self._cache.records
             if self._profile:

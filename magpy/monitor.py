@@ -108,6 +108,7 @@ def _skip_codes() -> set:
 
 
 _SKIP = None
+_MAGPY_DIR = __file__.rsplit("/", 1)[0] + "/"
 
 
 class Monitor:
@@ -158,8 +159,8 @@ class Monitor:
         if self.broken is not None or self.finished or self.opaque_frame is not None:
             return False
         code = frame.f_code
-        if code in _SKIP:
-            return False
+        if code in _SKIP or code.co_filename.startswith(_MAGPY_DIR):
+            return False   # framework frames and MagPy's own (a compiled callable called inside)
         is_top = self.top_frame is None
         if is_top:
             if code is not self.top_code:
@@ -943,6 +944,12 @@ class Monitor:
                 self._dynamic(f"`Tensor.{mname}` reads tensor values")
             self._pend(fs, self._post_op, ("method", mname, args, kwargs, mname), opaque=True)
             return
+        if type(fn).__module__ == "magpy.api" and hasattr(fn, "_target"):
+            # A compiled callable inside the monitored program runs its target as plain code.
+            node = self.node(fn)
+            if node is not None and node.source is not None:
+                self.on_read(fn._target, AttrSource(node.source, "_target", "__dict__"), ("attr", "_target"), node)
+            fn = fn._target
         if isinstance(fn, torch.nn.Module):
             self._call_module(fn)
             self._pend(fs, self._post_new, 1)

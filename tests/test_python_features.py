@@ -265,3 +265,21 @@ def test_outside_containers_changed_without_reading_them():
         assert same(cm(x, s1, c1), f(x, s2, c2))
         assert same(s1, s2) and same(c1, c2)
     assert magpy.stats(cm).monitor_runs == 1
+
+
+def test_compiled_submodule_inside_a_compiled_model():
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner_impl = Block(8)
+            self.inner = magpy.compile(self.inner_impl, backend="eager")   # compiled on its own too
+            self.head = nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.head(self.inner(x))
+
+    m = Outer()
+    x = torch.randn(3, 8)
+    assert same(m.inner(x), m.inner_impl(x))
+    cm = run(m, (x,), (torch.randn(3, 8),))
+    assert magpy.stats(cm).graph_count == 1
