@@ -136,7 +136,7 @@ class CompiledFunction:
     """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
 
     def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-                 dynamic: bool | None = None, recompile_limit: int = 16):
+                 recompile_limit: int = 16):
         _check_python()
         self._target = target
         self._runner = _Runner(target)
@@ -146,7 +146,6 @@ class CompiledFunction:
         self._stats = Stats()
         self._profile = profile
         self._eager_reason: str | None = None
-        self._dynamic = dynamic
         self._recompile_limit = recompile_limit
         functools.update_wrapper(self, self._runner.fn, updated=())
         _ALL.add(self)
@@ -302,7 +301,7 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
     ``cache_limit`` bounds the records kept per function; after ``recompile_limit`` monitor
     runs the function runs eagerly, with a warning (values that change every call need lifting).
     """
-    known = {"profile", "cache_limit", "dynamic", "recompile_limit"}
+    known = {"profile", "cache_limit", "recompile_limit"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"magpy.compile: unknown options {sorted(bad)}; known: {sorted(known)}")
