@@ -283,3 +283,24 @@ def test_compiled_submodule_inside_a_compiled_model():
     assert same(m.inner(x), m.inner_impl(x))
     cm = run(m, (x,), (torch.randn(3, 8),))
     assert magpy.stats(cm).graph_count == 1
+
+
+def test_training_mode_batchnorm_dropout_and_backward():
+    import copy
+
+    m = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 2)).train()
+    ref = copy.deepcopy(m)
+    cm = magpy.compile(m, backend="eager")
+    for step in range(3):
+        x = torch.randn(4, 8)
+        torch.manual_seed(step)
+        out = cm(x)
+        out.sum().backward()
+        torch.manual_seed(step)
+        expect = ref(x)
+        expect.sum().backward()
+        assert same(out, expect)
+        assert same(m[0].weight.grad, ref[0].weight.grad)              # autograd through the graph
+        assert same(m[1].running_mean, ref[1].running_mean)           # buffers updated in place
+        assert int(m[1].num_batches_tracked) == int(ref[1].num_batches_tracked) == step + 1
+    assert magpy.stats(cm).monitor_runs == 1
