@@ -108,7 +108,8 @@ def _skip_codes() -> set:
 
 
 _SKIP = None
-_MAGPY_DIR = __file__.rsplit("/", 1)[0] + "/"
+# MagPy's own call path (a compiled callable used inside a monitored program).
+_MAGPY_RUNTIME_FILES = frozenset({__file__.rsplit("/", 1)[0] + "/api.py", "<magpy guard>", "<magpy mock>"})
 
 
 class Monitor:
@@ -159,7 +160,7 @@ class Monitor:
         if self.broken is not None or self.finished or self.opaque_frame is not None:
             return False
         code = frame.f_code
-        if code in _SKIP or code.co_filename.startswith(_MAGPY_DIR):
+        if code in _SKIP or code.co_filename in _MAGPY_RUNTIME_FILES:
             return False   # framework frames and MagPy's own (a compiled callable called inside)
         is_top = self.top_frame is None
         if is_top:

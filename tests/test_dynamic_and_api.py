@@ -185,3 +185,11 @@ def test_unsupported_python_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(api, "SUPPORTED_BYTECODE", ((3, 99),))
     with pytest.raises(magpy.UnsupportedPython, match="3.99"):
         magpy.compile(lambda x: x, backend="eager")
+
+
+def test_demo_runs_and_matches_eager(capsys):
+    from magpy import demo
+
+    demo.main(["--backend", "eager", "--calls", "3"])
+    out = capsys.readouterr().out
+    assert "Graph count: 1" in out and "match eager: True" in out
