@@ -163,37 +163,64 @@ def _torchscript(model, backend, device, example, **_: Any) -> Compiled:
 
 
 def _torchscript_regions(model, backend, device, example, **_: Any) -> Compiled:
-    regions, failure = script_largest_regions(model)
+    if example is None:
+        raise ValueError("the torchscript-regions frontend needs an example input")
+    regions, failure = script_largest_regions(model, example)
     if not regions:
         raise RuntimeError(f"torch.jit.script accepts no submodule of {type(model).__name__}: {failure}")
-    notes = [] if regions == [""] else [f"{len(regions)} scripted region(s); the rest runs eagerly"]
     if regions == [""]:
-        model = torch.jit.script(model)
-    return Compiled(model, device, device_sync(device), handle=model, notes=notes, regions=regions)
+        return Compiled(torch.jit.script(model), device, device_sync(device), handle=model, regions=regions)
+    return Compiled(model, device, device_sync(device), handle=model, regions=regions,
+                    notes=[f"{len(regions)} scripted region(s); the rest runs eagerly"])
 
 
-def script_largest_regions(model: torch.nn.Module) -> tuple[list[str], str]:
-    """Replace, in place, the largest submodules that ``torch.jit.script`` accepts by their scripts.
+def script_largest_regions(model: torch.nn.Module, example: tuple[Any, Any]) -> tuple[list[str], str]:
+    """Replace, in place, the largest submodules that TorchScript runs correctly by their scripts.
 
-    Walks the module tree top-down: a module that scripts is a region and its children are not
-    visited; a module that does not stays eager and its children are tried. Returns the region
-    paths (``[""]`` when the whole model scripts; the caller then scripts the root itself) and the
-    first scripting error met (for the message when no region exists).
+    An automatic stand-in for the paper's hand annotation (§8.1). One eager call on ``example``
+    records each submodule's first inputs; then the module tree is walked top-down: a submodule is
+    a region when ``torch.jit.script`` accepts it *and* its script, run on the recorded inputs,
+    returns what the submodule returns (scripting succeeds for code that then fails or differs at
+    run time); a region's children are not visited, a rejected module's children are tried.
+    Submodules the call never reaches are left alone. Returns the region paths (``[""]`` when the
+    whole model passes; the model is then left untouched for the caller to script) and the first
+    failure met.
     """
-    errors: list[str] = []
+    from experiments.measure import compare_outputs
 
-    def try_script(module: torch.nn.Module) -> Any:
+    failures: list[str] = []
+    seen: dict[str, tuple[Any, Any]] = {}
+    names = {module: name for name, module in model.named_modules()}
+    hooks = [module.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.setdefault(names[module], (args, kwargs)) and None, with_kwargs=True)
+        for module in names]
+    try:
+        model(*example[0], **example[1])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    tolerance = {"float64": {"rtol": 1e-6, "atol": 1e-6}, "float32": {"rtol": 1e-4, "atol": 1e-4},
+                 "float16": {"rtol": 1e-2, "atol": 1e-2}, "bfloat16": {"rtol": 3e-2, "atol": 3e-2}}
+
+    def try_script(module: torch.nn.Module, path: str) -> Any:
         try:
-            return torch.jit.script(module)
+            scripted = torch.jit.script(module)
+            args, kwargs = seen[path]
+            ok, _, why = compare_outputs(scripted(*args, **kwargs), module(*args, **kwargs), tolerance)
+            if not ok:
+                raise RuntimeError(f"scripted {path or 'model'} differs from eager: {why}")
+            return scripted
         except Exception as err:  # TorchScript raises many error types for unsupported Python
-            errors.append(f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}")
+            failures.append(f"{path or 'model'}: {type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}")
             return None
 
     def visit(module: torch.nn.Module, path: str) -> list[str]:
         found = []
         for name, child in list(module.named_children()):
             child_path = f"{path}.{name}" if path else name
-            scripted = try_script(child)
+            if child_path not in seen:
+                continue
+            scripted = try_script(child, child_path)
             if scripted is not None:
                 setattr(module, name, scripted)
                 found.append(child_path)
@@ -201,9 +228,9 @@ def script_largest_regions(model: torch.nn.Module) -> tuple[list[str], str]:
                 found += visit(child, child_path)
         return found
 
-    if try_script(model) is not None:
+    if try_script(model, "") is not None:
         return [""], ""
-    return visit(model, ""), errors[0]
+    return visit(model, ""), failures[0]
 
 
 def _lazytensor(model, backend, device, example, **_: Any) -> Compiled:

@@ -24,6 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+_APPROACHES = {"dynamo": "TorchDynamo", "torchscript": "TorchScript", "torchscript-regions": "TorchScript",
+               "lazytensor": "LazyTensor", "magpy": "MagPy"}
 _MISSING = {"unavailable": "n/a", "error": "err", "timeout": "t/o", "crash": "crash"}
 
 
@@ -140,6 +142,9 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     """Table 2: graph counts, approaches as rows and models as columns (also written as table2.md)."""
     summary, raw = _read(run_dir)
     labels, model_labels = _labels(raw, "compiler"), _labels(raw, "model")
+    if "frontend" in raw.columns:  # the paper names the approach, not the (irrelevant) backend
+        labels |= {c: _APPROACHES.get(f, labels.get(c, c)) for c, f in zip(raw["compiler"], raw["frontend"])
+                   if isinstance(f, str)}
     table = summary.pivot_table(index="compiler", columns="model", values="value", aggfunc="first", sort=False)
     table = table.reindex(index=list(dict.fromkeys(summary["compiler"])), columns=list(dict.fromkeys(summary["model"])))
     table = table.fillna("-")

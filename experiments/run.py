@@ -21,6 +21,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.cells import default_mem_limit_bytes, run_cell
+from experiments.compilers import missing_requirements
 from experiments.plan import Plan, make_plan, override_keys, resolve_device, resolve_size
 from experiments.results import RunStore
 
@@ -73,9 +74,15 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
         task = progress.add_task(plan.experiment, total=len(todo), cell="")
         for spec in todo:
             progress.update(task, cell=spec["cell_id"])
-            row = run_cell(spec, store.cell_dir(spec["cell_id"]), timeout_s=plan.timeout_s, mem_limit_bytes=mem_limit)
+            missing = missing_requirements(spec["compiler"] or {})
+            if missing:  # no process needed to learn that a package is absent
+                row = {"status": "unavailable", "error": f"{', '.join(missing)} not installed"}
+            else:
+                row = run_cell(spec, store.cell_dir(spec["cell_id"]), timeout_s=plan.timeout_s,
+                               mem_limit_bytes=mem_limit)
             labels = {"model_label": spec["model"].get("label", spec["model"]["name"]),
-                      "compiler_label": (spec["compiler"] or {}).get("label", spec["key"].get("compiler"))}
+                      "compiler_label": (spec["compiler"] or {}).get("label", spec["key"].get("compiler")),
+                      "frontend": (spec["compiler"] or {}).get("frontend")}
             row = {**spec["key"], "cell_id": spec["cell_id"], "size": plan.size, "device": plan.device,
                    "statistic": plan.statistic, "threads": plan.threads, **labels, **row}
             store.save(spec["cell_id"], row)

@@ -69,6 +69,16 @@ TINY_CONFIG = textwrap.dedent('''
 ''')
 
 
+MISSING_COMPILER_CONFIG = textwrap.dedent('''
+    # @package compiler._missing
+    name: _missing
+    label: Missing
+    frontend: eager
+    backend: null
+    requires: [a_module_that_is_not_installed]
+''')
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding ``tinymodel.py`` and ``conf/model/_tiny.yaml``."""
@@ -76,6 +86,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "tinymodel.py").write_text(TINY_MODULE)
     (root / "conf" / "model").mkdir(parents=True)
     (root / "conf" / "model" / "_tiny.yaml").write_text(TINY_CONFIG)
+    (root / "conf" / "compiler").mkdir()
+    (root / "conf" / "compiler" / "_missing.yaml").write_text(MISSING_COMPILER_CONFIG)
     return root
 
 
@@ -87,7 +99,7 @@ def _env(tiny: Path) -> dict[str, str]:
 
 def _run(tiny: Path, results: Path, *overrides: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "experiments.run", "experiment=fig15", "model=_tiny",
-               "compiler=[eager,magpy-eager]", "bs=[1,2]", "device=cpu", "size=smoke", "warmup=1", "repeat=3",
+               "compiler=[eager,magpy-eager,_missing]", "bs=[1,2]", "device=cpu", "size=smoke", "warmup=1", "repeat=3",
                "progress=false", f"hydra.searchpath=[file://{tiny / 'conf'}]", f"results_dir={results}",
                f"hydra.run.dir={results / 'hydra'}", *overrides]
     proc = subprocess.run(command, cwd=ROOT, env=_env(tiny), capture_output=True, text=True, timeout=240)
@@ -100,8 +112,12 @@ def test_tiny_sweep_end_to_end(tiny: Path, tmp_path: Path) -> None:
     _run(tiny, tmp_path)
     run_dir = tmp_path / "fig15" / "smoke-cpu"
     raw = pd.read_csv(run_dir / "raw.csv")
-    assert sorted(zip(raw["compiler"], raw["bs"])) == [("eager", 1), ("eager", 2), ("magpy-eager", 1),
-                                                        ("magpy-eager", 2)]
+    assert sorted(zip(raw["compiler"], raw["bs"])) == [("_missing", 1), ("_missing", 2), ("eager", 1), ("eager", 2),
+                                                        ("magpy-eager", 1), ("magpy-eager", 2)]
+    missing = raw[raw["compiler"] == "_missing"]
+    assert (missing["status"] == "unavailable").all() and missing["mean_s"].isna().all()
+    assert (missing["error"] == "a_module_that_is_not_installed not installed").all()
+    raw = raw[raw["compiler"] != "_missing"]
     assert (raw["status"] == "ok").all(), raw[["compiler", "status", "error"]].to_string()
     assert raw["correct"].all()
     assert (raw["mean_s"] > 0).all() and (raw["n"] == 3).all()
@@ -116,7 +132,8 @@ def test_tiny_sweep_end_to_end(tiny: Path, tmp_path: Path) -> None:
         expected = raw[(raw["compiler"] == "eager") & (raw["bs"] == row["bs"])]["median_s"].item() / \
             raw[(raw["compiler"] == "magpy-eager") & (raw["bs"] == row["bs"])]["median_s"].item()
         assert row["speedup"] == pytest.approx(expected)
-    assert set(summary[summary["model"] == "GeoMean"]["compiler"]) == {"eager", "magpy-eager"}
+    assert set(summary[summary["model"] == "GeoMean"]["compiler"]) == {"eager", "magpy-eager", "_missing"}
+    assert summary[summary["compiler"] == "_missing"]["speedup"].isna().all()
 
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["versions"]["torch"] == torch.__version__
@@ -126,7 +143,7 @@ def test_tiny_sweep_end_to_end(tiny: Path, tmp_path: Path) -> None:
     # Re-running skips finished cells; force=true measures them again.
     stamps = {p: p.stat().st_mtime_ns for p in run_dir.glob("cells/*/row.json")}
     proc = _run(tiny, tmp_path)
-    assert "4 cells, 0 to run" in proc.stdout + proc.stderr
+    assert "6 cells, 0 to run" in proc.stdout + proc.stderr
     assert {p: p.stat().st_mtime_ns for p in run_dir.glob("cells/*/row.json")} == stamps
     proc = _run(tiny, tmp_path, "force=true", "compiler=[eager]", "bs=1", "plot=false")
     assert "1 cells, 1 to run" in proc.stdout + proc.stderr
@@ -201,9 +218,17 @@ def test_plan_uses_size_plan_unless_command_line_sets_the_key() -> None:
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=["experiment=fig15", "device=cpu", "size=smoke"])
         plan = make_plan(cfg, cli_keys=set())
-        assert [c["name"] for c in plan.compilers] == list(cfg.experiment.plan.smoke.compilers)
-        assert plan.bs == list(cfg.experiment.plan.smoke.bs) and plan.run_id == "smoke-cpu"
-        assert plan.warmup == cfg.size.warmup and plan.repeat == cfg.size.repeat
+        assert [c["name"] for c in plan.compilers] == list(cfg.compiler)  # the paper's eight
+        assert len(plan.models) == 8 and plan.run_id == "smoke-cpu"
+        assert plan.bs == list(cfg.experiment.plan.smoke.bs) != list(cfg.experiment.plan.paper.bs)
+        assert plan.warmup == cfg.size.warmup and plan.repeat == cfg.size.repeat and plan.threads == 1
+
+        # An experiment's size plan may keep a subset of the selected compilers and models.
+        overrides = ["experiment=fig15", "device=cpu", "size=paper", "+experiment.plan.paper.compilers=[eager]",
+                     "+experiment.plan.paper.models=[bert,resnet]"]
+        plan = make_plan(compose("config", overrides=overrides), cli_keys=override_keys(overrides))
+        assert [c["name"] for c in plan.compilers] == ["eager"] and plan.bs == [1, 16]
+        assert [m["name"] for m in plan.models] == ["bert", "resnet"] and plan.statistic == "mean"
 
         overrides = ["experiment=fig15", "device=cpu", "size=smoke", "compiler=[eager,lazytensor-xla]", "bs=[4]",
                      "model=bert", "repeat=7"]

@@ -86,9 +86,9 @@ def _count_torchscript(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
     if spec["compiler"]["frontend"] == "torchscript":
         return torch.jit.script(model)(*args, **kwargs), {"graph_count": 1, "regions": 1}
     scripted = copy.deepcopy(model)
-    regions, first_error = script_largest_regions(scripted)
+    regions, first_failure = script_largest_regions(scripted, (args, kwargs))
     if not regions:
-        raise RuntimeError(f"torch.jit.script accepts no submodule: {first_error}")
+        raise RuntimeError(f"torch.jit.script accepts no submodule: {first_failure}")
     if regions == [""]:
         return torch.jit.script(model)(*args, **kwargs), {"graph_count": 1, "regions": 1}
     # Count entries on the eager twin: the scripted program makes the same calls in the same order.
@@ -102,7 +102,7 @@ def _count_torchscript(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
         for handle in handles:
             handle.remove()
     return scripted(*args, **kwargs), {"graph_count": entries[0], "regions": len(regions),
-                                       "notes": f"whole-model script failed: {first_error}"[:300]}
+                                       "notes": f"whole model not scriptable: {first_failure}"[:300]}
 
 
 def _count_lazytensor(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
@@ -136,7 +136,8 @@ def _count_magpy(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
     explanation = magpy.explain(model)(*args, **kwargs)
     reasons = list(explanation.break_reasons)
     return out, {"graph_count": stats.graph_count, "explain_graph_count": explanation.graph_count,
-                 "op_count": explanation.op_count, "break_reasons": " | ".join(reasons)[:1000]}
+                 "fallbacks": stats.fallbacks, "op_count": explanation.op_count,
+                 "break_reasons": " | ".join(str(r) for r in reasons)[:1000]}
 
 
 _COUNTERS = {
@@ -158,8 +159,13 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
         if row["status"] != "ok":
             return row["status"]
         count = str(int(row["graph_count"]))
-        return count if row.get("correct") in (True, "True") else f"{count} (wrong output)"
+        if row.get("correct") not in (True, "True"):
+            return f"{count} (wrong output)"
+        if count == "0" and row.get("break_reasons"):
+            return "0 (ran eagerly)"  # MagPy gave up on the program; break_reasons says why
+        return count
 
     df["value"] = df.apply(cell, axis=1)
-    columns = ["compiler", "model", "bs", "graph_count", "value", "status", "correct", "error"]
+    columns = ["compiler", "frontend", "model", "bs", "graph_count", "value", "status", "correct", "break_reasons",
+               "error"]
     return df[[c for c in columns if c in df.columns]]
