@@ -193,3 +193,20 @@ def test_demo_runs_and_matches_eager(capsys):
     demo.main(["--backend", "eager", "--calls", "3"])
     out = capsys.readouterr().out
     assert "Graph count: 1" in out and "match eager: True" in out
+
+
+def test_an_existing_tracer_survives_compilation():
+    import sys
+
+    def tracer(frame, event, arg):
+        return None
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        cm = magpy.compile(lambda x: x * 2, backend="eager")
+        cm(torch.randn(2))
+        cm(torch.randn(2))
+        assert sys.gettrace() is tracer      # a debugger or coverage tool keeps working
+    finally:
+        sys.settrace(old)

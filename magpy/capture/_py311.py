@@ -86,17 +86,24 @@ def _global(frame, event, arg):
     return None
 
 
+_previous_trace = None
+
+
 def start(hooks) -> None:
-    """Install the tracer on this thread."""
-    global _hooks
+    """Install the tracer on this thread (a debugger's or coverage tool's tracer is put back by stop)."""
+    global _hooks, _previous_trace
+    _previous_trace = sys.gettrace()
     _hooks = hooks
     sys.settrace(_global)
 
 
 def stop() -> None:
-    """Remove the tracer from this thread."""
-    global _hooks
-    sys.settrace(None)
+    """Remove the tracer from this thread and restore the one that was there before."""
+    global _hooks, _previous_trace
+    if _hooks is None:
+        return
+    sys.settrace(_previous_trace)
+    _previous_trace = None
     _hooks = None
 
 
