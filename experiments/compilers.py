@@ -107,7 +107,7 @@ def prepare(compiler: Mapping[str, Any], model: torch.nn.Module, device: str | t
             example = to_device(example, device)
     build = _FRONTENDS[frontend]
     compiled = build(model, backend, device, example, dynamic=dynamic, profile=profile, region=region)
-    if dynamic and frontend in ("eager", "torchscript", "torchscript-regions", "lazytensor", "fullgraph"):
+    if dynamic and frontend in ("torchscript", "torchscript-regions", "lazytensor", "fullgraph"):
         compiled.notes.append(f"{frontend} has no dynamic-shape option; compiled as is")
     return compiled
 

@@ -1,6 +1,7 @@
 """From a composed Hydra config to a :class:`Plan`: what one run measures, with every default resolved.
 
-Resolution order for each knob: the command line, then the experiment's plan for the size in use
+Resolution order for each knob (``bs``, ``warmup``, ``repeat``, ``n_inputs``, ``statistic``, the
+model and compiler selections): the command line, then the experiment's plan for the size in use
 (``experiment.plan.<size>``), then the size config (``conf/size/*.yaml``). ``device=auto`` becomes
 ``cuda`` when torch sees a GPU, else ``cpu``; ``size=auto`` becomes ``paper`` on CUDA and ``smoke``
 on CPU.
@@ -129,9 +130,11 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     compilers = _select(cfg.compiler, None if "compiler" in cli_keys else size_plan.get("compilers"), "compilers")
     bs = cfg.bs if cfg.bs is not None else size_plan.get("bs", [1])
 
-    def knob(name: str) -> Any:
+    def knob(name: str) -> Any:  # command line, then the experiment's size plan, then the size config
         value = cfg.get(name)
-        return size_defaults[name] if value is None else value
+        if value is None:
+            value = size_plan.get(name, size_defaults[name])
+        return value
 
     timeout = cfg.cell.timeout_s if cfg.cell.timeout_s is not None else size_defaults["timeout_s"]
     threads = cfg.cell.threads if cfg.cell.threads is not None else size_defaults.get("threads")

@@ -80,8 +80,8 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
                 xs.append(x)
                 heights.append(row["speedup"])
                 if row.get("fallbacks", 0) > 0:  # MagPy ran (part of) the calls eagerly
-                    ax.text(x, row["speedup"], "fallback", rotation=90, ha="center", va="bottom", fontsize=6,
-                            color="dimgray")
+                    ax.text(x, row["speedup"] / 2, "eager fallback", rotation=90, ha="center", va="center",
+                            fontsize=6, color="white")
         ax.bar(xs, heights, width, color=cmap(j % 10))
         handles.append(Patch(color=cmap(j % 10), label=labels.get(compiler, compiler)))
     if legend:
@@ -169,10 +169,10 @@ def plot_breakdown(run_dir: Path, title: str) -> plt.Figure:
     model_labels = _labels(raw, "model")
     ok = summary[summary["status"] == "ok"]
     models = list(dict.fromkeys(summary["model"]))
-    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 0.45 * len(models) + 1.8), sharey=True)
+    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 0.45 * len(models) + 2.4), sharey=True)
     y = range(len(models))
-    parts_a = [("analysis_frac", "MagPy analysis", "tab:blue"), ("backend_compile_frac", "backend compile", "tab:orange"),
-               ("monitor_other_frac", "other (eager run, codegen)", "tab:gray")]
+    parts_a = [("analysis_frac", "MagPy analysis (monitored execution, guard/mock generation)", "tab:blue"), ("backend_compile_frac", "backend compile", "tab:orange"),
+               ("monitor_other_frac", "other", "tab:gray")]
     parts_b = [("guard_frac", "guard", "tab:green"), ("mock_frac", "mock (incl. compiled graph)", "tab:purple")]
     for ax, parts, total_col, unit in ((ax_a, parts_a, "monitor_s", "s"), (ax_b, parts_b, "matched_ms", "ms")):
         left = [0.0] * len(models)
@@ -189,7 +189,8 @@ def plot_breakdown(run_dir: Path, title: str) -> plt.Figure:
             ax.text(1.01, i, text, va="center", fontsize=7)
         ax.set_xlim(0, 1.25)
         ax.set_xlabel("fraction of the call")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    ax_a.invert_yaxis()  # first model on top, as in the table
     ax_a.set_yticks(list(y))
     ax_a.set_yticklabels([model_labels.get(m, m) for m in models], fontsize=8)
     ax_a.set_title("(a) monitor run", fontsize=9)

@@ -50,8 +50,10 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     last_ok, _, last_why = compare_outputs(compiled.fn(*args, **kwargs), expected, spec["tolerance"])
     matched = after_timed.matched_calls - before_timed.matched_calls
     if matched <= 0:
+        reasons = " | ".join(str(r) for r in getattr(after_timed, "break_reasons", []) or [])
         raise RuntimeError(f"no matched call among the {spec['repeat']} timed calls after the monitor run "
-                           f"(monitor_runs={after_timed.monitor_runs}, fallbacks={after_timed.fallbacks})")
+                           f"(monitor_runs={after_timed.monitor_runs}, fallbacks={after_timed.fallbacks}): "
+                           f"{reasons or 'no break reason given'}")
     analysis, compile_s = after_monitor.analysis_time_s, after_monitor.backend_compile_time_s
     return {
         **stats,
