@@ -71,12 +71,22 @@ def to_device(tree: Any, device: torch.device) -> Any:
     return pytree.tree_map(lambda x: x.to(device) if isinstance(x, torch.Tensor) else x, tree)
 
 
-def xla_device() -> torch.device:
-    """The default XLA device (raises :class:`Unavailable` without torch_xla)."""
+def xla_device(requested: torch.device) -> torch.device:
+    """The XLA device standing for ``requested`` (raises :class:`Unavailable` when there is none).
+
+    An XLA runtime without a GPU plugin silently runs on the CPU; comparing that with CUDA eager
+    would be meaningless, so a CUDA run requires XLA's device type to be a GPU one.
+    """
     if importlib.util.find_spec("torch_xla") is None:
         raise Unavailable("torch_xla not installed")
     import torch_xla.core.xla_model as xm
+    import torch_xla.runtime as xr
 
+    kind = str(xr.device_type()).upper()
+    if requested.type == "cuda" and kind not in ("CUDA", "GPU"):
+        raise Unavailable(f"torch_xla has no GPU device here (PJRT device type {kind}); install its CUDA build")
+    if requested.type == "cpu" and kind != "CPU":
+        raise Unavailable(f"torch_xla runs on {kind} here, not the CPU (set PJRT_DEVICE=CPU)")
     return xm.xla_device()
 
 
@@ -101,7 +111,7 @@ def prepare(compiler: Mapping[str, Any], model: torch.nn.Module, device: str | t
     backend = compiler.get("backend")
     device = torch.device(device)
     if backend in ("xla", "openxla") or frontend == "lazytensor":
-        device = xla_device()
+        device = xla_device(device)
         model = model.to(device)
         if example is not None:
             example = to_device(example, device)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -117,5 +118,17 @@ def main(cfg: DictConfig) -> Any:
     return str(run_dir)
 
 
+def overrides_last(argv: list[str]) -> list[str]:
+    """``argv`` with every ``key=value`` override moved after the flags, order kept.
+
+    Hydra's argument parser takes the overrides as one positional list, so a flag between them
+    (``experiment=fig15 -m model=a,b``, as ``reproduce.sh`` builds it) would be an error.
+    """
+    overrides = [a for a in argv[1:] if "=" in a and not a.startswith("-")]
+    flags = [a for a in argv[1:] if not ("=" in a and not a.startswith("-"))]
+    return [argv[0], *flags, *overrides]
+
+
 if __name__ == "__main__":
+    sys.argv = overrides_last(sys.argv)
     main()

@@ -242,6 +242,13 @@ def test_plan_uses_size_plan_unless_command_line_sets_the_key() -> None:
             make_plan(cfg, cli_keys={"bs"})
 
 
+def test_flags_go_before_overrides() -> None:
+    from experiments.run import overrides_last
+
+    assert overrides_last(["run.py", "experiment=fig15", "-m", "model=a,b", "--cfg", "job"]) == \
+        ["run.py", "-m", "--cfg", "job", "experiment=fig15", "model=a,b"]
+
+
 def test_override_keys() -> None:
     assert override_keys(["+bs=1", "model=[a,b]", "cell.timeout_s=3", "~plot", "hydra/launcher=local"]) == \
         {"bs", "model", "cell", "plot", "hydra"}

@@ -106,12 +106,13 @@ def _count_torchscript(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
 
 
 def _count_lazytensor(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
+    import torch
     import torch_xla.core.xla_model as xm
     import torch_xla.debug.metrics as met
 
-    from experiments.compilers import to_device
+    from experiments.compilers import to_device, xla_device
 
-    device = xm.xla_device()
+    device = xla_device(torch.device(spec["device"]))
     model = model.to(device)
     args, kwargs = to_device((args, kwargs), device)
     model(*args, **kwargs)
