@@ -124,20 +124,47 @@ def _retyped(t: torch.Tensor) -> torch.Tensor:
 
 
 class _Vars:
-    """Locals of the generated guard: one per source, computed from its base's local."""
+    """Locals of the generated guard: one per source, computed from its base's local.
+
+    A local is defined when first asked for, but its line is only emitted when a check needs
+    it (``get``) or at the end (``emit_rest``, for what only the mock uses), so the checks that
+    fail most often are not preceded by fetches of everything the mock needs.
+    """
 
     def __init__(self, pool: ConstPool):
         self.pool = pool
         self.var_of: dict = {}
+        self._defs: dict[str, tuple[str, str | None]] = {}   # var -> (expression, base var)
+        self._emitted: set[str] = set()
         self.lines: list[str] = []
 
-    def get(self, src: Source) -> str:
+    def get(self, src: Source, emit: bool = True) -> str:
+        v = self._define(src)
+        if emit:
+            self._emit(v)
+        return v
+
+    def emit_rest(self) -> None:
+        for v in self._defs:
+            self._emit(v)
+
+    def _emit(self, v: str) -> None:
+        if v in self._emitted or v not in self._defs:
+            return
+        expr, base = self._defs[v]
+        if base is not None:
+            self._emit(base)
+        self._emitted.add(v)
+        self.lines.append(f"{v} = {expr}")
+
+    def _define(self, src: Source) -> str:
         key = _key(src)
         v = self.var_of.get(key)
         if v is not None:
             return v
+        base = None
         if isinstance(src, AttrSource):
-            b = self.get(src.base)
+            base = b = self._define(src.base)
             if src.via == "__dict__":
                 e = f"{b}.__dict__[{src.name!r}]"
             elif src.via:
@@ -147,9 +174,11 @@ class _Vars:
             else:
                 e = f"getattr({b}, {src.name!r})"
         elif isinstance(src, ItemSource):
-            e = f"{self.get(src.base)}[{literal(src.key, self.pool)}]"
+            base = self._define(src.base)
+            e = f"{base}[{literal(src.key, self.pool)}]"
         elif isinstance(src, CellSource):
-            e = f"{self.get(src.base)}.cell_contents"
+            base = self._define(src.base)
+            e = f"{base}.cell_contents"
         elif isinstance(src, ConstSource):
             e = self.pool.ref(src.value)
             self.var_of[key] = e
@@ -160,7 +189,7 @@ class _Vars:
             raise Unsupported(f"unknown source {src!r}")
         v = f"v{len(self.var_of)}"
         self.var_of[key] = v
-        self.lines.append(f"{v} = {e}")
+        self._defs[v] = (e, base if base in self._defs else None)
         return v
 
 
@@ -199,7 +228,7 @@ class _MockBuilder:
         return f"m{self._n}"
 
     def src(self, source: Source) -> str:
-        v = self.vars.get(source)
+        v = self.vars.get(source, emit=False)
         if v.startswith("v") and v not in self.needed:
             self.needed.append(v)
         return v
@@ -402,7 +431,19 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
                            f"torch.is_grad_enabled() is {mon.grad_enabled}"]
     tensor_vars: list[str] = []
     tensor_vals: list[torch.Tensor] = []
-    for g in mon.guards:
+    ns: dict[str, Any] = {}
+    # The caller's arguments change most between calls: check them (and their tensors, in one
+    # C++ call) before walking module trees, so a miss is found early.
+    arg_guards = [g for g in mon.guards if _root(g.source) is ArgSource]
+    other_guards = [g for g in mon.guards if _root(g.source) is not ArgSource]
+    for g in arg_guards + [None] + other_guards:
+        if g is None:
+            _flush(vars_, body)
+            if tensor_vars:
+                ns["_TG_ARGS"] = _tensor_checker(tensor_vals)
+                body.append(f"    if not _TG_ARGS({', '.join(tensor_vars)}): return None")
+            arg_tensor_count = len(tensor_vars)
+            continue
         if g.kind == "present":
             rel, present = g.payload
             base = g.source.base
@@ -424,11 +465,12 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
         if g.kind == "tensor" and v not in tensor_vars:
             tensor_vars.append(v)
             tensor_vals.append(g.payload)
+    vars_.emit_rest()
     _flush(vars_, body)
-    ns: dict[str, Any] = {}
+    if len(tensor_vars) > arg_tensor_count:
+        ns["_TG"] = _tensor_checker(tensor_vals[arg_tensor_count:])
+        body.append(f"    if not _TG({', '.join(tensor_vars[arg_tensor_count:])}): return None")
     if tensor_vars:
-        ns["_TG"] = _tensor_checker(tensor_vals)
-        body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
         if mon.mutated and len(tensor_vars) > 1:
             body.append(f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return None")
     needed = list(dict.fromkeys(mb.needed))
@@ -467,6 +509,12 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
         input_sources=[s for s, _ in mon.graph.inputs],
         guard_node_count=len(guard_nodes(rg)), mock_node_count=len(mock_nodes(rg)),
     )
+
+
+def _root(src: Source) -> type:
+    while hasattr(src, "base"):
+        src = src.base
+    return type(src)
 
 
 def _flush(vars_: _Vars, body: list[str]) -> None:
