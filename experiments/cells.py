@@ -69,6 +69,9 @@ def run_cell(spec: Mapping[str, Any], workdir: Path, *, timeout_s: float, mem_li
         except subprocess.TimeoutExpired:
             _kill_session(proc)
             returncode = None
+        except BaseException:  # Ctrl-C: the child has its own session and would not get the signal
+            _kill_session(proc)
+            raise
     elapsed = time.monotonic() - start
     row: dict[str, Any]
     if returncode is None:

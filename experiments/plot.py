@@ -80,8 +80,8 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
                 xs.append(x)
                 heights.append(row["speedup"])
                 if row.get("fallbacks", 0) > 0:  # MagPy ran (part of) the calls eagerly
-                    ax.text(x, row["speedup"] / 2, "eager fallback", rotation=90, ha="center", va="center",
-                            fontsize=6, color="white")
+                    ax.text(x, row["speedup"], " fallback", rotation=90, ha="center", va="bottom", fontsize=6,
+                            color="dimgray")
         ax.bar(xs, heights, width, color=cmap(j % 10))
         handles.append(Patch(color=cmap(j % 10), label=labels.get(compiler, compiler)))
     if legend:
@@ -100,8 +100,8 @@ def plot_speedups(run_dir: Path, title: str) -> plt.Figure:
     batch_sizes = sorted(int(b) for b in summary["bs"].dropna().unique())
     compilers = [c for c in dict.fromkeys(summary["compiler"]) if c != "eager"]
     models = list(dict.fromkeys(summary["model"]))  # sweep order, GeoMean last
-    fig, axes = plt.subplots(len(batch_sizes), 1, figsize=(max(6, 1.1 * len(models) + 2), 3.2 * len(batch_sizes)),
-                             squeeze=False)
+    width = max(6.0, len(models) * (0.4 + 0.12 * len(compilers)) + 2)
+    fig, axes = plt.subplots(len(batch_sizes), 1, figsize=(width, 3.6 * len(batch_sizes)), squeeze=False)
     for i, (ax, bs) in enumerate(zip(axes[:, 0], batch_sizes)):
         _grouped_speedups(ax, summary[summary["bs"] == bs], models, "model", compilers, labels, model_labels,
                           legend=i == 0)
