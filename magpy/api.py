@@ -14,6 +14,7 @@ eagerly, with its break reasons in :func:`explain` and :func:`stats`.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -364,10 +365,11 @@ def explain(target: Any) -> Callable[..., Explanation]:
 
 
 def stats(compiled: CompiledFunction) -> Stats:
-    """Counters of a compiled callable: monitor runs, guard hits/misses, fallbacks, times."""
+    """A snapshot of a compiled callable's counters: monitor runs, guard hits/misses, fallbacks, times."""
     if not isinstance(compiled, CompiledFunction):
         raise TypeError("magpy.stats expects what magpy.compile returned")
-    return compiled._stats
+    st = compiled._stats
+    return dataclasses.replace(st, break_reasons=list(st.break_reasons))   # a snapshot, not live counters
 
 
 def reset() -> None:
