@@ -1269,6 +1269,14 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
         inspect.Signature(params).bind(*args, **kwargs)   # raises TypeError exactly as the call would
     else:
         sig.bind(*args, **kwargs)
+    def keyword_or_default(p: inspect.Parameter) -> None:
+        if p.name in kwargs:
+            sources[p.name] = ArgSource(-1, p.name, "kw")
+            values[p.name] = kwargs[p.name]
+        else:
+            sources[p.name] = ConstSource(p.default, f"default of {p.name}")
+            values[p.name] = p.default
+
     pos_i = 0
     for p in params:
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -1276,23 +1284,14 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
                 sources[p.name] = ArgSource(pos_i, p.name)
                 values[p.name] = args[pos_i]
                 pos_i += 1
-            elif p.name in kwargs:
-                sources[p.name] = ArgSource(-1, p.name, "kw")
-                values[p.name] = kwargs[p.name]
             else:
-                sources[p.name] = ConstSource(p.default, f"default of {p.name}")
-                values[p.name] = p.default
+                keyword_or_default(p)
         elif p.kind == p.VAR_POSITIONAL:
             sources[p.name] = ArgSource(pos_i, p.name, "varpos")
             values[p.name] = tuple(args[pos_i:])
             pos_i = len(args)
         elif p.kind == p.KEYWORD_ONLY:
-            if p.name in kwargs:
-                sources[p.name] = ArgSource(-1, p.name, "kw")
-                values[p.name] = kwargs[p.name]
-            else:
-                sources[p.name] = ConstSource(p.default, f"default of {p.name}")
-                values[p.name] = p.default
+            keyword_or_default(p)
         elif p.kind == p.VAR_KEYWORD:
             named = {q.name for q in params if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
             exclude = tuple(sorted(k for k in kwargs if k in named))
