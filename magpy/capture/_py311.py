@@ -11,9 +11,9 @@ is exactly the stack the instruction is about to consume.
 from __future__ import annotations
 
 import ctypes
-import sys
 
 from . import NULL
+from ._settrace import driver
 
 _PTR = ctypes.sizeof(ctypes.c_void_p)
 _F_FRAME = 3 * _PTR          # ob_refcnt, ob_type, f_back, f_frame
@@ -59,52 +59,7 @@ def read_stack(frame) -> list:
     return arrays[1].from_address(address)[:]
 
 
-_hooks = None
-
-
-def _local(frame, event, arg):
-    hooks = _hooks
-    if hooks is None:
-        return None
-    if event == "opcode":
-        hooks.instruction(frame, frame.f_lasti, read_stack(frame))
-    elif event == "return":
-        hooks.leave_frame(frame, arg)
-    elif event == "exception":
-        hooks.exception(frame, arg[1])
-    return _local
-
-
-def _global(frame, event, arg):
-    hooks = _hooks
-    if hooks is None or event != "call":
-        return None
-    if hooks.enter_frame(frame):
-        frame.f_trace_opcodes = True
-        frame.f_trace_lines = False
-        return _local
-    return None
-
-
-_previous_trace = None
-
-
-def start(hooks) -> None:
-    """Install the tracer on this thread (a debugger's or coverage tool's tracer is put back by stop)."""
-    global _hooks, _previous_trace
-    _previous_trace = sys.gettrace()
-    _hooks = hooks
-    sys.settrace(_global)
-
-
-def stop() -> None:
-    """Remove the tracer from this thread and restore the one that was there before."""
-    global _hooks, _previous_trace
-    if _hooks is None:
-        return
-    sys.settrace(_previous_trace)
-    _previous_trace = None
-    _hooks = None
+start, stop = driver(read_stack)
 
 
 def frame_function(frame):
