@@ -80,12 +80,6 @@ def _rebuild_sequence(cls, items: list, state: dict):
     return obj
 
 
-def _global_hooks_present() -> bool:
-    m = torch.nn.modules.module
-    return bool(m._global_forward_hooks or m._global_forward_pre_hooks or m._global_backward_hooks
-                or getattr(m, "_global_backward_pre_hooks", None) or getattr(m, "_global_forward_hooks_always_called", None))
-
-
 _tensor_guard_factory = None
 
 
@@ -417,21 +411,21 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
 
     # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
     input_vars = [mb.src(src) for src, _ in mon.graph.inputs]
-    gm_needed = bool(mb.outputs) or bool(mon.graph.inputs and mon.mutated)
+    # A graph that changes tensors in place (or switches grad mode/autocast) runs even when
+    # the mock needs none of its outputs.
+    gm_needed = bool(mb.outputs) or mon.graph_mutates
     # -- guard ------------------------------------------------------------------------------------------
     nargs, kwnames = call_shape
     body = ["try:"]
     body.append(f"    if len(args) != {nargs} or len(kwargs) != {len(kwnames)}: return None")
     if kwnames:
         body.append(f"    if sorted(kwargs) != {list(kwnames)!r}: return None")
-    body.append(f"    if _grad() is not {mon.grad_enabled!r}: return None")
-    if mon.uses_modules:
-        body.append("    if _global_hooks_present(): return None")
+    body.append("    if not _global_state(): return None")
     readable: list[str] = [f"call shape: {nargs} positional, keywords {list(kwnames)}",
-                           f"torch.is_grad_enabled() is {mon.grad_enabled}"]
+                           mon.global_state.description]
     tensor_vars: list[str] = []
     tensor_vals: list[torch.Tensor] = []
-    ns: dict[str, Any] = {}
+    ns: dict[str, Any] = {"_global_state": mon.global_state.check}
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
     arg_guards = [g for g in mon.guards if _root(g.source) is ArgSource]
@@ -471,7 +465,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
         ns["_TG"] = _tensor_checker(tensor_vals[arg_tensor_count:])
         body.append(f"    if not _TG({', '.join(tensor_vars[arg_tensor_count:])}): return None")
     if tensor_vars:
-        if mon.mutated and len(tensor_vars) > 1:
+        if (mon.mutated or mon.graph_mutates) and len(tensor_vars) > 1:
             body.append(f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return None")
     needed = list(dict.fromkeys(mb.needed))
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
@@ -491,8 +485,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 
     ns.update(pool.namespace())
-    ns.update(_grad=torch.is_grad_enabled, _global_hooks_present=_global_hooks_present,
-              _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
+    ns.update(_rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
               _rebuild_sequence=_rebuild_sequence)
     guard_ns = dict(ns)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)

@@ -29,6 +29,7 @@ import torch
 from . import capture
 from .annotations import DYNAMIC, Annotation, lookup
 from .annotations import torch_ops as T
+from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, GlobalState
 from .graph import OpGraph, Unsupported
 from .refgraph import Const, RefGraph, ShadowNode
 from .source import ArgSource, AttrSource, CellSource, ConstSource, GlobalSource, ItemSource, Source
@@ -149,6 +150,9 @@ class Monitor:
         self.uses_modules = False
         self.top_frame = None
         self.grad_enabled = torch.is_grad_enabled()
+        self.global_state = GlobalState.capture()   # one guard for every process-wide switch
+        self.graph_mutates = False                   # an operator changed a tensor in place
+        self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
         for name, value in param_values.items():
@@ -454,30 +458,41 @@ class Monitor:
         raise Unsupported(f"cannot pass a {t.__name__} to a tensor operator")
 
     def record_op(self, kind: str, target: Any, args: list, kwargs: dict, output: Any, inputs_have_tensor: bool,
-                  name: str) -> None:
-        """Post-execution of a torch call: an fx node, a static value, or dynamic."""
+                  name: str, versions: list | None = None) -> None:
+        """Post-execution of a torch call: an fx node, a static value, or dynamic.
+
+        ``versions`` are (tensor, ``_version``) of the tensor inputs before the call: a
+        version that moved means the call changed that tensor in place (``+=``,
+        ``inplace=True``, ``torch.relu_``, ``out=``, ``copy_``...), whatever its name says.
+        """
         if name in T.DATA_DEPENDENT:
             self._dynamic(f"`{name}` reads tensor values")
-        if T.contains_tensor(output):
+        changed = [t for t, v in (versions or ()) if t._version != v]
+        if changed or T.contains_tensor(output):
             fx_args = tuple(self.to_arg(a) for a in args)
             fx_kwargs = {k: self.to_arg(v) for k, v in kwargs.items()}
             n = self.graph.call(kind, target, fx_args, fx_kwargs)
-            self._bind_output(n, output)
-            if kind == "method" and name.endswith("_") and not name.endswith("__") and args:
-                self._tensor_mutated(args[0], n)
-            if "out" in kwargs and isinstance(kwargs["out"], torch.Tensor):
-                self._tensor_mutated(kwargs["out"], n)
+            if T.contains_tensor(output):
+                self._bind_output(n, output)
+            for t in changed:
+                self._tensor_mutated(t, n if t is output else None)
             return
         if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
             return
-        if target in T.GRAD_MODE_OPS:
+        if target in T.GRAD_MODE_OPS or name in STATE_SETTER_NAMES:
+            # Grad mode and autocast switches stay in the graph, in program order.
             fx_args = tuple(self.to_arg(a) for a in args)
-            self.graph.call(kind, target, fx_args, {})
+            self.graph.call(kind, target, fx_args, {k: self.to_arg(v) for k, v in kwargs.items()})
+            self.graph_mutates = True
             return
         if inputs_have_tensor:
             self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
         if output is None and kind == "method":
             return
+        if output is None and name not in HARMLESS_NAMES:
+            # A torch call with no tensor in or out that returns nothing only exists for its
+            # effect on global state (set_default_dtype, use_deterministic_algorithms...).
+            self._dynamic(f"`torch.{name}` changes global torch state")
         # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
 
     def _bind_output(self, n, output) -> None:
@@ -495,7 +510,10 @@ class Monitor:
         raise Unsupported(f"operator returned a {type(output).__name__} holding tensors")
 
     def _tensor_mutated(self, t: torch.Tensor, n) -> None:
-        self.graph.bind(t, n)
+        """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
+        self.graph_mutates = True
+        if n is not None:
+            self.graph.bind(t, n)
         node = self.node(t)
         if node is not None and node.source is not None:
             self.mutated.add(node.node_id)
@@ -680,7 +698,7 @@ class Monitor:
         if isinstance(container, torch.Tensor):
             if _has_bool_tensor(key):
                 self._dynamic("indexes a tensor with a boolean mask (data-dependent shape)")
-            self._pend(fs, self._post_op, ("function", _getitem, [container, key], {}, "getitem"), opaque=True)
+            self._pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
         node = self.node(container)
         if isinstance(key, torch.Tensor):
@@ -715,13 +733,9 @@ class Monitor:
 
     def _post_setitem(self, fs, stack, data):
         container, key, value = data
-        import operator
-
-        self.graph.call("function", operator.setitem,
-                         (self.to_arg(container), self.to_arg(key), self.to_arg(value)), {})
-        node = self.node(container)
-        if node is not None and node.source is not None:
-            self.mutated.add(node.node_id)
+        self.graph.call("function", _operator.setitem,
+                        (self.to_arg(container), self.to_arg(key), self.to_arg(value)), {})
+        self._tensor_mutated(container, None)
 
     def op_DELETE_SUBSCR(self, fs, ins, stack):
         container = stack[-2]
@@ -737,7 +751,7 @@ class Monitor:
             fn = T.BINARY_OPS.get(sym if isinstance(a, torch.Tensor) else sym.rstrip("="))
             if fn is None:
                 raise BreakCompile(f"unsupported tensor operator {sym}")
-            self._pend(fs, self._post_op, ("function", fn, [a, b], {}, fn.__name__), opaque=True)
+            self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
         if sym.endswith("=") and isinstance(a, (list, dict, set, collections_deque)):
             self._mutate(a)
@@ -752,7 +766,7 @@ class Monitor:
         a, b = stack[-2], stack[-1]
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             fn = T.COMPARE_OPS[ins.argval]
-            self._pend(fs, self._post_op, ("function", fn, [a, b], {}, fn.__name__), opaque=True)
+            self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
         self._read_args([v for v in (a, b) if isinstance(v, CONTAINER_TYPES)])
 
@@ -776,7 +790,7 @@ class Monitor:
         v = stack[-1]
         if isinstance(v, torch.Tensor):
             fn = T.UNARY_OPS[ins.opname]
-            self._pend(fs, self._post_op, ("function", fn, [v], {}, fn.__name__), opaque=True)
+            self._pend_op(fs, "function", fn, [v], {}, fn.__name__)
             return
         self._pend(fs, self._post_new, 1)
 
@@ -799,10 +813,15 @@ class Monitor:
     op_JUMP_IF_TRUE_OR_POP = op_JUMP_IF_FALSE_OR_POP = _jump
     op_POP_JUMP_IF_TRUE = op_POP_JUMP_IF_FALSE = _jump
 
+    def _pend_op(self, fs, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
+        """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
+        versions = [(t, t._version) for t in _tensors_in(args, kwargs)]
+        self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
+
     def _post_op(self, fs, stack, data):
-        kind, target, args, kwargs, name = data
+        kind, target, args, kwargs, name, versions = data
         has_t = any(T.contains_tensor(a) for a in args) or any(T.contains_tensor(v) for v in kwargs.values())
-        self.record_op(kind, target, args, kwargs, stack[-1], has_t, name)
+        self.record_op(kind, target, args, kwargs, stack[-1], has_t, name, versions)
 
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):
@@ -943,7 +962,7 @@ class Monitor:
                     self._pend(fs, self._post_new, 1, opaque=True)
                     return
                 self._dynamic(f"`Tensor.{mname}` reads tensor values")
-            self._pend(fs, self._post_op, ("method", mname, args, kwargs, mname), opaque=True)
+            self._pend_op(fs, "method", mname, args, kwargs, mname)
             return
         if type(fn).__module__ == "magpy.api" and hasattr(fn, "_target"):
             # A compiled callable inside the monitored program runs its target as plain code.
@@ -960,7 +979,7 @@ class Monitor:
             name = getattr(fn, "__name__", str(fn))
             if name in T.DATA_DEPENDENT:
                 self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
-            self._pend(fs, self._post_op, ("function", fn, args, kwargs, name), opaque=True)
+            self._pend_op(fs, "function", fn, args, kwargs, name)
             return
         if fn is sum and args:
             self._sum(fs, args, kwargs)
@@ -1183,6 +1202,19 @@ def _is_numpy_function(fn) -> bool:
     if type(fn).__name__ == "ufunc":
         return True
     return mod.startswith("numpy") and not mod.startswith(_NUMPY_IMPURE) and callable(fn)
+
+
+def _tensors_in(args, kwargs) -> list:
+    """The tensors among call inputs (one level into lists, tuples and dicts)."""
+    out = []
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(e for e in v if isinstance(e, torch.Tensor))
+        elif isinstance(v, dict):
+            out.extend(e for e in v.values() if isinstance(e, torch.Tensor))
+    return out
 
 
 def _has_bool_tensor(key) -> bool:

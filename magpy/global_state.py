@@ -1,0 +1,102 @@
+"""Global torch state a record depends on, checked by one guard.
+
+Operators read process-wide switches that are not arguments: grad mode, inference
+mode, autocast (enabled, dtype and cache, per device), the default dtype,
+deterministic algorithms, float32 matmul precision, the intra-op thread count, the
+active ``TorchFunctionMode``/``TorchDispatchMode`` stacks and global module hooks. A
+record is only valid under the state it was monitored in, so the state at the start
+of the monitor run is captured once and compared on every call::
+
+    >>> snap = GlobalState.capture()
+    >>> snap.check()
+    True
+    >>> with torch.no_grad():
+    ...     snap.check()
+    False
+
+torch ships a C++ check of most of these switches (``GlobalStateGuard``, the one
+TorchDynamo uses, about 0.3 us); the mode stacks and global hooks are added here.
+Where that helper is missing, a Python tuple of the same switches is compared.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+_module_mod = torch.nn.modules.module
+
+
+def global_hooks_present() -> bool:
+    """Hooks registered with ``register_module_forward_hook`` and friends run on every module call."""
+    m = _module_mod
+    return bool(m._global_forward_hooks or m._global_forward_pre_hooks or m._global_backward_hooks
+                or getattr(m, "_global_backward_pre_hooks", None)
+                or getattr(m, "_global_forward_hooks_always_called", None))
+
+
+def _mode_depths() -> tuple[int, int]:
+    tf = torch._C._len_torch_function_stack()
+    dispatch = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)()
+    return tf, dispatch
+
+
+def _python_switches() -> tuple:
+    devices = ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+    return (
+        torch.is_grad_enabled(), torch.is_inference_mode_enabled(), torch.get_default_dtype(),
+        torch.are_deterministic_algorithms_enabled(), torch.get_float32_matmul_precision(),
+        torch.get_num_threads(), torch.is_autocast_cache_enabled(),
+        tuple((torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in devices),
+    )
+
+
+@dataclass(frozen=True)
+class GlobalState:
+    """The global torch state at the start of a monitor run, with a fast ``check()``."""
+
+    check: Callable[[], bool]
+    description: str
+
+    @staticmethod
+    def capture() -> GlobalState:
+        depths = _mode_depths()
+        hooks = global_hooks_present()
+        try:
+            from torch._C._dynamo.guards import GlobalStateGuard
+
+            cpp = GlobalStateGuard().check
+            cpp()
+        except Exception:   # pragma: no cover - torch without the C++ helper
+            cpp = None
+        if cpp is not None:
+            def check() -> bool:
+                return cpp() and _mode_depths() == depths and global_hooks_present() is hooks
+        else:   # pragma: no cover
+            switches = _python_switches()
+
+            def check() -> bool:
+                return _python_switches() == switches and _mode_depths() == depths \
+                    and global_hooks_present() is hooks
+        desc = (f"global torch state as monitored: grad={torch.is_grad_enabled()}, "
+                f"inference_mode={torch.is_inference_mode_enabled()}, default_dtype={torch.get_default_dtype()}, "
+                f"autocast(cpu)={torch.is_autocast_enabled('cpu')}, "
+                f"deterministic={torch.are_deterministic_algorithms_enabled()}, "
+                f"matmul_precision={torch.get_float32_matmul_precision()}, threads={torch.get_num_threads()}, "
+                f"function/dispatch modes={depths}, global module hooks={hooks}")
+        return GlobalState(check, desc)
+
+
+#: torch calls that change the global state operators read. Inside a program they are kept
+#: in the graph, in order, so the compiled graph switches the state exactly where eager did.
+STATE_SETTER_NAMES = frozenset({
+    "_set_grad_enabled", "set_grad_enabled", "set_autocast_enabled", "set_autocast_dtype",
+    "autocast_increment_nesting", "autocast_decrement_nesting", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype",
+})
+
+#: torch calls with no tensor in or out that change nothing an operator reads.
+HARMLESS_NAMES = frozenset({"_log_api_usage_once", "_assert", "_check", "_check_value", "_check_index",
+                            "_check_type", "_check_with", "_check_is_size", "_is_torch_function_mode_enabled",
+                            "_is_compiling", "is_compiling"})
