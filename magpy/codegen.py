@@ -32,8 +32,10 @@ from .source import (
     CellSource,
     ConstPool,
     ConstSource,
+    DerefSource,
     GlobalSource,
     ItemSource,
+    SelfArgsSource,
     Source,
     literal,
 )
@@ -52,6 +54,15 @@ class GeneratedCode:
     input_sources: list
     guard_node_count: int
     mock_node_count: int
+
+
+def _same_values(a, b) -> bool:
+    """``a == b`` for (nested lists of) numbers, with NaN equal to NaN."""
+    if a == b:
+        return True
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b))
+    return isinstance(a, float) and isinstance(b, float) and a != a and b != b
 
 
 def _rebuild_object(cls, state: dict):
@@ -173,11 +184,14 @@ class _Vars:
         elif isinstance(src, CellSource):
             base = self._define(src.base)
             e = f"{base}.cell_contents"
+        elif isinstance(src, DerefSource):
+            base = self._define(src.base)
+            e = f"{base}()"
         elif isinstance(src, ConstSource):
             e = self.pool.ref(src.value)
             self.var_of[key] = e
             return e
-        elif isinstance(src, (ArgSource, GlobalSource)):
+        elif isinstance(src, (ArgSource, GlobalSource, SelfArgsSource)):
             e = src.expr(self.pool)
         else:
             raise Unsupported(f"unknown source {src!r}")
@@ -202,6 +216,10 @@ def _key(src: Source):
             return ("item", _key(src.base), id(src.key))
     if isinstance(src, CellSource):
         return ("cell", _key(src.base))
+    if isinstance(src, DerefSource):
+        return ("deref", _key(src.base))
+    if isinstance(src, SelfArgsSource):
+        return ("selfargs", id(src.self_obj))
     return src
 
 
@@ -306,8 +324,8 @@ def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
     if kind == "value":
         if p is None or type(p) is bool:
             return f"{v} is {p!r}"
-        if type(p) is float and p != p:
-            return f"type({v}) is float and {v} != {v}"
+        if isinstance(p, float) and p != p:
+            return f"type({v}) is {pool.ref(type(p))} and {v} != {v}"
         if type(p) in (set, frozenset):
             return f"{v} == {pool.ref(p)}"
         return f"type({v}) is {pool.ref(type(p))} and {v} == {literal(p, pool)}"
@@ -317,7 +335,8 @@ def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
         needle, present = p
         return f"({literal(needle, pool)} in {v}) is {present!r}"
     if kind == "tensor_value":
-        return f"{v}.tolist() == {pool.ref(p)}"
+        dtype, values = p
+        return f"{v}.dtype is {pool.ref(dtype)} and _same_values({v}.tolist(), {pool.ref(values)})"
     if kind == "keys":
         return f"list({v}) == {pool.ref(p)}"
     if kind == "tensor":
@@ -325,6 +344,11 @@ def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
     if kind == "method":
         func, self_ = p
         return f"{v}.__func__ is {pool.ref(func)} and {v}.__self__ is {pool.ref(self_)}"
+    if kind == "builtin_method":
+        self_, name = p
+        return f"{v}.__self__ is {pool.ref(self_)} and {v}.__name__ == {name!r}"
+    if kind == "absent":
+        return f"{p!r} not in {v}.__dict__"
     if kind == "hasattr":
         name, present = p
         return f"hasattr({v}, {name!r}) is {present!r}"
@@ -333,6 +357,9 @@ def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
                 f"or {v}._backward_pre_hooks)")
     if kind == "alias":
         return f"{v} is {vars_.get(p)}"
+    if kind == "same":
+        other, expected = p
+        return f"({v} is {vars_.get(other)}) is {expected!r}"
     return None
 
 
@@ -485,7 +512,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 
     ns.update(pool.namespace())
-    ns.update(_rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
+    ns.update(_same_values=_same_values, _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
               _rebuild_sequence=_rebuild_sequence)
     guard_ns = dict(ns)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
@@ -542,15 +569,21 @@ def _describe(g: Guard) -> str:
     if g.kind == "len":
         return f"len({d}) == {p}"
     if g.kind == "tensor_value":
-        return f"{d}.tolist() == {p!r}"
+        return f"{d}.tolist() == {p[1]!r}"
     if g.kind == "keys":
         return f"keys({d}) == {p!r}"
     if g.kind == "nohooks":
         return f"{d} has no hooks"
     if g.kind == "alias":
         return f"{d} is {p.describe()}"
+    if g.kind == "same":
+        return f"({d} is {p[0].describe()}) is {p[1]}"
     if g.kind == "hasattr":
         return f"hasattr({d}, {p[0]!r}) is {p[1]}"
+    if g.kind == "absent":
+        return f"{p!r} not in {d}.__dict__ (the class attribute is not shadowed)"
+    if g.kind == "builtin_method":
+        return f"{d} is {p[1]} bound to <{type(p[0]).__name__} at {id(p[0]):#x}>"
     if g.kind == "method":
         return f"{d} is method {getattr(p[0], '__qualname__', p[0])}"
     return f"{d}: {g.kind}"

@@ -32,7 +32,17 @@ from .annotations import torch_ops as T
 from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, GlobalState
 from .graph import OpGraph, Unsupported
 from .refgraph import Const, RefGraph, ShadowNode
-from .source import ArgSource, AttrSource, CellSource, ConstSource, GlobalSource, ItemSource, Source
+from .source import (
+    ArgSource,
+    AttrSource,
+    CellSource,
+    ConstSource,
+    DerefSource,
+    GlobalSource,
+    ItemSource,
+    SelfArgsSource,
+    Source,
+)
 
 SUPPORTED_BYTECODE = ((3, 11),)
 
@@ -47,6 +57,8 @@ def is_immutable(v: Any) -> bool:
     t = type(v)
     if t in IMMUTABLE_TYPES:
         return True
+    if _np_generic is not None and isinstance(v, _np_generic):
+        return True   # numpy scalars: values, compared with their exact type
     if t is tuple or t is torch.Size or t is frozenset:
         return all(is_immutable(e) for e in v)
     if t is slice:
@@ -84,6 +96,34 @@ class FrameState:
 
 
 _instr_cache: dict = {}
+_catching_cache: dict = {}
+
+
+def _catching_ranges(code) -> tuple:
+    """Byte-offset ranges of ``code`` covered by an ``except`` handler (not ``with``/``finally``).
+
+    CPython 3.11 exception table: a handler starts with PUSH_EXC_INFO; one that tests the
+    exception (CHECK_EXC_MATCH) or ends it (POP_EXCEPT) before re-raising catches it.
+    """
+    hit = _catching_cache.get(code)
+    if hit is not None:
+        return hit
+    instrs = _instructions(code)
+    offsets = sorted(instrs)
+    ranges = []
+    for entry in dis._parse_exception_table(code):
+        target = instrs.get(entry.target)
+        if target is None or target.opname != "PUSH_EXC_INFO":
+            continue
+        for off in offsets[offsets.index(entry.target) + 1:]:
+            op = instrs[off].opname
+            if op in ("CHECK_EXC_MATCH", "POP_EXCEPT"):
+                ranges.append((entry.start, entry.end))
+                break
+            if op in ("RERAISE", "WITH_EXCEPT_START", "RETURN_VALUE"):
+                break
+    hit = _catching_cache[code] = tuple(ranges)
+    return hit
 
 
 def _instructions(code) -> dict:
@@ -152,6 +192,7 @@ class Monitor:
         self.grad_enabled = torch.is_grad_enabled()
         self.global_state = GlobalState.capture()   # one guard for every process-wide switch
         self.graph_mutates = False                   # an operator changed a tensor in place
+        self._entered: set = set()                   # frames whose parameters were bound
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
@@ -175,7 +216,51 @@ class Monitor:
         if is_top:
             fs.unwritten_params = set(self.param_sources)
         self.frames[id(frame)] = fs
+        if not is_top and frame not in self._entered:
+            self._entered.add(frame)
+            try:
+                self._bind_callee(frame, code)
+            except BreakCompile as e:
+                self._break(e.reason, fs, frame.f_lasti)
         return True
+
+    def _bind_callee(self, frame, code) -> None:
+        """Parameters of a called Python function that the monitor did not see passed.
+
+        Defaults come from the function object (``f.__defaults__``/``__kwdefaults__``): they
+        get that source and a guard, so a mutable default of a helper (a memo dict) is read
+        and written like any outside object, and rebinding ``f.__defaults__`` is seen. Other
+        unseen objects were made by C code during the call (``self`` in ``__init__``).
+        """
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        nparams = code.co_argcount + code.co_kwonlyargcount
+        nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        f_locals = frame.f_locals
+        defaults_of: dict[str, Source] = {}
+        if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
+            fn_node = self.node(fn)
+            fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \
+                else ConstSource(fn, fn.__qualname__)
+            if fn.__defaults__:
+                dsrc = AttrSource(fn_src, "__defaults__")
+                self._guard(dsrc, "id", fn.__defaults__)   # a tuple: identity pins every value
+                first = code.co_argcount - len(fn.__defaults__)
+                for j, name in enumerate(code.co_varnames[first:code.co_argcount]):
+                    defaults_of[name] = ItemSource(dsrc, j)
+            if fn.__kwdefaults__:
+                ksrc = AttrSource(fn_src, "__kwdefaults__")
+                self.on_read(fn.__kwdefaults__, ksrc)
+                self.full_read(fn.__kwdefaults__)   # a dict: changed in place, so its contents are guarded
+        for name in code.co_varnames[:nparams]:
+            v = f_locals.get(name, _NO_VALUE)
+            if v is _NO_VALUE or is_immutable(v) or isinstance(v, _NO_NODE_TYPES) or self.node(v) is not None:
+                continue
+            src = defaults_of.get(name)
+            if src is not None and fn.__defaults__[int(src.key)] is v:
+                self.on_read(v, src)
+            else:
+                self.rg.new(v)
 
     def instruction(self, frame, offset: int, stack: list) -> None:
         if self.broken is not None:
@@ -223,6 +308,11 @@ class Monitor:
             pending, fs.pending = fs.pending, None
             self.opaque_frame = None
             if pending is not None and self.broken is None:
+                if pending[0] == self._post_op:
+                    self.dynamic = True
+                    self._break(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "
+                                "exceptions that depend on tensor values cannot be guarded", fs, fs.frame.f_lasti)
+                    return
                 self._failed_read(pending, exc)
 
     def _failed_read(self, pending, exc) -> None:
@@ -257,7 +347,8 @@ class Monitor:
         return self.rg.get_node_by_var(v)
 
     def _guard(self, source: Source, kind: str, payload: Any = None) -> None:
-        key = (source, kind) if kind not in ("contains", "hasattr", "present") else (source, kind, repr(payload))
+        key = (source, kind) if kind not in ("contains", "hasattr", "present", "absent", "same") \
+            else (source, kind, repr(payload))
         if key in self._guarded:
             return
         self._guarded.add(key)
@@ -284,17 +375,35 @@ class Monitor:
         self._guard_object(value, source)
 
     def _guard_object(self, value: Any, source: Source) -> None:
+        """The guard for an object read from outside: identity where the program can tell
+        objects of one type apart without reading them (modules, functions, classes, enum
+        members, singletons), the bound pair for methods, else its exact type (its attributes
+        and items are guarded where they are read)."""
         if isinstance(source, ConstSource) and not isinstance(value, torch.Tensor):
             return   # held by the compiled function itself: identity cannot change
         if isinstance(value, torch.Tensor):
             self._guard(source, "tensor", value)
+        elif isinstance(value, types.BuiltinMethodType) and value.__self__ is not None \
+                and not isinstance(value.__self__, types.ModuleType):
+            # `d.get` is a new object on every access: guard what it is bound to.
+            self._guard(source, "builtin_method", (value.__self__, value.__name__))
         elif isinstance(value, (torch.nn.Module, types.FunctionType, types.BuiltinFunctionType, type,
-                                types.ModuleType, types.CodeType)):
+                                types.ModuleType, types.CodeType, enum.Enum, _functools_partial)) \
+                or value is Ellipsis or value is NotImplemented:
             self._guard(source, "id", value)
         elif isinstance(value, types.MethodType):
             self._guard(source, "method", (value.__func__, value.__self__))
         else:
             self._guard(source, "type", type(value))
+
+    def _guard_identity(self, value: Any) -> None:
+        """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a
+        hash-keyed lookup, ``id()``): an object from outside must stay that very object."""
+        if is_immutable(value) or isinstance(value, torch.Tensor):
+            return
+        node = self.node(value)
+        if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
+            self._guard(node.source, "id", value)
 
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
@@ -383,16 +492,20 @@ class Monitor:
     def _value_guard(self, t: torch.Tensor) -> bool:
         """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
 
-        Sound because the tensor is read before any operator changed it in this run; the
-        guard compares its values on every call, so a change means a new record.
+        Only where that is sound and cheap: a CPU tensor (reading a GPU value is a device
+        sync on every call), not a trainable parameter (its value changes every step, so
+        the guard would only recompile), read as it came in, before any operator of this
+        run changed a tensor in place (through a view it may alias). NaN compares equal
+        to NaN in the guard.
         """
         node = self.node(t)
-        if node is None or node.source is None or t.numel() > 64 or t.requires_grad and t.grad_fn is not None:
+        if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
+                or self.graph_mutates or type(t) is not torch.Tensor:
             return False
         n = self.graph.node_of(t)
         if n is not None and n.op != "placeholder":
             return False
-        self._guard(node.source, "tensor_value", t.tolist())
+        self._guard(node.source, "tensor_value", (t.dtype, t.tolist()))
         return True
 
     def _mutate(self, obj: Any) -> None:
@@ -428,6 +541,8 @@ class Monitor:
         t = type(v)
         if t in IMMUTABLE_TYPES or v is None:
             return v
+        if _np_generic is not None and isinstance(v, _np_generic) and not isinstance(v, (_np.str_, _np.bytes_)):
+            return v.item()   # torch reads a numpy scalar as the Python number (generated code has no `np`)
         if _depth > 6:
             raise Unsupported("argument nested too deeply")
         if isinstance(v, (list, tuple)):
@@ -597,10 +712,9 @@ class Monitor:
 
     def _post_global(self, fs, stack, data):
         g, name = data
-        v = stack[-1]
-        if isinstance(v, types.ModuleType):
-            return   # imported modules are treated as constants
-        self.on_read(v, GlobalSource(g, name), ("global", id(g), name))
+        # Imported modules, classes and functions are guarded like any other global:
+        # rebinding `cfg`, `act` or `F` between calls is seen.
+        self.on_read(stack[-1], GlobalSource(g, name), ("global", id(g), name))
 
     def op_STORE_GLOBAL(self, fs, ins, stack):
         g = fs.frame.f_globals
@@ -624,6 +738,10 @@ class Monitor:
                 return
             raise BreakCompile(f"reads tensor attribute `{name}`")
         node = self.node(obj)
+        if node is None and isinstance(obj, (type, types.ModuleType)):
+            # A class or module reached without a path (`type(self)`, `cls` in a classmethod,
+            # a module imported inside a function): the record holds it, its attributes are guarded.
+            node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
         if node is None or node.source is None:
             opaque = isinstance(obj, torch.nn.Module)
             self._pend(fs, self._post_new_attr, method, opaque=opaque)
@@ -633,6 +751,9 @@ class Monitor:
             self._pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
             return
         where, via = _attr_location(obj, name)
+        if where in ("class_fn", "property", "class_value") and _has_instance_dict(obj):
+            # Found on the class: an instance attribute of that name set later would shadow it.
+            self._guard(node.source, "absent", name)
         if where == "class_fn":
             self._pend(fs, self._post_new_attr, method)
             return
@@ -647,9 +768,6 @@ class Monitor:
         value = stack[-1] if not method or stack[-2] is capture.NULL else stack[-2]
         if method and stack[-2] is not capture.NULL:
             return   # an unbound function from the class; `self` stays as it was
-        if isinstance(node.obj, types.ModuleType) and isinstance(value, (types.ModuleType, types.FunctionType,
-                                                                         types.BuiltinFunctionType, type)):
-            return
         self.on_read(value, src, rel, node)
 
     def _post_new_attr(self, fs, stack, method):
@@ -762,12 +880,29 @@ class Monitor:
                     self._read_args([v])
         self._pend(fs, self._post_new, 1)
 
+    def op_IS_OP(self, fs, ins, stack):
+        a, b = stack[-2], stack[-1]
+        na, nb = self.node(a), self.node(b)
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            # Tensors from outside are not identity-guarded: guard this relation itself.
+            if na is not None and nb is not None and na.source is not None and nb.source is not None:
+                self._guard(na.source, "same", (nb.source, a is b))
+            elif (na is None or na.source is not None) and (nb is None or nb.source is not None) \
+                    and not (a is None or b is None):
+                raise BreakCompile("compares the identity of tensors of unknown origin")
+            return
+        self._guard_identity(a)
+        self._guard_identity(b)
+
     def op_COMPARE_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             fn = T.COMPARE_OPS[ins.argval]
             self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
+        for v in (a, b):
+            if not isinstance(v, CONTAINER_TYPES) and not isinstance(type(v).__eq__, types.FunctionType):
+                self._guard_identity(v)   # compared by identity or by a native __eq__ MagPy cannot see into
         self._read_args([v for v in (a, b) if isinstance(v, CONTAINER_TYPES)])
 
     def op_CONTAINS_OP(self, fs, ins, stack):
@@ -781,6 +916,9 @@ class Monitor:
             return
         if isinstance(b, CONTAINER_TYPES) or isinstance(b, collections_deque):
             self._read_args([b])
+            self._guard_identity(a)
+            for e in (b if isinstance(b, (list, tuple, collections_deque)) else ()):
+                self._guard_identity(e)   # `in` compares by identity first
 
     def _post_contains(self, fs, stack, data):
         node, needle, inverted = data
@@ -815,8 +953,22 @@ class Monitor:
 
     def _pend_op(self, fs, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
-        versions = [(t, t._version) for t in _tensors_in(args, kwargs)]
+        tensors = _tensors_in(args, kwargs)
+        if tensors and self._inside_except():
+            self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
+                          "tensor values, so the branch taken cannot be guarded")
+        versions = [(t, t._version) for t in tensors]
         self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
+
+    def _inside_except(self) -> bool:
+        """Is some monitored frame executing inside a ``try`` block whose handler catches?"""
+        for fs in self.frames.values():
+            ranges = _catching_ranges(fs.code)
+            if ranges:
+                at = fs.frame.f_lasti
+                if any(start <= at < end for start, end in ranges):
+                    return True
+        return False
 
     def _post_op(self, fs, stack, data):
         kind, target, args, kwargs, name, versions = data
@@ -831,7 +983,16 @@ class Monitor:
             return
         if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
             self._read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
+        elif hasattr(type(v), "__next__"):
+            self._check_stateful_iterator(v, "iterates over")
         self._pend(fs, self._post_new, 1)
+
+    def _check_stateful_iterator(self, it, what: str) -> None:
+        """An iterator is state: advancing one that exists outside the call cannot be replayed."""
+        node = self.node(it)
+        if node is None or node.source is not None:
+            self._dynamic(f"{what} an iterator that exists outside the call ({type(it).__name__}): "
+                          "each call advances it")
 
     def _post_tensor_iter(self, fs, stack, t):
         it = stack[-1]
@@ -945,8 +1106,26 @@ class Monitor:
             # (3.11's PRECALL unpacks bound methods: the function comes with self as args[0])
             self._dynamic(f"calls `random.{fn.__name__}`, which is not a pure closure (PureClosure=False)")
         if isinstance(fn, weakref.ref):
-            self._pend(fs, self._post_new, 1)   # dereferencing a weak reference
+            node = self.node(fn)
+            if node is not None and node.source is not None:
+                self._pend(fs, self._post_deref, DerefSource(node.source))
+            elif node is None:
+                raise BreakCompile("dereferences a weak reference of unknown origin")
+            else:
+                self._pend(fs, self._post_new, 1)   # made in this call: its target was seen
             return
+        if fn is id and len(args) == 1:
+            node = self.node(args[0])
+            if not is_immutable(args[0]) and (node is None or node.source is None):
+                self._dynamic("uses `id()` of an object created in this call (a new number every call)")
+            self._guard_identity(args[0])
+        if fn is next and args:
+            self._check_stateful_iterator(args[0], "calls `next` on")
+        if isinstance(fn, types.MethodType) and fn.__name__ == "apply" and isinstance(fn.__self__, type) \
+                and issubclass(fn.__self__, torch.autograd.Function):
+            if torch.is_grad_enabled() and any(t.requires_grad for t in _tensors_in(args, kwargs)):
+                self._dynamic(f"calls custom autograd.Function `{fn.__self__.__qualname__}` with gradients: "
+                              "its backward would be lost in the graph")
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
                 and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None:
             # Python bound method: runs monitored.
@@ -1141,6 +1320,9 @@ class Monitor:
                 return
         self.on_read(value, src, rel, node)
 
+    def _post_deref(self, fs, stack, src):
+        self.on_read(stack[-1], src)
+
     def _post_hasattr(self, fs, stack, data):
         node, rel = data
         self._guard(node.source, "hasattr", (rel[1], bool(stack[-1])))
@@ -1155,6 +1337,7 @@ _DELETED = _Deleted()
 
 import collections  # noqa: E402
 import contextvars  # noqa: E402
+import enum  # noqa: E402
 import functools  # noqa: E402
 import operator as _operator  # noqa: E402
 import random  # noqa: E402
@@ -1217,6 +1400,14 @@ def _tensors_in(args, kwargs) -> list:
     return out
 
 
+try:
+    import numpy as _np
+
+    _np_generic = _np.generic
+except ImportError:   # pragma: no cover
+    _np_generic = None
+
+
 def _has_bool_tensor(key) -> bool:
     if isinstance(key, torch.Tensor):
         return key.dtype == torch.bool
@@ -1243,6 +1434,10 @@ def _has_python_call(fn) -> bool:
 
 def _module_has_hooks(m: torch.nn.Module) -> bool:
     return bool(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks)
+
+
+def _has_instance_dict(obj) -> bool:
+    return not isinstance(obj, (type, types.ModuleType)) and isinstance(getattr(obj, "__dict__", None), dict)
 
 
 def _relation_present(obj, rel) -> bool:
@@ -1293,6 +1488,25 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
     params = list(sig.parameters.values())
     sources: dict[str, Source] = {}
     values: dict[str, Any] = {}
+    if self_obj is not None and (not params or params[0].kind not in (params[0].POSITIONAL_ONLY,
+                                                                    params[0].POSITIONAL_OR_KEYWORD)):
+        # A `*args, **kwargs` wrapper (`@torch.no_grad()` on forward): self arrives inside *args.
+        sig.bind(self_obj, *args, **kwargs)
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                sources[p.name] = SelfArgsSource(self_obj)
+                values[p.name] = (self_obj, *args)
+            elif p.kind == p.VAR_KEYWORD:
+                sources[p.name] = ArgSource(-1, p.name, "varkw")
+                values[p.name] = dict(kwargs)
+            elif p.kind == p.KEYWORD_ONLY:
+                if p.name in kwargs:
+                    sources[p.name] = ArgSource(-1, p.name, "kw")
+                    values[p.name] = kwargs[p.name]
+                else:
+                    sources[p.name] = ConstSource(p.default, f"default of {p.name}")
+                    values[p.name] = p.default
+        return sources, values, (len(args), tuple(sorted(kwargs)))
     if self_obj is not None:
         first = params[0]
         sources[first.name] = ConstSource(self_obj, "self")

@@ -195,3 +195,39 @@ class CellSource(Source):
 
     def depth(self) -> int:
         return self.base.depth() + 1
+
+
+@dataclass(frozen=True)
+class DerefSource(Source):
+    """The target of a weak reference (``ref()``); None once the target is gone."""
+
+    base: Source
+
+    def expr(self, pool=None) -> str:
+        return f"{self.base.expr(pool)}()"
+
+    def describe(self) -> str:
+        return f"{self.base.describe()}()"
+
+    def depth(self) -> int:
+        return self.base.depth() + 1
+
+
+@dataclass(frozen=True)
+class SelfArgsSource(Source):
+    """The ``*args`` tuple of a bound wrapper ``f(*args, **kwargs)``: ``self`` followed by the arguments."""
+
+    self_obj: Any
+
+    def expr(self, pool=None) -> str:
+        pool = pool if pool is not None else ConstPool()
+        return f"({pool.ref(self.self_obj)},) + args"
+
+    def describe(self) -> str:
+        return "*args (self first)"
+
+    def __hash__(self) -> int:
+        return hash(id(self.self_obj))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SelfArgsSource) and other.self_obj is self.self_obj
