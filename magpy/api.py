@@ -11,11 +11,38 @@ its fetched objects to the record's mock (compiled graph + replayed side effects
 When every guard fails, a monitor run executes the program for real under
 monitoring, and a new record is built from it. A program MagPy cannot compile runs
 eagerly, with its break reasons in :func:`explain` and :func:`stats`.
+
+Semantics kept equal to the eager call:
+
+* Hooks. A call made while the compiled module has forward/backward hooks, or while
+  global module hooks are registered (``torch.nn.modules.module.register_module_forward_hook``
+  and friends), runs eagerly through the real ``module(*args)``, so the hooks run exactly as
+  they would; the records stay, their guards fail while hooks exist, and the first call
+  after the hooks are removed hits (or monitors) again. For a compiled plain function,
+  global module hooks make a miss run eagerly too (the program may call modules).
+* Exceptions. An exception raised by the user's operators inside a record's mock reaches
+  the caller as the eager call would raise it (the call is not re-run: its in-place
+  updates must not happen twice); ``Stats.mock_errors`` counts them. An exception
+  escaping a guard is a MagPy bug: the record is dropped, a warning names the
+  exception once, and the call goes on as a miss.
+* Threads. Capture state (the tracer, ``torch.compiler.is_compiling()``) is
+  process-wide, so monitor runs are serialised by one process-wide re-entrant lock
+  (like torch.compile's compile lock): a thread that misses while another thread is
+  monitoring waits for it, then tries the guards again (the other thread may have
+  built the record it needs) before monitoring. Guard hits never take the lock.
+  A compiled callable called inside a monitored program, on the monitoring thread, runs
+  as plain code (the outer monitor run sees what it does). The tracer is per thread
+  (``sys.settrace`` on 3.10/3.11; the 3.12+ ``sys.monitoring`` backend filters events by
+  thread), so other threads' eager code is never monitored; it does see
+  ``torch.compiler.is_compiling()`` true while a monitor run is in progress, as with
+  torch.compile. A monitored program that waits on another thread that itself needs a
+  monitor run deadlocks, as under torch.compile.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import logging
 import threading
 import time
@@ -28,9 +55,10 @@ from typing import Any
 import torch
 
 from . import _logging, capture
-from .backends import BackendError, resolve
+from .backends import resolve
 from .cache import Record, RecordCache
 from .codegen import generate
+from .global_state import global_hooks_present
 from .graph import Unsupported
 from .monitor import SUPPORTED_BYTECODE, BreakCompile, Monitor, _module_has_hooks, bind_parameters
 from .source import ConstSource
@@ -41,27 +69,58 @@ _graph_log = _logging.channel("graph")
 _recompiles_log = _logging.channel("recompiles")
 _breaks_log = _logging.channel("breaks")
 
-_ALL: weakref.WeakSet = weakref.WeakSet()
+# Every compiled callable, for reset(): weak references without callbacks (a WeakSet's callback
+# could run, and be monitored, inside another callable's monitor run).
+_ALL: dict[int, weakref.ref] = {}
 _monitoring = threading.local()   # .active: a monitor run is in progress on this thread
 _monitoring.active = False
+_MONITOR_LOCK = threading.RLock()   # held for every monitor run, in any thread (see the module docstring)
+_EAGER = object()                   # "run the call eagerly", from a miss that could not be monitored
 
 
 @dataclass
 class Stats:
-    """Counters of one compiled callable (see :func:`stats`)."""
+    """Counters of one compiled callable (see :func:`stats`).
+
+    Each call made outside a monitor run is counted once, as exactly one of
+
+    * ``guard_hits``: a record's guard passed and its mock produced the result (or raised
+      the user's exception: those are also counted in ``mock_errors``);
+    * ``guard_misses``: no guard passed and the call went to a monitor run (or found that
+      its arguments cannot be monitored, gave up and ran eagerly);
+    * ``fallbacks``: the call ran eagerly without a monitor run: the callable had given up
+      (a break, an internal error, or this very call reached ``recompile_limit``), or hooks
+      were registered (see the module docstring).
+
+    so ``calls == guard_hits + guard_misses + fallbacks`` and ``monitor_runs <= guard_misses``.
+    Calls from inside another compiled callable's monitor run run as plain code and are
+    not counted. ``records`` is the number of records cached now and ``graph_count`` how
+    many of them hold tensor operations. ``guard_errors`` counts records dropped because
+    their guard raised (a MagPy bug). ``matched_calls``, ``guard_time_s`` and
+    ``mock_time_s`` are measured only with ``profile=True`` (then ``matched_calls ==
+    guard_hits``); otherwise they are None. Counters are not locked: under concurrent calls
+    from several threads an increment can be lost.
+    """
 
     monitor_runs: int = 0
     guard_hits: int = 0
     guard_misses: int = 0
     fallbacks: int = 0
+    mock_errors: int = 0
+    guard_errors: int = 0
     records: int = 0
     graph_count: int = 0
     analysis_time_s: float = 0.0
     backend_compile_time_s: float = 0.0
-    matched_calls: int = 0
-    guard_time_s: float = 0.0
-    mock_time_s: float = 0.0
+    matched_calls: int | None = None
+    guard_time_s: float | None = None
+    mock_time_s: float | None = None
     break_reasons: list = field(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        """Calls counted: ``guard_hits + guard_misses + fallbacks``."""
+        return self.guard_hits + self.guard_misses + self.fallbacks
 
 
 def _check_python() -> None:
@@ -75,11 +134,22 @@ def _check_python() -> None:
 
 
 def _top_function(target: Any) -> tuple[Any, Any]:
-    """(function whose frame is monitored, bound self or None)."""
+    """(function whose frame is monitored, bound self or None).
+
+    For a module whose class overrides ``__call__`` with a Python function (outside torch),
+    that ``__call__`` is the program: ``module(x)`` runs it, not just ``forward``.
+    """
     if isinstance(target, torch.nn.Module):
+        call = type(target).__call__
+        if call is not torch.nn.Module.__call__ and not (getattr(call, "__module__", None) or "").startswith("torch."):
+            if isinstance(call, types.FunctionType):
+                return call, target
+            raise TypeError(f"magpy.compile: {type(target).__name__}.__call__ is not a Python function")
         fwd = target.forward
         if isinstance(fwd, types.MethodType) and isinstance(fwd.__func__, types.FunctionType):
             return fwd.__func__, target
+        if isinstance(fwd, types.FunctionType):   # an instance attribute: nn.Module calls it unbound
+            return fwd, None
         raise TypeError(f"magpy.compile: {type(target).__name__}.forward is not a Python function")
     if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
         return target.__func__, target.__self__
@@ -98,22 +168,34 @@ class _Runner:
     def __init__(self, target: Any):
         self.target = target
         self.fn, self.self_obj = _top_function(target)
+        self.is_module = isinstance(target, torch.nn.Module)
 
-    def monitor(self, args: tuple, kwargs: dict) -> tuple[Monitor | None, Any, str | None, tuple]:
-        """Run the program once under monitoring. Returns (monitor, result, break reason, call shape)."""
-        if isinstance(self.target, torch.nn.Module) and _module_has_hooks(self.target):
-            return None, self.target(*args, **kwargs), "the compiled module has hooks", (0, ())
-        try:
-            sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
-        except BreakCompile as e:
-            return None, self._eager(args, kwargs), e.reason, (0, ())
+    def hooks_reason(self) -> str | None:
+        """Why a call now must run eagerly, through the real call, to run its hooks; None if it need not."""
+        if self.is_module and _module_has_hooks(self.target):
+            return "the compiled module has hooks: calls run eagerly while it has them"
+        if global_hooks_present():
+            return "global module hooks are registered: calls run eagerly while they are"
+        return None
+
+    def prepare(self, args: tuple, kwargs: dict) -> tuple[Monitor, tuple]:
+        """A monitor for this call and its call shape. Raises BreakCompile (or the call's TypeError)."""
+        sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__)
-        if isinstance(self.target, torch.nn.Module):
+        if self.is_module:
             mon._guard(ConstSource(self.target, "self"), "nohooks")
             mon.uses_modules = True
+        return mon, shape
+
+    def run(self, mon: Monitor, args: tuple, kwargs: dict) -> Any:
+        """Run the program once under ``mon``; the caller holds ``_MONITOR_LOCK``. Returns its result."""
         import torch.compiler as tc
 
         flag, tc._is_compiling_flag = tc._is_compiling_flag, True
+        # No cyclic GC during the run: finalizers and weakref callbacks of unrelated objects
+        # would run (and be monitored) as if the program called them.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
         capture.start(mon)
         _monitoring.active = True
         try:
@@ -124,32 +206,41 @@ class _Runner:
         finally:
             capture.stop()
             _monitoring.active = False
+            if gc_was_enabled:
+                gc.enable()
             tc._is_compiling_flag = flag
         if mon.broken is None and not mon.finished:
             mon.broken = "the monitor run did not observe the function's return"
-        return mon, result, mon.broken, shape
-
-    def _eager(self, args, kwargs):
-        return self.target(*args, **kwargs)
+        return result
 
 
-class CompiledFunction:
-    """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
+class _Compiled:
+    """What :class:`CompiledFunction` and :class:`CompiledModule` share: records, calls, stats."""
 
-    def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-                 recompile_limit: int = 16):
+    _target: Any
+
+    def _setup(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
+               recompile_limit: int = 16) -> None:
         _check_python()
         self._target = target
         self._runner = _Runner(target)
+        self._options = dict(backend=backend, profile=profile, cache_limit=cache_limit,
+                             recompile_limit=recompile_limit)
+        self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
         self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
         self._compile_graph = resolve(backend)
         self._cache = RecordCache(limit=cache_limit)
-        self._stats = Stats()
         self._profile = profile
+        self._stats = self._new_stats()
         self._eager_reason: str | None = None
         self._recompile_limit = recompile_limit
-        functools.update_wrapper(self, self._runner.fn, updated=())
-        _ALL.add(self)
+        self._guard_bug_warned = False
+        for key in [k for k, r in _ALL.items() if r() is None]:
+            del _ALL[key]
+        _ALL[id(self)] = weakref.ref(self)
+
+    def _new_stats(self) -> Stats:
+        return Stats(matched_calls=0, guard_time_s=0.0, mock_time_s=0.0) if self._profile else Stats()
 
     # -- the hot path ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -157,65 +248,106 @@ class CompiledFunction:
             # Called from a program that is being monitored: run as plain code, so the outer
             # monitor run sees (and compiles) what this function does.
             return self._target(*args, **kwargs)
-        if self._eager_reason is None:
-            records = self._cache.records
-            if self._profile:
-                return self._call_profiled(args, kwargs)
-            for i, rec in enumerate(records):
-                fetched = rec.guard(args, kwargs)
-                if fetched is not None:
-                    if i:
-                        self._cache.promote(i)
-                    self._stats.guard_hits += 1
-                    return self._run_mock(rec, fetched, args, kwargs)
-            self._stats.guard_misses += 1
-            return self._miss(args, kwargs)
-        self._stats.fallbacks += 1
-        return self._target(*args, **kwargs)
-
-    def _run_mock(self, rec: Record, fetched, args, kwargs):
-        try:
-            return rec.mock(fetched)
-        except Exception as e:  # the compiled graph failed: report once, run eagerly
-            log.warning("magpy: compiled record failed (%s: %s); running eagerly", type(e).__name__, e)
-            self._cache.records.remove(rec)
+        if self._eager_reason is not None:
             self._stats.fallbacks += 1
             return self._target(*args, **kwargs)
+        if self._profile:
+            t0 = time.perf_counter()
+            found = self._lookup(args, kwargs)
+            return self._miss(args, kwargs) if found is None else self._hit_profiled(found, t0)
+        found = self._lookup(args, kwargs)
+        if found is None:
+            return self._miss(args, kwargs)
+        return self._hit(*found)
 
-    def _call_profiled(self, args, kwargs):
-        records = self._cache.records
-        t0 = time.perf_counter()
+    def _lookup(self, args: tuple, kwargs: dict) -> tuple[Record, Any] | None:
+        """(record, fetched) of the first record whose guard passes, or None."""
+        records = self._cache.records   # a snapshot: other threads replace it, never change it
         for i, rec in enumerate(records):
-            fetched = rec.guard(args, kwargs)
+            try:
+                fetched = rec.guard(args, kwargs)
+            except Exception as e:   # guards return None on a miss: an exception is a MagPy bug
+                self._guard_raised(rec, e)
+                continue
             if fetched is not None:
-                t1 = time.perf_counter()
-                out = self._run_mock(rec, fetched, args, kwargs)
-                _sync()
-                t2 = time.perf_counter()
-                st = self._stats
-                st.guard_hits += 1
-                st.matched_calls += 1
-                st.guard_time_s += t1 - t0
-                st.mock_time_s += t2 - t1
                 if i:
-                    self._cache.promote(i)
-                return out
-        self._stats.guard_misses += 1
-        return self._miss(args, kwargs)
+                    self._cache.promote(rec)
+                return rec, fetched
+        return None
+
+    def _hit(self, rec: Record, fetched: Any) -> Any:
+        self._stats.guard_hits += 1
+        try:
+            return rec.mock(fetched)
+        except Exception:
+            # The user's operators raised (as the eager call would): propagate, never re-run the
+            # call, whose in-place updates before the failure must not happen twice.
+            self._stats.mock_errors += 1
+            raise
+
+    def _hit_profiled(self, found: tuple[Record, Any], t0: float) -> Any:
+        st = self._stats
+        t1 = time.perf_counter()
+        try:
+            return self._hit(*found)
+        finally:
+            _sync()
+            st.matched_calls += 1
+            st.guard_time_s += t1 - t0
+            st.mock_time_s += time.perf_counter() - t1
+
+    def _guard_raised(self, rec: Record, e: Exception) -> None:
+        if self._cache.remove(rec):
+            self._stats.guard_errors += 1
+            self._record_stats()
+        if not self._guard_bug_warned:
+            self._guard_bug_warned = True
+            log.warning("magpy: a guard of %s raised %s: %s. This is a MagPy bug (please report it); the record "
+                        "is dropped and the call goes on as a miss", self._name, type(e).__name__, e)
+        else:
+            log.debug("magpy: a guard of %s raised %s: %s", self._name, type(e).__name__, e)
 
     # -- a miss: monitor run, then a new record -----------------------------------------------------------
     def _miss(self, args, kwargs):
         st = self._stats
-        if st.monitor_runs >= self._recompile_limit:
-            self._give_up(f"recompile limit ({self._recompile_limit}) reached: guards keep failing, e.g. on a "
-                          "value that changes every call", internal=True)
+        if self._runner.hooks_reason() is not None:
+            # Hooks run only in the real call. Not a give-up: the next call without hooks compiles.
+            st.fallbacks += 1
             return self._target(*args, **kwargs)
+        found = None
+        with _MONITOR_LOCK:
+            # While this thread waited, another may have built the record this call needs, or given up.
+            if self._eager_reason is None:
+                t0 = time.perf_counter()
+                found = self._lookup(args, kwargs)
+                if found is None:
+                    if st.monitor_runs < self._recompile_limit:
+                        st.guard_misses += 1
+                        result = self._monitor_and_record(args, kwargs)
+                        if result is not _EAGER:
+                            return result
+                        return self._target(*args, **kwargs)
+                    self._give_up(f"recompile limit ({self._recompile_limit}) reached: guards keep failing, "
+                                  "e.g. on a value that changes every call", internal=True)
+        if found is not None:
+            return self._hit_profiled(found, t0) if self._profile else self._hit(*found)
+        st.fallbacks += 1
+        return self._target(*args, **kwargs)
+
+    def _monitor_and_record(self, args, kwargs):
+        """The monitor run (caller holds ``_MONITOR_LOCK``); returns its result, or _EAGER if none ran."""
+        st = self._stats
+        t0 = time.perf_counter()
+        try:
+            mon, shape = self._runner.prepare(args, kwargs)
+        except BreakCompile as e:
+            self._give_up(e.reason)
+            return _EAGER
         st.monitor_runs += 1
         if st.monitor_runs > 1:
-            _recompiles_log.info("recompiling %s: no record's guard passed (%d records)",
-                                 self.__qualname__, len(self._cache))
-        t0 = time.perf_counter()
-        mon, result, reason, shape = self._runner.monitor(args, kwargs)
+            _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
+        result = self._runner.run(mon, args, kwargs)
+        reason = mon.broken
         if reason is None:
             try:
                 gen = generate(mon, shape, None)
@@ -237,12 +369,16 @@ class CompiledFunction:
             return result
         st.backend_compile_time_s += time.perf_counter() - t1
         self._cache.add(record)
-        st.records = len(self._cache)
-        st.graph_count = sum(1 for r in self._cache.records if r.op_count)
-        _guards_log.info("guards of record %d of %s:\n%s", st.records, self.__qualname__, record.guards_text)
-        _graph_log.info("graph of record %d of %s:\n%s", st.records, self.__qualname__, record.graph_module.code
+        self._record_stats()
+        _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
+        _graph_log.info("graph of record %d of %s:\n%s", st.records, self._name, record.graph_module.code
                         if record.graph_module is not None else "(no tensor operations)")
         return result
+
+    def _record_stats(self) -> None:
+        records = self._cache.records
+        self._stats.records = len(records)
+        self._stats.graph_count = sum(1 for r in records if r.op_count)
 
     def _build_record(self, mon: Monitor, gen) -> Record:
         outputs = gen.graph_output_nodes
@@ -258,42 +394,145 @@ class CompiledFunction:
                       op_count=mon.graph.op_count)
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
+        """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`)."""
         self._eager_reason = reason
         self._stats.break_reasons.append(reason)
-        self._stats.fallbacks += 1
         if internal:
-            log.warning("magpy: %s; %s runs eagerly", reason, self.__qualname__)
+            log.warning("magpy: %s; %s runs eagerly", reason, self._name)
         else:
-            _breaks_log.info("graph break in %s: %s", self.__qualname__, reason)
+            _breaks_log.info("graph break in %s: %s", self._name, reason)
 
     # -- introspection ------------------------------------------------------------------------------------
     def _reset(self) -> None:
         self._cache.clear()
         self._eager_reason = None
-        self._stats = Stats()
+        self._guard_bug_warned = False
+        self._stats = self._new_stats()
 
 
-class CompiledModule(CompiledFunction):
-    """A compiled ``nn.Module``: calls go through MagPy, everything else reaches the module."""
+class CompiledFunction(_Compiled):
+    """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
+
+    def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
+                 recompile_limit: int = 16):
+        self._setup(target, backend, profile, cache_limit, recompile_limit)
+        functools.update_wrapper(self, self._runner.fn, updated=())
+
+
+# Attributes of the wrapper itself; every other attribute is the original module's.
+_OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
+                  "_cache", "_profile", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned"})
+
+
+class CompiledModule(_Compiled, torch.nn.Module):
+    """A compiled ``nn.Module``: calls go through MagPy, everything else reaches the original module.
+
+    It is an ``nn.Module`` standing in for the original (``cm._orig_mod``) in a module tree:
+    ``parent.block = magpy.compile(parent.block)`` makes ``parent(x)`` call through MagPy.
+    It has no parameters, buffers, submodules or hooks of its own: those tables *are* the
+    original's, so ``state_dict()`` keys, ``named_parameters()`` names and hooks registered on
+    either are the original's. Methods that act on the module (``to``, ``train``, ``eval``,
+    ``half``, ``apply``, ``state_dict``, ``load_state_dict``, ...) run on the original and
+    return the compiled module where they would return the module itself; ``named_modules()``
+    yields the compiled module in the original's place. Attribute reads and writes reach the
+    original. ``forward`` is the original's (eager) ``forward``. Copying or pickling compiles
+    a copy of the original afresh.
+    """
+
+    def __init__(self, target: torch.nn.Module, backend: Any = "inductor", profile: bool = False,
+                 cache_limit: int = 64, recompile_limit: int = 16):
+        # nn.Module.__init__ is not called: it would give the wrapper tables of its own.
+        object.__setattr__(self, "_orig_mod", target)
+        self._setup(target, backend, profile, cache_limit, recompile_limit)
+
+    __call__ = _Compiled.__call__
 
     def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._target, name)
+        if name in _OWN or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)   # (not set yet, during __init__; dunders are the wrapper's)
+        try:
+            orig = self.__dict__["_orig_mod"]
+        except KeyError:
+            raise AttributeError(name) from None
+        return getattr(orig, name)
 
-    def eval(self):
-        self._target.eval()
-        return self
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._orig_mod, name, value)
 
-    def train(self, mode: bool = True):
-        self._target.train(mode)
-        return self
+    def __delattr__(self, name: str) -> None:
+        if name in _OWN:
+            object.__delattr__(self, name)
+        else:
+            delattr(self._orig_mod, name)
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(dir(self._orig_mod)))
+
+    @property
+    def forward(self):
+        """The original module's ``forward`` (calling it directly is eager, and skips hooks, as usual)."""
+        return self._orig_mod.forward
 
     def __repr__(self) -> str:
-        return f"magpy.compile({self._target!r})"
+        return f"magpy.compile({self._orig_mod!r})"
+
+    # Container modules (Sequential, ModuleList, ModuleDict): indexing and iteration are the original's.
+    def __getitem__(self, key):
+        return self._orig_mod[key]
+
+    def __setitem__(self, key, value) -> None:
+        self._orig_mod[key] = value
+
+    def __delitem__(self, key) -> None:
+        del self._orig_mod[key]
+
+    def __len__(self) -> int:
+        return len(self._orig_mod)
+
+    def __iter__(self):
+        return iter(self._orig_mod)
+
+    def __contains__(self, key) -> bool:
+        return key in self._orig_mod
+
+    def __bool__(self) -> bool:
+        return bool(self._orig_mod)
+
+    def __reduce_ex__(self, protocol):
+        # Records guard the original's objects: a copy (deepcopy, pickle) compiles its own copy afresh.
+        return _compile_module, (self._orig_mod, self._options)
 
 
-def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledFunction:  # noqa: A001
+def _delegate(name: str):
+    def method(self, *args, **kwargs):
+        orig = self._orig_mod
+        out = getattr(orig, name)(*args, **kwargs)
+        return self if out is orig else out
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}`` of the original module (returning the compiled module where that returns itself)."
+    return method
+
+
+for _name in ("_apply", "apply", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "float", "double", "half", "bfloat16",
+              "to_empty", "to", "train", "eval", "requires_grad_", "zero_grad", "share_memory",
+              "state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
+              "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+              "register_buffer", "register_parameter", "add_module", "register_module", "get_submodule",
+              "set_submodule", "get_parameter", "get_buffer", "get_extra_state", "set_extra_state", "extra_repr"):
+    if hasattr(torch.nn.Module, _name):
+        setattr(CompiledModule, _name, _delegate(_name))
+del _name
+
+
+def _compile_module(target: torch.nn.Module, options: dict) -> CompiledModule:
+    return CompiledModule(target, **options)
+
+
+def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledFunction | CompiledModule:  # noqa: A001
     """Compile ``target`` (function or ``nn.Module``) with MagPy.
 
     ``backend``: ``"eager"``, ``"inductor"``, ``"torchscript"``, ``"xla"``, any torch.compile
@@ -301,6 +540,7 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
     Options: ``profile=True`` times guard and mock of matched calls (see :func:`stats`);
     ``cache_limit`` bounds the records kept per function; after ``recompile_limit`` monitor
     runs the function runs eagerly, with a warning (values that change every call need lifting).
+    A module compiles to a :class:`CompiledModule`, an ``nn.Module`` that stands in for it.
     """
     known = {"profile", "cache_limit", "recompile_limit"}
     bad = set(options) - known
@@ -308,10 +548,9 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
         raise TypeError(f"magpy.compile: unknown options {sorted(bad)}; known: {sorted(known)}")
     if not callable(target):
         raise TypeError(f"magpy.compile expects a function or torch.nn.Module, got {type(target).__name__}")
-    try:
-        resolve(backend)
-    except BackendError:
-        raise
+    resolve(backend)   # raises BackendError for an unknown backend
+    if isinstance(target, _Compiled):
+        target = target._target   # compiling a compiled callable compiles what it compiles, afresh
     cls = CompiledModule if isinstance(target, torch.nn.Module) else CompiledFunction
     return cls(target, backend=backend, **options)
 
@@ -338,23 +577,39 @@ class Explanation:
 
 
 def explain(target: Any) -> Callable[..., Explanation]:
-    """``explain(f)(*args, **kwargs)`` runs ``f`` once under monitoring and reports what MagPy saw."""
+    """``explain(f)(*args, **kwargs)`` runs ``f`` once under monitoring and reports what MagPy saw.
+
+    A compiled module or function is explained through what it compiles. While hooks that
+    make calls run eagerly are registered, nothing runs and that is the break reason.
+    """
     _check_python()
+    if isinstance(target, _Compiled):
+        target = target._target
     runner = _Runner(target)
 
     def run(*args, **kwargs) -> Explanation:
-        mon, _result, reason, shape = runner.monitor(args, kwargs)
+        mon = None
         guards_text = ""
         gm = None
+        reason = runner.hooks_reason()
         if reason is None:
-            try:
-                gen = generate(mon, shape, None)
-                guards_text = gen.guards_text
-                gm = mon.graph.finish(gen.graph_output_nodes)
-            except Unsupported as e:
-                reason = str(e)
-            except Exception as e:  # an internal error is a break reason, never a crash of explain
-                reason = f"internal MagPy error: {type(e).__name__}: {e}"
+            with _MONITOR_LOCK:
+                try:
+                    mon, shape = runner.prepare(args, kwargs)
+                except BreakCompile as e:
+                    reason = e.reason
+                else:
+                    runner.run(mon, args, kwargs)
+                    reason = mon.broken
+                    if reason is None:
+                        try:
+                            gen = generate(mon, shape, None)
+                            guards_text = gen.guards_text
+                            gm = mon.graph.finish(gen.graph_output_nodes)
+                        except Unsupported as e:
+                            reason = str(e)
+                        except Exception as e:  # an internal error is a break reason, never a crash of explain
+                            reason = f"internal MagPy error: {type(e).__name__}: {e}"
         reasons = [reason] if reason else []
         op_count = mon.graph.op_count if mon is not None else 0
         return Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
@@ -364,9 +619,9 @@ def explain(target: Any) -> Callable[..., Explanation]:
     return run
 
 
-def stats(compiled: CompiledFunction) -> Stats:
+def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
     """A snapshot of a compiled callable's counters: monitor runs, guard hits/misses, fallbacks, times."""
-    if not isinstance(compiled, CompiledFunction):
+    if not isinstance(compiled, _Compiled):
         raise TypeError("magpy.stats expects what magpy.compile returned")
     st = compiled._stats
     return dataclasses.replace(st, break_reasons=list(st.break_reasons))   # a snapshot, not live counters
@@ -374,11 +629,12 @@ def stats(compiled: CompiledFunction) -> Stats:
 
 def reset() -> None:
     """Drop every record of every compiled callable in this process."""
-    for c in list(_ALL):
-        c._reset()
+    for r in list(_ALL.values()):
+        c = r()
+        if c is not None:
+            c._reset()
 
 
 def _sync() -> None:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
-

@@ -3,17 +3,25 @@
 A :class:`Record` is what one monitor run produced: a guard, a mock and the compiled
 operator graph. The :class:`RecordCache` keeps several records per compiled function;
 a hit moves the record to the front so the common case is tried first.
+
+Threads: ``RecordCache.records`` is an immutable tuple, replaced (under a lock) by every
+change. A caller iterates the tuple it read, so a thread trying guards never sees the
+list change under it while another thread adds, promotes or removes a record.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass
+@dataclass(eq=False)
 class Record:
-    """guard(args, kwargs) -> fetched locals or None; mock(fetched) -> the call's result."""
+    """guard(args, kwargs) -> fetched locals or None; mock(fetched) -> the call's result.
+
+    Records compare by identity (two records are never "equal": each guards its own objects).
+    """
 
     guard: Callable
     mock: Callable
@@ -26,23 +34,36 @@ class Record:
     hits: int = 0
 
 
-@dataclass
 class RecordCache:
-    """Most-recently-hit-first list of records, with an optional size limit."""
+    """Most-recently-hit-first records, with an optional size limit (``limit`` records at most)."""
 
-    limit: int = 64
-    records: list = field(default_factory=list)
+    def __init__(self, limit: int = 64) -> None:
+        self.limit = limit
+        self.records: tuple[Record, ...] = ()   # a snapshot: never mutated, only replaced
+        self._lock = threading.Lock()
 
     def add(self, record: Record) -> None:
-        self.records.insert(0, record)
-        del self.records[self.limit:]
+        with self._lock:
+            self.records = ((record,) + self.records)[:max(self.limit, 0)]
 
-    def promote(self, index: int) -> None:
-        if index:
-            self.records.insert(0, self.records.pop(index))
+    def promote(self, record: Record) -> None:
+        """Move ``record`` to the front (no-op if it is first or no longer cached)."""
+        with self._lock:
+            recs = self.records
+            if recs and recs[0] is not record and any(r is record for r in recs):
+                self.records = (record,) + tuple(r for r in recs if r is not record)
+
+    def remove(self, record: Record) -> bool:
+        """Drop ``record``; False if it was not cached (e.g. another thread removed it)."""
+        with self._lock:
+            recs = self.records
+            kept = tuple(r for r in recs if r is not record)
+            self.records = kept
+            return len(kept) != len(recs)
 
     def clear(self) -> None:
-        self.records.clear()
+        with self._lock:
+            self.records = ()
 
     def __len__(self) -> int:
         return len(self.records)

@@ -56,6 +56,15 @@ class GeneratedCode:
     mock_node_count: int
 
 
+_NO_ALIAS_TYPES = (tuple, frozenset, torch.Size, range, slice, str, bytes)
+
+
+def _storage_pattern(tensors) -> tuple:
+    """Which tensors share a storage, as the index of the first tensor with the same storage."""
+    first: dict[int, int] = {}
+    return tuple(first.setdefault(t.untyped_storage().data_ptr(), i) for i, t in enumerate(tensors))
+
+
 def _same_values(a, b) -> bool:
     """``a == b`` for (nested lists of) numbers, with NaN equal to NaN."""
     if a == b:
@@ -347,6 +356,9 @@ def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
     if kind == "builtin_method":
         self_, name = p
         return f"{v}.__self__ is {pool.ref(self_)} and {v}.__name__ == {name!r}"
+    if kind == "module_call":
+        return (f"not ({v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks "
+                f"or {v}._backward_pre_hooks or 'forward' in {v}.__dict__)")
     if kind == "absent":
         return f"{p!r} not in {v}.__dict__"
     if kind == "hasattr":
@@ -452,6 +464,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
                            mon.global_state.description]
     tensor_vars: list[str] = []
     tensor_vals: list[torch.Tensor] = []
+    object_vars: list[str] = []   # mutable objects guarded by type only
     ns: dict[str, Any] = {"_global_state": mon.global_state.check}
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
@@ -486,17 +499,35 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
         if g.kind == "tensor" and v not in tensor_vars:
             tensor_vars.append(v)
             tensor_vals.append(g.payload)
+        if g.kind == "type" and g.payload not in _NO_ALIAS_TYPES and not isinstance(g.source, ConstSource) \
+                and v not in object_vars:
+            object_vars.append(v)
     vars_.emit_rest()
     _flush(vars_, body)
     if len(tensor_vars) > arg_tensor_count:
         ns["_TG"] = _tensor_checker(tensor_vals[arg_tensor_count:])
         body.append(f"    if not _TG({', '.join(tensor_vars[arg_tensor_count:])}): return None")
+    # Distinctness: with writes in the record, two outside objects that were distinct must stay
+    # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
+    # tensors must alias each other's storage as they did (overlapping views).
+    has_writes = bool(mon.attr_writes or mon.mutated or mon.appends or mon.global_writes or mon.cell_writes
+                      or mon.graph_mutates)
+    if has_writes and len(object_vars) > 1:
+        body.append(f"    if len({{id(o) for o in ({', '.join(object_vars)},)}}) != {len(object_vars)}: return None")
+        readable.append("distinct objects: " + ", ".join(object_vars))
     if tensor_vars:
         if (mon.mutated or mon.graph_mutates) and len(tensor_vars) > 1:
             body.append(f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return None")
+        if mon.graph_mutates and arg_tensor_count > 1:
+            args_t = ", ".join(tensor_vars[:arg_tensor_count])
+            pattern = _storage_pattern(tensor_vals[:arg_tensor_count])
+            body.append(f"    if _storage_pattern(({args_t},)) != {pattern!r}: return None")
+            readable.append(f"argument tensors share storage as {pattern}")
     needed = list(dict.fromkeys(mb.needed))
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
-    body.append("except Exception:")
+    # A path that no longer exists is a miss; any other exception is a MagPy bug that the
+    # caller reports instead of treating it as a miss forever.
+    body.append("except (LookupError, AttributeError, TypeError):")
     body.append("    return None")
     guard_src = "def guard(args, kwargs):\n" + "\n".join("    " + line for line in body) + "\n"
 
@@ -512,7 +543,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 
     ns.update(pool.namespace())
-    ns.update(_same_values=_same_values, _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
+    ns.update(_same_values=_same_values, _storage_pattern=_storage_pattern, _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
               _rebuild_sequence=_rebuild_sequence)
     guard_ns = dict(ns)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
@@ -574,6 +605,8 @@ def _describe(g: Guard) -> str:
         return f"keys({d}) == {p!r}"
     if g.kind == "nohooks":
         return f"{d} has no hooks"
+    if g.kind == "module_call":
+        return f"{d} has no hooks and no forward set on the instance"
     if g.kind == "alias":
         return f"{d} is {p.describe()}"
     if g.kind == "same":

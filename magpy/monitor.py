@@ -508,9 +508,18 @@ class Monitor:
         self._guard(node.source, "tensor_value", (t.dtype, t.tolist()))
         return True
 
+    def _held_node(self, obj: Any) -> ShadowNode | None:
+        """The node of ``obj``; classes and modules without one are held by the record itself."""
+        node = self.node(obj)
+        if node is None and isinstance(obj, (type, types.ModuleType)):
+            node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
+        return node
+
     def _mutate(self, obj: Any) -> None:
         """An in-place change of ``obj`` (InPlace=True): full guard first, then a new version."""
         node = self.node(obj)
+        if node is None and not isinstance(obj, torch.Tensor):
+            raise BreakCompile(f"changes a {type(obj).__name__} whose origin MagPy did not see in place")
         if node is None or node.source is None:
             return
         if isinstance(obj, (list, dict, set, collections_deque)):
@@ -737,11 +746,9 @@ class Monitor:
                 self._pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
                 return
             raise BreakCompile(f"reads tensor attribute `{name}`")
-        node = self.node(obj)
-        if node is None and isinstance(obj, (type, types.ModuleType)):
-            # A class or module reached without a path (`type(self)`, `cls` in a classmethod,
-            # a module imported inside a function): the record holds it, its attributes are guarded.
-            node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
+        # A class or module reached without a path (`type(self)`, `cls` in a classmethod, a
+        # module imported inside a function) is held by the record; its attributes are guarded.
+        node = self._held_node(obj)
         if node is None or node.source is None:
             opaque = isinstance(obj, torch.nn.Module)
             self._pend(fs, self._post_new_attr, method, opaque=opaque)
@@ -781,11 +788,14 @@ class Monitor:
         obj, value = stack[-1], stack[-2]
         if isinstance(obj, torch.Tensor):
             raise BreakCompile(f"writes tensor attribute `{ins.argval}`")
-        node = self.node(obj)
+        node = self._held_node(obj)
         if _attr_location(obj, ins.argval)[0] == "property":
             self._pend(fs, self._post_nothing, None)   # the setter runs monitored: its own writes count
             return
-        if node is None or node.source is None:
+        if node is None:
+            raise BreakCompile(f"writes attribute `{ins.argval}` of a {type(obj).__name__} whose origin "
+                               "MagPy did not see, so the write could not be replayed")
+        if node.source is None:
             self._pend(fs, self._post_nothing, None, opaque=True)
             return
         target = Const(value) if is_immutable(value) else self._node_id(value)
@@ -795,8 +805,10 @@ class Monitor:
 
     def op_DELETE_ATTR(self, fs, ins, stack):
         obj = stack[-1]
-        node = self.node(obj)
-        if node is not None and node.source is not None:
+        node = self._held_node(obj)
+        if node is None:
+            raise BreakCompile(f"deletes attribute `{ins.argval}` of an object of unknown origin")
+        if node.source is not None:
             self.rg.write(node, ("attr", ins.argval), Const(_DELETED))
             self.attr_writes.setdefault(node.node_id, {})[ins.argval] = True
         self._pend(fs, self._post_nothing, None, opaque=True)
@@ -1244,10 +1256,19 @@ class Monitor:
         self._pend(fs, self._post_new, 1)
 
     def _call_module(self, mod: torch.nn.Module) -> None:
+        """``mod(x)`` runs ``Module.__call__`` (hooks, then ``forward``) in frames MagPy skips:
+        guard that it still has no hooks, still uses its class's ``__call__`` and that no
+        ``forward`` was set on the instance (or that it is still the one set)."""
         node = self.node(mod)
         self.uses_modules = True
+        if type(mod).__call__ is not torch.nn.Module.__call__:
+            return   # a Python __call__ of its own: its frame runs monitored
         if node is not None and node.source is not None:
-            self._guard(node.source, "nohooks")
+            if "forward" in mod.__dict__:
+                self._guard(node.source, "nohooks")
+                self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
+            else:
+                self._guard(node.source, "module_call")
         elif _module_has_hooks(mod):
             raise BreakCompile(f"module {type(mod).__name__} has hooks")
 
