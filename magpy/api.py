@@ -180,6 +180,12 @@ class _Runner:
 
     def prepare(self, args: tuple, kwargs: dict) -> tuple[Monitor, tuple]:
         """A monitor for this call and its call shape. Raises BreakCompile (or the call's TypeError)."""
+        if self.is_module:
+            # What ``module(x)`` runs now: its class (or its forward) may have changed since compile.
+            try:
+                self.fn, self.self_obj = _top_function(self.target)
+            except TypeError as e:
+                raise BreakCompile(str(e)) from None
         sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__)
         if self.is_module:

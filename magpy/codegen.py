@@ -357,8 +357,10 @@ def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
         self_, name = p
         return f"{v}.__self__ is {pool.ref(self_)} and {v}.__name__ == {name!r}"
     if kind == "module_call":
-        return (f"not ({v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks "
+        return (f"type({v}) is {pool.ref(p)} and not ({v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks "
                 f"or {v}._backward_pre_hooks or 'forward' in {v}.__dict__)")
+    if kind == "leaf":
+        return f"({v}.grad_fn is None) is {p!r}"
     if kind == "absent":
         return f"{p!r} not in {v}.__dict__"
     if kind == "hasattr":
@@ -613,6 +615,8 @@ def _describe(g: Guard) -> str:
         return f"({d} is {p[0].describe()}) is {p[1]}"
     if g.kind == "hasattr":
         return f"hasattr({d}, {p[0]!r}) is {p[1]}"
+    if g.kind == "leaf":
+        return f"{d}.is_leaf is {p}"
     if g.kind == "absent":
         return f"{p!r} not in {d}.__dict__ (the class attribute is not shadowed)"
     if g.kind == "builtin_method":

@@ -100,7 +100,9 @@ _catching_cache: dict = {}
 
 
 def _catching_ranges(code) -> tuple:
-    """Byte-offset ranges of ``code`` covered by an ``except`` handler (not ``with``/``finally``).
+    """``(start, end, caught)`` for each ``try`` range of ``code`` whose handler is an ``except``
+    (not ``with``/``finally``); ``caught`` lists the dotted names the handler tests, or None
+    for a bare ``except:``.
 
     CPython 3.11 exception table: a handler starts with PUSH_EXC_INFO; one that tests the
     exception (CHECK_EXC_MATCH) or ends it (POP_EXCEPT) before re-raising catches it.
@@ -115,15 +117,49 @@ def _catching_ranges(code) -> tuple:
         target = instrs.get(entry.target)
         if target is None or target.opname != "PUSH_EXC_INFO":
             continue
+        names: list[list[str]] = []
         for off in offsets[offsets.index(entry.target) + 1:]:
-            op = instrs[off].opname
-            if op in ("CHECK_EXC_MATCH", "POP_EXCEPT"):
-                ranges.append((entry.start, entry.end))
+            ins = instrs[off]
+            op = ins.opname
+            if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"):
+                names.append([ins.argval])
+            elif op in ("LOAD_ATTR", "LOAD_METHOD") and names:
+                names[-1].append(ins.argval)
+            elif op == "CHECK_EXC_MATCH":
+                ranges.append((entry.start, entry.end, tuple(tuple(n) for n in names)))
                 break
-            if op in ("RERAISE", "WITH_EXCEPT_START", "RETURN_VALUE"):
+            elif op == "POP_EXCEPT":
+                ranges.append((entry.start, entry.end, None))
+                break
+            elif op in ("RERAISE", "WITH_EXCEPT_START", "RETURN_VALUE"):
                 break
     hit = _catching_cache[code] = tuple(ranges)
     return hit
+
+
+_TENSOR_ERRORS = (RuntimeError, IndexError, ValueError)
+
+
+def _catches_tensor_errors(caught, frame) -> bool:
+    """Could an ``except`` testing ``caught`` (dotted names seen from ``frame``) catch an
+    error a tensor operation raises on some values (RuntimeError, IndexError, ValueError)?"""
+    if caught is None:
+        return True
+    for chain in caught:
+        obj = frame.f_locals.get(chain[0], _NO_VALUE) if chain[0] in frame.f_code.co_varnames else _NO_VALUE
+        if obj is _NO_VALUE:
+            obj = frame.f_globals.get(chain[0], _NO_VALUE)
+        if obj is _NO_VALUE:
+            obj = getattr(builtins_mod, chain[0], _NO_VALUE)
+        for attr in chain[1:]:
+            obj = getattr(obj, attr, _NO_VALUE)
+        classes = obj if isinstance(obj, tuple) else (obj,)
+        for cls in classes:
+            if not isinstance(cls, type):
+                return True   # not understood: assume it catches
+            if issubclass(cls, _TENSOR_ERRORS) or issubclass(RuntimeError, cls):
+                return True
+    return False
 
 
 def _instructions(code) -> dict:
@@ -238,6 +274,9 @@ class Monitor:
         nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
         f_locals = frame.f_locals
         defaults_of: dict[str, Source] = {}
+        if isinstance(fn, types.FunctionType):
+            # `f.__code__ = other.__code__` changes what a guarded function does.
+            self._guard(AttrSource(ConstSource(fn, fn.__qualname__), "__code__"), "id", code)
         if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
             fn_node = self.node(fn)
             fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \
@@ -395,6 +434,25 @@ class Monitor:
             self._guard(source, "method", (value.__func__, value.__self__))
         else:
             self._guard(source, "type", type(value))
+
+    def _guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None:
+        """``cls.name`` resolved through the MRO: the class that defines it still holds the same
+        object and no class before it in the MRO has gained one (methods, properties,
+        staticmethods and class values replaced on a class, or reached through ``super()``,
+        which starts the search ``after`` a class)."""
+        mro = cls.__mro__
+        if after is not None and after in mro:
+            mro = mro[mro.index(after) + 1:]
+        for klass in mro:
+            ksrc = AttrSource(ConstSource(klass, klass.__qualname__), "__dict__")
+            if name in klass.__dict__:
+                value = klass.__dict__[name]
+                if is_immutable(value):
+                    self._guard(ItemSource(ksrc, name), "value", value)
+                else:
+                    self._guard(ItemSource(ksrc, name), "id", value)
+                return
+            self._guard(ConstSource(klass, klass.__qualname__), "absent", name)
 
     def _guard_identity(self, value: Any) -> None:
         """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a
@@ -613,9 +671,9 @@ class Monitor:
             self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
         if output is None and kind == "method":
             return
-        if output is None and name not in HARMLESS_NAMES:
-            # A torch call with no tensor in or out that returns nothing only exists for its
-            # effect on global state (set_default_dtype, use_deterministic_algorithms...).
+        if output is None and _is_state_setter(name) and name not in HARMLESS_NAMES:
+            # set_default_dtype, use_deterministic_algorithms, set_num_threads...: the record
+            # would not replay the change.
             self._dynamic(f"`torch.{name}` changes global torch state")
         # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
 
@@ -740,12 +798,22 @@ class Monitor:
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
         if isinstance(obj, torch.Tensor):
+            if name == "is_leaf":
+                node = self.node(obj)
+                if node is not None and node.source is not None:
+                    self._guard(node.source, "leaf", obj.is_leaf)   # not part of the tensor check
+                elif node is None:
+                    raise BreakCompile("reads `is_leaf` of a tensor of unknown origin")
             if name in T.META_ATTRS or method or callable(getattr(type(obj), name, None)):
                 return   # metadata (guarded statically) or a bound method, classified when called
             if name in T.OP_ATTRS:
                 self._pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
                 return
             raise BreakCompile(f"reads tensor attribute `{name}`")
+        if type(obj) is super:
+            self_cls = obj.__self_class__
+            if self_cls is not None:
+                self._guard_class_attr(self_cls, name, after=obj.__thisclass__)
         # A class or module reached without a path (`type(self)`, `cls` in a classmethod, a
         # module imported inside a function) is held by the record; its attributes are guarded.
         node = self._held_node(obj)
@@ -758,9 +826,13 @@ class Monitor:
             self._pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
             return
         where, via = _attr_location(obj, name)
-        if where in ("class_fn", "property", "class_value") and _has_instance_dict(obj):
-            # Found on the class: an instance attribute of that name set later would shadow it.
-            self._guard(node.source, "absent", name)
+        if where in ("class_fn", "property", "class_value"):
+            if _has_instance_dict(obj):
+                # Found on the class: an instance attribute of that name set later would shadow it.
+                self._guard(node.source, "absent", name)
+            if not isinstance(obj, (type, types.ModuleType)):
+                self._guard(node.source, "type", type(obj))   # identity guards do not pin `__class__`
+            self._guard_class_attr(type(obj), name)
         if where == "class_fn":
             self._pend(fs, self._post_new_attr, method)
             return
@@ -966,20 +1038,21 @@ class Monitor:
     def _pend_op(self, fs, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
         tensors = _tensors_in(args, kwargs)
-        if tensors and self._inside_except():
+        if tensors and name not in T.META_METHODS and self._inside_except():
             self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                           "tensor values, so the branch taken cannot be guarded")
         versions = [(t, t._version) for t in tensors]
         self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 
     def _inside_except(self) -> bool:
-        """Is some monitored frame executing inside a ``try`` block whose handler catches?"""
+        """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error?"""
         for fs in self.frames.values():
             ranges = _catching_ranges(fs.code)
             if ranges:
                 at = fs.frame.f_lasti
-                if any(start <= at < end for start, end in ranges):
-                    return True
+                for start, end, caught in ranges:
+                    if start <= at < end and _catches_tensor_errors(caught, fs.frame):
+                        return True
         return False
 
     def _post_op(self, fs, stack, data):
@@ -1133,11 +1206,14 @@ class Monitor:
             self._guard_identity(args[0])
         if fn is next and args:
             self._check_stateful_iterator(args[0], "calls `next` on")
-        if isinstance(fn, types.MethodType) and fn.__name__ == "apply" and isinstance(fn.__self__, type) \
-                and issubclass(fn.__self__, torch.autograd.Function):
-            if torch.is_grad_enabled() and any(t.requires_grad for t in _tensors_in(args, kwargs)):
-                self._dynamic(f"calls custom autograd.Function `{fn.__self__.__qualname__}` with gradients: "
-                              "its backward would be lost in the graph")
+        fn_cls = None
+        if isinstance(fn, types.MethodType) and fn.__func__ is _FUNCTION_APPLY:
+            fn_cls = fn.__self__
+        elif fn is _FUNCTION_APPLY and args and isinstance(args[0], type):
+            fn_cls = args[0]   # 3.11's PRECALL unpacked the bound classmethod
+        if fn_cls is not None and torch.is_grad_enabled() and any(t.requires_grad for t in _tensors_in(args, kwargs)):
+            self._dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
+                          "its backward would be lost in the graph")
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
                 and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None:
             # Python bound method: runs monitored.
@@ -1268,7 +1344,8 @@ class Monitor:
                 self._guard(node.source, "nohooks")
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
-                self._guard(node.source, "module_call")
+                self._guard(node.source, "module_call", type(mod))   # also: `__class__` not swapped
+                self._guard_class_attr(type(mod), "forward")
         elif _module_has_hooks(mod):
             raise BreakCompile(f"module {type(mod).__name__} has hooks")
 
@@ -1356,6 +1433,7 @@ class _Deleted:
 
 _DELETED = _Deleted()
 
+import builtins as builtins_mod  # noqa: E402
 import collections  # noqa: E402
 import contextvars  # noqa: E402
 import enum  # noqa: E402
@@ -1366,6 +1444,7 @@ import weakref  # noqa: E402
 
 collections_deque = collections.deque
 _functools_partial = functools.partial
+_FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 _getitem = _operator.getitem
 
 # Instructions that only store references to their inputs in a new object.
@@ -1406,6 +1485,14 @@ def _is_numpy_function(fn) -> bool:
     if type(fn).__name__ == "ufunc":
         return True
     return mod.startswith("numpy") and not mod.startswith(_NUMPY_IMPURE) and callable(fn)
+
+
+_SETTER_PREFIXES = ("set_", "_set_", "use_", "manual_seed", "seed", "enable_", "disable_", "_enable", "_disable",
+                    "_jit_set", "_push", "_pop", "_add_", "_remove_")
+
+
+def _is_state_setter(name: str) -> bool:
+    return name.startswith(_SETTER_PREFIXES)
 
 
 def _tensors_in(args, kwargs) -> list:
@@ -1476,7 +1563,9 @@ def _attr_location(obj, name: str) -> tuple[str, str]:
     Returns (where, via) with ``via`` the spelling generated code uses to fetch it fast.
     """
     if isinstance(obj, types.ModuleType):
-        return "module", "__dict__"
+        # A module's own names are in its __dict__; a module class with __getattr__ (torch._VF)
+        # computes the others, so those are fetched with getattr.
+        return ("module", "__dict__") if name in obj.__dict__ else ("module", "")
     cls_attr = None
     for klass in type(obj).__mro__:
         if name in klass.__dict__:

@@ -100,7 +100,9 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
 
     # A record that keeps changing is dynamic behaviour; a record dropped after a fallback is not evidence.
     before_last, after_last = monitor_runs[-2], monitor_runs[-1]
-    fell_back = (result["stats_fallbacks"] or 0) > 0
+    # MagPy gave up on the program: calls after the one that broke count as fallbacks, and a
+    # break on the last call shows only in the break reasons.
+    fell_back = (result["stats_fallbacks"] or 0) > 0 or bool(getattr(stats, "break_reasons", None))
     if before_last is not None and after_last is not None and after_last > before_last and not fell_back and cfg.calls > 1:
         result["dynamic"] = True
         result["dynamic_reason"] = (
@@ -111,7 +113,7 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
     wrong = _judge(reference, got, cfg)
     if wrong:
         result.update(wrong)
-    elif (result["stats_fallbacks"] or 0) > 0:
+    elif fell_back:
         reasons = [str(r) for r in (getattr(stats, "break_reasons", None) or [])] + magpy_warnings
         result.update(
             status="fallback",

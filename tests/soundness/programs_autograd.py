@@ -1,0 +1,187 @@
+"""Custom torch.autograd.Function: straight-through estimators, gradient reversal, functions with
+non-tensor arguments read from outside state; gradients compared after backward."""
+from harness import program
+
+F_ = "autograd"
+
+program(F_, "straight_through_round", """
+class RoundSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.round()
+    @staticmethod
+    def backward(ctx, g):
+        return g
+class Quant(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.levels = 4.0
+    def forward(self, x):
+        h = self.lin(x) * self.levels
+        return RoundSTE.apply(h) / self.levels
+m = Quant()
+def make(): return m
+def inputs(i): return torch.randn(2, 4)
+def step(i):
+    if i == 2: m.levels = 16.0
+def post(out, i):
+    out.pow(2).sum().backward()
+    g = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    return g
+""")
+
+program(F_, "gradient_reversal_alpha", """
+class GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
+    @staticmethod
+    def backward(ctx, g):
+        return -ctx.alpha * g, None
+class DANN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feat = nn.Linear(4, 4)
+        self.dom = nn.Linear(4, 1)
+        self.alpha = 0.1
+    def forward(self, x):
+        f = self.feat(x)
+        return self.dom(GradReverse.apply(f, self.alpha))
+m = DANN()
+def make(): return m
+def inputs(i): return torch.randn(3, 4)
+def step(i): m.alpha = 0.1 * (i + 1)
+def post(out, i):
+    out.sum().backward()
+    g = m.feat.weight.grad.clone()
+    m.zero_grad()
+    return g
+""")
+
+program(F_, "ste_sign_with_saved_tensor", """
+class SignSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sign()
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * (x.abs() <= 1).to(g.dtype)
+W = torch.randn(4, requires_grad=True)
+def binarize(x):
+    return SignSTE.apply(x * W)
+def make(): return binarize
+def inputs(i): return torch.randn(4) * 2
+def post(out, i):
+    out.sum().backward()
+    g = W.grad.clone()
+    W.grad = None
+    return g
+""")
+
+program(F_, "function_reads_global_in_backward", """
+GRAD_SCALE = 1.0
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+    @staticmethod
+    def backward(ctx, g):
+        return g * GRAD_SCALE
+W = torch.ones(3, requires_grad=True)
+def f(x):
+    return Scale.apply(W * x).sum()
+def make(): return f
+def inputs(i): return torch.arange(3.0)
+def step(i):
+    global GRAD_SCALE
+    GRAD_SCALE = float(i + 1)
+def post(out, i):
+    out.backward()
+    g = W.grad.clone()
+    W.grad = None
+    return g
+""")
+
+program(F_, "function_multiple_outputs", """
+class SplitGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+    @staticmethod
+    def backward(ctx, ga, gb):
+        return ga + gb
+P = nn.Parameter(torch.randn(3))
+def f(x):
+    a, b = SplitGrad.apply(P + x)
+    return a.sum() + b.prod()
+def make(): return f
+def inputs(i): return torch.randn(3)
+def post(out, i):
+    out.backward()
+    g = P.grad.clone()
+    P.grad = None
+    return g
+""")
+
+program(F_, "ste_in_training_only", """
+class Clip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        return x.clamp(lo, hi)
+    @staticmethod
+    def backward(ctx, g):
+        return g, None, None
+class Act(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.hi = 0.5
+    def forward(self, x):
+        h = self.lin(x)
+        if self.training:
+            return Clip.apply(h, -self.hi, self.hi)
+        return h.clamp(-self.hi, self.hi)
+m = Act()
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+def step(i):
+    if i == 2: m.hi = 0.1
+    if i == 3: m.eval()
+def post(out, i):
+    out.sum().backward()
+    g = m.lin.weight.grad.clone()
+    m.zero_grad()
+    return g
+""")
+
+program(F_, "detach_trick_ste", """
+class Quant(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4))
+    def forward(self, x):
+        wq = self.w + (self.w.round() - self.w).detach()
+        return (x * wq).sum()
+m = Quant()
+def make(): return m
+def inputs(i): return torch.randn(4)
+def post(out, i):
+    out.backward()
+    g = m.w.grad.clone()
+    m.w.grad = None
+    return g
+""")
+
+program(F_, "grad_accumulates_in_param_between_calls", """
+m = nn.Linear(3, 1)
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+def post(out, i):
+    out.sum().backward()       # no zero_grad: grads accumulate across calls
+    return m.weight.grad.clone()
+""")

@@ -1,0 +1,170 @@
+"""Module call semantics: an overridden __call__ (data-aware init), forward pre/post hooks on the
+compiled module or a submodule registered before/after compiling, removed again, backward hooks."""
+from harness import program
+
+F_ = "callsem"
+
+program(F_, "overridden_call_data_init_submodule", """
+class DataInitScale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.initialized = False
+        self.scale = nn.Parameter(torch.ones(4))
+    def __call__(self, x):
+        if not self.initialized:
+            with torch.no_grad():
+                self.scale.copy_(1.0 / (x.std(0) + 1e-3))
+            self.initialized = True
+        return super().__call__(x)
+    def forward(self, x):
+        return x * self.scale
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = DataInitScale()
+        self.lin = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.lin(self.norm(x))
+m = Net()
+def make(): return m
+def inputs(i): return torch.randn(8, 4) * (i + 1)
+""")
+
+program(F_, "overridden_call_on_compiled_module", """
+class Counted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.calls = 0
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return super().__call__(*args, **kwargs) * 2
+    def forward(self, x):
+        return self.lin(x)
+m = Counted()
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+""")
+
+program(F_, "forward_hook_on_compiled_after_compile", """
+m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+H = []
+def make(): return m
+def inputs(i): return torch.randn(2, 4)
+def step(i):
+    if i == 2: H.append(m.register_forward_hook(lambda mod, inp, out: out + 100))
+""")
+
+program(F_, "forward_pre_hook_on_submodule_after_compile", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+m = Net()
+H = []
+def make(): return m
+def inputs(i): return torch.randn(2, 4)
+def step(i):
+    if i == 2: H.append(m.b.register_forward_pre_hook(lambda mod, args: (args[0] * 0,)))
+""")
+
+program(F_, "forward_hook_on_submodule_before_compile", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.feats = []
+        self.a.register_forward_hook(lambda mod, inp, out: self.feats.append(out.detach()))
+    def forward(self, x):
+        return self.a(x).sum(-1)
+m = Net()
+def make(): return m
+def inputs(i): return torch.randn(2, 4)
+""")
+
+program(F_, "hook_registered_then_removed", """
+m = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+H = []
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+def step(i):
+    if i == 1: H.append(m[0].register_forward_hook(lambda mod, inp, out: out * -1))
+    if i == 3: H.pop().remove()
+NCALLS = 5
+""")
+
+program(F_, "forward_hook_counts_calls_on_submodule", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(3, 3)
+        self.calls = 0
+    def forward(self, x):
+        return self.enc(self.enc(x))
+m = Net()
+def bump(mod, inp, out):
+    m.calls += 1
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+def step(i):
+    if i == 1: m.enc.register_forward_hook(bump)
+""")
+
+program(F_, "hook_on_top_before_compile", """
+m = nn.Linear(3, 3)
+LOG = []
+m.register_forward_pre_hook(lambda mod, args: LOG.append(tuple(args[0].shape)))
+def make(): return m
+def inputs(i): return torch.randn(i + 1, 3)
+""")
+
+program(F_, "forward_hook_with_kwargs", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Linear(3, 3)
+    def forward(self, x):
+        return self.inner(x)
+m = Net()
+def hook(mod, args, kwargs, out):
+    return out * 3
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+def step(i):
+    if i == 2: m.inner.register_forward_hook(hook, with_kwargs=True)
+""")
+
+program(F_, "full_backward_hook_on_submodule", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = nn.Linear(3, 1)
+        self.bw = 0
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+m = Net()
+def count(mod, gin, gout):
+    m.bw += 1
+def make(): return m
+def inputs(i): return torch.randn(2, 3, requires_grad=True)
+def step(i):
+    if i == 2: m.a.register_full_backward_hook(count)
+def post(out, i):
+    out.sum().backward()
+    g = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    return g
+""")
+
+program(F_, "state_dict_load_between_calls", """
+m = nn.Linear(3, 3)
+SD = {k: v * 0 + 0.5 for k, v in m.state_dict().items()}
+def make(): return m
+def inputs(i): return torch.ones(2, 3)
+def step(i):
+    if i == 2: m.load_state_dict(SD)
+""")
