@@ -450,6 +450,24 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
 
+    # -- Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
+    # with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and
+    # every object read from outside (GetGuardNodes) must carry a guard on its source.
+    replayed = set(mon.attr_writes) | mutated | set(mon.appends)
+    for node in mock_nodes(rg):
+        if node.source is None:
+            continue   # a new object: reproduced where it is stored (attribute/item/global writes)
+        if isinstance(node.obj, torch.Tensor):
+            if not mon.graph_mutates:
+                raise Unsupported(f"internal: the in-place change of tensor {node.source.describe()} is not in the graph")
+        elif node.node_id not in replayed and not (isinstance(node.source, ConstSource) and node.node_id in replayed):
+            raise Unsupported(f"the change of {node.source.describe()} ({type(node.obj).__name__}) cannot be replayed")
+    guarded_sources = {g.source for g in mon.guards}
+    for node in guard_nodes(rg)[1:]:
+        if node.source is not None and not isinstance(node.source, ConstSource) and node.source not in guarded_sources:
+            raise Unsupported(f"internal: {node.source.describe()} was read from outside without a guard")
+    alias_guards = [Guard(a, "alias", n.source) for n in rg.sn[1:] if n.source is not None for a in n.aliases]
+
     # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
     input_vars = [mb.src(src) for src, _ in mon.graph.inputs]
     # A graph that changes tensors in place (or switches grad mode/autocast) runs even when
@@ -470,8 +488,9 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     ns: dict[str, Any] = {"_global_state": mon.global_state.check}
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
-    arg_guards = [g for g in mon.guards if _root(g.source) is ArgSource]
-    other_guards = [g for g in mon.guards if _root(g.source) is not ArgSource]
+    all_guards = list(mon.guards) + alias_guards
+    arg_guards = [g for g in all_guards if _root(g.source) is ArgSource]
+    other_guards = [g for g in all_guards if _root(g.source) is not ArgSource]
     for g in arg_guards + [None] + other_guards:
         if g is None:
             _flush(vars_, body)

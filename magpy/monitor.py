@@ -404,7 +404,8 @@ class Monitor:
         node = self.node(value)
         if node is not None:
             if node.source is not None and node.source != source:
-                self._guard(source, "alias", node.source)
+                self.rg.external(value, source)   # a second path to a known object: an alias,
+                                                  # guarded as `second is first` (codegen)
             if owner is not None and relation is not None:
                 self.rg.add_initial_ref(owner, relation, node.node_id)
             return
@@ -697,8 +698,10 @@ class Monitor:
         if n is not None:
             self.graph.bind(t, n)
         node = self.node(t)
-        if node is not None and node.source is not None:
-            self.mutated.add(node.node_id)
+        if node is not None:
+            self.rg.inplace(node)   # a new ShadowVersion: Algorithm 1 lists it among the mock nodes
+            if node.source is not None:
+                self.mutated.add(node.node_id)
 
     # -- per-opcode handlers (CPython 3.11) -------------------------------------------------------------------
     def _pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
@@ -1356,6 +1359,14 @@ class Monitor:
         if ann.meta:
             self._pend(fs, self._post_new, 1, opaque=True)
             return
+        if ann.as_op_node is not None:
+            # AsOpNode: the call itself becomes an operator-graph node (its native code never
+            # runs on the matched path; the graph calls it).
+            target = fn if ann.as_op_node == "function" else getattr(fn, "__name__", name)
+            self._pend_op(fs, ann.as_op_node, target, list(args), dict(kwargs), name)
+            return
+        if ann.out_inplace and args:
+            self._mutate(args[0])
         if fn in _LOGGED_MUTATIONS and args and self._log_mutation(args[0], fn.__name__, args[1:]):
             self._pend(fs, self._post_new, 1)
             return

@@ -211,3 +211,35 @@ def test_an_existing_tracer_survives_compilation():
         assert sys.gettrace() is tracer      # a debugger or coverage tool keeps working
     finally:
         sys.settrace(old)
+
+
+def test_as_op_node_annotation_puts_the_call_in_the_graph():
+    """AsOpNode: a function MagPy cannot look into (it reads tensor values through numpy)
+    becomes one operator node; the graph calls it on every matched call."""
+    calls = []
+
+    def numpy_clip(t):
+        calls.append(1)
+        return torch.from_numpy(t.detach().numpy().clip(-0.5, 0.5).copy())
+
+    def f(x):
+        return numpy_clip(x * 2) + 1
+
+    x = torch.randn(4)
+    assert magpy.explain(f)(x).graph_count == 0      # unannotated: reads tensor values
+    magpy.annotate(numpy_clip, as_op_node="function")
+    calls.clear()
+    try:
+        cm = magpy.compile(f, backend="eager")
+        for _ in range(3):
+            x = torch.randn(4)
+            assert same(cm(x), f(x))
+        st = magpy.stats(cm)
+        assert st.break_reasons == [] and st.graph_count == 1 and st.guard_hits == 2
+        assert len(calls) == 6   # three eager calls, three compiled ones (one monitored, two matched)
+    finally:
+        from magpy.annotations import REGISTRY
+
+        REGISTRY._by_id.pop(id(numpy_clip), None)
+    with pytest.raises(TypeError, match="as_op_node"):
+        magpy.annotate(numpy_clip, as_op_node="module")

@@ -83,6 +83,9 @@ def annotate(fn: Any = None, **properties: Any):
     bad = set(properties) - allowed
     if bad:
         raise TypeError(f"magpy.annotate: unknown properties {sorted(bad)}; known: {sorted(allowed)}")
+    if properties.get("as_op_node") not in (None, "function", "method"):
+        raise TypeError(f"magpy.annotate: as_op_node must be None, 'function' or 'method', "
+                        f"not {properties['as_op_node']!r}")
     if isinstance(properties.get("value_read"), list):
         properties["value_read"] = tuple(properties["value_read"])
 
