@@ -56,11 +56,15 @@ import torch
 
 from . import _logging, capture
 from .backends import resolve
+from .binding import bind_parameters
+from .bytecode import SUPPORTED_BYTECODE
 from .cache import Record, RecordCache
 from .codegen import generate
 from .global_state import global_hooks_present
 from .graph import Unsupported
-from .monitor import SUPPORTED_BYTECODE, BreakCompile, Monitor, _module_has_hooks, bind_parameters
+from .guards import NoHooksGuard
+from .monitor import BreakCompile, Monitor
+from .objmodel import module_has_hooks
 from .source import ConstSource
 
 log = logging.getLogger("magpy")
@@ -172,7 +176,7 @@ class _Runner:
 
     def hooks_reason(self) -> str | None:
         """Why a call now must run eagerly, through the real call, to run its hooks; None if it need not."""
-        if self.is_module and _module_has_hooks(self.target):
+        if self.is_module and module_has_hooks(self.target):
             return "the compiled module has hooks: calls run eagerly while it has them"
         if global_hooks_present():
             return "global module hooks are registered: calls run eagerly while they are"
@@ -189,7 +193,7 @@ class _Runner:
         sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__)
         if self.is_module:
-            mon._guard(ConstSource(self.target, "self"), "nohooks")
+            mon.add_guard(NoHooksGuard(ConstSource(self.target, "self")))
             mon.uses_modules = True
         return mon, shape
 

@@ -24,7 +24,9 @@ from typing import Any
 import torch
 
 from .graph import Unsupported
-from .monitor import _NO_VALUE, Guard, Monitor, is_immutable
+from .guards import AliasGuard
+from .monitor import Monitor
+from .objmodel import NO_VALUE, is_immutable
 from .refgraph import guard_nodes, mock_nodes
 from .source import (
     ArgSource,
@@ -54,9 +56,6 @@ class GeneratedCode:
     input_sources: list
     guard_node_count: int
     mock_node_count: int
-
-
-_NO_ALIAS_TYPES = (tuple, frozenset, torch.Size, range, slice, str, bytes)
 
 
 def _storage_pattern(tensors) -> tuple:
@@ -324,59 +323,6 @@ class _MockBuilder:
         return "{" + ", ".join(f"{k!r}: {self.value(x, depth + 1)}" for k, x in d.items()) + "}"
 
 
-def _check(g: Guard, v: str, vars_: _Vars, pool: ConstPool) -> str | None:
-    kind, p = g.kind, g.payload
-    if kind == "type":
-        return f"type({v}) is {pool.ref(p)}"
-    if kind == "id":
-        return f"{v} is {pool.ref(p)}"
-    if kind == "value":
-        if p is None or type(p) is bool:
-            return f"{v} is {p!r}"
-        if isinstance(p, float) and p != p:
-            return f"type({v}) is {pool.ref(type(p))} and {v} != {v}"
-        if type(p) in (set, frozenset):
-            return f"{v} == {pool.ref(p)}"
-        return f"type({v}) is {pool.ref(type(p))} and {v} == {literal(p, pool)}"
-    if kind == "len":
-        return f"len({v}) == {p}"
-    if kind == "contains":
-        needle, present = p
-        return f"({literal(needle, pool)} in {v}) is {present!r}"
-    if kind == "tensor_value":
-        dtype, values = p
-        return f"{v}.dtype is {pool.ref(dtype)} and _same_values({v}.tolist(), {pool.ref(values)})"
-    if kind == "keys":
-        return f"list({v}) == {pool.ref(p)}"
-    if kind == "tensor":
-        return None   # the one tensor-checker call at the end also compares the Python type
-    if kind == "method":
-        func, self_ = p
-        return f"{v}.__func__ is {pool.ref(func)} and {v}.__self__ is {pool.ref(self_)}"
-    if kind == "builtin_method":
-        self_, name = p
-        return f"{v}.__self__ is {pool.ref(self_)} and {v}.__name__ == {name!r}"
-    if kind == "module_call":
-        return (f"type({v}) is {pool.ref(p)} and not ({v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks "
-                f"or {v}._backward_pre_hooks or 'forward' in {v}.__dict__)")
-    if kind == "leaf":
-        return f"({v}.grad_fn is None) is {p!r}"
-    if kind == "absent":
-        return f"{p!r} not in {v}.__dict__"
-    if kind == "hasattr":
-        name, present = p
-        return f"hasattr({v}, {name!r}) is {present!r}"
-    if kind == "nohooks":
-        return (f"not ({v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks "
-                f"or {v}._backward_pre_hooks)")
-    if kind == "alias":
-        return f"{v} is {vars_.get(p)}"
-    if kind == "same":
-        other, expected = p
-        return f"({v} is {vars_.get(other)}) is {expected!r}"
-    return None
-
-
 def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> GeneratedCode:
     """Build guard and mock for one finished monitor run (raises Unsupported for what it cannot mock)."""
     pool = ConstPool()
@@ -446,7 +392,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
         except ValueError:
             writes.append(f"del {pool.ref(cell)}.cell_contents")
     for var, before in mon.contextvars.values():
-        if var.get(_NO_VALUE) is not before:
+        if var.get(NO_VALUE) is not before:
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
 
@@ -466,7 +412,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     for node in guard_nodes(rg)[1:]:
         if node.source is not None and not isinstance(node.source, ConstSource) and node.source not in guarded_sources:
             raise Unsupported(f"internal: {node.source.describe()} was read from outside without a guard")
-    alias_guards = [Guard(a, "alias", n.source) for n in rg.sn[1:] if n.source is not None for a in n.aliases]
+    alias_guards = [AliasGuard(a, n.source) for n in rg.sn[1:] if n.source is not None for a in n.aliases]
 
     # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
     input_vars = [mb.src(src) for src, _ in mon.graph.inputs]
@@ -499,29 +445,18 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
                 body.append(f"    if not _TG_ARGS({', '.join(tensor_vars)}): return None")
             arg_tensor_count = len(tensor_vars)
             continue
-        if g.kind == "present":
-            rel, present = g.payload
-            base = g.source.base
-            bv = vars_.get(base)
-            _flush(vars_, body)
-            if rel[0] == "item":
-                body.append(f"    if ({literal(rel[1], pool)} in {bv}) is not {present!r}: return None")
-            else:
-                body.append(f"    if hasattr({bv}, {rel[1]!r}) is not {present!r}: return None")
-            readable.append(f"{'has' if present else 'lacks'} {g.source.describe()}")
-            continue
-        v = vars_.get(g.source)
+        v = g.fetch(vars_)
         _flush(vars_, body)
-        chk = _check(g, v, vars_, pool)
+        line = g.check_line(v, vars_, pool)
         _flush(vars_, body)
-        if chk is not None:
-            body.append(f"    if not ({chk}): return None")
-        readable.append(_describe(g))
-        if g.kind == "tensor" and v not in tensor_vars:
+        if line is not None:
+            body.append("    " + line)
+        readable.append(g.describe())
+        tensor = g.batched_tensor
+        if tensor is not None and v not in tensor_vars:
             tensor_vars.append(v)
-            tensor_vals.append(g.payload)
-        if g.kind == "type" and g.payload not in _NO_ALIAS_TYPES and not isinstance(g.source, ConstSource) \
-                and v not in object_vars:
+            tensor_vals.append(tensor)
+        if g.distinct_object and v not in object_vars:
             object_vars.append(v)
     vars_.emit_rest()
     _flush(vars_, body)
@@ -604,42 +539,3 @@ def _changed(node) -> bool:
     if isinstance(obj, set):
         return obj != snap
     return False
-
-
-def _describe(g: Guard) -> str:
-    d = g.source.describe()
-    p = g.payload
-    if g.kind == "type":
-        return f"type({d}) is {p.__qualname__}"
-    if g.kind == "value":
-        return f"{d} == {p!r}"
-    if g.kind == "id":
-        return f"{d} is <{type(p).__name__} {getattr(p, '__qualname__', '')} at {id(p):#x}>"
-    if g.kind == "tensor":
-        return (f"{d}: Tensor dtype={p.dtype} device={p.device} shape={tuple(p.shape)} stride={p.stride()} "
-                f"requires_grad={p.requires_grad}")
-    if g.kind == "len":
-        return f"len({d}) == {p}"
-    if g.kind == "tensor_value":
-        return f"{d}.tolist() == {p[1]!r}"
-    if g.kind == "keys":
-        return f"keys({d}) == {p!r}"
-    if g.kind == "nohooks":
-        return f"{d} has no hooks"
-    if g.kind == "module_call":
-        return f"{d} has no hooks and no forward set on the instance"
-    if g.kind == "alias":
-        return f"{d} is {p.describe()}"
-    if g.kind == "same":
-        return f"({d} is {p[0].describe()}) is {p[1]}"
-    if g.kind == "hasattr":
-        return f"hasattr({d}, {p[0]!r}) is {p[1]}"
-    if g.kind == "leaf":
-        return f"{d}.is_leaf is {p}"
-    if g.kind == "absent":
-        return f"{p!r} not in {d}.__dict__ (the class attribute is not shadowed)"
-    if g.kind == "builtin_method":
-        return f"{d} is {p[1]} bound to <{type(p[0]).__name__} at {id(p[0]):#x}>"
-    if g.kind == "method":
-        return f"{d} is method {getattr(p[0], '__qualname__', p[0])}"
-    return f"{d}: {g.kind}"

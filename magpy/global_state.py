@@ -96,6 +96,15 @@ STATE_SETTER_NAMES = frozenset({
     "clear_autocast_cache", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype",
 })
 
+_SETTER_PREFIXES = ("set_", "_set_", "use_", "manual_seed", "seed", "enable_", "disable_", "_enable", "_disable",
+                    "_jit_set", "_push", "_pop", "_add_", "_remove_")
+
+
+def is_state_setter_name(name: str) -> bool:
+    """Is a torch function of this name (no tensor in or out, returning None) a setter of global state?"""
+    return name.startswith(_SETTER_PREFIXES)
+
+
 #: torch calls with no tensor in or out that change nothing an operator reads.
 HARMLESS_NAMES = frozenset({"_log_api_usage_once", "_assert", "_check", "_check_value", "_check_index",
                             "_check_type", "_check_with", "_check_is_size", "_is_torch_function_mode_enabled",

@@ -13,14 +13,20 @@ is not a pure closure, or a read of tensor *values* ends compilation for this ca
 with a break reason that names the user's file and line. The call itself always
 completes eagerly: monitoring never changes what the program computes.
 
-Bytecode details are those of CPython 3.11 (``PRECALL``/``CALL``, ``KW_NAMES``,
-``LOAD_METHOD``); :data:`SUPPORTED_BYTECODE` names the versions this module decodes.
+The per-opcode handlers (``op_<OPNAME>``) follow CPython 3.11 bytecode (``PRECALL``/``CALL``,
+``KW_NAMES``, ``LOAD_METHOD``); :mod:`magpy.bytecode` holds the version-specific details they
+rely on, :mod:`magpy.objmodel` the Python object-model questions (where an attribute lives,
+what is immutable), :mod:`magpy.guards` the kinds of guard a read creates.
 """
 from __future__ import annotations
 
-import dis
-import inspect
+import collections
+import contextvars
+import functools
+import operator as _operator
+import random
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,41 +35,53 @@ import torch
 from . import capture
 from .annotations import DYNAMIC, Annotation, lookup
 from .annotations import torch_ops as T
-from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, GlobalState
+from .annotations.numpy_ops import numpy_annotation
+from .binding import bind_callee
+from .bytecode import PASS_THROUGH, STRUCTURAL, catches_tensor_errors, catching_ranges, instructions
+from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, GlobalState, is_state_setter_name
 from .graph import OpGraph, Unsupported
+from .guards import (
+    AbsentGuard,
+    ContainsGuard,
+    Guard,
+    HasAttrGuard,
+    IdGuard,
+    KeysGuard,
+    LeafGuard,
+    LenGuard,
+    ModuleCallGuard,
+    NoHooksGuard,
+    PresentGuard,
+    SameGuard,
+    TensorValueGuard,
+    TypeGuard,
+    ValueGuard,
+    guard_for_object,
+)
+from .objmodel import (
+    CONTAINER_TYPES,
+    IMMUTABLE_TYPES,
+    NO_NODE_TYPES,
+    NO_VALUE,
+    attr_location,
+    has_instance_dict,
+    has_python_call,
+    is_immutable,
+    is_numpy_number,
+    is_python_class,
+    module_has_hooks,
+    relation_present,
+)
 from .refgraph import Const, RefGraph, ShadowNode
 from .source import (
-    ArgSource,
     AttrSource,
     CellSource,
     ConstSource,
     DerefSource,
     GlobalSource,
     ItemSource,
-    SelfArgsSource,
     Source,
 )
-
-SUPPORTED_BYTECODE = ((3, 11),)
-
-IMMUTABLE_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
-                   torch.dtype, torch.device, torch.layout, torch.memory_format, range)
-CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
-_NO_NODE_TYPES = (types.ModuleType, types.BuiltinFunctionType, type, types.CodeType)
-
-
-def is_immutable(v: Any) -> bool:
-    """Values with no identity worth tracking: guarded and rebuilt by value."""
-    t = type(v)
-    if t in IMMUTABLE_TYPES:
-        return True
-    if _np_generic is not None and isinstance(v, _np_generic):
-        return True   # numpy scalars: values, compared with their exact type
-    if t is tuple or t is torch.Size or t is frozenset:
-        return all(is_immutable(e) for e in v)
-    if t is slice:
-        return is_immutable(v.start) and is_immutable(v.stop) and is_immutable(v.step)
-    return False
 
 
 class BreakCompile(Exception):
@@ -72,15 +90,6 @@ class BreakCompile(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-@dataclass
-class Guard:
-    """One check on a source: kind in type/value/id/tensor/len/keys/hasattr/nohooks/alias/method."""
-
-    source: Source
-    kind: str
-    payload: Any = None
 
 
 @dataclass
@@ -93,81 +102,6 @@ class FrameState:
     kw_names: tuple = ()
     unwritten_params: set = field(default_factory=set)
     fn_node: ShadowNode | None = None
-
-
-_instr_cache: dict = {}
-_catching_cache: dict = {}
-
-
-def _catching_ranges(code) -> tuple:
-    """``(start, end, caught)`` for each ``try`` range of ``code`` whose handler is an ``except``
-    (not ``with``/``finally``); ``caught`` lists the dotted names the handler tests, or None
-    for a bare ``except:``.
-
-    CPython 3.11 exception table: a handler starts with PUSH_EXC_INFO; one that tests the
-    exception (CHECK_EXC_MATCH) or ends it (POP_EXCEPT) before re-raising catches it.
-    """
-    hit = _catching_cache.get(code)
-    if hit is not None:
-        return hit
-    instrs = _instructions(code)
-    offsets = sorted(instrs)
-    ranges = []
-    for entry in dis._parse_exception_table(code):
-        target = instrs.get(entry.target)
-        if target is None or target.opname != "PUSH_EXC_INFO":
-            continue
-        names: list[list[str]] = []
-        for off in offsets[offsets.index(entry.target) + 1:]:
-            ins = instrs[off]
-            op = ins.opname
-            if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"):
-                names.append([ins.argval])
-            elif op in ("LOAD_ATTR", "LOAD_METHOD") and names:
-                names[-1].append(ins.argval)
-            elif op == "CHECK_EXC_MATCH":
-                ranges.append((entry.start, entry.end, tuple(tuple(n) for n in names)))
-                break
-            elif op == "POP_EXCEPT":
-                ranges.append((entry.start, entry.end, None))
-                break
-            elif op in ("RERAISE", "WITH_EXCEPT_START", "RETURN_VALUE"):
-                break
-    hit = _catching_cache[code] = tuple(ranges)
-    return hit
-
-
-_TENSOR_ERRORS = (RuntimeError, IndexError, ValueError)
-
-
-def _catches_tensor_errors(caught, frame) -> bool:
-    """Could an ``except`` testing ``caught`` (dotted names seen from ``frame``) catch an
-    error a tensor operation raises on some values (RuntimeError, IndexError, ValueError)?"""
-    if caught is None:
-        return True
-    for chain in caught:
-        obj = frame.f_locals.get(chain[0], _NO_VALUE) if chain[0] in frame.f_code.co_varnames else _NO_VALUE
-        if obj is _NO_VALUE:
-            obj = frame.f_globals.get(chain[0], _NO_VALUE)
-        if obj is _NO_VALUE:
-            obj = getattr(builtins_mod, chain[0], _NO_VALUE)
-        for attr in chain[1:]:
-            obj = getattr(obj, attr, _NO_VALUE)
-        classes = obj if isinstance(obj, tuple) else (obj,)
-        for cls in classes:
-            if not isinstance(cls, type):
-                return True   # not understood: assume it catches
-            if issubclass(cls, _TENSOR_ERRORS) or issubclass(RuntimeError, cls):
-                return True
-    return False
-
-
-def _instructions(code) -> dict:
-    table = _instr_cache.get(code)
-    if table is None:
-        table = {i.offset: i for i in dis.get_instructions(code)}
-        _instr_cache[code] = table
-    return table
 
 
 def _skip_codes() -> set:
@@ -187,6 +121,30 @@ def _skip_codes() -> set:
 _SKIP = None
 # MagPy's own call path (a compiled callable used inside a monitored program).
 _MAGPY_RUNTIME_FILES = frozenset({__file__.rsplit("/", 1)[0] + "/api.py", "<magpy guard>", "<magpy mock>"})
+
+
+class _Deleted:
+    def __repr__(self):
+        return "<deleted>"
+
+
+_DELETED = _Deleted()
+
+collections_deque = collections.deque
+_functools_partial = functools.partial
+_FUNCTION_APPLY = torch.autograd.Function.apply.__func__
+_getitem = _operator.getitem
+
+_CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextVar.reset, contextvars.ContextVar.get})
+
+_SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
+
+_LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collections.deque.append,
+                               collections.deque.appendleft, set.add, dict.__setitem__})
+
+ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, str, repr, format,
+                             list.sort, list.index, list.count, list.remove, tuple.index, tuple.count,
+                             dict.fromkeys, abs, round})
 
 
 class Monitor:
@@ -248,58 +206,17 @@ class Monitor:
             if code is not self.top_code:
                 return False
             self.top_frame = frame
-        fs = FrameState(frame, code, _instructions(code), is_top)
+        fs = FrameState(frame, code, instructions(code), is_top)
         if is_top:
             fs.unwritten_params = set(self.param_sources)
         self.frames[id(frame)] = fs
         if not is_top and frame not in self._entered:
             self._entered.add(frame)
             try:
-                self._bind_callee(frame, code)
+                bind_callee(self, frame, code)
             except BreakCompile as e:
                 self._break(e.reason, fs, frame.f_lasti)
         return True
-
-    def _bind_callee(self, frame, code) -> None:
-        """Parameters of a called Python function that the monitor did not see passed.
-
-        Defaults come from the function object (``f.__defaults__``/``__kwdefaults__``): they
-        get that source and a guard, so a mutable default of a helper (a memo dict) is read
-        and written like any outside object, and rebinding ``f.__defaults__`` is seen. Other
-        unseen objects were made by C code during the call (``self`` in ``__init__``).
-        """
-        be = capture.backend()
-        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
-        nparams = code.co_argcount + code.co_kwonlyargcount
-        nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-        f_locals = frame.f_locals
-        defaults_of: dict[str, Source] = {}
-        if isinstance(fn, types.FunctionType):
-            # `f.__code__ = other.__code__` changes what a guarded function does.
-            self._guard(AttrSource(ConstSource(fn, fn.__qualname__), "__code__"), "id", code)
-        if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
-            fn_node = self.node(fn)
-            fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \
-                else ConstSource(fn, fn.__qualname__)
-            if fn.__defaults__:
-                dsrc = AttrSource(fn_src, "__defaults__")
-                self._guard(dsrc, "id", fn.__defaults__)   # a tuple: identity pins every value
-                first = code.co_argcount - len(fn.__defaults__)
-                for j, name in enumerate(code.co_varnames[first:code.co_argcount]):
-                    defaults_of[name] = ItemSource(dsrc, j)
-            if fn.__kwdefaults__:
-                ksrc = AttrSource(fn_src, "__kwdefaults__")
-                self.on_read(fn.__kwdefaults__, ksrc)
-                self.full_read(fn.__kwdefaults__)   # a dict: changed in place, so its contents are guarded
-        for name in code.co_varnames[:nparams]:
-            v = f_locals.get(name, _NO_VALUE)
-            if v is _NO_VALUE or is_immutable(v) or isinstance(v, _NO_NODE_TYPES) or self.node(v) is not None:
-                continue
-            src = defaults_of.get(name)
-            if src is not None and fn.__defaults__[int(src.key)] is v:
-                self.on_read(v, src)
-            else:
-                self.rg.new(v)
 
     def instruction(self, frame, offset: int, stack: list) -> None:
         if self.broken is not None:
@@ -360,10 +277,10 @@ class Monitor:
         post, data = pending
         if post == self._post_attr and isinstance(exc, AttributeError):
             node, rel, src, _ = data
-            self._guard(src, "present", (rel, False))
+            self.add_guard(PresentGuard(src, rel, False))
         elif post == self._post_item and isinstance(exc, (KeyError, IndexError)):
             node, rel, src = data
-            self._guard(src, "present", (rel, False))
+            self.add_guard(PresentGuard(src, rel, False))
 
     # -- breaking -----------------------------------------------------------------------------------------
     def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False) -> None:
@@ -385,19 +302,19 @@ class Monitor:
     def node(self, v) -> ShadowNode | None:
         return self.rg.get_node_by_var(v)
 
-    def _guard(self, source: Source, kind: str, payload: Any = None) -> None:
-        key = (source, kind) if kind not in ("contains", "hasattr", "present", "absent", "same") \
-            else (source, kind, repr(payload))
+    def add_guard(self, guard: Guard) -> None:
+        """Guard what the run read from outside (the first guard of equal ``dedup_key`` is kept)."""
+        key = guard.dedup_key()
         if key in self._guarded:
             return
         self._guarded.add(key)
-        self.guards.append(Guard(source, kind, payload))
+        self.guards.append(guard)
 
     def on_read(self, value: Any, source: Source, relation: tuple | None = None,
                 owner: ShadowNode | None = None) -> None:
         """``value`` was read from outside through ``source``: give it a node and guards."""
         if is_immutable(value):
-            self._guard(source, "value", value)
+            self.add_guard(ValueGuard(source, value))
             if owner is not None and relation is not None:
                 self.rg.add_initial_ref(owner, relation, Const(value))
             return
@@ -412,29 +329,9 @@ class Monitor:
         node = self.rg.external(value, source, relation if owner is None else None)
         if owner is not None and relation is not None:
             self.rg.add_initial_ref(owner, relation, node.node_id)
-        self._guard_object(value, source)
-
-    def _guard_object(self, value: Any, source: Source) -> None:
-        """The guard for an object read from outside: identity where the program can tell
-        objects of one type apart without reading them (modules, functions, classes, enum
-        members, singletons), the bound pair for methods, else its exact type (its attributes
-        and items are guarded where they are read)."""
-        if isinstance(source, ConstSource) and not isinstance(value, torch.Tensor):
-            return   # held by the compiled function itself: identity cannot change
-        if isinstance(value, torch.Tensor):
-            self._guard(source, "tensor", value)
-        elif isinstance(value, types.BuiltinMethodType) and value.__self__ is not None \
-                and not isinstance(value.__self__, types.ModuleType):
-            # `d.get` is a new object on every access: guard what it is bound to.
-            self._guard(source, "builtin_method", (value.__self__, value.__name__))
-        elif isinstance(value, (torch.nn.Module, types.FunctionType, types.BuiltinFunctionType, type,
-                                types.ModuleType, types.CodeType, enum.Enum, _functools_partial)) \
-                or value is Ellipsis or value is NotImplemented:
-            self._guard(source, "id", value)
-        elif isinstance(value, types.MethodType):
-            self._guard(source, "method", (value.__func__, value.__self__))
-        else:
-            self._guard(source, "type", type(value))
+        guard = guard_for_object(value, source)
+        if guard is not None:
+            self.add_guard(guard)
 
     def _guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None:
         """``cls.name`` resolved through the MRO: the class that defines it still holds the same
@@ -449,11 +346,11 @@ class Monitor:
             if name in klass.__dict__:
                 value = klass.__dict__[name]
                 if is_immutable(value):
-                    self._guard(ItemSource(ksrc, name), "value", value)
+                    self.add_guard(ValueGuard(ItemSource(ksrc, name), value))
                 else:
-                    self._guard(ItemSource(ksrc, name), "id", value)
+                    self.add_guard(IdGuard(ItemSource(ksrc, name), value))
                 return
-            self._guard(ConstSource(klass, klass.__qualname__), "absent", name)
+            self.add_guard(AbsentGuard(ConstSource(klass, klass.__qualname__), name))
 
     def _guard_identity(self, value: Any) -> None:
         """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a
@@ -462,7 +359,7 @@ class Monitor:
             return
         node = self.node(value)
         if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
-            self._guard(node.source, "id", value)
+            self.add_guard(IdGuard(node.source, value))
 
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
@@ -488,7 +385,7 @@ class Monitor:
             return
         src = node.source
         if isinstance(value, (list, tuple)) or (isinstance(value, (collections_deque,))):
-            self._guard(src, "len", len(value))
+            self.add_guard(LenGuard(src, len(value)))
             node.snapshot = list(value)
             for i, e in enumerate(value):
                 self.on_read(e, ItemSource(src, i), ("item", i), node)
@@ -498,7 +395,7 @@ class Monitor:
             keys = list(value.keys())
             if not all(is_immutable(k) for k in keys):
                 raise BreakCompile(f"dict with non-constant keys at {src.describe()} is read")
-            self._guard(src, "keys", keys)
+            self.add_guard(KeysGuard(src, keys))
             node.snapshot = dict(value)
             for k in keys:
                 e = value[k]
@@ -508,7 +405,7 @@ class Monitor:
         elif isinstance(value, (set, frozenset)):
             if not all(is_immutable(k) for k in value):
                 raise BreakCompile(f"set of objects at {src.describe()} is read")
-            self._guard(src, "value", frozenset(value) if isinstance(value, frozenset) else set(value))
+            self.add_guard(ValueGuard(src, frozenset(value) if isinstance(value, frozenset) else set(value)))
             node.snapshot = set(value)
 
     def _read_args(self, values, ann: Annotation | None = None, fn: Any = None) -> None:
@@ -564,7 +461,7 @@ class Monitor:
         n = self.graph.node_of(t)
         if n is not None and n.op != "placeholder":
             return False
-        self._guard(node.source, "tensor_value", (t.dtype, t.tolist()))
+        self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
         return True
 
     def _held_node(self, obj: Any) -> ShadowNode | None:
@@ -590,7 +487,7 @@ class Monitor:
 
     def _new_outputs(self, values) -> None:
         for v in values:
-            if v is capture.NULL or is_immutable(v) or isinstance(v, _NO_NODE_TYPES):
+            if v is capture.NULL or is_immutable(v) or isinstance(v, NO_NODE_TYPES):
                 continue
             if self.node(v) is None:
                 self.rg.new(v)
@@ -609,7 +506,7 @@ class Monitor:
         t = type(v)
         if t in IMMUTABLE_TYPES or v is None:
             return v
-        if _np_generic is not None and isinstance(v, _np_generic) and not isinstance(v, (_np.str_, _np.bytes_)):
+        if is_numpy_number(v):
             return v.item()   # torch reads a numpy scalar as the Python number (generated code has no `np`)
         if _depth > 6:
             raise Unsupported("argument nested too deeply")
@@ -672,7 +569,7 @@ class Monitor:
             self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
         if output is None and kind == "method":
             return
-        if output is None and _is_state_setter(name) and name not in HARMLESS_NAMES:
+        if output is None and is_state_setter_name(name) and name not in HARMLESS_NAMES:
             # set_default_dtype, use_deterministic_algorithms, set_num_threads...: the record
             # would not replay the change.
             self._dynamic(f"`torch.{name}` changes global torch state")
@@ -713,10 +610,10 @@ class Monitor:
         self._new_outputs(stack[-n:] if n else ())
 
     def _default(self, fs: FrameState, ins, stack: list) -> None:
-        if stack and isinstance(stack[-1], torch.Tensor) and ins.opname not in _PASS_THROUGH \
-                and ins.opname not in _STRUCTURAL:
+        if stack and isinstance(stack[-1], torch.Tensor) and ins.opname not in PASS_THROUGH \
+                and ins.opname not in STRUCTURAL:
             raise BreakCompile(f"unsupported instruction {ins.opname} on a tensor")
-        self._pend(fs, self._post_new, 1 if ins.opname not in _PASS_THROUGH else 0)
+        self._pend(fs, self._post_new, 1 if ins.opname not in PASS_THROUGH else 0)
 
     # loads and stores of locals
     def op_LOAD_FAST(self, fs, ins, stack):
@@ -804,7 +701,7 @@ class Monitor:
             if name == "is_leaf":
                 node = self.node(obj)
                 if node is not None and node.source is not None:
-                    self._guard(node.source, "leaf", obj.is_leaf)   # not part of the tensor check
+                    self.add_guard(LeafGuard(node.source, obj.is_leaf))   # not part of the tensor check
                 elif node is None:
                     raise BreakCompile("reads `is_leaf` of a tensor of unknown origin")
             if name in T.META_ATTRS or method or callable(getattr(type(obj), name, None)):
@@ -828,13 +725,13 @@ class Monitor:
         if self.rg.read(node, rel) is not None:
             self._pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
             return
-        where, via = _attr_location(obj, name)
+        where, via = attr_location(obj, name)
         if where in ("class_fn", "property", "class_value"):
-            if _has_instance_dict(obj):
+            if has_instance_dict(obj):
                 # Found on the class: an instance attribute of that name set later would shadow it.
-                self._guard(node.source, "absent", name)
+                self.add_guard(AbsentGuard(node.source, name))
             if not isinstance(obj, (type, types.ModuleType)):
-                self._guard(node.source, "type", type(obj))   # identity guards do not pin `__class__`
+                self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
             self._guard_class_attr(type(obj), name)
         if where == "class_fn":
             self._pend(fs, self._post_new_attr, method)
@@ -864,7 +761,7 @@ class Monitor:
         if isinstance(obj, torch.Tensor):
             raise BreakCompile(f"writes tensor attribute `{ins.argval}`")
         node = self._held_node(obj)
-        if _attr_location(obj, ins.argval)[0] == "property":
+        if attr_location(obj, ins.argval)[0] == "property":
             self._pend(fs, self._post_nothing, None)   # the setter runs monitored: its own writes count
             return
         if node is None:
@@ -901,7 +798,7 @@ class Monitor:
     def op_BINARY_SUBSCR(self, fs, ins, stack):
         container, key = stack[-2], stack[-1]
         if isinstance(container, torch.Tensor):
-            if _has_bool_tensor(key):
+            if T.has_bool_tensor(key):
                 self._dynamic("indexes a tensor with a boolean mask (data-dependent shape)")
             self._pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
@@ -925,7 +822,7 @@ class Monitor:
     def op_STORE_SUBSCR(self, fs, ins, stack):
         key, container, value = stack[-1], stack[-2], stack[-3]
         if isinstance(container, torch.Tensor):
-            if _has_bool_tensor(key):
+            if T.has_bool_tensor(key):
                 self._dynamic("assigns through a boolean mask")
             self._pend(fs, self._post_setitem, (container, key, value), opaque=True)
             return
@@ -973,7 +870,7 @@ class Monitor:
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             # Tensors from outside are not identity-guarded: guard this relation itself.
             if na is not None and nb is not None and na.source is not None and nb.source is not None:
-                self._guard(na.source, "same", (nb.source, a is b))
+                self.add_guard(SameGuard(na.source, nb.source, a is b))
             elif (na is None or na.source is not None) and (nb is None or nb.source is not None) \
                     and not (a is None or b is None):
                 raise BreakCompile("compares the identity of tensors of unknown origin")
@@ -1009,7 +906,7 @@ class Monitor:
 
     def _post_contains(self, fs, stack, data):
         node, needle, inverted = data
-        self._guard(node.source, "contains", (needle, bool(stack[-1]) != inverted))
+        self.add_guard(ContainsGuard(node.source, needle, bool(stack[-1]) != inverted))
 
     def _unary(self, fs, ins, stack):
         v = stack[-1]
@@ -1040,7 +937,7 @@ class Monitor:
 
     def _pend_op(self, fs, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
-        tensors = _tensors_in(args, kwargs)
+        tensors = T.tensors_in(args, kwargs)
         if tensors and name not in T.META_METHODS and self._inside_except():
             self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                           "tensor values, so the branch taken cannot be guarded")
@@ -1050,11 +947,11 @@ class Monitor:
     def _inside_except(self) -> bool:
         """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error?"""
         for fs in self.frames.values():
-            ranges = _catching_ranges(fs.code)
+            ranges = catching_ranges(fs.code)
             if ranges:
                 at = fs.frame.f_lasti
                 for start, end, caught in ranges:
-                    if start <= at < end and _catches_tensor_errors(caught, fs.frame):
+                    if start <= at < end and catches_tensor_errors(caught, fs.frame):
                         return True
         return False
 
@@ -1214,7 +1111,7 @@ class Monitor:
             fn_cls = fn.__self__
         elif fn is _FUNCTION_APPLY and args and isinstance(args[0], type):
             fn_cls = args[0]   # 3.11's PRECALL unpacked the bound classmethod
-        if fn_cls is not None and torch.is_grad_enabled() and any(t.requires_grad for t in _tensors_in(args, kwargs)):
+        if fn_cls is not None and torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(args, kwargs)):
             self._dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
                           "its backward would be lost in the graph")
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
@@ -1262,15 +1159,13 @@ class Monitor:
             self._read_args(list(args) + list(kwargs.values()), None, fn)
             self._pend(fs, self._post_new, 1, opaque=True)   # torch's own module class: a new object
             return
-        if ann is None and _is_numpy_function(fn):
-            ann = _NUMPY
-        elif ann is None and (getattr(fn, "__module__", None) or "").startswith("numpy.random"):
-            ann = _NUMPY_RANDOM
+        if ann is None:
+            ann = numpy_annotation(fn)
         if ann is not None:
             self._call_annotated(fs, fn, ann, args, kwargs)
             return
-        if isinstance(fn, (types.FunctionType, types.MethodType)) or _is_python_class(fn) \
-                or isinstance(fn, _functools_partial) or _has_python_call(fn):
+        if isinstance(fn, (types.FunctionType, types.MethodType)) or is_python_class(fn) \
+                or isinstance(fn, _functools_partial) or has_python_call(fn):
             self._pend(fs, self._post_new, 1)   # inlined: its frames run monitored (Figure 12, step 0)
             return
         if type(fn).__name__ == "method-wrapper" and getattr(fn, "__name__", "") in ("__init__", "__init_subclass__"):
@@ -1331,7 +1226,7 @@ class Monitor:
         if fn is contextvars.ContextVar.get and id(var) not in self.contextvars:
             self._dynamic(f"reads context variable {var.name!r} set outside the call")
         if fn is not contextvars.ContextVar.get and id(var) not in self.contextvars:
-            self.contextvars[id(var)] = (var, var.get(_NO_VALUE))
+            self.contextvars[id(var)] = (var, var.get(NO_VALUE))
         self._pend(fs, self._post_new, 1)
 
     def _call_module(self, mod: torch.nn.Module) -> None:
@@ -1344,12 +1239,12 @@ class Monitor:
             return   # a Python __call__ of its own: its frame runs monitored
         if node is not None and node.source is not None:
             if "forward" in mod.__dict__:
-                self._guard(node.source, "nohooks")
+                self.add_guard(NoHooksGuard(node.source))
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
-                self._guard(node.source, "module_call", type(mod))   # also: `__class__` not swapped
+                self.add_guard(ModuleCallGuard(node.source, type(mod)))   # also: `__class__` not swapped
                 self._guard_class_attr(type(mod), "forward")
-        elif _module_has_hooks(mod):
+        elif module_has_hooks(mod):
             raise BreakCompile(f"module {type(mod).__name__} has hooks")
 
     def _call_annotated(self, fs, fn, ann: Annotation, args, kwargs) -> None:
@@ -1398,7 +1293,7 @@ class Monitor:
                         self._pend(fs, self._post_hasattr, (node, rel), opaque=True)
                         return
                     if rel[0] == "attr":
-                        where, via = _attr_location(obj, rel[1])
+                        where, via = attr_location(obj, rel[1])
                         if where in ("class_fn",):
                             self._pend(fs, self._post_new, 1, opaque=True)
                             return
@@ -1422,9 +1317,9 @@ class Monitor:
         node, rel, src, has_default, obj = data
         value = stack[-1]
         if has_default:
-            present = _relation_present(obj, rel)
-            self._guard(src if rel[0] == "item" else AttrSource(node.source, rel[1]),
-                        "present", (rel, present))
+            present = relation_present(obj, rel)
+            self.add_guard(PresentGuard(src if rel[0] == "item" else AttrSource(node.source, rel[1]),
+                                        rel, present))
             if not present:
                 return
         self.on_read(value, src, rel, node)
@@ -1434,234 +1329,4 @@ class Monitor:
 
     def _post_hasattr(self, fs, stack, data):
         node, rel = data
-        self._guard(node.source, "hasattr", (rel[1], bool(stack[-1])))
-
-
-class _Deleted:
-    def __repr__(self):
-        return "<deleted>"
-
-
-_DELETED = _Deleted()
-
-import builtins as builtins_mod  # noqa: E402
-import collections  # noqa: E402
-import contextvars  # noqa: E402
-import enum  # noqa: E402
-import functools  # noqa: E402
-import operator as _operator  # noqa: E402
-import random  # noqa: E402
-import weakref  # noqa: E402
-
-collections_deque = collections.deque
-_functools_partial = functools.partial
-_FUNCTION_APPLY = torch.autograd.Function.apply.__func__
-_getitem = _operator.getitem
-
-# Instructions that only store references to their inputs in a new object.
-_STRUCTURAL = frozenset({"BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
-                         "BUILD_SLICE", "LIST_TO_TUPLE", "STORE_NAME", "LOAD_NAME", "MAKE_FUNCTION",
-                         "LOAD_BUILD_CLASS", "IMPORT_NAME", "IMPORT_FROM"})
-
-_NO_VALUE = object()
-_CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextVar.reset, contextvars.ContextVar.get})
-
-_SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
-
-_LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collections.deque.append,
-                               collections.deque.appendleft, set.add, dict.__setitem__})
-
-ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, str, repr, format,
-                             list.sort, list.index, list.count, list.remove, tuple.index, tuple.count,
-                             dict.fromkeys, abs, round})
-
-_PASS_THROUGH = frozenset({
-    "NOP", "RESUME", "CACHE", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL", "PUSH_NULL",
-    "POP_TOP", "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_VALUE",
-    "LOAD_CONST", "LOAD_CLOSURE", "POP_EXCEPT", "PUSH_EXC_INFO", "RERAISE", "CHECK_EXC_MATCH",
-    "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "YIELD_VALUE", "RETURN_GENERATOR", "SEND", "ASYNC_GEN_WRAP",
-    "IS_OP", "END_FOR", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
-    "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "INTERPRETER_EXIT", "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH",
-    "WITH_EXCEPT_START", "LIST_APPEND", "SET_ADD", "MAP_ADD", "BUILD_STRING",
-})
-
-
-_NUMPY = Annotation(note="numpy function: pure, reads its inputs")
-_NUMPY_IMPURE = ("numpy.random", "numpy.lib.npyio", "numpy.testing")
-_NUMPY_RANDOM = Annotation(pure_closure=False, note="numpy.random")
-
-
-def _is_numpy_function(fn) -> bool:
-    mod = getattr(fn, "__module__", None) or ""
-    if type(fn).__name__ == "ufunc":
-        return True
-    return mod.startswith("numpy") and not mod.startswith(_NUMPY_IMPURE) and callable(fn)
-
-
-_SETTER_PREFIXES = ("set_", "_set_", "use_", "manual_seed", "seed", "enable_", "disable_", "_enable", "_disable",
-                    "_jit_set", "_push", "_pop", "_add_", "_remove_")
-
-
-def _is_state_setter(name: str) -> bool:
-    return name.startswith(_SETTER_PREFIXES)
-
-
-def _tensors_in(args, kwargs) -> list:
-    """The tensors among call inputs (one level into lists, tuples and dicts)."""
-    out = []
-    for v in (*args, *kwargs.values()):
-        if isinstance(v, torch.Tensor):
-            out.append(v)
-        elif isinstance(v, (list, tuple)):
-            out.extend(e for e in v if isinstance(e, torch.Tensor))
-        elif isinstance(v, dict):
-            out.extend(e for e in v.values() if isinstance(e, torch.Tensor))
-    return out
-
-
-try:
-    import numpy as _np
-
-    _np_generic = _np.generic
-except ImportError:   # pragma: no cover
-    _np_generic = None
-
-
-def _has_bool_tensor(key) -> bool:
-    if isinstance(key, torch.Tensor):
-        return key.dtype == torch.bool
-    if isinstance(key, tuple):
-        return any(isinstance(k, torch.Tensor) and k.dtype == torch.bool for k in key)
-    return False
-
-
-def _is_python_class(fn) -> bool:
-    if not isinstance(fn, type):
-        return False
-    init = getattr(fn, "__init__", None)
-    new = getattr(fn, "__new__", None)
-    py_init = isinstance(init, types.FunctionType) or init is object.__init__
-    py_new = isinstance(new, types.FunctionType) or new is object.__new__ or isinstance(new, staticmethod) \
-        or any(new is b.__new__ for b in (dict, list, tuple, set, collections.OrderedDict))
-    return py_init and py_new and not issubclass(fn, torch.Tensor)
-
-
-def _has_python_call(fn) -> bool:
-    call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
-    return isinstance(call, types.FunctionType)
-
-
-def _module_has_hooks(m: torch.nn.Module) -> bool:
-    return bool(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks)
-
-
-def _has_instance_dict(obj) -> bool:
-    return not isinstance(obj, (type, types.ModuleType)) and isinstance(getattr(obj, "__dict__", None), dict)
-
-
-def _relation_present(obj, rel) -> bool:
-    if rel[0] == "item":
-        try:
-            return rel[1] in obj
-        except TypeError:
-            return False
-    return hasattr(obj, rel[1])
-
-
-def _attr_location(obj, name: str) -> tuple[str, str]:
-    """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property...
-
-    Returns (where, via) with ``via`` the spelling generated code uses to fetch it fast.
-    """
-    if isinstance(obj, types.ModuleType):
-        # A module's own names are in its __dict__; a module class with __getattr__ (torch._VF)
-        # computes the others, so those are fetched with getattr.
-        return ("module", "__dict__") if name in obj.__dict__ else ("module", "")
-    cls_attr = None
-    for klass in type(obj).__mro__:
-        if name in klass.__dict__:
-            cls_attr = klass.__dict__[name]
-            break
-    is_data_descr = cls_attr is not None and (hasattr(type(cls_attr), "__set__") or hasattr(type(cls_attr), "__delete__"))
-    if isinstance(cls_attr, property):
-        return "property", ""
-    d = getattr(obj, "__dict__", None)
-    if not is_data_descr and isinstance(d, dict) and name in d:
-        return "instance", "__dict__" if not isinstance(obj, type) else ""
-    if isinstance(obj, torch.nn.Module) and cls_attr is None:
-        for table in ("_parameters", "_buffers", "_modules"):
-            t = d.get(table) if isinstance(d, dict) else None
-            if t is not None and name in t:
-                return "module_table", table
-    if isinstance(cls_attr, (types.FunctionType, staticmethod, classmethod)):
-        return "class_fn", ""
-    if cls_attr is not None and not is_data_descr:
-        return "class_value", ""
-    return "other", ""
-
-
-def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, Source], dict[str, Any], tuple]:
-    """Sources for every parameter of the top frame: positional, keyword, defaults, ``self``.
-
-    Returns (sources, values, call_shape). Raises TypeError exactly as the call would.
-    """
-    sig = inspect.signature(fn, follow_wrapped=False)  # the frame runs fn itself, not __wrapped__
-    params = list(sig.parameters.values())
-    sources: dict[str, Source] = {}
-    values: dict[str, Any] = {}
-    if self_obj is not None and (not params or params[0].kind not in (params[0].POSITIONAL_ONLY,
-                                                                    params[0].POSITIONAL_OR_KEYWORD)):
-        # A `*args, **kwargs` wrapper (`@torch.no_grad()` on forward): self arrives inside *args.
-        sig.bind(self_obj, *args, **kwargs)
-        for p in params:
-            if p.kind == p.VAR_POSITIONAL:
-                sources[p.name] = SelfArgsSource(self_obj)
-                values[p.name] = (self_obj, *args)
-            elif p.kind == p.VAR_KEYWORD:
-                sources[p.name] = ArgSource(-1, p.name, "varkw")
-                values[p.name] = dict(kwargs)
-            elif p.kind == p.KEYWORD_ONLY:
-                if p.name in kwargs:
-                    sources[p.name] = ArgSource(-1, p.name, "kw")
-                    values[p.name] = kwargs[p.name]
-                else:
-                    sources[p.name] = ConstSource(p.default, f"default of {p.name}")
-                    values[p.name] = p.default
-        return sources, values, (len(args), tuple(sorted(kwargs)))
-    if self_obj is not None:
-        first = params[0]
-        sources[first.name] = ConstSource(self_obj, "self")
-        values[first.name] = self_obj
-        params = params[1:]
-        inspect.Signature(params).bind(*args, **kwargs)   # raises TypeError exactly as the call would
-    else:
-        sig.bind(*args, **kwargs)
-    def keyword_or_default(p: inspect.Parameter) -> None:
-        if p.name in kwargs:
-            sources[p.name] = ArgSource(-1, p.name, "kw")
-            values[p.name] = kwargs[p.name]
-        else:
-            sources[p.name] = ConstSource(p.default, f"default of {p.name}")
-            values[p.name] = p.default
-
-    pos_i = 0
-    for p in params:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            if pos_i < len(args):
-                sources[p.name] = ArgSource(pos_i, p.name)
-                values[p.name] = args[pos_i]
-                pos_i += 1
-            else:
-                keyword_or_default(p)
-        elif p.kind == p.VAR_POSITIONAL:
-            sources[p.name] = ArgSource(pos_i, p.name, "varpos")
-            values[p.name] = tuple(args[pos_i:])
-            pos_i = len(args)
-        elif p.kind == p.KEYWORD_ONLY:
-            keyword_or_default(p)
-        elif p.kind == p.VAR_KEYWORD:
-            named = {q.name for q in params if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
-            exclude = tuple(sorted(k for k in kwargs if k in named))
-            sources[p.name] = ArgSource(-1, p.name, "varkw", exclude)
-            values[p.name] = {k: v for k, v in kwargs.items() if k not in named}
-    return sources, values, (len(args), tuple(sorted(kwargs)))
+        self.add_guard(HasAttrGuard(node.source, rel[1], bool(stack[-1])))

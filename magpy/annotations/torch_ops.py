@@ -113,6 +113,28 @@ def contains_tensor(value, _depth: int = 0) -> bool:
     return False
 
 
+def tensors_in(args, kwargs) -> list:
+    """The tensors among call inputs (one level into lists, tuples and dicts)."""
+    out = []
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(e for e in v if isinstance(e, torch.Tensor))
+        elif isinstance(v, dict):
+            out.extend(e for e in v.values() if isinstance(e, torch.Tensor))
+    return out
+
+
+def has_bool_tensor(key) -> bool:
+    """A boolean-mask index (a bool tensor, or one inside a tuple index): a data-dependent shape."""
+    if isinstance(key, torch.Tensor):
+        return key.dtype == torch.bool
+    if isinstance(key, tuple):
+        return any(isinstance(k, torch.Tensor) and k.dtype == torch.bool for k in key)
+    return False
+
+
 # Binary/unary opcodes on tensors map to these operator functions.
 BINARY_OPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,

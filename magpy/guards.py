@@ -1,0 +1,423 @@
+"""Guard kinds (paper §4.2): one class per kind of check on an object read from outside.
+
+The monitor run creates a guard for everything it reads through a :class:`~magpy.source.Source`
+(the type of an object, the value of a scalar, the keys of a dict, the metadata of a tensor,
+the identity of a module or function...). Code generation asks each guard for the Python
+condition that checks it and for a line of text that says what it checks::
+
+    >>> from magpy.source import ArgSource, ConstPool
+    >>> g = LenGuard(ArgSource(0, "xs"), 3)
+    >>> g.check_expr("v0", None, ConstPool())
+    'len(v0) == 3'
+    >>> g.describe()
+    'len(xs) == 3'
+
+Adding a kind of guard means adding one class here: its fields, ``check_expr`` and
+``describe`` (and ``dedup_payload`` when one source may carry several guards of the kind).
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import types
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import torch
+
+from .source import ConstPool, ConstSource, Source, literal
+
+
+class GuardLocals(Protocol):
+    """The locals of a generated guard (``codegen``): one per source, fetched once."""
+
+    def get(self, src: Source, emit: bool = True) -> str:
+        """The name of the local that holds ``src`` (its fetch emitted before the next check)."""
+
+# Types whose instances never alias mutable state: two guarded objects of these types need no
+# distinctness check.
+_NO_ALIAS_TYPES = (tuple, frozenset, torch.Size, range, slice, str, bytes)
+
+
+@dataclass(eq=False)
+class Guard:
+    """One check on ``source``; subclasses add what is checked.
+
+    ``kind`` names the guard in dedup keys and listings. Two guards with equal
+    :meth:`dedup_key` are the same guard: the monitor keeps the first.
+    """
+
+    source: Source
+    kind: ClassVar[str] = "guard"
+
+    def dedup_payload(self) -> Any:
+        """What, besides source and kind, tells two guards of this kind apart (None: nothing)."""
+        return None
+
+    def dedup_key(self) -> tuple:
+        """Key under which the monitor deduplicates guards."""
+        payload = self.dedup_payload()
+        if payload is None:
+            return (self.source, self.kind)
+        return (self.source, self.kind, repr(payload))
+
+    def fetch(self, vars_: GuardLocals) -> str:
+        """The local of the generated guard that holds the object checked."""
+        return vars_.get(self.source)
+
+    def check_expr(self, var: str, vars_: GuardLocals, pool: ConstPool) -> str | None:
+        """A Python condition on ``var`` (the fetched object) that holds when the guard passes.
+
+        None when no line of its own checks the guard (tensors: one batched call checks them all).
+        """
+        return None
+
+    def check_line(self, var: str, vars_: GuardLocals, pool: ConstPool) -> str | None:
+        """The line of the generated guard that returns None when the check fails."""
+        chk = self.check_expr(var, vars_, pool)
+        return None if chk is None else f"if not ({chk}): return None"
+
+    def describe(self) -> str:
+        """The check in words, for ``explain`` and the ``guards`` log."""
+        return f"{self.source.describe()}: {self.kind}"
+
+    @property
+    def batched_tensor(self) -> torch.Tensor | None:
+        """A tensor whose metadata the one batched tensor check compares (None for other kinds)."""
+        return None
+
+    @property
+    def distinct_object(self) -> bool:
+        """A mutable object guarded by type only: with writes, it must stay distinct from the others."""
+        return False
+
+
+@dataclass(eq=False)
+class TypeGuard(Guard):
+    """``type(x) is cls``: objects whose attributes and items are guarded where they are read."""
+
+    cls: type
+    kind: ClassVar[str] = "type"
+
+    def check_expr(self, var, vars_, pool):
+        return f"type({var}) is {pool.ref(self.cls)}"
+
+    def describe(self):
+        return f"type({self.source.describe()}) is {self.cls.__qualname__}"
+
+    @property
+    def distinct_object(self) -> bool:
+        return self.cls not in _NO_ALIAS_TYPES and not isinstance(self.source, ConstSource)
+
+
+@dataclass(eq=False)
+class IdGuard(Guard):
+    """``x is obj``: modules, functions, classes, enum members, singletons, and objects whose identity was read."""
+
+    obj: Any
+    kind: ClassVar[str] = "id"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{var} is {pool.ref(self.obj)}"
+
+    def describe(self):
+        p = self.obj
+        return f"{self.source.describe()} is <{type(p).__name__} {getattr(p, '__qualname__', '')} at {id(p):#x}>"
+
+
+@dataclass(eq=False)
+class ValueGuard(Guard):
+    """``x == value`` with the exact type: immutable scalars, strings, tuples of them, sets."""
+
+    value: Any
+    kind: ClassVar[str] = "value"
+
+    def check_expr(self, var, vars_, pool):
+        p = self.value
+        if p is None or type(p) is bool:
+            return f"{var} is {p!r}"
+        if isinstance(p, float) and p != p:
+            return f"type({var}) is {pool.ref(type(p))} and {var} != {var}"
+        if type(p) in (set, frozenset):
+            return f"{var} == {pool.ref(p)}"
+        return f"type({var}) is {pool.ref(type(p))} and {var} == {literal(p, pool)}"
+
+    def describe(self):
+        return f"{self.source.describe()} == {self.value!r}"
+
+
+@dataclass(eq=False)
+class LenGuard(Guard):
+    """``len(x) == length``: the structure of a list, tuple or deque that was read whole."""
+
+    length: int
+    kind: ClassVar[str] = "len"
+
+    def check_expr(self, var, vars_, pool):
+        return f"len({var}) == {self.length}"
+
+    def describe(self):
+        return f"len({self.source.describe()}) == {self.length}"
+
+
+@dataclass(eq=False)
+class KeysGuard(Guard):
+    """``list(x) == keys``: the keys, in order, of a dict that was read whole."""
+
+    keys: list
+    kind: ClassVar[str] = "keys"
+
+    def check_expr(self, var, vars_, pool):
+        return f"list({var}) == {pool.ref(self.keys)}"
+
+    def describe(self):
+        return f"keys({self.source.describe()}) == {self.keys!r}"
+
+
+@dataclass(eq=False)
+class ContainsGuard(Guard):
+    """``(needle in x) is present``: one membership test of a set or dict, not its whole contents."""
+
+    needle: Any
+    present: bool
+    kind: ClassVar[str] = "contains"
+
+    def dedup_payload(self):
+        return (self.needle, self.present)
+
+    def check_expr(self, var, vars_, pool):
+        return f"({literal(self.needle, pool)} in {var}) is {self.present!r}"
+
+
+@dataclass(eq=False)
+class TensorGuard(Guard):
+    """Python type, dtype, device, shape, strides and requires_grad of a tensor (not its values).
+
+    All tensor guards of a record are checked by one batched call (see ``codegen``).
+    """
+
+    tensor: torch.Tensor
+    kind: ClassVar[str] = "tensor"
+
+    def describe(self):
+        p = self.tensor
+        return (f"{self.source.describe()}: Tensor dtype={p.dtype} device={p.device} shape={tuple(p.shape)} "
+                f"stride={p.stride()} requires_grad={p.requires_grad}")
+
+    @property
+    def batched_tensor(self) -> torch.Tensor:
+        return self.tensor
+
+
+@dataclass(eq=False)
+class TensorValueGuard(Guard):
+    """The values of a small CPU tensor the program read (NaN equal to NaN)."""
+
+    dtype: torch.dtype
+    values: Any
+    kind: ClassVar[str] = "tensor_value"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{var}.dtype is {pool.ref(self.dtype)} and _same_values({var}.tolist(), {pool.ref(self.values)})"
+
+    def describe(self):
+        return f"{self.source.describe()}.tolist() == {self.values!r}"
+
+
+@dataclass(eq=False)
+class MethodGuard(Guard):
+    """A bound Python method: the same function bound to the same object."""
+
+    func: Any
+    self_obj: Any
+    kind: ClassVar[str] = "method"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{var}.__func__ is {pool.ref(self.func)} and {var}.__self__ is {pool.ref(self.self_obj)}"
+
+    def describe(self):
+        return f"{self.source.describe()} is method {getattr(self.func, '__qualname__', self.func)}"
+
+
+@dataclass(eq=False)
+class BuiltinMethodGuard(Guard):
+    """A bound builtin method (``d.get``, a new object on every access): what it is bound to and its name."""
+
+    self_obj: Any
+    name: str
+    kind: ClassVar[str] = "builtin_method"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{var}.__self__ is {pool.ref(self.self_obj)} and {var}.__name__ == {self.name!r}"
+
+    def describe(self):
+        return f"{self.source.describe()} is {self.name} bound to <{type(self.self_obj).__name__} at {id(self.self_obj):#x}>"
+
+
+@dataclass(eq=False)
+class HasAttrGuard(Guard):
+    """``hasattr(x, name) is present``: the answer of a ``hasattr`` call."""
+
+    name: str
+    present: bool
+    kind: ClassVar[str] = "hasattr"
+
+    def dedup_payload(self):
+        return (self.name, self.present)
+
+    def check_expr(self, var, vars_, pool):
+        return f"hasattr({var}, {self.name!r}) is {self.present!r}"
+
+    def describe(self):
+        return f"hasattr({self.source.describe()}, {self.name!r}) is {self.present}"
+
+
+@dataclass(eq=False)
+class PresentGuard(Guard):
+    """Whether ``source`` exists at all: an attribute or item read with a default, or one
+    whose read raised (``try: self.x except AttributeError``).
+
+    ``relation`` is ``("item", key)`` or ``("attr", name)``; the check runs on the source's base.
+    """
+
+    relation: tuple
+    present: bool
+    kind: ClassVar[str] = "present"
+
+    def dedup_payload(self):
+        return (self.relation, self.present)
+
+    def fetch(self, vars_):
+        return vars_.get(self.source.base)
+
+    def _test(self, base_var: str, pool: ConstPool) -> str:
+        if self.relation[0] == "item":
+            return f"({literal(self.relation[1], pool)} in {base_var})"
+        return f"hasattr({base_var}, {self.relation[1]!r})"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{self._test(var, pool)} is {self.present!r}"
+
+    def check_line(self, var, vars_, pool):
+        return f"if {self._test(var, pool)} is not {self.present!r}: return None"
+
+    def describe(self):
+        return f"{'has' if self.present else 'lacks'} {self.source.describe()}"
+
+
+@dataclass(eq=False)
+class AbsentGuard(Guard):
+    """``name not in x.__dict__``: a class attribute found through the instance is not shadowed."""
+
+    name: str
+    kind: ClassVar[str] = "absent"
+
+    def dedup_payload(self):
+        return self.name
+
+    def check_expr(self, var, vars_, pool):
+        return f"{self.name!r} not in {var}.__dict__"
+
+    def describe(self):
+        return f"{self.name!r} not in {self.source.describe()}.__dict__ (the class attribute is not shadowed)"
+
+
+_HOOKS = "{v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks or {v}._backward_pre_hooks"
+
+
+@dataclass(eq=False)
+class NoHooksGuard(Guard):
+    """An ``nn.Module`` still has no forward/backward (pre-)hooks."""
+
+    kind: ClassVar[str] = "nohooks"
+
+    def check_expr(self, var, vars_, pool):
+        return f"not ({_HOOKS.format(v=var)})"
+
+    def describe(self):
+        return f"{self.source.describe()} has no hooks"
+
+
+@dataclass(eq=False)
+class ModuleCallGuard(Guard):
+    """``module(x)`` still runs ``cls.forward``: same class, no hooks, no ``forward`` set on the instance."""
+
+    cls: type
+    kind: ClassVar[str] = "module_call"
+
+    def check_expr(self, var, vars_, pool):
+        return f"type({var}) is {pool.ref(self.cls)} and not ({_HOOKS.format(v=var)} or 'forward' in {var}.__dict__)"
+
+    def describe(self):
+        return f"{self.source.describe()} has no hooks and no forward set on the instance"
+
+
+@dataclass(eq=False)
+class AliasGuard(Guard):
+    """``x is other``: a second path to an object the run already reached through ``other``."""
+
+    other: Source
+    kind: ClassVar[str] = "alias"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{var} is {vars_.get(self.other)}"
+
+    def describe(self):
+        return f"{self.source.describe()} is {self.other.describe()}"
+
+
+@dataclass(eq=False)
+class SameGuard(Guard):
+    """``(x is other) is expected``: an ``is`` test between tensors from outside."""
+
+    other: Source
+    expected: bool
+    kind: ClassVar[str] = "same"
+
+    def dedup_payload(self):
+        return (self.other, self.expected)
+
+    def check_expr(self, var, vars_, pool):
+        return f"({var} is {vars_.get(self.other)}) is {self.expected!r}"
+
+    def describe(self):
+        return f"({self.source.describe()} is {self.other.describe()}) is {self.expected}"
+
+
+@dataclass(eq=False)
+class LeafGuard(Guard):
+    """``x.is_leaf``, which the tensor metadata check does not compare."""
+
+    is_leaf: bool
+    kind: ClassVar[str] = "leaf"
+
+    def check_expr(self, var, vars_, pool):
+        return f"({var}.grad_fn is None) is {self.is_leaf!r}"
+
+    def describe(self):
+        return f"{self.source.describe()}.is_leaf is {self.is_leaf}"
+
+
+def guard_for_object(value: Any, source: Source) -> Guard | None:
+    """The guard for an object read from outside through ``source`` (None: nothing to check).
+
+    Identity where the program can tell objects of one type apart without reading them
+    (modules, functions, classes, enum members, singletons), the bound pair for methods, the
+    metadata for tensors, else its exact type (its attributes and items are guarded where they
+    are read).
+    """
+    if isinstance(source, ConstSource) and not isinstance(value, torch.Tensor):
+        return None   # held by the compiled function itself: identity cannot change
+    if isinstance(value, torch.Tensor):
+        return TensorGuard(source, value)
+    if isinstance(value, types.BuiltinMethodType) and value.__self__ is not None \
+            and not isinstance(value.__self__, types.ModuleType):
+        # `d.get` is a new object on every access: guard what it is bound to.
+        return BuiltinMethodGuard(source, value.__self__, value.__name__)
+    if isinstance(value, (torch.nn.Module, types.FunctionType, types.BuiltinFunctionType, type,
+                          types.ModuleType, types.CodeType, enum.Enum, functools.partial)) \
+            or value is Ellipsis or value is NotImplemented:
+        return IdGuard(source, value)
+    if isinstance(value, types.MethodType):
+        return MethodGuard(source, value.__func__, value.__self__)
+    return TypeGuard(source, type(value))

@@ -1,0 +1,127 @@
+"""The Python object model as the monitor sees it: which values are immutable, where an
+attribute is found, which calls run Python code, which modules have hooks.
+
+These are questions about objects, not about bytecode: the monitor asks them to decide
+what to guard (an immutable value is guarded by value, an object by type or identity),
+which source spells an attribute read (``x.__dict__['a']``, ``m._parameters['w']``, a
+class attribute behind a descriptor) and whether a call is inlined (its frames run
+monitored) or must be annotated::
+
+    >>> attr_location(torch.nn.Linear(2, 2), "weight")
+    ('module_table', '_parameters')
+    >>> is_immutable((1, "a", torch.float32)), is_immutable([1])
+    (True, False)
+"""
+from __future__ import annotations
+
+import collections
+import types
+from typing import Any
+
+import torch
+
+try:
+    import numpy as _np
+
+    _np_generic = _np.generic
+except ImportError:   # pragma: no cover
+    _np = None
+    _np_generic = None
+
+# Marks "no value" where None is a value (a missing local, an unset context variable).
+NO_VALUE = object()
+
+IMMUTABLE_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
+                   torch.dtype, torch.device, torch.layout, torch.memory_format, range)
+CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
+# Objects that get no ShadowNode when they appear as results: they are held, not tracked.
+NO_NODE_TYPES = (types.ModuleType, types.BuiltinFunctionType, type, types.CodeType)
+
+
+def is_immutable(v: Any) -> bool:
+    """Values with no identity worth tracking: guarded and rebuilt by value."""
+    t = type(v)
+    if t in IMMUTABLE_TYPES:
+        return True
+    if _np_generic is not None and isinstance(v, _np_generic):
+        return True   # numpy scalars: values, compared with their exact type
+    if t is tuple or t is torch.Size or t is frozenset:
+        return all(is_immutable(e) for e in v)
+    if t is slice:
+        return is_immutable(v.start) and is_immutable(v.stop) and is_immutable(v.step)
+    return False
+
+
+def is_numpy_number(v: Any) -> bool:
+    """A numpy scalar that torch reads as a Python number (not a numpy string or bytes)."""
+    return _np_generic is not None and isinstance(v, _np_generic) and not isinstance(v, (_np.str_, _np.bytes_))
+
+
+def is_python_class(fn: Any) -> bool:
+    """A class whose instantiation runs only Python ``__new__``/``__init__`` (inlined, monitored)."""
+    if not isinstance(fn, type):
+        return False
+    init = getattr(fn, "__init__", None)
+    new = getattr(fn, "__new__", None)
+    py_init = isinstance(init, types.FunctionType) or init is object.__init__
+    py_new = isinstance(new, types.FunctionType) or new is object.__new__ or isinstance(new, staticmethod) \
+        or any(new is b.__new__ for b in (dict, list, tuple, set, collections.OrderedDict))
+    return py_init and py_new and not issubclass(fn, torch.Tensor)
+
+
+def has_python_call(fn: Any) -> bool:
+    """An instance whose class defines ``__call__`` in Python (calling it runs monitored frames)."""
+    call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
+    return isinstance(call, types.FunctionType)
+
+
+def module_has_hooks(m: torch.nn.Module) -> bool:
+    """Does ``m`` have forward or backward (pre-)hooks of its own?"""
+    return bool(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks)
+
+
+def has_instance_dict(obj: Any) -> bool:
+    """An instance with a ``__dict__`` in which an attribute could shadow its class's."""
+    return not isinstance(obj, (type, types.ModuleType)) and isinstance(getattr(obj, "__dict__", None), dict)
+
+
+def relation_present(obj: Any, rel: tuple) -> bool:
+    """Does ``obj`` have the item or attribute named by ``rel`` (``("item", k)``/``("attr", n)``)?"""
+    if rel[0] == "item":
+        try:
+            return rel[1] in obj
+        except TypeError:
+            return False
+    return hasattr(obj, rel[1])
+
+
+def attr_location(obj: Any, name: str) -> tuple[str, str]:
+    """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property...
+
+    Returns (where, via) with ``via`` the spelling generated code uses to fetch it fast.
+    """
+    if isinstance(obj, types.ModuleType):
+        # A module's own names are in its __dict__; a module class with __getattr__ (torch._VF)
+        # computes the others, so those are fetched with getattr.
+        return ("module", "__dict__") if name in obj.__dict__ else ("module", "")
+    cls_attr = None
+    for klass in type(obj).__mro__:
+        if name in klass.__dict__:
+            cls_attr = klass.__dict__[name]
+            break
+    is_data_descr = cls_attr is not None and (hasattr(type(cls_attr), "__set__") or hasattr(type(cls_attr), "__delete__"))
+    if isinstance(cls_attr, property):
+        return "property", ""
+    d = getattr(obj, "__dict__", None)
+    if not is_data_descr and isinstance(d, dict) and name in d:
+        return "instance", "__dict__" if not isinstance(obj, type) else ""
+    if isinstance(obj, torch.nn.Module) and cls_attr is None:
+        for table in ("_parameters", "_buffers", "_modules"):
+            t = d.get(table) if isinstance(d, dict) else None
+            if t is not None and name in t:
+                return "module_table", table
+    if isinstance(cls_attr, (types.FunctionType, staticmethod, classmethod)):
+        return "class_fn", ""
+    if cls_attr is not None and not is_data_descr:
+        return "class_value", ""
+    return "other", ""
