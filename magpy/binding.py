@@ -96,6 +96,9 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
     return sources, values, (len(args), tuple(sorted(kwargs)))
 
 
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__", "__setstate__"})
+
+
 def bind_callee(mon: Monitor, frame: types.FrameType, code: types.CodeType) -> None:
     """Parameters of a called Python function that the monitor did not see passed.
 
@@ -127,6 +130,8 @@ def bind_callee(mon: Monitor, frame: types.FrameType, code: types.CodeType) -> N
             ksrc = AttrSource(fn_src, "__kwdefaults__")
             mon.on_read(fn.__kwdefaults__, ksrc)
             mon.full_read(fn.__kwdefaults__)   # a dict: changed in place, so its contents are guarded
+    first_param = code.co_varnames[0] if code.co_argcount else None
+    packed = set(code.co_varnames[code.co_argcount + code.co_kwonlyargcount:nparams])
     for name in code.co_varnames[:nparams]:
         v = f_locals.get(name, NO_VALUE)
         if v is NO_VALUE or is_immutable(v) or isinstance(v, NO_NODE_TYPES) or mon.node(v) is not None:
@@ -134,5 +139,8 @@ def bind_callee(mon: Monitor, frame: types.FrameType, code: types.CodeType) -> N
         src = defaults_of.get(name)
         if src is not None and fn.__defaults__[int(src.key)] is v:
             mon.on_read(v, src)
-        else:
-            mon.rg.new(v)
+        elif name == first_param and code.co_name in _CONSTRUCTORS:
+            mon.rg.new(v)   # the object being built: made by type.__call__ in C during this call
+        elif name in packed:
+            mon.rg.new(v)   # the *args tuple / **kwargs dict the call itself built
+        # else: an object handed over by C code MagPy does not follow stays of unknown origin

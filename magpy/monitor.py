@@ -332,6 +332,9 @@ class Monitor:
         guard = guard_for_object(value, source)
         if guard is not None:
             self.add_guard(guard)
+        if isinstance(value, types.MethodType) and not is_immutable(value.__self__):
+            # The bound object is outside state too (its attributes are read by the method).
+            self.on_read(value.__self__, AttrSource(source, "__self__"), ("attr", "__self__"), node)
 
     def _guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None:
         """``cls.name`` resolved through the MRO: the class that defines it still holds the same
@@ -717,6 +720,10 @@ class Monitor:
         # A class or module reached without a path (`type(self)`, `cls` in a classmethod, a
         # module imported inside a function) is held by the record; its attributes are guarded.
         node = self._held_node(obj)
+        if node is None and not is_immutable(obj) and not isinstance(obj, NO_NODE_TYPES):
+            # An object MagPy never saw arrive (passed by C code it does not follow): its
+            # attributes could be outside state with no path to guard them.
+            raise BreakCompile(f"reads attribute `{name}` of a {type(obj).__name__} whose origin MagPy did not see")
         if node is None or node.source is None:
             opaque = isinstance(obj, torch.nn.Module)
             self._pend(fs, self._post_new_attr, method, opaque=opaque)
@@ -1072,6 +1079,12 @@ class Monitor:
         self._call(fs, fn, list(pos), dict(kw))
 
     def _call(self, fs, fn, args: list, kwargs: dict) -> None:
+        if type(fn) is _functools_partial:
+            # partial(f, *a, **k)(*args): the call is f(*a, *args, **k, **kwargs); the bound
+            # arguments are reached from the (identity-guarded) partial object.
+            self._partial_fields(fn)
+            self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
+            return
         # Bound builtin methods (lst.append fetched by LOAD_ATTR) -> unbound form.
         if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
             self_ = fn.__self__
@@ -1323,6 +1336,19 @@ class Monitor:
             if not present:
                 return
         self.on_read(value, src, rel, node)
+
+    def _partial_fields(self, p) -> None:
+        node = self.node(p)
+        if node is None:
+            raise BreakCompile("calls a functools.partial of unknown origin")
+        if node.source is None:
+            return   # made in this call: its fields were seen going in
+        args_src = AttrSource(node.source, "args")
+        for i, a in enumerate(p.args):
+            self.on_read(a, ItemSource(args_src, i))
+        if p.keywords:
+            self.on_read(p.keywords, AttrSource(node.source, "keywords"))
+            self.full_read(p.keywords)   # a dict: changed in place, so its contents are guarded
 
     def _post_deref(self, fs, stack, src):
         self.on_read(stack[-1], src)
