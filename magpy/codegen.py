@@ -24,7 +24,8 @@ from typing import Any
 import torch
 
 from .graph import Unsupported
-from .guards import AliasGuard
+from .guard_batch import batch_held
+from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
 from .refgraph import guard_nodes, mock_nodes
@@ -169,6 +170,10 @@ class _Vars:
             self._emit(base)
         self._emitted.add(v)
         self.lines.append(f"{v} = {expr}")
+
+    def bind_const(self, src: Source, value: Any) -> None:
+        """``src`` is known to hold ``value`` once an earlier check passed: refer to the constant."""
+        self.var_of[_key(src)] = self.pool.ref(value)
 
     def _define(self, src: Source) -> str:
         key = _key(src)
@@ -327,6 +332,11 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     """Build guard and mock for one finished monitor run (raises Unsupported for what it cannot mock)."""
     pool = ConstPool()
     vars_ = _Vars(pool)
+    # Before any local is defined: checks batched in C decide which sources are constants.
+    batched, pinned = _batch_identity_items(list(mon.guards), vars_)
+    batched, held = batch_held(batched, pinned)
+    for src, obj in held.pinned_sources():
+        vars_.bind_const(src, obj)
 
     # -- the mock's plan first: it decides the graph outputs and which sources it needs --------
     mb = _MockBuilder(mon, vars_, pool)
@@ -434,7 +444,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     ns: dict[str, Any] = {"_global_state": mon.global_state.check}
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
-    all_guards = list(mon.guards) + alias_guards
+    all_guards = batched + alias_guards
     arg_guards = [g for g in all_guards if _root(g.source) is ArgSource]
     other_guards = [g for g in all_guards if _root(g.source) is not ArgSource]
     for g in arg_guards + [None] + other_guards:
@@ -444,6 +454,8 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
                 ns["_TG_ARGS"] = _tensor_checker(tensor_vals)
                 body.append(f"    if not _TG_ARGS({', '.join(tensor_vars)}): return None")
             arg_tensor_count = len(tensor_vars)
+            body.extend("    " + line for line in held.lines(ns))
+            readable.extend(held.described)
             continue
         v = g.fetch(vars_)
         _flush(vars_, body)
@@ -516,6 +528,28 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
         input_sources=[s for s, _ in mon.graph.inputs],
         guard_node_count=len(guard_nodes(rg)), mock_node_count=len(mock_nodes(rg)),
     )
+
+
+def _batch_identity_items(guards: list, vars_: _Vars) -> list:
+    """A dict read whole whose values are all identity-guarded objects compared by identity
+    (an nn.Module's ``_modules``) is checked by one snapshot comparison in C instead of a fetch
+    and an ``is`` per item; the items are then the snapshot's constants."""
+    ids = {g.source: g for g in guards if isinstance(g, IdGuard)}
+    out, dropped, pinned = [], set(), {}
+    for g in guards:
+        if isinstance(g, KeysGuard) and g.keys:
+            items = [ids.get(ItemSource(g.source, k)) for k in g.keys]
+            if all(i is not None and type(i.obj).__eq__ is object.__eq__ for i in items):
+                snap = {k: i.obj for k, i in zip(g.keys, items)}
+                out.append(DictSnapshotGuard(g.source, snap, g.keys))
+                for i in items:
+                    dropped.add(id(i))
+                    vars_.bind_const(i.source, i.obj)
+                    pinned[i.source] = i.obj
+                continue
+        if id(g) not in dropped:
+            out.append(g)
+    return [g for g in out if id(g) not in dropped], pinned
 
 
 def _root(src: Source) -> type:

@@ -175,6 +175,24 @@ class KeysGuard(Guard):
 
 
 @dataclass(eq=False)
+class DictSnapshotGuard(Guard):
+    """``x == snapshot and list(x) == keys``: a dict whose values are compared by identity (a
+    module's ``_modules``), checked whole in C; stands for a :class:`KeysGuard` plus an
+    :class:`IdGuard` per item."""
+
+    snapshot: dict
+    keys: list
+    kind: ClassVar[str] = "dict_snapshot"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{var} == {pool.ref(self.snapshot)} and list({var}) == {pool.ref(self.keys)}"
+
+    def describe(self):
+        return (f"{self.source.describe()} holds exactly "
+                + ", ".join(f"{k!r}: <{type(v).__name__} at {id(v):#x}>" for k, v in self.snapshot.items()))
+
+
+@dataclass(eq=False)
 class ContainsGuard(Guard):
     """``(needle in x) is present``: one membership test of a set or dict, not its whole contents."""
 
