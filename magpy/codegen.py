@@ -171,6 +171,12 @@ class _Vars:
         self._emitted.add(v)
         self.lines.append(f"{v} = {expr}")
 
+    def define_emitted(self, src: Source) -> str:
+        """The local for ``src``, assigned by a line the caller writes itself."""
+        v = self._define(src)
+        self._emitted.add(v)
+        return v
+
     def bind_const(self, src: Source, value: Any) -> None:
         """``src`` is known to hold ``value`` once an earlier check passed: refer to the constant."""
         self.var_of[_key(src)] = self.pool.ref(value)
@@ -456,6 +462,14 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
             arg_tensor_count = len(tensor_vars)
             body.extend("    " + line for line in held.lines(ns))
             readable.extend(held.described)
+            if held.tensors:
+                # Tensors held in pinned tables (parameters, buffers) fetched in one C-level pass.
+                names = [vars_.define_emitted(src) for _, _, src, _ in held.tensors]
+                ns["_HF_C"] = tuple(c for c, _, _, _ in held.tensors)
+                ns["_HF_K"] = tuple(k for _, k, _, _ in held.tensors)
+                body.append(f"    {', '.join(names)}, = map(_getitem, _HF_C, _HF_K)")
+                tensor_vars.extend(names)
+                tensor_vals.extend(t for _, _, _, t in held.tensors)
             continue
         v = g.fetch(vars_)
         _flush(vars_, body)

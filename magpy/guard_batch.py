@@ -24,7 +24,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from .guards import AbsentGuard, IdGuard, ValueGuard
+from .guards import AbsentGuard, IdGuard, ModuleCallGuard, TensorGuard, TypeGuard, ValueGuard
 from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 _MISSING = object()
@@ -42,6 +42,9 @@ class HeldBatch:
     dict_pins: list = field(default_factory=list)    # (object, its __dict__ / module table)
     described: list = field(default_factory=list)
     pinned: list = field(default_factory=list)       # (source, object) fixed by a batched identity check
+    types: list = field(default_factory=list)        # (object, expected exact type)
+    hook_tables: list = field(default_factory=list)  # hook dicts of called modules: must stay empty
+    tensors: list = field(default_factory=list)      # (container, key, source, example tensor)
 
     def pinned_sources(self) -> list:
         return list(self.pinned)
@@ -65,6 +68,13 @@ class HeldBatch:
         ident("HP", [(o, via, d) for o, via, d in pins], "getattr")
         ident("HI", self.id_items, "_getitem")
         ident("HA", self.id_attrs, "getattr")
+        if self.types:
+            o, t = zip(*self.types)
+            ns["_HT_O"], ns["_HT_T"] = o, t
+            out.append("if any(map(_is_not, map(type, _HT_O), _HT_T)): return None")
+        if self.hook_tables:
+            ns["_HH"] = tuple(self.hook_tables)
+            out.append("if any(map(len, _HH)): return None")
         if self.value_items:
             c, k, v = zip(*self.value_items)
             ns["_HV_C"], ns["_HV_K"], ns["_HV_V"] = c, k, v
@@ -145,6 +155,35 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
     rest = []
     for g in guards:
         loc = None
+        c = const(g.source)
+        if isinstance(g, ModuleCallGuard) and c is not _MISSING and isinstance(c.__dict__, dict):
+            # type, the four hook tables (pinned, then empty) and no instance `forward`
+            batch.types.append((c, g.cls))
+            for table in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"):
+                hooks = c.__dict__.get(table)
+                if not isinstance(hooks, dict):
+                    break
+                batch.id_items.append((c.__dict__, table, hooks))
+                batch.hook_tables.append(hooks)
+            else:
+                batch.dict_pins.append((c, "__dict__", c.__dict__))
+                batch.absent.append((c.__dict__, "forward"))
+                batch.described.append(g.describe())
+                continue
+            del batch.types[-1]
+            rest.append(g)
+            continue
+        if isinstance(g, TypeGuard) and c is not _MISSING:
+            batch.types.append((c, g.cls))
+            batch.described.append(g.describe())
+            continue
+        if isinstance(g, TensorGuard):
+            loc = locate(g.source)
+            if loc is not None and loc[0] == "item":
+                batch.tensors.append((loc[1], loc[2], g.source, g.tensor))
+                batch.described.append(g.describe())
+                continue
+            loc = None
         if isinstance(g, IdGuard) and _identity_only(g.obj):
             loc = locate(g.source)
             if loc is not None:
