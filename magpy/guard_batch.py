@@ -24,7 +24,15 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from .guards import AbsentGuard, IdGuard, ModuleCallGuard, TensorGuard, TypeGuard, ValueGuard
+from .guards import (
+    AbsentGuard,
+    DictSnapshotGuard,
+    IdGuard,
+    ModuleCallGuard,
+    TensorGuard,
+    TypeGuard,
+    ValueGuard,
+)
 from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 _MISSING = object()
@@ -43,8 +51,9 @@ class HeldBatch:
     described: list = field(default_factory=list)
     pinned: list = field(default_factory=list)       # (source, object) fixed by a batched identity check
     types: list = field(default_factory=list)        # (object, expected exact type)
-    hook_tables: list = field(default_factory=list)  # hook dicts of called modules: must stay empty
+    hook_tables: list = field(default_factory=list)  # (module __dict__, hook table name): must stay empty
     tensors: list = field(default_factory=list)      # (container, key, source, example tensor)
+    snapshots: list = field(default_factory=list)    # (held dict, snapshot, keys)
 
     def pinned_sources(self) -> list:
         return list(self.pinned)
@@ -72,9 +81,14 @@ class HeldBatch:
             o, t = zip(*self.types)
             ns["_HT_O"], ns["_HT_T"] = o, t
             out.append("if any(map(_is_not, map(type, _HT_O), _HT_T)): return None")
+        if self.snapshots:
+            d, snap, keys = zip(*self.snapshots)
+            ns["_HS_D"], ns["_HS_S"], ns["_HS_K"] = d, snap, tuple(keys)
+            out.append("if _HS_D != _HS_S or tuple(map(list, _HS_D)) != _HS_K: return None")
         if self.hook_tables:
-            ns["_HH"] = tuple(self.hook_tables)
-            out.append("if any(map(len, _HH)): return None")
+            c, k = zip(*self.hook_tables)
+            ns["_HH_C"], ns["_HH_K"] = c, k
+            out.append("if any(map(len, map(_getitem, _HH_C, _HH_K))): return None")
         if self.value_items:
             c, k, v = zip(*self.value_items)
             ns["_HV_C"], ns["_HV_K"], ns["_HV_V"] = c, k, v
@@ -160,19 +174,29 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             # type, the four hook tables (pinned, then empty) and no instance `forward`
             batch.types.append((c, g.cls))
             for table in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"):
-                hooks = c.__dict__.get(table)
-                if not isinstance(hooks, dict):
+                if not isinstance(c.__dict__.get(table), dict):
                     break
-                batch.id_items.append((c.__dict__, table, hooks))
-                batch.hook_tables.append(hooks)
+                batch.hook_tables.append((c.__dict__, table))
             else:
                 batch.dict_pins.append((c, "__dict__", c.__dict__))
                 batch.absent.append((c.__dict__, "forward"))
                 batch.described.append(g.describe())
                 continue
             del batch.types[-1]
+            batch.hook_tables[len(batch.hook_tables) - sum(1 for d, _ in batch.hook_tables if d is c.__dict__):] = []
             rest.append(g)
             continue
+        if isinstance(g, DictSnapshotGuard):
+            loc = locate(g.source)
+            if loc is not None and loc[0] == "item":
+                d = loc[1][loc[2]]
+                batch.id_items.append((loc[1], loc[2], d))   # that very dict, then its contents
+                batch.snapshots.append((d, g.snapshot, g.keys))
+                batch.pinned.append((g.source, d))
+                pins[g.source] = d
+                batch.described.append(g.describe())
+                continue
+            loc = None
         if isinstance(g, TypeGuard) and c is not _MISSING:
             batch.types.append((c, g.cls))
             batch.described.append(g.describe())
