@@ -589,6 +589,7 @@ class Monitor:
                     self.graph.bind(e, self.graph.getitem(n, i))
                 elif isinstance(e, (tuple, list)) and T.contains_tensor(e):
                     self._bind_output(self.graph.getitem(n, i), e)
+            self._new_outputs([output, *output])   # torch.return_types results are new objects too
             return
         raise Unsupported(f"operator returned a {type(output).__name__} holding tensors")
 
