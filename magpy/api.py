@@ -72,6 +72,7 @@ _guards_log = _logging.channel("guards")
 _graph_log = _logging.channel("graph")
 _recompiles_log = _logging.channel("recompiles")
 _breaks_log = _logging.channel("breaks")
+_mock_log = _logging.channel("mock")
 
 # Every compiled callable, for reset(): weak references without callbacks (a WeakSet's callback
 # could run, and be monitored, inside another callable's monitor run).
@@ -383,6 +384,8 @@ class _Compiled:
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
         _graph_log.info("graph of record %d of %s:\n%s", st.records, self._name, record.graph_module.code
                         if record.graph_module is not None else "(no tensor operations)")
+        _mock_log.info("guard and mock of record %d of %s:\n%s\n%s", st.records, self._name,
+                       record.guard_source, record.mock_source)
         return result
 
     def _record_stats(self) -> None:
