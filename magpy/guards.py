@@ -439,3 +439,18 @@ def guard_for_object(value: Any, source: Source) -> Guard | None:
     if isinstance(value, types.MethodType):
         return MethodGuard(source, value.__func__, value.__self__)
     return TypeGuard(source, type(value))
+
+
+@dataclass(eq=False)
+class AbcTokenGuard(Guard):
+    """``abc.get_cache_token() == token``: no ABC gained a registered subclass since the run
+    (isinstance/issubclass against an ABC were answered from the registries as they were)."""
+
+    token: int
+    kind: ClassVar[str] = "abc_token"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{var}.get_cache_token() == {self.token!r}"
+
+    def describe(self):
+        return f"abc.get_cache_token() == {self.token} (no ABC.register since)"

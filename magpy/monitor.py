@@ -20,6 +20,8 @@ what is immutable), :mod:`magpy.guards` the kinds of guard a read creates.
 """
 from __future__ import annotations
 
+import _abc
+import abc
 import collections
 import contextvars
 import functools
@@ -41,6 +43,7 @@ from .bytecode import PASS_THROUGH, STRUCTURAL, catches_tensor_errors, catching_
 from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, GlobalState, is_state_setter_name
 from .graph import OpGraph, Unsupported
 from .guards import (
+    AbcTokenGuard,
     AbsentGuard,
     ContainsGuard,
     Guard,
@@ -1093,6 +1096,12 @@ class Monitor:
                 unbound = getattr(type(self_), fn.__name__, None)
                 if unbound is not None:
                     fn, args = unbound, [self_, *args]
+        if fn is _abc._abc_instancecheck or fn is _abc._abc_subclasscheck:
+            # isinstance/issubclass against an ABC: a function of the (guarded) types and of the
+            # ABC registries, whose every change (ABC.register) bumps abc.get_cache_token().
+            self.add_guard(AbcTokenGuard(ConstSource(abc, "abc"), abc.get_cache_token()))
+            self._pend(fs, self._post_new, 1)
+            return
         if isinstance(fn, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
             self._pend(fs, self._post_new, 1)   # super().__instancecheck__ in a metaclass: a type test
             return

@@ -185,3 +185,38 @@ def make(): return m
 def inputs(i): return torch.ones(3)
 def post(out, i): return out is m.buf
 """)
+
+program(F_, "abc_register_after_compile", """
+import abc
+class Quantizable(abc.ABC):
+    pass
+class Plain(nn.Module):
+    def forward(self, x):
+        return x + 1
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = Plain()
+    def forward(self, x):
+        y = self.body(x)
+        if isinstance(self.body, Quantizable):
+            y = torch.round(y * 4) / 4
+        return y
+m = Net()
+def make(): return m
+def inputs(i): return torch.randn(4)
+def step(i):
+    if i == 2: Quantizable.register(Plain)
+""")
+
+program(F_, "abc_sequence_argument", """
+import collections.abc as cabc
+def f(x, spec):
+    if isinstance(spec, cabc.Sequence):
+        return x * len(spec)
+    if isinstance(spec, cabc.Mapping):
+        return x + len(spec)
+    return x - 1
+def make(): return f
+def inputs(i): return (torch.randn(3), [(1, 2), (1, 2), {"a": 1}, 5][i])
+""")
