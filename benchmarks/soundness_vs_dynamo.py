@@ -42,6 +42,9 @@ def main() -> None:
             r = harness.run_program(p, mode)
             table[(p.family, mode)][r.verdict] += 1
             table[("TOTAL", mode)][r.verdict] += 1
+            if r.compiled_hits:
+                table[(p.family, mode)]["hit"] += 1
+                table[("TOTAL", mode)]["hit"] += 1
             if r.verdict != "correct":
                 details.append((mode, p.id, r.verdict, r.detail))
         times[mode] = time.perf_counter() - t0
@@ -59,6 +62,10 @@ def main() -> None:
             row += f" | {c['correct']:>10d} /{c['wrong']:>5d} /{c['raised']:>5d}"
         print(row)
     print("time: " + ", ".join(f"{m} {t:.1f}s" for m, t in times.items()))
+    if "magpy" in modes:
+        c = table[("TOTAL", "magpy")]
+        print(f"MagPy answered at least one call from a record (guard + mock + graph) in {c['hit']} of "
+              f"{counts['TOTAL']} programs; the others ran eagerly after a break (correct, not compiled).")
     if args.verbose:
         for mode, pid, verdict, detail in details:
             print(f"[{mode}] {verdict:6s} {pid}: {detail[:240]}")

@@ -437,6 +437,7 @@ class Result:
     verdict: str                  # "correct" | "wrong" | "raised"
     detail: str = ""
     calls: int = 0
+    compiled_hits: int = 0        # MagPy: calls answered by a record (guard + mock), not eagerly
 
 
 def _reset_compilers(mode):
@@ -485,7 +486,7 @@ def run_program(prog: Program, mode: str = "magpy") -> Result:
                     return Result(prog, "wrong", f"call {i}: {d}", i)
             if set_state_differs(ref.gstate, test.gstate):
                 return Result(prog, "wrong", f"call {i}: torch global state differs after the call", i)
-        return Result(prog, "correct", "", n)
+        return Result(prog, "correct", "", n, _magpy_hits() if mode == "magpy" else 0)
     except Exception as e:  # noqa: BLE001 - building a world failed
         return Result(prog, "raised", f"setup: {type(e).__name__}: {e}")
     finally:
@@ -493,6 +494,13 @@ def run_program(prog: Program, mode: str = "magpy") -> Result:
             w.cleanup()
         set_global_state(base)
         _reset_compilers(mode)
+
+
+def _magpy_hits() -> int:
+    """Guard hits of every compiled callable alive now (the program's own)."""
+    from magpy import api
+
+    return sum(c._stats.guard_hits for c in (r() for r in list(api._ALL.values())) if c is not None)
 
 
 def _is_dynamo_error(e) -> bool:
