@@ -25,6 +25,11 @@ import torch
 
 from .graph import Unsupported
 from .guard_batch import batch_held
+
+try:   # the guard fast path (dict version tags), built from magpy/_speedups.c where possible
+    from ._speedups import dict_versions as _dict_versions
+except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
+    _dict_versions = None
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
@@ -339,7 +344,8 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     pool = ConstPool()
     vars_ = _Vars(pool)
     # Before any local is defined: checks batched in C decide which sources are constants.
-    batched, pinned = _batch_identity_items(list(mon.guards), vars_)
+    alias_guards = [AliasGuard(a, n.source) for n in mon.rg.sn[1:] if n.source is not None for a in n.aliases]
+    batched, pinned = _batch_identity_items(list(mon.guards) + alias_guards, vars_)
     batched, held = batch_held(batched, pinned)
     for src, obj in held.pinned_sources():
         vars_.bind_const(src, obj)
@@ -428,7 +434,6 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     for node in guard_nodes(rg)[1:]:
         if node.source is not None and not isinstance(node.source, ConstSource) and node.source not in guarded_sources:
             raise Unsupported(f"internal: {node.source.describe()} was read from outside without a guard")
-    alias_guards = [AliasGuard(a, n.source) for n in rg.sn[1:] if n.source is not None for a in n.aliases]
 
     # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
     input_vars = [mb.src(src) for src, _ in mon.graph.inputs]
@@ -450,7 +455,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
     ns: dict[str, Any] = {"_global_state": mon.global_state.check}
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
-    all_guards = batched + alias_guards
+    all_guards = batched
     arg_guards = [g for g in all_guards if _root(g.source) is ArgSource]
     other_guards = [g for g in all_guards if _root(g.source) is not ArgSource]
     for g in arg_guards + [None] + other_guards:
@@ -460,16 +465,38 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
                 ns["_TG_ARGS"] = _tensor_checker(tensor_vals)
                 body.append(f"    if not _TG_ARGS({', '.join(tensor_vars)}): return None")
             arg_tensor_count = len(tensor_vars)
-            body.extend("    " + line for line in held.lines(ns))
+            always, slow, vdicts = held.lines(ns)
             readable.extend(held.described)
-            if held.tensors:
+            names = [vars_.define_emitted(src) for _, _, src, _ in held.tensors]
+            if names:
                 # Tensors held in pinned tables (parameters, buffers) fetched in one C-level pass.
-                names = [vars_.define_emitted(src) for _, _, src, _ in held.tensors]
                 ns["_HF_C"] = tuple(c for c, _, _, _ in held.tensors)
                 ns["_HF_K"] = tuple(k for _, k, _, _ in held.tensors)
-                body.append(f"    {', '.join(names)}, = map(_getitem, _HF_C, _HF_K)")
                 tensor_vars.extend(names)
                 tensor_vals.extend(t for _, _, _, t in held.tensors)
+            fetch = f"{', '.join(names)}, = map(_getitem, _HF_C, _HF_K)" if names else None
+            if slow and _dict_versions is not None:
+                # Checks that only read dict contents run again only when a version tag moved.
+                ns["_dict_versions"], ns["_VD"], ns["_STATE"] = _dict_versions, tuple(vdicts), [(None, ())]
+                cache_tensors = fetch is not None and held.tensors_versioned
+                body.append("    _vs = _dict_versions(_VD)")
+                body.append("    _st = _STATE[0]")
+                body.append("    if _st[0] != _vs:")
+                body.extend("        " + line for line in slow)
+                if cache_tensors:
+                    body.append("        " + fetch)
+                    body.append(f"        _STATE[0] = (_vs, ({', '.join(names)},))")
+                    body.append("    else:")
+                    body.append(f"        {', '.join(names)}, = _st[1]")
+                else:
+                    body.append("        _STATE[0] = (_vs, ())")
+                    if fetch:
+                        body.append("    " + fetch)
+            else:
+                body.extend("    " + line for line in slow)
+                if fetch:
+                    body.append("    " + fetch)
+            body.extend("    " + line for line in always)
             continue
         v = g.fetch(vars_)
         _flush(vars_, body)

@@ -19,6 +19,7 @@ the same way), identity by ``is not`` and values by type and ``==`` as :class:`V
 """
 from __future__ import annotations
 
+import gc
 import operator
 import types
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 
 from .guards import (
     AbsentGuard,
+    AliasGuard,
     DictSnapshotGuard,
     IdGuard,
     ModuleCallGuard,
@@ -36,6 +38,7 @@ from .guards import (
 from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 _MISSING = object()
+_FIXED_CLASS = (dict, list, tuple, set, frozenset)   # builtins whose __class__ cannot be reassigned
 _MAPPINGS = (dict, types.MappingProxyType)
 
 
@@ -54,6 +57,7 @@ class HeldBatch:
     hook_tables: list = field(default_factory=list)  # (module __dict__, hook table name): must stay empty
     tensors: list = field(default_factory=list)      # (container, key, source, example tensor)
     snapshots: list = field(default_factory=list)    # (held dict, snapshot, keys)
+    tensors_versioned: bool = False                  # every table the tensors come from is versioned
 
     def pinned_sources(self) -> list:
         return list(self.pinned)
@@ -61,45 +65,88 @@ class HeldBatch:
     def __len__(self) -> int:
         return len(self.id_items) + len(self.id_attrs) + len(self.value_items) + len(self.absent)
 
-    def lines(self, ns: dict[str, Any]) -> list[str]:
-        """Check lines for the generated guard; constants go into ``ns``."""
+    def lines(self, ns: dict[str, Any]) -> tuple[list[str], list[str], list]:
+        """(always, versioned, dicts): check lines for the generated guard (constants go into
+        ``ns``). ``versioned`` lines only read the contents of the dicts in ``dicts``: while
+        none of their version tags moved since they last passed, they need not run again."""
         ns.update(_is_not=operator.is_not, _getitem=operator.getitem, _contains=operator.contains)
-        out = []
+        always: list[str] = []
+        slow: list[str] = []
+        vdicts: dict[int, dict] = {}
 
-        def ident(name: str, triples: list, getter: str) -> None:
-            if not triples:
-                return
-            c, k, v = zip(*triples)
-            ns[f"_{name}_C"], ns[f"_{name}_K"], ns[f"_{name}_V"] = c, k, v
-            out.append(f"if any(map(_is_not, map({getter}, _{name}_C, _{name}_K), _{name}_V)): return None")
+        def watch(*containers) -> bool:
+            reals = [_real_dict(c) for c in containers]
+            if any(r is None for r in reals):
+                return False
+            for r in reals:
+                vdicts[id(r)] = r
+            return True
+
+        def group(name: str, rows: list, line, covered) -> None:
+            """Emit ``line`` for the rows covered by version tags (slow) and for the rest (always)."""
+            s_rows = [r for r in rows if covered(r)]
+            a_rows = [r for r in rows if not covered(r)]
+            for suffix, chosen, out in (("S", s_rows, slow), ("A", a_rows, always)):
+                if chosen:
+                    out.extend(line(f"{name}{suffix}", chosen))
+
+        def ident(getter: str):
+            def line(name, rows):
+                c, k, v = zip(*rows)
+                ns[f"_{name}_C"], ns[f"_{name}_K"], ns[f"_{name}_V"] = c, k, v
+                return [f"if any(map(_is_not, map({getter}, _{name}_C, _{name}_K), _{name}_V)): return None"]
+            return line
 
         pins = list({(id(o), id(d)): (o, via, d) for o, via, d in self.dict_pins}.values())
-        ident("HP", [(o, via, d) for o, via, d in pins], "getattr")
-        ident("HI", self.id_items, "_getitem")
-        ident("HA", self.id_attrs, "getattr")
+        group("HP", pins, ident("getattr"),
+              lambda r: r[1] != "__dict__" and isinstance(getattr(r[0], "__dict__", None), dict)
+              and r[1] in r[0].__dict__ and watch(r[0].__dict__))
+        group("HI", self.id_items, ident("_getitem"), lambda r: watch(r[0]))
+        group("HA", self.id_attrs, ident("getattr"), lambda r: False)
         if self.types:
             o, t = zip(*self.types)
             ns["_HT_O"], ns["_HT_T"] = o, t
-            out.append("if any(map(_is_not, map(type, _HT_O), _HT_T)): return None")
-        if self.snapshots:
-            d, snap, keys = zip(*self.snapshots)
-            ns["_HS_D"], ns["_HS_S"], ns["_HS_K"] = d, snap, tuple(keys)
-            out.append("if _HS_D != _HS_S or tuple(map(list, _HS_D)) != _HS_K: return None")
-        if self.hook_tables:
-            c, k = zip(*self.hook_tables)
-            ns["_HH_C"], ns["_HH_K"] = c, k
-            out.append("if any(map(len, map(_getitem, _HH_C, _HH_K))): return None")
-        if self.value_items:
-            c, k, v = zip(*self.value_items)
-            ns["_HV_C"], ns["_HV_K"], ns["_HV_V"] = c, k, v
-            ns["_HV_T"] = tuple(type(x) for x in v)
-            out.append("_hv = tuple(map(_getitem, _HV_C, _HV_K))")
-            out.append("if _hv != _HV_V or tuple(map(type, _hv)) != _HV_T: return None")
-        if self.absent:
-            c, k = zip(*self.absent)
-            ns["_HX_C"], ns["_HX_K"] = c, k
-            out.append("if any(map(_contains, _HX_C, _HX_K)): return None")
-        return out
+            always.append("if any(map(_is_not, map(type, _HT_O), _HT_T)): return None")
+
+        def snapshots(name, rows):
+            d, snap, keys = zip(*rows)
+            ns[f"_{name}_D"], ns[f"_{name}_S"], ns[f"_{name}_K"] = d, snap, tuple(keys)
+            return [f"if _{name}_D != _{name}_S or tuple(map(list, _{name}_D)) != _{name}_K: return None"]
+        group("HS", self.snapshots, snapshots, lambda r: watch(r[0]))
+
+        def hooks(name, rows):
+            c, k = zip(*rows)
+            ns[f"_{name}_C"], ns[f"_{name}_K"] = c, k
+            return [f"if any(map(len, map(_getitem, _{name}_C, _{name}_K))): return None"]
+        group("HH", self.hook_tables, hooks, lambda r: watch(r[0], r[0][r[1]]))
+
+        def values(name, rows):
+            c, k, v = zip(*rows)
+            ns[f"_{name}_C"], ns[f"_{name}_K"], ns[f"_{name}_V"] = c, k, v
+            ns[f"_{name}_T"] = tuple(type(x) for x in v)
+            return [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
+                    f"if _hv != _{name}_V or tuple(map(type, _hv)) != _{name}_T: return None"]
+        group("HV", self.value_items, values, lambda r: watch(r[0]))
+
+        def absent(name, rows):
+            c, k = zip(*rows)
+            ns[f"_{name}_C"], ns[f"_{name}_K"] = c, k
+            return [f"if any(map(_contains, _{name}_C, _{name}_K)): return None"]
+        group("HX", self.absent, absent, lambda r: watch(r[0]))
+        self.tensors_versioned = bool(self.tensors) and all(watch(c) for c, _, _, _ in self.tensors)
+        return always, slow, list(vdicts.values())
+
+
+def _real_dict(c: Any) -> dict | None:
+    """The dict whose version tag tells whether ``c`` changed: ``c`` itself, or the namespace
+    behind a class's mapping proxy."""
+    if isinstance(c, dict):
+        return c
+    if isinstance(c, types.MappingProxyType):
+        refs = gc.get_referents(c)
+        if len(refs) == 1 and isinstance(refs[0], dict):
+            return refs[0]
+    return None
 
 
 def _identity_only(obj: Any) -> bool:
@@ -166,9 +213,20 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             batch.dict_pins.append((c, via, d))   # the instance still has that very table
         return ("item", d, name)
 
+    # Dicts pinned by a snapshot first: guards listed before them (their exact type) use the pin.
+    snap_at: dict[int, tuple] = {}
+    for g in guards:
+        if isinstance(g, DictSnapshotGuard):
+            loc = locate(g.source)
+            if loc is not None and loc[0] == "item":
+                d = loc[1][loc[2]]
+                snap_at[id(g)] = (loc, d)
+                pins[g.source] = d
     rest = []
     for g in guards:
         loc = None
+        if isinstance(g, AliasGuard) and g.other in pins:
+            g = IdGuard(g.source, pins[g.other])   # a second path to a pinned object: the same pin
         c = const(g.source)
         if isinstance(g, ModuleCallGuard) and c is not _MISSING and isinstance(c.__dict__, dict):
             # type, the four hook tables (pinned, then empty) and no instance `forward`
@@ -186,17 +244,16 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             batch.hook_tables[len(batch.hook_tables) - sum(1 for d, _ in batch.hook_tables if d is c.__dict__):] = []
             rest.append(g)
             continue
-        if isinstance(g, DictSnapshotGuard):
-            loc = locate(g.source)
-            if loc is not None and loc[0] == "item":
-                d = loc[1][loc[2]]
-                batch.id_items.append((loc[1], loc[2], d))   # that very dict, then its contents
-                batch.snapshots.append((d, g.snapshot, g.keys))
-                batch.pinned.append((g.source, d))
-                pins[g.source] = d
-                batch.described.append(g.describe())
-                continue
-            loc = None
+        if id(g) in snap_at:
+            loc, d = snap_at[id(g)]
+            batch.id_items.append((loc[1], loc[2], d))   # that very dict, then its contents
+            batch.snapshots.append((d, g.snapshot, g.keys))
+            batch.pinned.append((g.source, d))
+            batch.described.append(g.describe())
+            continue
+        if isinstance(g, TypeGuard) and c is not _MISSING and type(c) is g.cls and type(c) in _FIXED_CLASS:
+            batch.described.append(g.describe())   # implied by the identity pin: a dict keeps its class
+            continue
         if isinstance(g, TypeGuard) and c is not _MISSING:
             batch.types.append((c, g.cls))
             batch.described.append(g.describe())
