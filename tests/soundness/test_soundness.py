@@ -23,3 +23,14 @@ def test_registry_size():
 def test_magpy_matches_eager(prog):
     res = harness.run_program(prog, "magpy")
     assert res.verdict == "correct", f"{prog.id}: MagPy {res.verdict}: {res.detail}"
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=[p.id for p in PROGRAMS])
+def test_magpy_matches_eager_without_the_guard_fast_path(prog, monkeypatch):
+    """The same programs with every guard evaluated on every call (no dict version tags: what a
+    machine without the C extension, or CPython 3.14+, runs)."""
+    from magpy import codegen
+
+    monkeypatch.setattr(codegen, "_dict_versions", None)
+    res = harness.run_program(prog, "magpy")
+    assert res.verdict == "correct", f"{prog.id}: MagPy {res.verdict}: {res.detail}"
