@@ -57,13 +57,14 @@ import torch
 from . import _logging, capture
 from .backends import resolve
 from .binding import bind_parameters
+from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import Record, RecordCache
 from .codegen import generate
 from .global_state import global_hooks_present
 from .graph import Unsupported
 from .guards import NoHooksGuard
-from .monitor import BreakCompile, Monitor
+from .monitor import Monitor
 from .objmodel import module_has_hooks
 from .source import ConstSource
 

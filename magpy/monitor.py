@@ -13,86 +13,67 @@ is not a pure closure, or a read of tensor *values* ends compilation for this ca
 with a break reason that names the user's file and line. The call itself always
 completes eagerly: monitoring never changes what the program computes.
 
-The per-opcode handlers (``op_<OPNAME>``) follow CPython 3.11 bytecode (``PRECALL``/``CALL``,
-``KW_NAMES``, ``LOAD_METHOD``); :mod:`magpy.bytecode` holds the version-specific details they
-rely on, :mod:`magpy.objmodel` the Python object-model questions (where an attribute lives,
-what is immutable), :mod:`magpy.guards` the kinds of guard a read creates.
+This module owns the run itself: the capture hooks (frames, instructions, exceptions,
+breaks), the per-opcode handlers (``op_<OPNAME>``) and the sources and guards of every read
+from outside (``on_read``, ``full_read``). Two steps of the run live in mixins of
+:class:`Monitor`: :mod:`magpy.calls` (what a call means, Figure 12) and
+:mod:`magpy.tensor_ops` (tensor operations as fx nodes).
+
+The handlers follow CPython 3.11 bytecode (``PRECALL``/``CALL``, ``KW_NAMES``,
+``LOAD_METHOD``); :mod:`magpy.bytecode` holds the version-specific details they rely on,
+:mod:`magpy.objmodel` the Python object-model questions (where an attribute lives, what is
+immutable), :mod:`magpy.guards` the kinds of guard a read creates.
 """
 from __future__ import annotations
 
-import _abc
-import abc
 import collections
-import contextvars
-import functools
 import operator as _operator
-import random
 import types
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from . import capture
-from .annotations import DYNAMIC, Annotation, lookup
+from .annotations import Annotation
 from .annotations import torch_ops as T
-from .annotations.numpy_ops import numpy_annotation
 from .binding import bind_callee
-from .bytecode import PASS_THROUGH, STRUCTURAL, catches_tensor_errors, catching_ranges, instructions
-from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, GlobalState, is_state_setter_name
+from .breaks import BreakCompile
+from .bytecode import PASS_THROUGH, STRUCTURAL, instructions
+from .calls import CallRules
+from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
 from .guards import (
-    AbcTokenGuard,
     AbsentGuard,
     ContainsGuard,
     Guard,
-    HasAttrGuard,
     IdGuard,
     KeysGuard,
     LeafGuard,
     LenGuard,
-    ModuleCallGuard,
-    NoHooksGuard,
     PresentGuard,
     SameGuard,
-    TensorValueGuard,
     TypeGuard,
     ValueGuard,
     guard_for_object,
 )
 from .objmodel import (
     CONTAINER_TYPES,
-    IMMUTABLE_TYPES,
     NO_NODE_TYPES,
-    NO_VALUE,
     attr_location,
     has_instance_dict,
-    has_python_call,
     is_immutable,
-    is_numpy_number,
-    is_python_class,
-    module_has_hooks,
-    relation_present,
 )
 from .refgraph import Const, RefGraph, ShadowNode
 from .source import (
     AttrSource,
     CellSource,
     ConstSource,
-    DerefSource,
     GlobalSource,
     ItemSource,
     Source,
 )
-
-
-class BreakCompile(Exception):
-    """Compilation of this call stops here; ``reason`` is shown to users."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+from .tensor_ops import OpRecorder
 
 
 @dataclass
@@ -134,28 +115,22 @@ class _Deleted:
 _DELETED = _Deleted()
 
 collections_deque = collections.deque
-_functools_partial = functools.partial
-_FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 _getitem = _operator.getitem
-
-_CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextVar.reset, contextvars.ContextVar.get})
-
-_SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
-
-_LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collections.deque.append,
-                               collections.deque.appendleft, set.add, dict.__setitem__})
 
 ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, str, repr, format,
                              list.sort, list.index, list.count, list.remove, tuple.index, tuple.count,
                              dict.fromkeys, abs, round})
 
 
-class Monitor:
+class Monitor(CallRules, OpRecorder):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
     After :meth:`run`, either ``broken`` holds a break reason or ``result`` holds the
     return value, and ``graph``/``rg``/``guards``/``writes`` describe the call.
+
+    The call decision comes from :class:`~magpy.calls.CallRules` and the recording of
+    tensor operations from :class:`~magpy.tensor_ops.OpRecorder`.
     """
 
     def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
@@ -451,25 +426,6 @@ class Monitor:
         self.rg.inplace(node)
         return True
 
-    def _value_guard(self, t: torch.Tensor) -> bool:
-        """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
-
-        Only where that is sound and cheap: a CPU tensor (reading a GPU value is a device
-        sync on every call), not a trainable parameter (its value changes every step, so
-        the guard would only recompile), read as it came in, before any operator of this
-        run changed a tensor in place (through a view it may alias). NaN compares equal
-        to NaN in the guard.
-        """
-        node = self.node(t)
-        if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
-                or self.graph_mutates or type(t) is not torch.Tensor:
-            return False
-        n = self.graph.node_of(t)
-        if n is not None and n.op != "placeholder":
-            return False
-        self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
-        return True
-
     def _held_node(self, obj: Any) -> ShadowNode | None:
         """The node of ``obj``; classes and modules without one are held by the record itself."""
         node = self.node(obj)
@@ -497,115 +453,6 @@ class Monitor:
                 continue
             if self.node(v) is None:
                 self.rg.new(v)
-
-    # -- tensor operations -------------------------------------------------------------------------------
-    def to_arg(self, v: Any, _depth: int = 0) -> Any:
-        """Convert a runtime value to an fx argument: tensors become nodes, the rest is baked in."""
-        if isinstance(v, torch.Tensor):
-            n = self.graph.node_of(v)
-            if n is not None:
-                return n
-            node = self.node(v)
-            if node is not None and node.source is not None:
-                return self.graph.placeholder(v, node.source)
-            raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
-        t = type(v)
-        if t in IMMUTABLE_TYPES or v is None:
-            return v
-        if is_numpy_number(v):
-            return v.item()   # torch reads a numpy scalar as the Python number (generated code has no `np`)
-        if _depth > 6:
-            raise Unsupported("argument nested too deeply")
-        if isinstance(v, (list, tuple)):
-            node = self.node(v)
-            if node is not None and node.source is not None:
-                self.full_read(v)
-            conv = [self.to_arg(e, _depth + 1) for e in v]
-            if t is torch.Size:
-                return torch.Size(conv) if all(type(c) is int for c in conv) else tuple(conv)
-            if t is list or t is tuple:
-                return t(conv)
-            if hasattr(v, "_fields"):
-                return tuple(conv)
-            return tuple(conv) if isinstance(v, tuple) else list(conv)
-        if isinstance(v, dict):
-            node = self.node(v)
-            if node is not None and node.source is not None:
-                self.full_read(v)
-            return {k: self.to_arg(e, _depth + 1) for k, e in v.items()}
-        if t is slice:
-            return slice(self.to_arg(v.start), self.to_arg(v.stop), self.to_arg(v.step))
-        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) and T.is_torch_function(v):
-            return v
-        if isinstance(v, torch.nn.Module):
-            raise Unsupported(f"a module ({type(v).__name__}) passed to a tensor operator")
-        if isinstance(v, (float, int, bool, str)):
-            return v
-        raise Unsupported(f"cannot pass a {t.__name__} to a tensor operator")
-
-    def record_op(self, kind: str, target: Any, args: list, kwargs: dict, output: Any, inputs_have_tensor: bool,
-                  name: str, versions: list | None = None) -> None:
-        """Post-execution of a torch call: an fx node, a static value, or dynamic.
-
-        ``versions`` are (tensor, ``_version``) of the tensor inputs before the call: a
-        version that moved means the call changed that tensor in place (``+=``,
-        ``inplace=True``, ``torch.relu_``, ``out=``, ``copy_``...), whatever its name says.
-        """
-        if name in T.DATA_DEPENDENT:
-            self._dynamic(f"`{name}` reads tensor values")
-        changed = [t for t, v in (versions or ()) if t._version != v]
-        if changed or T.contains_tensor(output):
-            fx_args = tuple(self.to_arg(a) for a in args)
-            fx_kwargs = {k: self.to_arg(v) for k, v in kwargs.items()}
-            n = self.graph.call(kind, target, fx_args, fx_kwargs)
-            if T.contains_tensor(output):
-                self._bind_output(n, output)
-            for t in changed:
-                self._tensor_mutated(t, n if t is output else None)
-            return
-        if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
-            return
-        if target in T.GRAD_MODE_OPS or name in STATE_SETTER_NAMES:
-            # Grad mode and autocast switches stay in the graph, in program order.
-            fx_args = tuple(self.to_arg(a) for a in args)
-            self.graph.call(kind, target, fx_args, {k: self.to_arg(v) for k, v in kwargs.items()})
-            self.graph_mutates = True
-            return
-        if inputs_have_tensor:
-            self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
-        if output is None and kind == "method":
-            return
-        if output is None and is_state_setter_name(name) and name not in HARMLESS_NAMES:
-            # set_default_dtype, use_deterministic_algorithms, set_num_threads...: the record
-            # would not replay the change.
-            self._dynamic(f"`torch.{name}` changes global torch state")
-        # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
-
-    def _bind_output(self, n, output) -> None:
-        if isinstance(output, torch.Tensor):
-            self.graph.bind(output, n)
-            self._new_outputs([output])
-            return
-        if isinstance(output, (tuple, list)):
-            for i, e in enumerate(output):
-                if isinstance(e, torch.Tensor):
-                    self.graph.bind(e, self.graph.getitem(n, i))
-                elif isinstance(e, (tuple, list)) and T.contains_tensor(e):
-                    self._bind_output(self.graph.getitem(n, i), e)
-            self._new_outputs([output, *output])   # torch.return_types results are new objects too
-            return
-        raise Unsupported(f"operator returned a {type(output).__name__} holding tensors")
-
-    def _tensor_mutated(self, t: torch.Tensor, n) -> None:
-        """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
-        self.graph_mutates = True
-        if n is not None:
-            self.graph.bind(t, n)
-        node = self.node(t)
-        if node is not None:
-            self.rg.inplace(node)   # a new ShadowVersion: Algorithm 1 lists it among the mock nodes
-            if node.source is not None:
-                self.mutated.add(node.node_id)
 
     # -- per-opcode handlers (CPython 3.11) -------------------------------------------------------------------
     def _pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
@@ -946,31 +793,6 @@ class Monitor:
     op_JUMP_IF_TRUE_OR_POP = op_JUMP_IF_FALSE_OR_POP = _jump
     op_POP_JUMP_IF_TRUE = op_POP_JUMP_IF_FALSE = _jump
 
-    def _pend_op(self, fs, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
-        """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
-        tensors = T.tensors_in(args, kwargs)
-        if tensors and name not in T.META_METHODS and self._inside_except():
-            self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
-                          "tensor values, so the branch taken cannot be guarded")
-        versions = [(t, t._version) for t in tensors]
-        self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
-
-    def _inside_except(self) -> bool:
-        """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error?"""
-        for fs in self.frames.values():
-            ranges = catching_ranges(fs.code)
-            if ranges:
-                at = fs.frame.f_lasti
-                for start, end, caught in ranges:
-                    if start <= at < end and catches_tensor_errors(caught, fs.frame):
-                        return True
-        return False
-
-    def _post_op(self, fs, stack, data):
-        kind, target, args, kwargs, name, versions = data
-        has_t = any(T.contains_tensor(a) for a in args) or any(T.contains_tensor(v) for v in kwargs.values())
-        self.record_op(kind, target, args, kwargs, stack[-1], has_t, name, versions)
-
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):
         v = stack[-1]
@@ -1082,287 +904,8 @@ class Monitor:
                 self.full_read(c)
         self._call(fs, fn, list(pos), dict(kw))
 
-    def _call(self, fs, fn, args: list, kwargs: dict) -> None:
-        if type(fn) is _functools_partial:
-            # partial(f, *a, **k)(*args): the call is f(*a, *args, **k, **kwargs); the bound
-            # arguments are reached from the (identity-guarded) partial object.
-            self._partial_fields(fn)
-            self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
-            return
-        # Bound builtin methods (lst.append fetched by LOAD_ATTR) -> unbound form.
-        if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
-            self_ = fn.__self__
-            if self_ is not None and not isinstance(self_, torch.Tensor) and not isinstance(self_, type):
-                unbound = getattr(type(self_), fn.__name__, None)
-                if unbound is not None:
-                    fn, args = unbound, [self_, *args]
-        if fn is _abc._abc_instancecheck or fn is _abc._abc_subclasscheck:
-            # isinstance/issubclass against an ABC: a function of the (guarded) types and of the
-            # ABC registries, whose every change (ABC.register) bumps abc.get_cache_token().
-            self.add_guard(AbcTokenGuard(ConstSource(abc, "abc"), abc.get_cache_token()))
-            self._pend(fs, self._post_new, 1)
-            return
-        if isinstance(fn, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
-            self._pend(fs, self._post_new, 1)   # super().__instancecheck__ in a metaclass: a type test
-            return
-        if type(fn).__name__ == "method-wrapper" and getattr(fn, "__objclass__", None) is not None:
-            unbound = getattr(fn.__objclass__, fn.__name__, None)
-            if unbound is not None and lookup(unbound) is not None:
-                fn, args = unbound, [fn.__self__, *args]
-        if (isinstance(fn, types.MethodType) and isinstance(fn.__self__, random.Random)) or (
-                isinstance(fn, types.FunctionType) and args and isinstance(args[0], random.Random)):
-            # (3.11's PRECALL unpacks bound methods: the function comes with self as args[0])
-            self._dynamic(f"calls `random.{fn.__name__}`, which is not a pure closure (PureClosure=False)")
-        if isinstance(fn, weakref.ref):
-            node = self.node(fn)
-            if node is not None and node.source is not None:
-                self._pend(fs, self._post_deref, DerefSource(node.source))
-            elif node is None:
-                raise BreakCompile("dereferences a weak reference of unknown origin")
-            else:
-                self._pend(fs, self._post_new, 1)   # made in this call: its target was seen
-            return
-        if fn is id and len(args) == 1:
-            node = self.node(args[0])
-            if not is_immutable(args[0]) and (node is None or node.source is None):
-                self._dynamic("uses `id()` of an object created in this call (a new number every call)")
-            self._guard_identity(args[0])
-        if fn is next and args:
-            self._check_stateful_iterator(args[0], "calls `next` on")
-        fn_cls = None
-        if isinstance(fn, types.MethodType) and fn.__func__ is _FUNCTION_APPLY:
-            fn_cls = fn.__self__
-        elif fn is _FUNCTION_APPLY and args and isinstance(args[0], type):
-            fn_cls = args[0]   # 3.11's PRECALL unpacked the bound classmethod
-        if fn_cls is not None and torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(args, kwargs)):
-            self._dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
-                          "its backward would be lost in the graph")
-        if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
-                and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None:
-            # Python bound method: runs monitored.
-            self._pend(fs, self._post_new, 1)
-            return
-        # tensor methods and torch functions -> operator nodes
-        mname = T.tensor_method_name(fn, args)
-        if mname is not None:
-            if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, torch.Tensor):
-                args = [fn.__self__, *args]
-            if mname in T.DATA_DEPENDENT:
-                if mname in _SCALAR_READS and self._value_guard(args[0]):
-                    self._pend(fs, self._post_new, 1, opaque=True)
-                    return
-                self._dynamic(f"`Tensor.{mname}` reads tensor values")
-            self._pend_op(fs, "method", mname, args, kwargs, mname)
-            return
-        if type(fn).__module__ == "magpy.api" and hasattr(fn, "_target"):
-            # A compiled callable inside the monitored program runs its target as plain code.
-            node = self.node(fn)
-            if node is not None and node.source is not None:
-                self.on_read(fn._target, AttrSource(node.source, "_target", "__dict__"), ("attr", "_target"), node)
-            fn = fn._target
-        if isinstance(fn, torch.nn.Module):
-            self._call_module(fn)
-            self._pend(fs, self._post_new, 1)
-            return
-        ann = lookup(fn)
-        if ann is None and T.is_torch_function(fn):
-            name = getattr(fn, "__name__", str(fn))
-            if name in T.DATA_DEPENDENT:
-                self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
-            self._pend_op(fs, "function", fn, args, kwargs, name)
-            return
-        if fn is sum and args:
-            self._sum(fs, args, kwargs)
-            return
-        if fn in _CONTEXTVAR_METHODS:
-            self._contextvar(fs, fn, args)
-            return
-        if ann is None and isinstance(fn, type) and issubclass(fn, torch.nn.Module) \
-                and fn.__module__.startswith("torch."):
-            self._read_args(list(args) + list(kwargs.values()), None, fn)
-            self._pend(fs, self._post_new, 1, opaque=True)   # torch's own module class: a new object
-            return
-        if ann is None:
-            ann = numpy_annotation(fn)
-        if ann is not None:
-            self._call_annotated(fs, fn, ann, args, kwargs)
-            return
-        if isinstance(fn, (types.FunctionType, types.MethodType)) or is_python_class(fn) \
-                or isinstance(fn, _functools_partial) or has_python_call(fn):
-            self._pend(fs, self._post_new, 1)   # inlined: its frames run monitored (Figure 12, step 0)
-            return
-        if type(fn).__name__ == "method-wrapper" and getattr(fn, "__name__", "") in ("__init__", "__init_subclass__"):
-            self._pend(fs, self._post_new, 1)
-            return
-        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
-        # Figure 12, step 1: stop here. Reported as unsupported, not as dynamic behaviour:
-        # an annotation (magpy.annotate) is all the function needs.
-        raise BreakCompile(f"calls native function `{name}` that has no MagPy annotation")
-
-    def _sum(self, fs, args, kwargs) -> None:
-        """``sum`` folds ``+`` over its items in C: over tensors that is a chain of graph adds.
-
-        The items are the container's elements, or the values a generator yields (collected
-        at its YIELD_VALUE instructions while the call runs)."""
-        it = args[0]
-        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
-        if isinstance(it, (list, tuple)):
-            self._read_args([it])
-            items = list(it)
-            self._pend(fs, self._post_sum, (items, start, None))
-        elif isinstance(it, types.GeneratorType):
-            collector: list = []
-            self.yield_collectors[id(it.gi_frame)] = collector
-            self._pend(fs, self._post_sum, (collector, start, it.gi_frame))
-        elif isinstance(it, (dict, set, frozenset, collections_deque)):
-            self._read_args([it], None, sum)
-            self._pend(fs, self._post_new, 1)
-        else:
-            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
-
-    def _post_sum(self, fs, stack, data):
-        items, start, frame = data
-        if frame is not None:
-            self.yield_collectors.pop(id(frame), None)
-        out = stack[-1]
-        if not isinstance(out, torch.Tensor):
-            if any(isinstance(i, torch.Tensor) for i in items):
-                self._dynamic("`sum` over tensors returned a non-tensor")
-            return
-        acc = self.to_arg(start)
-        for item in items:
-            acc = self.graph.call("function", _operator.add, (acc, self.to_arg(item)), {})
-        if not isinstance(acc, torch.fx.Node):
-            raise Unsupported("`sum` produced a tensor MagPy could not follow")
-        self.graph.bind(out, acc)
-        self._new_outputs([out])
-
     def op_YIELD_VALUE(self, fs, ins, stack):
         collector = self.yield_collectors.get(id(fs.frame))
         if collector is not None:
             collector.append(stack[-1])
 
-    def _contextvar(self, fs, fn, args) -> None:
-        """ContextVar.set/reset inside the call are fine if they leave the variable as found;
-        a get before any set in this call reads outside state that cannot be guarded."""
-        var = args[0]
-        if fn is contextvars.ContextVar.get and id(var) not in self.contextvars:
-            self._dynamic(f"reads context variable {var.name!r} set outside the call")
-        if fn is not contextvars.ContextVar.get and id(var) not in self.contextvars:
-            self.contextvars[id(var)] = (var, var.get(NO_VALUE))
-        self._pend(fs, self._post_new, 1)
-
-    def _call_module(self, mod: torch.nn.Module) -> None:
-        """``mod(x)`` runs ``Module.__call__`` (hooks, then ``forward``) in frames MagPy skips:
-        guard that it still has no hooks, still uses its class's ``__call__`` and that no
-        ``forward`` was set on the instance (or that it is still the one set)."""
-        node = self.node(mod)
-        self.uses_modules = True
-        if type(mod).__call__ is not torch.nn.Module.__call__:
-            return   # a Python __call__ of its own: its frame runs monitored
-        if node is not None and node.source is not None:
-            if "forward" in mod.__dict__:
-                self.add_guard(NoHooksGuard(node.source))
-                self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
-            else:
-                self.add_guard(ModuleCallGuard(node.source, type(mod)))   # also: `__class__` not swapped
-                self._guard_class_attr(type(mod), "forward")
-        elif module_has_hooks(mod):
-            raise BreakCompile(f"module {type(mod).__name__} has hooks")
-
-    def _call_annotated(self, fs, fn, ann: Annotation, args, kwargs) -> None:
-        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", str(fn))
-        if ann is DYNAMIC or not ann.pure_closure:
-            self._dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
-        if ann.meta:
-            self._pend(fs, self._post_new, 1, opaque=True)
-            return
-        if ann.as_op_node is not None:
-            # AsOpNode: the call itself becomes an operator-graph node (its native code never
-            # runs on the matched path; the graph calls it).
-            target = fn if ann.as_op_node == "function" else getattr(fn, "__name__", name)
-            self._pend_op(fs, ann.as_op_node, target, list(args), dict(kwargs), name)
-            return
-        if ann.out_inplace and args:
-            self._mutate(args[0])
-        if fn in _LOGGED_MUTATIONS and args and self._log_mutation(args[0], fn.__name__, args[1:]):
-            self._pend(fs, self._post_new, 1)
-            return
-        for i in ann.inplace:
-            if i < len(args):
-                self._mutate(args[i])
-        if ann.relation is not None and args:
-            rel = ann.relation(args, kwargs)
-            if rel is not None and rel[0] in ("setattr", "delattr"):
-                obj = args[0]
-                node = self.node(obj)
-                if node is not None and node.source is not None:
-                    self.attr_writes.setdefault(node.node_id, {})[rel[1]] = True
-                self._read_args(args[1:2])
-                self._pend(fs, self._post_nothing, None, opaque=True)
-                return
-            if rel is not None:
-                obj = args[0]
-                node = self.node(obj)
-                if isinstance(obj, torch.Tensor):
-                    if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or
-                                                                     callable(getattr(type(obj), str(rel[1]), None)))):
-                        self._pend(fs, self._post_new, 1, opaque=True)
-                        return
-                    raise BreakCompile(f"`{name}` on a tensor")
-                if node is not None and node.source is not None and is_immutable(rel[1]) \
-                        and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
-                    if rel[0] == "hasattr":
-                        self._pend(fs, self._post_hasattr, (node, rel), opaque=True)
-                        return
-                    if rel[0] == "attr":
-                        where, via = attr_location(obj, rel[1])
-                        if where in ("class_fn",):
-                            self._pend(fs, self._post_new, 1, opaque=True)
-                            return
-                        src = AttrSource(node.source, rel[1], via)
-                    else:
-                        if not isinstance(obj, (list, tuple, dict)):
-                            self._pend(fs, self._post_new, 1)
-                            return
-                        src = ItemSource(node.source, rel[1])
-                    default = len(args) > 2 or (rel[0] == "item" and fn is dict.get)
-                    self._pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
-                    return
-                self._pend(fs, self._post_new, 1, opaque=isinstance(obj, torch.nn.Module))
-                return
-        self._read_args(args, ann, fn)
-        self._read_args(list(kwargs.values()), None, fn)
-        # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
-        self._pend(fs, self._post_new, 1)
-
-    def _post_relation(self, fs, stack, data):
-        node, rel, src, has_default, obj = data
-        value = stack[-1]
-        if has_default:
-            present = relation_present(obj, rel)
-            self.add_guard(PresentGuard(src if rel[0] == "item" else AttrSource(node.source, rel[1]),
-                                        rel, present))
-            if not present:
-                return
-        self.on_read(value, src, rel, node)
-
-    def _partial_fields(self, p) -> None:
-        node = self.node(p)
-        if node is None:
-            raise BreakCompile("calls a functools.partial of unknown origin")
-        if node.source is None:
-            return   # made in this call: its fields were seen going in
-        args_src = AttrSource(node.source, "args")
-        for i, a in enumerate(p.args):
-            self.on_read(a, ItemSource(args_src, i))
-        if p.keywords:
-            self.on_read(p.keywords, AttrSource(node.source, "keywords"))
-            self.full_read(p.keywords)   # a dict: changed in place, so its contents are guarded
-
-    def _post_deref(self, fs, stack, src):
-        self.on_read(stack[-1], src)
-
-    def _post_hasattr(self, fs, stack, data):
-        node, rel = data
-        self.add_guard(HasAttrGuard(node.source, rel[1], bool(stack[-1])))

@@ -1,0 +1,373 @@
+"""The call decision of the monitor run (paper Figure 12): what a call does to the record.
+
+At ``CALL`` / ``CALL_FUNCTION_EX`` the monitor knows the callable and its arguments, and
+:meth:`CallRules._call` decides, before the call runs, what it means for the record:
+
+* a Python function, method or class runs *inlined*: its frames are monitored (step 0);
+* a tensor method or torch function becomes an operator-graph node (via
+  :mod:`magpy.tensor_ops`); an ``nn.Module`` call guards the module's hooks and ``forward``;
+* an annotated native function follows its annotation (:mod:`magpy.annotations`): PureClosure,
+  AsOpNode, InPlace, Relation (an attribute or item read with its source and guard);
+* a few natives get their own rule: ``functools.partial``, ``sum`` over tensors,
+  ``ContextVar`` get/set, ``weakref`` dereference, ``id()``, ``next()``, ABC checks and custom
+  ``autograd.Function``;
+* anything else native ends compilation for this call (step 1) with a break reason.
+
+Why a mixin: the call decision is one step of the monitor run, not a stage of its own. Every
+rule reads and extends the run's state (the RefGraph, guards, the operator graph) and pends a
+post-instruction callback that the run later compares by identity (``Monitor.exception``
+tests ``pending[0] == self._post_op``). A separate ``CallRules`` object would reach into all of
+``Monitor``'s fields from outside; as a mixin of :class:`~magpy.monitor.Monitor` its rules are
+methods of the run itself, and the surface they use is listed on the class.
+"""
+from __future__ import annotations
+
+import _abc
+import abc
+import collections
+import contextvars
+import functools
+import operator as _operator
+import random
+import types
+import weakref
+from typing import TYPE_CHECKING
+
+import torch
+
+from .annotations import DYNAMIC, Annotation, lookup
+from .annotations import torch_ops as T
+from .annotations.numpy_ops import numpy_annotation
+from .breaks import BreakCompile
+from .graph import OpGraph, Unsupported
+from .guards import AbcTokenGuard, HasAttrGuard, ModuleCallGuard, NoHooksGuard, PresentGuard
+from .objmodel import (
+    NO_VALUE,
+    attr_location,
+    has_python_call,
+    is_immutable,
+    is_python_class,
+    module_has_hooks,
+    relation_present,
+)
+from .refgraph import RefGraph
+from .source import AttrSource, ConstSource, DerefSource, ItemSource
+
+if TYPE_CHECKING:
+    from .monitor import FrameState
+
+_functools_partial = functools.partial
+_FUNCTION_APPLY = torch.autograd.Function.apply.__func__
+
+_CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextVar.reset, contextvars.ContextVar.get})
+
+# Tensor methods that read a value into Python: fine for a small value-guarded tensor.
+_SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
+
+# Container changes replayed by the mock as the same calls (see ``Monitor._log_mutation``).
+_LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collections.deque.append,
+                               collections.deque.appendleft, set.add, dict.__setitem__})
+
+
+class CallRules:
+    """Figure 12's call decision, as methods of the monitor run (mixed into ``Monitor``).
+
+    The host provides the run's state (``rg``, ``graph``, ``mutated``, ``attr_writes``,
+    ``yield_collectors``, ``contextvars``, ``uses_modules``) and its helpers: ``node``,
+    ``add_guard``, ``on_read``, ``full_read``, ``_read_args``, ``_guard_identity``,
+    ``_guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
+    ``_new_outputs``, ``_dynamic``, ``_pend`` with the posts ``_post_new``/``_post_nothing``,
+    and ``_pend_op``/``to_arg`` from :class:`~magpy.tensor_ops.OpRecorder`.
+
+    Each rule either pends a post-instruction callback (``_pend``) that sees the call's
+    result at the next instruction, or raises :class:`~magpy.breaks.BreakCompile`.
+    """
+
+    rg: RefGraph
+    graph: OpGraph
+    mutated: set[int]
+    attr_writes: dict[int, dict[str, object]]
+    yield_collectors: dict[int, list]
+    contextvars: dict[int, tuple]
+    uses_modules: bool
+
+    def _call(self, fs: FrameState, fn, args: list, kwargs: dict) -> None:
+        """Decide what calling ``fn(*args, **kwargs)`` means for the record (Figure 12)."""
+        if type(fn) is _functools_partial:
+            # partial(f, *a, **k)(*args): the call is f(*a, *args, **k, **kwargs); the bound
+            # arguments are reached from the (identity-guarded) partial object.
+            self._partial_fields(fn)
+            self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
+            return
+        # Bound builtin methods (lst.append fetched by LOAD_ATTR) -> unbound form.
+        if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
+            self_ = fn.__self__
+            if self_ is not None and not isinstance(self_, torch.Tensor) and not isinstance(self_, type):
+                unbound = getattr(type(self_), fn.__name__, None)
+                if unbound is not None:
+                    fn, args = unbound, [self_, *args]
+        if fn is _abc._abc_instancecheck or fn is _abc._abc_subclasscheck:
+            # isinstance/issubclass against an ABC: a function of the (guarded) types and of the
+            # ABC registries, whose every change (ABC.register) bumps abc.get_cache_token().
+            self.add_guard(AbcTokenGuard(ConstSource(abc, "abc"), abc.get_cache_token()))
+            self._pend(fs, self._post_new, 1)
+            return
+        if isinstance(fn, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
+            self._pend(fs, self._post_new, 1)   # super().__instancecheck__ in a metaclass: a type test
+            return
+        if type(fn).__name__ == "method-wrapper" and getattr(fn, "__objclass__", None) is not None:
+            unbound = getattr(fn.__objclass__, fn.__name__, None)
+            if unbound is not None and lookup(unbound) is not None:
+                fn, args = unbound, [fn.__self__, *args]
+        if (isinstance(fn, types.MethodType) and isinstance(fn.__self__, random.Random)) or (
+                isinstance(fn, types.FunctionType) and args and isinstance(args[0], random.Random)):
+            # (3.11's PRECALL unpacks bound methods: the function comes with self as args[0])
+            self._dynamic(f"calls `random.{fn.__name__}`, which is not a pure closure (PureClosure=False)")
+        if isinstance(fn, weakref.ref):
+            node = self.node(fn)
+            if node is not None and node.source is not None:
+                self._pend(fs, self._post_deref, DerefSource(node.source))
+            elif node is None:
+                raise BreakCompile("dereferences a weak reference of unknown origin")
+            else:
+                self._pend(fs, self._post_new, 1)   # made in this call: its target was seen
+            return
+        if fn is id and len(args) == 1:
+            node = self.node(args[0])
+            if not is_immutable(args[0]) and (node is None or node.source is None):
+                self._dynamic("uses `id()` of an object created in this call (a new number every call)")
+            self._guard_identity(args[0])
+        if fn is next and args:
+            self._check_stateful_iterator(args[0], "calls `next` on")
+        fn_cls = None
+        if isinstance(fn, types.MethodType) and fn.__func__ is _FUNCTION_APPLY:
+            fn_cls = fn.__self__
+        elif fn is _FUNCTION_APPLY and args and isinstance(args[0], type):
+            fn_cls = args[0]   # 3.11's PRECALL unpacked the bound classmethod
+        if fn_cls is not None and torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(args, kwargs)):
+            self._dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
+                          "its backward would be lost in the graph")
+        if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
+                and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None:
+            # Python bound method: runs monitored.
+            self._pend(fs, self._post_new, 1)
+            return
+        # tensor methods and torch functions -> operator nodes
+        mname = T.tensor_method_name(fn, args)
+        if mname is not None:
+            if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, torch.Tensor):
+                args = [fn.__self__, *args]
+            if mname in T.DATA_DEPENDENT:
+                if mname in _SCALAR_READS and self._value_guard(args[0]):
+                    self._pend(fs, self._post_new, 1, opaque=True)
+                    return
+                self._dynamic(f"`Tensor.{mname}` reads tensor values")
+            self._pend_op(fs, "method", mname, args, kwargs, mname)
+            return
+        if type(fn).__module__ == "magpy.api" and hasattr(fn, "_target"):
+            # A compiled callable inside the monitored program runs its target as plain code.
+            node = self.node(fn)
+            if node is not None and node.source is not None:
+                self.on_read(fn._target, AttrSource(node.source, "_target", "__dict__"), ("attr", "_target"), node)
+            fn = fn._target
+        if isinstance(fn, torch.nn.Module):
+            self._call_module(fn)
+            self._pend(fs, self._post_new, 1)
+            return
+        ann = lookup(fn)
+        if ann is None and T.is_torch_function(fn):
+            name = getattr(fn, "__name__", str(fn))
+            if name in T.DATA_DEPENDENT:
+                self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
+            self._pend_op(fs, "function", fn, args, kwargs, name)
+            return
+        if fn is sum and args:
+            self._sum(fs, args, kwargs)
+            return
+        if fn in _CONTEXTVAR_METHODS:
+            self._contextvar(fs, fn, args)
+            return
+        if ann is None and isinstance(fn, type) and issubclass(fn, torch.nn.Module) \
+                and fn.__module__.startswith("torch."):
+            self._read_args(list(args) + list(kwargs.values()), None, fn)
+            self._pend(fs, self._post_new, 1, opaque=True)   # torch's own module class: a new object
+            return
+        if ann is None:
+            ann = numpy_annotation(fn)
+        if ann is not None:
+            self._call_annotated(fs, fn, ann, args, kwargs)
+            return
+        if isinstance(fn, (types.FunctionType, types.MethodType)) or is_python_class(fn) \
+                or isinstance(fn, _functools_partial) or has_python_call(fn):
+            self._pend(fs, self._post_new, 1)   # inlined: its frames run monitored (Figure 12, step 0)
+            return
+        if type(fn).__name__ == "method-wrapper" and getattr(fn, "__name__", "") in ("__init__", "__init_subclass__"):
+            self._pend(fs, self._post_new, 1)
+            return
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+        # Figure 12, step 1: stop here. Reported as unsupported, not as dynamic behaviour:
+        # an annotation (magpy.annotate) is all the function needs.
+        raise BreakCompile(f"calls native function `{name}` that has no MagPy annotation")
+
+    def _sum(self, fs, args, kwargs) -> None:
+        """``sum`` folds ``+`` over its items in C: over tensors that is a chain of graph adds.
+
+        The items are the container's elements, or the values a generator yields (collected
+        at its YIELD_VALUE instructions while the call runs)."""
+        it = args[0]
+        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+        if isinstance(it, (list, tuple)):
+            self._read_args([it])
+            items = list(it)
+            self._pend(fs, self._post_sum, (items, start, None))
+        elif isinstance(it, types.GeneratorType):
+            collector: list = []
+            self.yield_collectors[id(it.gi_frame)] = collector
+            self._pend(fs, self._post_sum, (collector, start, it.gi_frame))
+        elif isinstance(it, (dict, set, frozenset, collections.deque)):
+            self._read_args([it], None, sum)
+            self._pend(fs, self._post_new, 1)
+        else:
+            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+
+    def _post_sum(self, fs, stack, data):
+        items, start, frame = data
+        if frame is not None:
+            self.yield_collectors.pop(id(frame), None)
+        out = stack[-1]
+        if not isinstance(out, torch.Tensor):
+            if any(isinstance(i, torch.Tensor) for i in items):
+                self._dynamic("`sum` over tensors returned a non-tensor")
+            return
+        acc = self.to_arg(start)
+        for item in items:
+            acc = self.graph.call("function", _operator.add, (acc, self.to_arg(item)), {})
+        if not isinstance(acc, torch.fx.Node):
+            raise Unsupported("`sum` produced a tensor MagPy could not follow")
+        self.graph.bind(out, acc)
+        self._new_outputs([out])
+
+    def _contextvar(self, fs, fn, args) -> None:
+        """ContextVar.set/reset inside the call are fine if they leave the variable as found;
+        a get before any set in this call reads outside state that cannot be guarded."""
+        var = args[0]
+        if fn is contextvars.ContextVar.get and id(var) not in self.contextvars:
+            self._dynamic(f"reads context variable {var.name!r} set outside the call")
+        if fn is not contextvars.ContextVar.get and id(var) not in self.contextvars:
+            self.contextvars[id(var)] = (var, var.get(NO_VALUE))
+        self._pend(fs, self._post_new, 1)
+
+    def _call_module(self, mod: torch.nn.Module) -> None:
+        """``mod(x)`` runs ``Module.__call__`` (hooks, then ``forward``) in frames MagPy skips:
+        guard that it still has no hooks, still uses its class's ``__call__`` and that no
+        ``forward`` was set on the instance (or that it is still the one set)."""
+        node = self.node(mod)
+        self.uses_modules = True
+        if type(mod).__call__ is not torch.nn.Module.__call__:
+            return   # a Python __call__ of its own: its frame runs monitored
+        if node is not None and node.source is not None:
+            if "forward" in mod.__dict__:
+                self.add_guard(NoHooksGuard(node.source))
+                self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
+            else:
+                self.add_guard(ModuleCallGuard(node.source, type(mod)))   # also: `__class__` not swapped
+                self._guard_class_attr(type(mod), "forward")
+        elif module_has_hooks(mod):
+            raise BreakCompile(f"module {type(mod).__name__} has hooks")
+
+    def _call_annotated(self, fs, fn, ann: Annotation, args, kwargs) -> None:
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", str(fn))
+        if ann is DYNAMIC or not ann.pure_closure:
+            self._dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
+        if ann.meta:
+            self._pend(fs, self._post_new, 1, opaque=True)
+            return
+        if ann.as_op_node is not None:
+            # AsOpNode: the call itself becomes an operator-graph node (its native code never
+            # runs on the matched path; the graph calls it).
+            target = fn if ann.as_op_node == "function" else getattr(fn, "__name__", name)
+            self._pend_op(fs, ann.as_op_node, target, list(args), dict(kwargs), name)
+            return
+        if ann.out_inplace and args:
+            self._mutate(args[0])
+        if fn in _LOGGED_MUTATIONS and args and self._log_mutation(args[0], fn.__name__, args[1:]):
+            self._pend(fs, self._post_new, 1)
+            return
+        for i in ann.inplace:
+            if i < len(args):
+                self._mutate(args[i])
+        if ann.relation is not None and args:
+            rel = ann.relation(args, kwargs)
+            if rel is not None and rel[0] in ("setattr", "delattr"):
+                obj = args[0]
+                node = self.node(obj)
+                if node is not None and node.source is not None:
+                    self.attr_writes.setdefault(node.node_id, {})[rel[1]] = True
+                self._read_args(args[1:2])
+                self._pend(fs, self._post_nothing, None, opaque=True)
+                return
+            if rel is not None:
+                obj = args[0]
+                node = self.node(obj)
+                if isinstance(obj, torch.Tensor):
+                    if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or
+                                                                     callable(getattr(type(obj), str(rel[1]), None)))):
+                        self._pend(fs, self._post_new, 1, opaque=True)
+                        return
+                    raise BreakCompile(f"`{name}` on a tensor")
+                if node is not None and node.source is not None and is_immutable(rel[1]) \
+                        and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
+                    if rel[0] == "hasattr":
+                        self._pend(fs, self._post_hasattr, (node, rel), opaque=True)
+                        return
+                    if rel[0] == "attr":
+                        where, via = attr_location(obj, rel[1])
+                        if where in ("class_fn",):
+                            self._pend(fs, self._post_new, 1, opaque=True)
+                            return
+                        src = AttrSource(node.source, rel[1], via)
+                    else:
+                        if not isinstance(obj, (list, tuple, dict)):
+                            self._pend(fs, self._post_new, 1)
+                            return
+                        src = ItemSource(node.source, rel[1])
+                    default = len(args) > 2 or (rel[0] == "item" and fn is dict.get)
+                    self._pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
+                    return
+                self._pend(fs, self._post_new, 1, opaque=isinstance(obj, torch.nn.Module))
+                return
+        self._read_args(args, ann, fn)
+        self._read_args(list(kwargs.values()), None, fn)
+        # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
+        self._pend(fs, self._post_new, 1)
+
+    def _post_relation(self, fs, stack, data):
+        node, rel, src, has_default, obj = data
+        value = stack[-1]
+        if has_default:
+            present = relation_present(obj, rel)
+            self.add_guard(PresentGuard(src if rel[0] == "item" else AttrSource(node.source, rel[1]),
+                                        rel, present))
+            if not present:
+                return
+        self.on_read(value, src, rel, node)
+
+    def _partial_fields(self, p) -> None:
+        node = self.node(p)
+        if node is None:
+            raise BreakCompile("calls a functools.partial of unknown origin")
+        if node.source is None:
+            return   # made in this call: its fields were seen going in
+        args_src = AttrSource(node.source, "args")
+        for i, a in enumerate(p.args):
+            self.on_read(a, ItemSource(args_src, i))
+        if p.keywords:
+            self.on_read(p.keywords, AttrSource(node.source, "keywords"))
+            self.full_read(p.keywords)   # a dict: changed in place, so its contents are guarded
+
+    def _post_deref(self, fs, stack, src):
+        self.on_read(stack[-1], src)
+
+    def _post_hasattr(self, fs, stack, data):
+        node, rel = data
+        self.add_guard(HasAttrGuard(node.source, rel[1], bool(stack[-1])))

@@ -1,0 +1,205 @@
+"""Recording tensor operations during the monitor run: each one becomes an fx node.
+
+A tensor method or torch function found by the call decision (:mod:`magpy.calls`) is
+*pended* (:meth:`OpRecorder._pend_op`): the versions of its tensor inputs are noted, the
+call runs in the real interpreter, and at the next instruction :meth:`OpRecorder.record_op`
+sees its output and adds the operator-graph node:
+
+* tensor arguments become graph nodes or placeholders with their source (:meth:`to_arg`);
+  everything else is baked into the node as a constant;
+* a tensor input whose ``_version`` moved was changed in place: a new ShadowVersion
+  (InPlace) and a graph that mutates;
+* a tensor operation that returns no tensor but reads tensor values is dynamic, and so is
+  one inside a ``try`` whose ``except`` could catch a tensor error;
+* a small CPU tensor read from outside may have its *value* guarded instead
+  (:meth:`_value_guard`).
+
+Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
+:class:`~magpy.monitor.Monitor`: these are steps of the same run over its state.
+"""
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .annotations import torch_ops as T
+from .bytecode import catches_tensor_errors, catching_ranges
+from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_name
+from .graph import OpGraph, Unsupported
+from .guards import TensorValueGuard
+from .objmodel import IMMUTABLE_TYPES, is_numpy_number
+from .refgraph import RefGraph
+
+if TYPE_CHECKING:
+    from .monitor import FrameState
+
+
+class OpRecorder:
+    """Tensor operations of the monitor run become operator-graph nodes (mixed into ``Monitor``).
+
+    The host provides the run's state (``rg``, ``graph``, ``frames``, ``mutated``,
+    ``graph_mutates``) and its helpers ``node``, ``add_guard``, ``full_read``,
+    ``_new_outputs``, ``_dynamic`` and ``_pend``.
+    """
+
+    rg: RefGraph
+    graph: OpGraph
+    frames: dict[int, FrameState]
+    mutated: set[int]
+    graph_mutates: bool
+
+    def _pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
+        """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
+        tensors = T.tensors_in(args, kwargs)
+        if tensors and name not in T.META_METHODS and self._inside_except():
+            self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
+                          "tensor values, so the branch taken cannot be guarded")
+        versions = [(t, t._version) for t in tensors]
+        self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
+
+    def _inside_except(self) -> bool:
+        """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error?"""
+        for fs in self.frames.values():
+            ranges = catching_ranges(fs.code)
+            if ranges:
+                at = fs.frame.f_lasti
+                for start, end, caught in ranges:
+                    if start <= at < end and catches_tensor_errors(caught, fs.frame):
+                        return True
+        return False
+
+    def _post_op(self, fs, stack, data):
+        """The pended operation ran: record it with its output."""
+        kind, target, args, kwargs, name, versions = data
+        has_t = any(T.contains_tensor(a) for a in args) or any(T.contains_tensor(v) for v in kwargs.values())
+        self.record_op(kind, target, args, kwargs, stack[-1], has_t, name, versions)
+
+    def to_arg(self, v: Any, _depth: int = 0) -> Any:
+        """Convert a runtime value to an fx argument: tensors become nodes, the rest is baked in."""
+        if isinstance(v, torch.Tensor):
+            n = self.graph.node_of(v)
+            if n is not None:
+                return n
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                return self.graph.placeholder(v, node.source)
+            raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
+        t = type(v)
+        if t in IMMUTABLE_TYPES or v is None:
+            return v
+        if is_numpy_number(v):
+            return v.item()   # torch reads a numpy scalar as the Python number (generated code has no `np`)
+        if _depth > 6:
+            raise Unsupported("argument nested too deeply")
+        if isinstance(v, (list, tuple)):
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                self.full_read(v)
+            conv = [self.to_arg(e, _depth + 1) for e in v]
+            if t is torch.Size:
+                return torch.Size(conv) if all(type(c) is int for c in conv) else tuple(conv)
+            if t is list or t is tuple:
+                return t(conv)
+            if hasattr(v, "_fields"):
+                return tuple(conv)
+            return tuple(conv) if isinstance(v, tuple) else list(conv)
+        if isinstance(v, dict):
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                self.full_read(v)
+            return {k: self.to_arg(e, _depth + 1) for k, e in v.items()}
+        if t is slice:
+            return slice(self.to_arg(v.start), self.to_arg(v.stop), self.to_arg(v.step))
+        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) and T.is_torch_function(v):
+            return v
+        if isinstance(v, torch.nn.Module):
+            raise Unsupported(f"a module ({type(v).__name__}) passed to a tensor operator")
+        if isinstance(v, (float, int, bool, str)):
+            return v
+        raise Unsupported(f"cannot pass a {t.__name__} to a tensor operator")
+
+    def record_op(self, kind: str, target: Any, args: list, kwargs: dict, output: Any, inputs_have_tensor: bool,
+                  name: str, versions: list | None = None) -> None:
+        """Post-execution of a torch call: an fx node, a static value, or dynamic.
+
+        ``versions`` are (tensor, ``_version``) of the tensor inputs before the call: a
+        version that moved means the call changed that tensor in place (``+=``,
+        ``inplace=True``, ``torch.relu_``, ``out=``, ``copy_``...), whatever its name says.
+        """
+        if name in T.DATA_DEPENDENT:
+            self._dynamic(f"`{name}` reads tensor values")
+        changed = [t for t, v in (versions or ()) if t._version != v]
+        if changed or T.contains_tensor(output):
+            fx_args = tuple(self.to_arg(a) for a in args)
+            fx_kwargs = {k: self.to_arg(v) for k, v in kwargs.items()}
+            n = self.graph.call(kind, target, fx_args, fx_kwargs)
+            if T.contains_tensor(output):
+                self._bind_output(n, output)
+            for t in changed:
+                self._tensor_mutated(t, n if t is output else None)
+            return
+        if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
+            return
+        if target in T.GRAD_MODE_OPS or name in STATE_SETTER_NAMES:
+            # Grad mode and autocast switches stay in the graph, in program order.
+            fx_args = tuple(self.to_arg(a) for a in args)
+            self.graph.call(kind, target, fx_args, {k: self.to_arg(v) for k, v in kwargs.items()})
+            self.graph_mutates = True
+            return
+        if inputs_have_tensor:
+            self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
+        if output is None and kind == "method":
+            return
+        if output is None and is_state_setter_name(name) and name not in HARMLESS_NAMES:
+            # set_default_dtype, use_deterministic_algorithms, set_num_threads...: the record
+            # would not replay the change.
+            self._dynamic(f"`torch.{name}` changes global torch state")
+        # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
+
+    def _bind_output(self, n, output) -> None:
+        """Bind each tensor of ``output`` (a tensor or nested tuples/lists) to ``n`` or its items."""
+        if isinstance(output, torch.Tensor):
+            self.graph.bind(output, n)
+            self._new_outputs([output])
+            return
+        if isinstance(output, (tuple, list)):
+            for i, e in enumerate(output):
+                if isinstance(e, torch.Tensor):
+                    self.graph.bind(e, self.graph.getitem(n, i))
+                elif isinstance(e, (tuple, list)) and T.contains_tensor(e):
+                    self._bind_output(self.graph.getitem(n, i), e)
+            self._new_outputs([output, *output])   # torch.return_types results are new objects too
+            return
+        raise Unsupported(f"operator returned a {type(output).__name__} holding tensors")
+
+    def _tensor_mutated(self, t: torch.Tensor, n) -> None:
+        """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
+        self.graph_mutates = True
+        if n is not None:
+            self.graph.bind(t, n)
+        node = self.node(t)
+        if node is not None:
+            self.rg.inplace(node)   # a new ShadowVersion: Algorithm 1 lists it among the mock nodes
+            if node.source is not None:
+                self.mutated.add(node.node_id)
+
+    def _value_guard(self, t: torch.Tensor) -> bool:
+        """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
+
+        Only where that is sound and cheap: a CPU tensor (reading a GPU value is a device
+        sync on every call), not a trainable parameter (its value changes every step, so
+        the guard would only recompile), read as it came in, before any operator of this
+        run changed a tensor in place (through a view it may alias). NaN compares equal
+        to NaN in the guard.
+        """
+        node = self.node(t)
+        if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
+                or self.graph_mutates or type(t) is not torch.Tensor:
+            return False
+        n = self.graph.node_of(t)
+        if n is not None and n.op != "placeholder":
+            return False
+        self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
+        return True
