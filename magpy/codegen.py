@@ -116,10 +116,11 @@ def _tensor_checker(tensors: list[torch.Tensor]) -> Callable:
     try:
         from torch._C._dynamo.guards import TensorGuards
 
-        tg = TensorGuards(*tensors, dynamic_dims_sizes=[list(t.size()) for t in tensors],
-                          dynamic_dims_strides=[list(t.stride()) for t in tensors])
-        if tg.check(*tensors) and not tg.check(*[_retyped(t) for t in tensors]):
-            return tg.check
+        with torch._C.DisableTorchFunctionSubclass():   # no user __torch_function__ for MagPy's reads
+            tg = TensorGuards(*tensors, dynamic_dims_sizes=[list(t.size()) for t in tensors],
+                              dynamic_dims_strides=[list(t.stride()) for t in tensors])
+            if tg.check(*tensors) and not tg.check(*[_retyped(t) for t in tensors]):
+                return tg.check
     except Exception:   # pragma: no cover - fallback when the torch helper changes
         pass
     meta = [(type(t), t.dtype, t.device, tuple(t.shape), t.stride(), t.requires_grad) for t in tensors]
@@ -341,6 +342,11 @@ class _MockBuilder:
 
 def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> GeneratedCode:
     """Build guard and mock for one finished monitor run (raises Unsupported for what it cannot mock)."""
+    with torch._C.DisableTorchFunctionSubclass():   # MagPy's reads of example tensors are not the user's
+        return _generate(mon, call_shape, graph_mod_factory)
+
+
+def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> GeneratedCode:
     pool = ConstPool()
     vars_ = _Vars(pool)
     # Before any local is defined: checks batched in C decide which sources are constants.

@@ -122,6 +122,9 @@ ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, s
                              dict.fromkeys, abs, round})
 
 
+_no_subclass_functions = torch._C.DisableTorchFunctionSubclass
+
+
 class Monitor(CallRules, OpRecorder):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
@@ -202,6 +205,12 @@ class Monitor(CallRules, OpRecorder):
         fs = self.frames.get(id(frame))
         if fs is None or fs.frame is not frame:
             return
+        # MagPy's own reads of tensors (shapes, versions) must not run a user subclass's
+        # __torch_function__: that would be a side effect eager does not have.
+        with _no_subclass_functions():
+            self._instruction(fs, frame, offset, stack)
+
+    def _instruction(self, fs, frame, offset: int, stack: list) -> None:
         try:
             if fs.pending is not None:
                 post, data = fs.pending

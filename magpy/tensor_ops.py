@@ -56,7 +56,7 @@ class OpRecorder:
         if tensors and name not in T.META_METHODS and self._inside_except():
             self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                           "tensor values, so the branch taken cannot be guarded")
-        versions = [(t, t._version) for t in tensors]
+        versions = [(t, _version(t)) for t in tensors]
         self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 
     def _inside_except(self) -> bool:
@@ -130,7 +130,7 @@ class OpRecorder:
         """
         if name in T.DATA_DEPENDENT:
             self._dynamic(f"`{name}` reads tensor values")
-        changed = [t for t, v in (versions or ()) if t._version != v]
+        changed = [t for t, v in (versions or ()) if _version(t) != v]
         if changed or T.contains_tensor(output):
             fx_args = tuple(self.to_arg(a) for a in args)
             fx_kwargs = {k: self.to_arg(v) for k, v in kwargs.items()}
@@ -195,6 +195,8 @@ class OpRecorder:
         to NaN in the guard.
         """
         node = self.node(t)
+        if type(t) is not torch.Tensor:
+            return False   # a subclass: its own reads would run its __torch_function__
         if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
                 or self.graph_mutates or type(t) is not torch.Tensor:
             return False
@@ -203,3 +205,15 @@ class OpRecorder:
             return False
         self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
         return True
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def _version(t: torch.Tensor) -> int:
+    """``t._version`` without running a tensor subclass's ``__torch_function__`` (MagPy's own
+    reads must not show up in what the user's subclass observes)."""
+    if type(t) in _PLAIN:
+        return t._version
+    with torch._C.DisableTorchFunctionSubclass():
+        return t._version

@@ -115,3 +115,18 @@ def inputs(i):
     x = torch.arange(6.0).view(2, 3)
     return x[:, ::2] if i == 2 else x[:1]
 """)
+
+program(F_, "subclass_torch_function_log", """
+LOG = []
+class Logged(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        LOG.append(getattr(func, "__name__", str(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+w = torch.randn(2, 3)
+def f(x):
+    return (x * 2 + w).sum(0)
+def make(): return f
+def inputs(i): return torch.randn(2, 3).as_subclass(Logged)
+def state(): return list(LOG)
+""")
