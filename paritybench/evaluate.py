@@ -112,6 +112,7 @@ class EagerTrace:
 
     calls: list[dict[str, Any]]
     state: dict[str, torch.Tensor] | None
+    initial: dict[str, torch.Tensor] | None = None   # the state before the first call
 
     def difference(self, other: EagerTrace, rtol: float, atol: float) -> str | None:
         """Where ``other`` first departs from this trace, or None."""
@@ -121,8 +122,24 @@ class EagerTrace:
                 if found:
                     return found
         if self.state is not None and other.state is not None:
-            return difference(self.state, other.state, rtol, atol, where="state_dict after the calls")
+            mine, theirs = self._comparable(other, rtol, atol)
+            return difference(mine, theirs, rtol, atol, where="state_dict after the calls")
         return None
+
+    def _comparable(self, other: EagerTrace, rtol: float, atol: float) -> tuple[dict, dict]:
+        """Final states to compare. A buffer that started out different in the two copies
+        (``torch.FloatTensor(n)`` is uninitialised memory) and that the reference calls left
+        as it was is compared as "left as it was", not by its arbitrary values."""
+        mine, theirs = dict(self.state), dict(other.state)
+        if self.initial is None or other.initial is None:
+            return mine, theirs
+        for k in list(mine):
+            a0, b0 = self.initial.get(k), other.initial.get(k)
+            if a0 is None or b0 is None or k not in theirs:
+                continue
+            if difference(a0, b0, 0.0, 0.0, where=k) and not difference(a0, mine[k], 0.0, 0.0, where=k):
+                mine[k], theirs[k] = b0, theirs[k]   # the reference did not touch it: neither may the compiler
+        return mine, theirs
 
 
 def call_sequence(
@@ -134,6 +151,8 @@ def call_sequence(
 ) -> EagerTrace:
     """Call ``fn`` ``cfg.calls`` times on the seeded inputs and record what happened."""
     calls = []
+    owner = state_owner() if state_owner is not None else None
+    initial = _state(owner)
     for k in range(cfg.calls):
         args, kwargs = make_inputs(case, cfg, k)
         if before_call is not None:
@@ -143,7 +162,7 @@ def call_sequence(
             out = fn(*args, **kwargs)
         calls.append({"output": snapshot(out), "inputs": snapshot((args, kwargs))})
     owner = state_owner() if state_owner is not None else None
-    return EagerTrace(calls, _state(owner))
+    return EagerTrace(calls, _state(owner), initial)
 
 
 def _state(owner: Any) -> dict[str, torch.Tensor] | None:

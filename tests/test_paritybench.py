@@ -441,3 +441,23 @@ def test_corpus_run_matches_what_the_programs_declare(tmp_path):
     loads = [e for p in (out / "files").glob("*.jsonl") for e in read_events(p) if e.get("event") == "load"]
     assert all(e["ok"] for e in loads)
     assert all("torchvision" in e["stubs"]["modules"] for e in loads)  # the preamble imports it; it cannot load here
+
+
+def test_uninitialised_buffers_are_compared_as_left_alone():
+    """`torch.FloatTensor(n)` holds whatever memory it got: two fresh copies differ, so a buffer the
+    reference never touched must be judged by "left as it was", while real changes still count."""
+    import torch
+
+    from paritybench.evaluate import EagerTrace
+
+    ref = EagerTrace([], {"junk": torch.tensor([1e25]), "w": torch.tensor([2.0])},
+                     {"junk": torch.tensor([1e25]), "w": torch.tensor([1.0])})
+    same_junk_untouched = EagerTrace([], {"junk": torch.tensor([-3.0]), "w": torch.tensor([2.0])},
+                                     {"junk": torch.tensor([-3.0]), "w": torch.tensor([1.0])})
+    junk_changed = EagerTrace([], {"junk": torch.tensor([0.0]), "w": torch.tensor([2.0])},
+                              {"junk": torch.tensor([-3.0]), "w": torch.tensor([1.0])})
+    w_wrong = EagerTrace([], {"junk": torch.tensor([-3.0]), "w": torch.tensor([5.0])},
+                         {"junk": torch.tensor([-3.0]), "w": torch.tensor([1.0])})
+    assert ref.difference(same_junk_untouched, 1e-4, 1e-5) is None
+    assert ref.difference(junk_changed, 1e-4, 1e-5) is not None
+    assert ref.difference(w_wrong, 1e-4, 1e-5) is not None
