@@ -141,7 +141,7 @@ def bind_callee(mon: Monitor, frame: types.FrameType, code: types.CodeType) -> N
         src = defaults_of.get(name)
         if src is not None and fn.__defaults__[int(src.key)] is v:
             mon.on_read(v, src)
-        elif name == first_param and isinstance(v, torch.autograd.function.FunctionCtx):
+        elif isinstance(v, torch.autograd.function.FunctionCtx):
             mon.rg.new(v)   # `ctx` of a custom autograd.Function: made by Function.apply in C
         elif name == first_param and code.co_name in _CONSTRUCTORS:
             mon.rg.new(v)   # the object being built: made by type.__call__ in C during this call
