@@ -99,6 +99,11 @@ class CallRules:
             self._partial_fields(fn)
             self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
             return
+        if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
+                and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
+            # The legacy wrapper: `Variable(t)` is a new tensor sharing t's data, without grad.
+            self._pend_op(fs, "method", "detach", [args[0]], {}, "detach")
+            return
         # Bound builtin methods (lst.append fetched by LOAD_ATTR) -> unbound form.
         if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
             self_ = fn.__self__

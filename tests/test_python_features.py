@@ -304,3 +304,21 @@ def test_training_mode_batchnorm_dropout_and_backward():
         assert same(m[1].running_mean, ref[1].running_mean)           # buffers updated in place
         assert int(m[1].num_batches_tracked) == int(ref[1].num_batches_tracked) == step + 1
     assert magpy.stats(cm).monitor_runs == 1
+
+
+def test_legacy_variable_wrapper_is_a_detach():
+    """`Variable(t)` (old code in real models) shares t's data without grad: a detach in the graph."""
+    from torch.autograd import Variable
+
+    lin = nn.Linear(3, 3)
+
+    def f(x):
+        h = Variable(torch.zeros(2, 3))
+        return lin(x) + Variable(x * 2) + h
+
+    cm = run(f, *[(torch.randn(2, 3),)] * 3)
+    x1, x2 = torch.randn(2, 3, requires_grad=True), None
+    x2 = x1.detach().clone().requires_grad_(True)
+    cm(x1).sum().backward()
+    f(x2).sum().backward()
+    assert torch.allclose(x1.grad, x2.grad)
