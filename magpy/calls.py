@@ -40,7 +40,15 @@ from .annotations import torch_ops as T
 from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .graph import OpGraph, Unsupported
-from .guards import AbcTokenGuard, HasAttrGuard, ModuleCallGuard, NoHooksGuard, PresentGuard
+from .guards import (
+    AbcTokenGuard,
+    AbsentGuard,
+    HasAttrGuard,
+    ModuleCallGuard,
+    ModuleHooksGuard,
+    NoHooksGuard,
+    PresentGuard,
+)
 from .objmodel import (
     NO_VALUE,
     attr_location,
@@ -57,6 +65,8 @@ if TYPE_CHECKING:
     from .monitor import FrameState
 
 _functools_partial = functools.partial
+_HOOK_TABLES = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 
 _CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextVar.reset, contextvars.ContextVar.get})
@@ -270,7 +280,20 @@ class CallRules:
         self.uses_modules = True
         if type(mod).__call__ is not torch.nn.Module.__call__:
             return   # a Python __call__ of its own: its frame runs monitored
-        if node is not None and node.source is not None:
+        if node is not None and node.source is not None and module_has_hooks(mod):
+            # Forward (pre-)hooks run in Module.__call__ (skipped) but their own frames are
+            # monitored, and tensors flow through by identity: the record holds while the module
+            # has exactly these hooks, in this order. Backward hooks rewrap tensors in C: break.
+            if mod._backward_hooks or mod._backward_pre_hooks:
+                raise BreakCompile(f"module {type(mod).__name__} has backward hooks")
+            self.add_guard(ModuleHooksGuard(node.source, type(mod), {
+                name: list(getattr(mod, name).items()) for name in _HOOK_TABLES if hasattr(mod, name)}))
+            if "forward" in mod.__dict__:
+                self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
+            else:
+                self.add_guard(AbsentGuard(node.source, "forward"))
+                self._guard_class_attr(type(mod), "forward")
+        elif node is not None and node.source is not None:
             if "forward" in mod.__dict__:
                 self.add_guard(NoHooksGuard(node.source))
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))

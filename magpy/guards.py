@@ -454,3 +454,23 @@ class AbcTokenGuard(Guard):
 
     def describe(self):
         return f"abc.get_cache_token() == {self.token} (no ABC.register since)"
+
+
+@dataclass(eq=False)
+class ModuleHooksGuard(Guard):
+    """``module(x)`` runs exactly these forward (pre-)hooks, in this order, and no backward hooks:
+    a submodule that had hooks when the record was made (the hooks' own code was monitored)."""
+
+    cls: type
+    tables: dict
+    kind: ClassVar[str] = "module_hooks"
+
+    def check_expr(self, var, vars_, pool):
+        parts = [f"type({var}) is {pool.ref(self.cls)}",
+                 f"not ({var}._backward_hooks or {var}._backward_pre_hooks)"]
+        parts += [f"list({var}.{name}.items()) == {pool.ref(items)}" for name, items in self.tables.items()]
+        return " and ".join(parts)
+
+    def describe(self):
+        n = sum(len(v) for v in self.tables.values())
+        return f"{self.source.describe()} has exactly its {n} forward hook(s) of the monitor run"

@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 from . import capture
-from .annotations import Annotation
+from .annotations import Annotation, lookup
 from .annotations import torch_ops as T
 from .binding import bind_callee
 from .breaks import BreakCompile
@@ -96,6 +96,9 @@ def _skip_codes() -> set:
         fn = getattr(M, name, None)
         if fn is not None:
             codes.add(fn.__code__)
+            # and the helpers they define per call (`inner`, which runs the hooks): their
+            # closure cells are per-call objects, never outside state
+            codes.update(c for c in fn.__code__.co_consts if isinstance(c, types.CodeType))
     apply = getattr(torch.autograd.Function, "apply", None)
     if apply is not None and hasattr(apply, "__func__"):
         codes.add(apply.__func__.__code__)
@@ -123,6 +126,14 @@ ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, s
 
 
 _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
+
+
+def _annotated_codes() -> frozenset:
+    """Code objects of Python functions that carry an annotation (a quick pre-filter)."""
+    from .annotations import REGISTRY, _ensure_loaded
+
+    _ensure_loaded()
+    return REGISTRY.python_codes()
 
 
 class Monitor(CallRules, OpRecorder):
@@ -187,6 +198,13 @@ class Monitor(CallRules, OpRecorder):
             if code is not self.top_code:
                 return False
             self.top_frame = frame
+        elif code in _annotated_codes():
+            # An annotated Python function called from a frame MagPy skips (Module._call_impl
+            # calling torch.compiler.is_compiling): opaque, as when the monitor sees the call.
+            be = capture.backend()
+            fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+            if fn is not None and lookup(fn) is not None:
+                return False
         fs = FrameState(frame, code, instructions(code), is_top)
         if is_top:
             fs.unwritten_params = set(self.param_sources)

@@ -57,6 +57,13 @@ class Registry:
 
     def add(self, fn: Any, ann: Annotation) -> None:
         self._by_id[id(fn)] = (fn, ann)
+        self._codes = None
+
+    def python_codes(self) -> frozenset:
+        """Code objects of the annotated Python functions."""
+        if getattr(self, "_codes", None) is None:
+            self._codes = frozenset(getattr(fn, "__code__", None) for fn, _ in self._by_id.values()) - {None}
+        return self._codes
 
     def get(self, fn: Any) -> Annotation | None:
         hit = self._by_id.get(id(fn))

@@ -168,3 +168,28 @@ def inputs(i): return torch.ones(2, 3)
 def step(i):
     if i == 2: m.load_state_dict(SD)
 """)
+
+program(F_, "submodule_hooks_at_compile_time_hit", """
+SEEN = []
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+m = Net()
+SCALE = [2.0]
+m.a.register_forward_pre_hook(lambda mod, args: (args[0] * SCALE[0],))
+m.b.register_forward_hook(lambda mod, args, out: out + 1)
+m.b.register_forward_hook(lambda mod, args, out: SEEN.append(out.shape[0]))
+H = []
+NCALLS = 6
+def make(): return m
+def inputs(i): return torch.randn(3, 4)
+def state(): return list(SEEN)
+def step(i):
+    if i == 2: SCALE[0] = 5.0
+    if i == 3: H.append(m.a.register_forward_hook(lambda mod, args, out: out * 0))
+    if i == 5: H.pop().remove()
+""")
