@@ -65,6 +65,32 @@ if TYPE_CHECKING:
     from .monitor import FrameState
 
 _functools_partial = functools.partial
+def _legacy_constructor(fn, args: list, kwargs: dict):
+    """``torch.Tensor(2, 3)``, ``torch.FloatTensor([1, 2])``, ``torch.cuda.LongTensor(n)``: the
+    typed constructors of old code, as the factory they amount to (``torch.empty`` for sizes,
+    ``torch.tensor`` for data), or None when the call is something else."""
+    if fn is torch.Tensor:
+        dtype, device = torch.get_default_dtype(), "cpu"
+    elif type(fn).__name__ == "tensortype":
+        dtype, device = fn.dtype, ("cuda" if fn.is_cuda else "cpu")
+    else:
+        return None
+    if kwargs or not args:
+        return None
+    if all(type(a) is int for a in args) or (len(args) == 1 and type(args[0]) is torch.Size):
+        sizes = tuple(args[0]) if type(args[0]) is torch.Size else tuple(args)
+        return torch.empty, [sizes], {"dtype": dtype, "device": device}
+    if len(args) == 1 and type(args[0]) in (list, tuple) and _numbers(args[0]):
+        return torch.tensor, [args[0]], {"dtype": dtype, "device": device}
+    return None
+
+
+def _numbers(v, depth: int = 0) -> bool:
+    if type(v) in (list, tuple):
+        return depth < 8 and all(_numbers(e, depth + 1) for e in v)
+    return type(v) in (int, float, bool)
+
+
 _HOOK_TABLES = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                 "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__
@@ -108,6 +134,11 @@ class CallRules:
             # arguments are reached from the (identity-guarded) partial object.
             self._partial_fields(fn)
             self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
+            return
+        legacy = _legacy_constructor(fn, args, kwargs)
+        if legacy is not None:
+            factory, fargs, fkwargs = legacy
+            self._pend_op(fs, "function", factory, fargs, fkwargs, getattr(fn, "__name__", "Tensor"))
             return
         if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):

@@ -322,3 +322,21 @@ def test_legacy_variable_wrapper_is_a_detach():
     cm(x1).sum().backward()
     f(x2).sum().backward()
     assert torch.allclose(x1.grad, x2.grad)
+
+
+def test_legacy_typed_constructors_become_factories():
+    """`torch.FloatTensor(data)`, `torch.LongTensor(idx)`, `torch.Tensor(2, 3)` in forward (old
+    code in real models): `torch.tensor`/`torch.empty` in the graph, data guarded like any read."""
+    weights = [1.0, 2.0, 3.0]
+
+    def f(x):
+        w = torch.FloatTensor(weights)
+        idx = torch.LongTensor([0, 2])
+        z = torch.Tensor(2, 3).zero_()
+        return x * w + x[idx].sum() + z.sum()
+
+    x = torch.randn(3)
+    cm = run(f, (x,), (x,))
+    weights[1] = 7.0
+    assert same(cm(x), f(x))
+    assert magpy.stats(cm).monitor_runs == 2
