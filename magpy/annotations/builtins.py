@@ -159,4 +159,12 @@ for _obj in (inspect.signature, inspect.unwrap, inspect.getfullargspec, inspect.
              sys.getdefaultencoding):
     _add(_obj, _STATIC)
 
+# `with warnings.catch_warnings():` tells the C warnings module its filter list changed (a cache
+# invalidation): no effect on what the program computes; the filter list itself is an attribute
+# of the warnings module, read and written through sources like any other.
+import warnings as _warnings  # noqa: E402
+
+if hasattr(_warnings, "_filters_mutated"):
+    _add(_warnings._filters_mutated, Annotation(value_read=(), note="warnings filter cache invalidation"))
+
 del _fn, _name, _obj, _cls, _mutators

@@ -141,3 +141,20 @@ def make(): return f
 def inputs(i): return (W, torch.randn(3))
 def post(out, i): return [o.requires_grad for o in out]
 """)
+
+program(F_, "catch_warnings_in_forward", """
+import warnings
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+    def forward(self, x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = self.lin(x)
+        return y
+m = Net()
+def make(): return m
+def inputs(i): return torch.randn(2, 4)
+def state(): return len(warnings.filters), warnings.showwarning
+""")
