@@ -10,6 +10,7 @@ backend is free to fuse and drop every intermediate.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
@@ -26,7 +27,7 @@ class OpGraph:
     def __init__(self) -> None:
         self.graph = fx.Graph()
         self._node_of: dict[int, fx.Node] = {}
-        self._keep: list[Any] = []          # tensors kept alive so ids stay unique
+        self._keep: list[Any] = []          # tensors that cannot be weakly referenced
         self.inputs: list[tuple[Any, Any]] = []   # (source, example tensor)
         self.op_count = 0
 
@@ -34,8 +35,16 @@ class OpGraph:
         return self._node_of.get(id(tensor))
 
     def bind(self, tensor: torch.Tensor, node: fx.Node) -> None:
-        self._node_of[id(tensor)] = node
-        self._keep.append(tensor)
+        """``tensor`` is the value of ``node``. Intermediates are not kept alive (a monitor run
+        would hold every activation at once): when one dies, its id is forgotten before the
+        memory can be reused by another tensor."""
+        key = id(tensor)
+        if key not in self._node_of:
+            try:
+                weakref.finalize(tensor, self._node_of.pop, key, None)
+            except TypeError:
+                self._keep.append(tensor)
+        self._node_of[key] = node
         node.meta["example_value_shape"] = tuple(tensor.shape)
 
     def placeholder(self, tensor: torch.Tensor, source: Any) -> fx.Node:

@@ -27,8 +27,10 @@ immutable), :mod:`magpy.guards` the kinds of guard a read creates.
 from __future__ import annotations
 
 import collections
+import inspect
 import operator as _operator
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +101,9 @@ def _skip_codes() -> set:
             # and the helpers they define per call (`inner`, which runs the hooks): their
             # closure cells are per-call objects, never outside state
             codes.update(c for c in fn.__code__.co_consts if isinstance(c, types.CodeType))
+    # weakref.finalize callbacks (MagPy forgets the ids of dead intermediates) run wherever a
+    # tensor dies, in the middle of user code: not part of the program.
+    codes.add(weakref.finalize.__call__.__code__)
     apply = getattr(torch.autograd.Function, "apply", None)
     if apply is not None and hasattr(apply, "__func__"):
         codes.add(apply.__func__.__code__)
@@ -107,7 +112,8 @@ def _skip_codes() -> set:
 
 _SKIP = None
 # MagPy's own call path (a compiled callable used inside a monitored program).
-_MAGPY_RUNTIME_FILES = frozenset({__file__.rsplit("/", 1)[0] + "/api.py", "<magpy guard>", "<magpy mock>"})
+_MAGPY_RUNTIME_FILES = frozenset({__file__.rsplit("/", 1)[0] + f for f in ("/api.py", "/refgraph.py", "/graph.py")}
+                                 | {"<magpy guard>", "<magpy mock>"})
 
 
 class _Deleted:
@@ -126,6 +132,7 @@ ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, s
 
 
 _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _annotated_codes() -> frozenset:
@@ -178,7 +185,7 @@ class Monitor(CallRules, OpRecorder):
         self.grad_enabled = torch.is_grad_enabled()
         self.global_state = GlobalState.capture()   # one guard for every process-wide switch
         self.graph_mutates = False                   # an operator changed a tensor in place
-        self._entered: set = set()                   # frames whose parameters were bound
+        self._entered: set = set()                   # generator frames whose parameters were bound
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
@@ -210,7 +217,9 @@ class Monitor(CallRules, OpRecorder):
             fs.unwritten_params = set(self.param_sources)
         self.frames[id(frame)] = fs
         if not is_top and frame not in self._entered:
-            self._entered.add(frame)
+            if code.co_flags & _RESUMABLE:
+                self._entered.add(frame)   # resumed later: bind once (other frames are not held,
+                                           # their locals would keep every activation alive)
             try:
                 bind_callee(self, frame, code)
             except BreakCompile as e:

@@ -23,8 +23,11 @@ Example (Figure 9: ``x[0] += y; x.append(x[0] * y); a = tuple(x)``)::
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
+
+import torch
 
 from .source import Source
 
@@ -109,9 +112,27 @@ class RefGraph:
         return node
 
     def new(self, obj: Any) -> ShadowNode:
-        """An object created during the monitor run."""
+        """An object created during the monitor run.
+
+        Tensors made in the run are not kept alive by their node (activations would pile up):
+        the node forgets the object, and its id is dropped when the tensor dies."""
         node = self._by_id.get(id(obj))
-        return node if node is not None else self._new_node(obj, None)
+        if node is not None:
+            return node
+        if isinstance(obj, torch.Tensor):
+            key = id(obj)
+            try:
+                weakref.finalize(obj, self._forget, key)
+            except TypeError:
+                return self._new_node(obj, None)
+            node = ShadowNode(len(self.sn), None, None)
+            self.sn.append(node)
+            self._by_id[key] = node
+            return node
+        return self._new_node(obj, None)
+
+    def _forget(self, key: int) -> None:
+        self._by_id.pop(key, None)
 
     # -- §5.3.2 update rules ----------------------------------------------------------------------
     def read(self, node: ShadowNode, relation: tuple) -> Any:

@@ -243,3 +243,23 @@ def test_as_op_node_annotation_puts_the_call_in_the_graph():
         REGISTRY._by_id.pop(id(numpy_clip), None)
     with pytest.raises(TypeError, match="as_op_node"):
         magpy.annotate(numpy_clip, as_op_node="module")
+
+
+def test_monitor_run_does_not_keep_every_activation_alive():
+    """A monitor run executes the program for real; it must not hold each intermediate tensor
+    (peak memory would be the sum of all activations instead of eager's working set)."""
+    import weakref
+
+    refs = []
+
+    def f(x):
+        for _ in range(20):
+            x = torch.tanh(x * 1.5)
+            refs.append(weakref.ref(x))
+        return x, sum(r() is not None for r in refs)
+
+    x = torch.randn(64)
+    _, alive_eager = f(x)
+    refs.clear()
+    _, alive_monitored = magpy.compile(f, backend="eager")(x)   # the first call is the monitor run
+    assert alive_eager <= 2 and alive_monitored <= 2, (alive_eager, alive_monitored)
