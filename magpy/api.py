@@ -56,7 +56,7 @@ import torch
 
 from . import _logging, capture
 from .backends import resolve
-from .binding import bind_parameters
+from .binding import bind_parameters, guard_entry
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import Record, RecordCache
@@ -194,6 +194,7 @@ class _Runner:
                 raise BreakCompile(str(e)) from None
         sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__)
+        guard_entry(mon, self.target, self.fn, self.self_obj)
         if self.is_module:
             mon.add_guard(NoHooksGuard(ConstSource(self.target, "self")))
             mon.uses_modules = True

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from . import capture
-from .guards import IdGuard
+from .guards import AbsentGuard, IdGuard, TypeGuard, ValueGuard
 from .objmodel import NO_NODE_TYPES, NO_VALUE, is_immutable
 from .source import ArgSource, AttrSource, ConstSource, ItemSource, SelfArgsSource, Source
 
@@ -99,6 +99,38 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
 
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__", "__setstate__"})
+
+
+def guard_entry(mon: Monitor, target: Any, fn: types.FunctionType, self_obj: Any) -> None:
+    """What decides which code a call of the compiled callable runs: ``target(x)`` must still
+    reach ``fn`` with the same code and defaults.
+
+    For a module (or an object with ``__call__``): its class (``m.__class__ = Other``), the
+    class's ``__call__`` and ``forward`` through the MRO (a method replaced on the class), no
+    ``forward`` set on the instance (or that very one). For the function itself: its
+    ``__code__``, ``__defaults__`` and the keyword-only defaults the call used.
+    """
+    fsrc = ConstSource(fn, getattr(fn, "__qualname__", "fn"))
+    mon.add_guard(IdGuard(AttrSource(fsrc, "__code__"), fn.__code__))
+    if fn.__defaults__:
+        mon.add_guard(IdGuard(AttrSource(fsrc, "__defaults__"), fn.__defaults__))   # a tuple: pins every value
+    if fn.__kwdefaults__:
+        ksrc = AttrSource(fsrc, "__kwdefaults__")
+        for name, value in fn.__kwdefaults__.items():
+            guard = ValueGuard if is_immutable(value) and not isinstance(value, tuple) else IdGuard
+            mon.add_guard(guard(ItemSource(ksrc, name), value))
+    if isinstance(target, (types.FunctionType, types.MethodType)):
+        return   # a bound method's __func__ and __self__ cannot be rebound
+    tsrc = ConstSource(target, "self")
+    cls = type(target)
+    mon.add_guard(TypeGuard(tsrc, cls))
+    mon._guard_class_attr(cls, "__call__")
+    if isinstance(target, torch.nn.Module) and fn is not cls.__call__:
+        if "forward" in target.__dict__:
+            mon.add_guard(IdGuard(AttrSource(tsrc, "forward", "__dict__"), target.__dict__["forward"]))
+        else:
+            mon.add_guard(AbsentGuard(tsrc, "forward"))
+            mon._guard_class_attr(cls, "forward")
 
 
 def bind_callee(mon: Monitor, frame: types.FrameType, code: types.CodeType) -> None:

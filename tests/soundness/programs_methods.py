@@ -146,3 +146,71 @@ def inputs(i): return torch.randn(4)
 def step(i):
     if i == 2: act.__code__ = _tanh_act.__code__
 """)
+
+# The compiled callable itself: what `m(x)` / `f(x)` runs must be what the record was built from.
+
+program(F_, "compiled_module_class_swapped", """
+class A(nn.Module):
+    def forward(self, x):
+        return x + 1
+class B(A):
+    def forward(self, x):
+        return x * 100
+m = A()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: m.__class__ = B
+""")
+
+program(F_, "compiled_module_forward_replaced_on_class", """
+class Net(nn.Module):
+    def forward(self, x):
+        return x + 1
+m = Net()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: Net.forward = lambda self, x: x - 5
+""")
+
+program(F_, "compiled_module_forward_set_on_instance", """
+class Net(nn.Module):
+    def forward(self, x):
+        return x + 1
+m = Net()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: m.forward = lambda x: x * 3
+""")
+
+program(F_, "compiled_function_code_replaced", """
+def f(x):
+    return x + 1
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: f.__code__ = (lambda x: x * 7).__code__
+""")
+
+program(F_, "compiled_function_defaults_rebound", """
+def f(x, k=2.0, *, shift=0.0):
+    return x * k + shift
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: f.__defaults__ = (5.0,)
+    if i == 3: f.__kwdefaults__["shift"] = 1.0
+""")
+
+program(F_, "compiled_module_call_overridden_on_class", """
+class Net(nn.Module):
+    def forward(self, x):
+        return x + 1
+m = Net()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: Net.__call__ = lambda self, x: self.forward(x) * 10
+""")
