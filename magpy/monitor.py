@@ -19,10 +19,12 @@ from outside (``on_read``, ``full_read``). Two steps of the run live in mixins o
 :class:`Monitor`: :mod:`magpy.calls` (what a call means, Figure 12) and
 :mod:`magpy.tensor_ops` (tensor operations as fx nodes).
 
-The handlers follow CPython 3.11 bytecode (``PRECALL``/``CALL``, ``KW_NAMES``,
-``LOAD_METHOD``); :mod:`magpy.bytecode` holds the version-specific details they rely on,
-:mod:`magpy.objmodel` the Python object-model questions (where an attribute lives, what is
-immutable), :mod:`magpy.guards` the kinds of guard a read creates.
+The handlers are the update rules of version-neutral *events* (a call, an attribute load, a
+truth test...), written once for CPython 3.10 to 3.13: :mod:`magpy.bytecode` decodes each
+version's opcodes into events and knows where their operands sit on the stack (an opcode it
+does not know is a break that names it); :mod:`magpy.objmodel` answers the Python
+object-model questions (where an attribute lives, what is immutable), :mod:`magpy.guards`
+holds the kinds of guard a read creates.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ from .annotations import Annotation, lookup
 from .annotations import torch_ops as T
 from .binding import bind_callee
 from .breaks import BreakCompile
-from .bytecode import PASS_THROUGH, STRUCTURAL, instructions
+from .bytecode import DECODER, instructions
 from .calls import CallRules
 from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
@@ -247,11 +249,7 @@ class Monitor(CallRules, OpRecorder):
             ins = fs.instrs.get(offset)
             if ins is None:
                 return
-            handler = getattr(self, "op_" + ins.opname, None)
-            if handler is None:
-                self._default(fs, ins, stack)
-            else:
-                handler(fs, ins, stack)
+            getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
         except BreakCompile as e:
             self._break(e.reason, fs, offset)
         except Unsupported as e:
@@ -300,8 +298,8 @@ class Monitor(CallRules, OpRecorder):
     def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False) -> None:
         line = None
         ins = fs.instrs.get(offset)
-        if ins is not None and ins.positions is not None:
-            line = ins.positions.lineno
+        if ins is not None:
+            line = ins.line
         where = f"{fs.code.co_filename}:{line or fs.frame.f_lineno} in {fs.code.co_name}"
         self.broken = f"{reason} ({where})"
         self.internal_error = internal
@@ -490,7 +488,7 @@ class Monitor(CallRules, OpRecorder):
             if self.node(v) is None:
                 self.rg.new(v)
 
-    # -- per-opcode handlers (CPython 3.11) -------------------------------------------------------------------
+    # -- per-event update rules (every CPython version) -------------------------------------------------------------------
     def _pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
         fs.pending = (post, data)
         if opaque:
@@ -499,11 +497,17 @@ class Monitor(CallRules, OpRecorder):
     def _post_new(self, fs, stack, n):
         self._new_outputs(stack[-n:] if n else ())
 
-    def _default(self, fs: FrameState, ins, stack: list) -> None:
-        if stack and isinstance(stack[-1], torch.Tensor) and ins.opname not in PASS_THROUGH \
-                and ins.opname not in STRUCTURAL:
-            raise BreakCompile(f"unsupported instruction {ins.opname} on a tensor")
-        self._pend(fs, self._post_new, 1 if ins.opname not in PASS_THROUGH else 0)
+    def op_PASS(self, fs: FrameState, ins, stack: list) -> None:
+        """Moves references only (stack shuffles, jumps, constants): nothing to track."""
+
+    def op_NEW(self, fs: FrameState, ins, stack: list) -> None:
+        """Leaves a new object on top that only references its inputs (a container, a function)."""
+        self._pend(fs, self._post_new, 1)
+
+    def op_UNSUPPORTED(self, fs: FrameState, ins, stack: list) -> None:
+        """An opcode MagPy has no rule for on this CPython: the call runs eagerly."""
+        raise BreakCompile(f"instruction {ins.real} is not supported by MagPy on CPython "
+                           f"{DECODER.version[0]}.{DECODER.version[1]}")
 
     # loads and stores of locals
     def op_LOAD_FAST(self, fs, ins, stack):
@@ -517,9 +521,40 @@ class Monitor(CallRules, OpRecorder):
 
     def op_STORE_FAST(self, fs, ins, stack):
         if fs.is_top:
+            self._store_local(fs, ins.argval, stack[-1])
+
+    def op_DELETE_FAST(self, fs, ins, stack):
+        if fs.is_top:
             fs.unwritten_params.discard(ins.argval)
 
-    op_DELETE_FAST = op_STORE_FAST
+    def _store_local(self, fs, name: str, value) -> None:
+        """A store to a local of the top frame: a parameter holds its argument's source while it
+        holds the very object passed (3.12+ puts a parameter back after an inlined comprehension
+        that reused its name)."""
+        if name in self.param_values and value is self.param_values[name]:
+            fs.unwritten_params.add(name)
+        else:
+            fs.unwritten_params.discard(name)
+
+    def op_LOAD_FAST_LOAD_FAST(self, fs, ins, stack):
+        if fs.is_top and (ins.argval[0] in fs.unwritten_params or ins.argval[1] in fs.unwritten_params):
+            self._pend(fs, self._post_param_pair, ins.argval)
+
+    def _post_param_pair(self, fs, stack, names):
+        for name, value in zip(names, stack[-2:]):
+            if name in fs.unwritten_params:
+                self.on_read(value, self.param_sources[name], ("arg", name))
+
+    def op_STORE_FAST_LOAD_FAST(self, fs, ins, stack):
+        if fs.is_top:
+            self._store_local(fs, ins.argval[0], stack[-1])
+            if ins.argval[1] in fs.unwritten_params:
+                self._pend(fs, self._post_param, ins.argval[1])
+
+    def op_STORE_FAST_STORE_FAST(self, fs, ins, stack):
+        if fs.is_top:
+            self._store_local(fs, ins.argval[0], stack[-1])
+            self._store_local(fs, ins.argval[1], stack[-2])
 
     def op_LOAD_DEREF(self, fs, ins, stack):
         name = ins.argval
@@ -565,13 +600,13 @@ class Monitor(CallRules, OpRecorder):
         if (id(g), name) in self.global_writes:
             return
         if name in g:
-            self._pend(fs, self._post_global, (g, name))
+            self._pend(fs, self._post_global, (g, name, ins))
 
     def _post_global(self, fs, stack, data):
-        g, name = data
+        g, name, ins = data
         # Imported modules, classes and functions are guarded like any other global:
         # rebinding `cfg`, `act` or `F` between calls is seen.
-        self.on_read(stack[-1], GlobalSource(g, name), ("global", id(g), name))
+        self.on_read(DECODER.pushed(ins, stack), GlobalSource(g, name), ("global", id(g), name))
 
     def op_STORE_GLOBAL(self, fs, ins, stack):
         g = fs.frame.f_globals
@@ -581,10 +616,17 @@ class Monitor(CallRules, OpRecorder):
 
     # attributes
     def op_LOAD_ATTR(self, fs, ins, stack):
-        self._attr(fs, stack[-1], ins.argval, method=False)
+        self._attr(fs, stack[-1], ins.argval, method=ins.method)
 
-    def op_LOAD_METHOD(self, fs, ins, stack):
-        self._attr(fs, stack[-1], ins.argval, method=True)
+    def op_LOAD_SUPER_ATTR(self, fs, ins, stack):
+        # `super().name` (3.12+) without a super object: the lookup starts after `cls` in the
+        # MRO of self's class; `cls` and `self` were loaded (and guarded) like any cell or local.
+        sup, cls, obj = stack[-3], stack[-2], stack[-1]
+        if sup is not super or not isinstance(cls, type):
+            raise BreakCompile("`super` is rebound: LOAD_SUPER_ATTR calls another object")
+        self_cls = obj if isinstance(obj, type) and issubclass(obj, cls) else type(obj)
+        self._guard_class_attr(self_cls, ins.argval, after=cls)
+        self._pend(fs, self._post_new_attr, ins.method)
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
         if isinstance(obj, torch.Tensor):
@@ -638,13 +680,13 @@ class Monitor(CallRules, OpRecorder):
 
     def _post_attr(self, fs, stack, data):
         node, rel, src, method = data
-        value = stack[-1] if not method or stack[-2] is capture.NULL else stack[-2]
-        if method and stack[-2] is not capture.NULL:
+        value, unbound = DECODER.method_result(stack) if method else (stack[-1], False)
+        if unbound:
             return   # an unbound function from the class; `self` stays as it was
         self.on_read(value, src, rel, node)
 
     def _post_new_attr(self, fs, stack, method):
-        self._new_outputs(stack[-1:])
+        self._new_outputs([DECODER.method_result(stack)[0] if method else stack[-1]])
 
     def _post_tensor_attr(self, fs, stack, data):
         obj, name = data
@@ -690,7 +732,12 @@ class Monitor(CallRules, OpRecorder):
 
     # subscripts
     def op_BINARY_SUBSCR(self, fs, ins, stack):
-        container, key = stack[-2], stack[-1]
+        self._subscr(fs, stack[-2], stack[-1])
+
+    def op_BINARY_SLICE(self, fs, ins, stack):
+        self._subscr(fs, stack[-3], slice(stack[-2], stack[-1]))
+
+    def _subscr(self, fs, container, key) -> None:
         if isinstance(container, torch.Tensor):
             if T.has_bool_tensor(key):
                 self._dynamic("indexes a tensor with a boolean mask (data-dependent shape)")
@@ -714,7 +761,12 @@ class Monitor(CallRules, OpRecorder):
         self.on_read(stack[-1], src, rel, node)
 
     def op_STORE_SUBSCR(self, fs, ins, stack):
-        key, container, value = stack[-1], stack[-2], stack[-3]
+        self._store_subscr(fs, stack[-2], stack[-1], stack[-3])
+
+    def op_STORE_SLICE(self, fs, ins, stack):
+        self._store_subscr(fs, stack[-3], slice(stack[-2], stack[-1]), stack[-4])
+
+    def _store_subscr(self, fs, container, key, value) -> None:
         if isinstance(container, torch.Tensor):
             if T.has_bool_tensor(key):
                 self._dynamic("assigns through a boolean mask")
@@ -812,22 +864,15 @@ class Monitor(CallRules, OpRecorder):
 
     op_UNARY_NEGATIVE = op_UNARY_POSITIVE = op_UNARY_INVERT = _unary
 
-    def op_UNARY_NOT(self, fs, ins, stack):
-        self._truth(stack[-1])
-
     def _truth(self, v):
         if isinstance(v, torch.Tensor) and not self._value_guard(v):
             self._dynamic("branches on a tensor value")
         if isinstance(v, CONTAINER_TYPES) or isinstance(v, collections_deque):
             self._read_args([v])
 
-    def _jump(self, fs, ins, stack):
+    def op_TRUTH(self, fs, ins, stack):
+        """A conditional jump, ``not`` or 3.13's ``TO_BOOL`` reads the truth of the top value."""
         self._truth(stack[-1])
-
-    op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_FORWARD_IF_FALSE = _jump
-    op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_FALSE = _jump
-    op_JUMP_IF_TRUE_OR_POP = op_JUMP_IF_FALSE_OR_POP = _jump
-    op_POP_JUMP_IF_TRUE = op_POP_JUMP_IF_FALSE = _jump
 
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):
@@ -916,24 +961,15 @@ class Monitor(CallRules, OpRecorder):
         fs.kw_names = fs.code.co_consts[ins.arg]
 
     def op_CALL(self, fs, ins, stack):
-        argc = ins.arg
         kwnames, fs.kw_names = fs.kw_names, ()
-        if stack[-argc - 2] is capture.NULL:
-            fn = stack[-argc - 1]
-            args = stack[len(stack) - argc:]
-        else:
-            fn = stack[-argc - 2]
-            args = stack[len(stack) - argc - 1:]
+        fn, args, kwnames = DECODER.call_operands(ins, stack, kwnames)
         nkw = len(kwnames)
         pos = args[:len(args) - nkw]
         kw = dict(zip(kwnames, args[len(args) - nkw:])) if nkw else {}
         self._call(fs, fn, pos, kw)
 
     def op_CALL_FUNCTION_EX(self, fs, ins, stack):
-        if ins.arg & 1:
-            fn, pos, kw = stack[-3], stack[-2], stack[-1]
-        else:
-            fn, pos, kw = stack[-2], stack[-1], {}
+        fn, pos, kw = DECODER.call_ex_operands(ins, stack)
         for c in (pos, kw):
             node = self.node(c)
             if node is not None and node.source is not None:

@@ -1,18 +1,35 @@
-"""CPython 3.11 bytecode as the monitor reads it: the one place for version-specific details.
+"""What every bytecode decoder shares: the event vocabulary, :class:`Instr`, :class:`Decoder`.
 
-The monitor dispatches on opcode names (``Monitor.op_<OPNAME>``); what it needs beyond the
-instruction itself is here: the decoded instructions of a code object, which opcodes only
-move references (no new value to track), which ``try`` ranges have an ``except`` that could
-catch a tensor error, and the versions this decoding is written for::
+A decoder turns the instructions of a code object into *events*: the operations the monitor
+has one update rule for (``Monitor.op_<EVENT>``), whatever the opcode is called on the running
+CPython. The version modules (``_py310`` ... ``_py313``) say which opcode is which event and
+where an event's operands sit on the value stack; this module holds what is the same on all.
 
+Events (the monitor's update rules; argument encodings normalised to 3.11's):
+
+=====================  =================================================================
+``PASS``               moves references only, no value to track (``POP_TOP``, ``SWAP``, jumps)
+``NEW``                leaves one new object on top (``BUILD_LIST``, ``MAKE_FUNCTION``...)
+``UNSUPPORTED``        not handled on this version: the call breaks, naming the opcode
+``LOAD_FAST`` ...      loads/stores of locals, cells, globals (``LOAD_FAST_LOAD_FAST`` and
+                       ``STORE_FAST_*_FAST`` are 3.13's pairs; ``argval`` is the name pair)
+``LOAD_ATTR``          ``method`` says a method load (``LOAD_METHOD``, 3.12's ``arg & 1``)
+``LOAD_SUPER_ATTR``    3.12+'s ``super().name`` without a ``super`` object
+``BINARY_OP``          ``argrepr`` is the operator (``"+"``, ``"+="``), 3.10's ``BINARY_ADD`` too
+``BINARY_SUBSCR``      ``c[k]``; ``BINARY_SLICE``/``STORE_SLICE`` are 3.12+'s ``c[a:b]``
+``COMPARE_OP``         ``argval`` is the operator (``"<"``)
+``TRUTH``              reads the truth of the top value (conditional jumps, ``TO_BOOL``, ``not``)
+``CALL``               any call with positional and keyword arguments (the decoder finds them)
+``FORMAT_VALUE``       ``arg & 4``: a format spec sits above the value
+=====================  =================================================================
+
+Example::
+
+    >>> from magpy import bytecode
     >>> def f(x):
-    ...     return x + 1
-    >>> sorted({i.opname for i in instructions(f.__code__).values()} & PASS_THROUGH)
-    ['LOAD_CONST', 'RESUME', 'RETURN_VALUE']
-
-3.11 specifics the monitor relies on: ``PRECALL``/``CALL`` with ``KW_NAMES``, ``LOAD_METHOD``
-(bound methods arrive unpacked as function plus ``self``), ``POP_JUMP_FORWARD/BACKWARD_*``,
-and the exception table whose handlers start with ``PUSH_EXC_INFO``.
+    ...     return x.relu() + 1
+    >>> [i.opname for i in bytecode.instructions(f.__code__).values() if i.opname not in ("PASS",)]
+    ['LOAD_FAST', 'LOAD_ATTR', 'CALL', 'BINARY_OP']
 """
 from __future__ import annotations
 
@@ -21,77 +38,180 @@ import dis
 import types
 from typing import Any
 
-SUPPORTED_BYTECODE = ((3, 11),)
+# Opcodes that mean the same on every version that has them, with the event they are.
+# A version module adds its own; an opcode in neither is UNSUPPORTED there.
+SHARED_EVENTS: dict[str, str] = {
+    **{op: op for op in (
+        "LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_DEREF", "STORE_DEREF", "LOAD_GLOBAL",
+        "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR", "BINARY_SUBSCR",
+        "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_OP", "IS_OP", "COMPARE_OP", "CONTAINS_OP",
+        "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT", "GET_ITER", "GET_YIELD_FROM_ITER",
+        "UNPACK_SEQUENCE", "UNPACK_EX", "FOR_ITER", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
+        "DICT_MERGE", "FORMAT_VALUE", "CALL_FUNCTION_EX", "YIELD_VALUE")},
+    "LOAD_FAST_CHECK": "LOAD_FAST",
+    "LOAD_CLASSDEREF": "LOAD_DEREF",
+    "UNARY_NOT": "TRUTH",
+    **{op: "PASS" for op in (
+        "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL", "PUSH_NULL", "POP_TOP",
+        "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_VALUE",
+        "LOAD_CONST", "LOAD_CLOSURE", "POP_EXCEPT", "PUSH_EXC_INFO", "RERAISE", "CHECK_EXC_MATCH",
+        "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "RETURN_GENERATOR", "SEND", "INTERPRETER_EXIT",
+        "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH", "WITH_EXCEPT_START", "LIST_APPEND", "SET_ADD",
+        "MAP_ADD", "BUILD_STRING", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS")},
+    # A new object on top whose inputs are only referenced (containers, functions, imports) or
+    # that reads a class body's namespace.
+    **{op: "NEW" for op in (
+        "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_SLICE",
+        "LIST_TO_TUPLE", "LOAD_NAME", "MAKE_FUNCTION", "LOAD_BUILD_CLASS", "IMPORT_NAME", "IMPORT_FROM")},
+}
 
-# Instructions that only store references to their inputs in a new object.
-STRUCTURAL = frozenset({"BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
-                        "BUILD_SLICE", "LIST_TO_TUPLE", "STORE_NAME", "LOAD_NAME", "MAKE_FUNCTION",
-                        "LOAD_BUILD_CLASS", "IMPORT_NAME", "IMPORT_FROM"})
-
-# Instructions whose result (if any) is not a new object the monitor must track.
-PASS_THROUGH = frozenset({
-    "NOP", "RESUME", "CACHE", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL", "PUSH_NULL",
-    "POP_TOP", "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_VALUE",
-    "LOAD_CONST", "LOAD_CLOSURE", "POP_EXCEPT", "PUSH_EXC_INFO", "RERAISE", "CHECK_EXC_MATCH",
-    "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "YIELD_VALUE", "RETURN_GENERATOR", "SEND", "ASYNC_GEN_WRAP",
-    "IS_OP", "END_FOR", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
-    "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "INTERPRETER_EXIT", "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH",
-    "WITH_EXCEPT_START", "LIST_APPEND", "SET_ADD", "MAP_ADD", "BUILD_STRING",
-})
-
-_instr_cache: dict = {}
-_catching_cache: dict = {}
-_MISSING = object()
+# Python's own compiler spells these the same everywhere; the handler scan below needs them.
+_NAME_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST", "LOAD_FAST_CHECK",
+                         "LOAD_FAST_LOAD_FAST"})
+_ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
-def instructions(code: types.CodeType) -> dict:
-    """The instructions of ``code`` by offset (cached per code object)."""
-    table = _instr_cache.get(code)
-    if table is None:
-        table = {i.offset: i for i in dis.get_instructions(code)}
-        _instr_cache[code] = table
-    return table
+class Instr:
+    """One instruction as the monitor sees it: the event it is, its normalised argument, its line.
 
-
-def catching_ranges(code: types.CodeType) -> tuple:
-    """``(start, end, caught)`` for each ``try`` range of ``code`` whose handler is an ``except``
-    (not ``with``/``finally``); ``caught`` lists the dotted names the handler tests, or None
-    for a bare ``except:``.
-
-    CPython 3.11 exception table: a handler starts with PUSH_EXC_INFO; one that tests the
-    exception (CHECK_EXC_MATCH) or ends it (POP_EXCEPT) before re-raising catches it.
+    ``opname`` is the event (the monitor runs ``Monitor.op_<opname>``); ``real`` is the CPython
+    opcode name, which break reasons quote. ``method`` marks loads that leave a method and
+    ``self`` (or NULL) beside the value; the decoder of the running version knows where.
     """
-    hit = _catching_cache.get(code)
-    if hit is not None:
-        return hit
-    instrs = instructions(code)
-    offsets = sorted(instrs)
-    ranges = []
-    for entry in dis._parse_exception_table(code):
-        target = instrs.get(entry.target)
-        if target is None or target.opname != "PUSH_EXC_INFO":
-            continue
-        names: list[list[str]] = []
-        for off in offsets[offsets.index(entry.target) + 1:]:
-            ins = instrs[off]
-            op = ins.opname
-            if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"):
-                names.append([ins.argval])
-            elif op in ("LOAD_ATTR", "LOAD_METHOD") and names:
-                names[-1].append(ins.argval)
-            elif op == "CHECK_EXC_MATCH":
-                ranges.append((entry.start, entry.end, tuple(tuple(n) for n in names)))
-                break
-            elif op == "POP_EXCEPT":
-                ranges.append((entry.start, entry.end, None))
-                break
-            elif op in ("RERAISE", "WITH_EXCEPT_START", "RETURN_VALUE"):
-                break
-    hit = _catching_cache[code] = tuple(ranges)
-    return hit
+
+    __slots__ = ("opname", "real", "offset", "arg", "argval", "argrepr", "line", "method", "handler")
+
+    def __init__(self, opname: str, real: str, offset: int, arg: int | None, argval: Any,
+                 argrepr: str, line: int | None, method: bool = False) -> None:
+        self.opname, self.real, self.offset = opname, real, offset
+        self.arg, self.argval, self.argrepr = arg, argval, argrepr
+        self.line, self.method = line, method
+        self.handler = "op_" + opname
+
+    def __repr__(self) -> str:
+        real = "" if self.real == self.opname else f" [{self.real}]"
+        return f"<{self.offset} {self.opname}{real} {self.argrepr}>"
 
 
 _TENSOR_ERRORS = (RuntimeError, IndexError, ValueError)
+_MISSING = object()
+
+
+class Decoder:
+    """The bytecode of one CPython version, as events and stack layouts.
+
+    A version module subclasses this (the newer ones subclass the one before) and fills in:
+
+    ``EVENTS``
+        opcode name -> event, for what differs from :data:`SHARED_EVENTS`;
+    :meth:`normalise`
+        rewrite an instruction's argument into the shared encoding;
+    :meth:`call_operands`, :meth:`call_ex_operands`, :meth:`pushed`, :meth:`method_result`
+        where the callable, the arguments and a load's result sit on the value stack;
+    :meth:`try_blocks`
+        the ``try`` ranges and the first instruction of their handlers.
+    """
+
+    version: tuple[int, int] = (0, 0)
+    EVENTS: dict[str, str] = {}
+    MATCH_OPS: frozenset = frozenset({"CHECK_EXC_MATCH"})        # tests the exception's type
+    HANDLER_END_OPS: frozenset = frozenset({"RERAISE", "WITH_EXCEPT_START", "RETURN_VALUE", "RETURN_CONST"})
+
+    def __init__(self) -> None:
+        self._events = dict(SHARED_EVENTS)
+        for klass in reversed(type(self).__mro__):   # a version's table extends the one before
+            self._events.update(klass.__dict__.get("EVENTS", {}))
+        self._instr_cache: dict = {}
+        self._catching_cache: dict = {}
+
+    # -- decoding ---------------------------------------------------------------------------
+    def event(self, opname: str) -> str:
+        """The event an opcode is on this version (``UNSUPPORTED`` when MagPy has no rule)."""
+        return self._events.get(opname, "UNSUPPORTED")
+
+    def instructions(self, code: types.CodeType) -> dict[int, Instr]:
+        """The instructions of ``code`` by byte offset, as events (cached per code object)."""
+        table = self._instr_cache.get(code)
+        if table is None:
+            table = {}
+            line = None
+            for ins in dis.get_instructions(code):
+                line = self.line_of(ins, line)
+                table[ins.offset] = self.normalise(ins, Instr(
+                    self.event(ins.opname), ins.opname, ins.offset, ins.arg, ins.argval, ins.argrepr, line))
+            self._instr_cache[code] = table
+        return table
+
+    def line_of(self, ins: dis.Instruction, previous: int | None) -> int | None:
+        """The source line of ``ins`` (3.11+: its position; the 3.10 decoder carries lines forward)."""
+        pos = ins.positions
+        return pos.lineno if pos is not None and pos.lineno is not None else previous
+
+    def normalise(self, ins: dis.Instruction, out: Instr) -> Instr:
+        """Rewrite ``out`` (made from ``ins``) into the shared encoding; the default keeps it."""
+        return out
+
+    # -- stack layouts (overridden per version) ---------------------------------------------
+    def call_operands(self, ins: Instr, stack: list, kw_names: tuple) -> tuple[Any, list, tuple]:
+        """``(callable, arguments, keyword names)`` of a CALL event; the keyword arguments are the
+        last ``len(keyword names)`` arguments. ``kw_names`` is what a preceding ``KW_NAMES`` set."""
+        raise NotImplementedError
+
+    def call_ex_operands(self, ins: Instr, stack: list) -> tuple[Any, Any, Any]:
+        """``(callable, positional tuple, keyword dict or {})`` of ``CALL_FUNCTION_EX``."""
+        raise NotImplementedError
+
+    def pushed(self, ins: Instr, stack: list) -> Any:
+        """The value a ``LOAD_GLOBAL`` left, read at the next instruction (a NULL may sit beside it)."""
+        return stack[-1]
+
+    def method_result(self, stack: list) -> tuple[Any, bool]:
+        """After a method load (``LOAD_ATTR`` with ``method``, ``LOAD_SUPER_ATTR``): ``(value,
+        unbound)``; ``unbound`` when the value is the class's function with ``self`` beside it."""
+        raise NotImplementedError
+
+    # -- exception handlers -------------------------------------------------------------------
+    def try_blocks(self, code: types.CodeType) -> list[tuple[int, int, int]]:
+        """``(start, end, first)``: instructions in [start, end) are protected by a handler whose
+        first instruction after the version's entry bookkeeping is at ``first``."""
+        raise NotImplementedError
+
+    def catching_ranges(self, code: types.CodeType) -> tuple:
+        """``(start, end, caught)`` for each ``try`` range of ``code`` whose handler is an
+        ``except`` (not ``with``/``finally``); ``caught`` lists the dotted names the handler
+        tests, or None for a bare ``except:``.
+
+        A handler that tests the exception (:attr:`MATCH_OPS`) or ends it (``POP_EXCEPT``)
+        before re-raising catches it.
+        """
+        hit = self._catching_cache.get(code)
+        if hit is not None:
+            return hit
+        instrs = self.instructions(code)
+        offsets = sorted(instrs)
+        ranges = []
+        for start, end, first in self.try_blocks(code):
+            if first not in instrs:
+                continue
+            names: list[list[str]] = []
+            for off in offsets[offsets.index(first):]:
+                ins = instrs[off]
+                op = ins.real
+                if op in _NAME_LOADS:
+                    for name in (ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)):
+                        names.append([name])
+                elif op in _ATTR_LOADS and names:
+                    names[-1].append(ins.argval)
+                elif op in self.MATCH_OPS:
+                    ranges.append((start, end, tuple(tuple(n) for n in names)))
+                    break
+                elif op == "POP_EXCEPT":
+                    ranges.append((start, end, None))
+                    break
+                elif op in self.HANDLER_END_OPS:
+                    break
+        hit = self._catching_cache[code] = tuple(ranges)
+        return hit
 
 
 def catches_tensor_errors(caught: tuple | None, frame: Any) -> bool:
