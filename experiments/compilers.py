@@ -97,7 +97,8 @@ def prepare(compiler: Mapping[str, Any], model: torch.nn.Module, device: str | t
 
     ``example`` is one ``(args, kwargs)`` on ``device``; only frontends that need an example ahead of
     the first call (``fullgraph``, ``torchscript-regions``) use it. ``dynamic`` asks for
-    dynamic-shape compilation, ``profile`` for MagPy's matched-path timers, and ``region`` (a
+    dynamic-shape compilation (only Dynamo has it: other frontends raise rather than ignore it),
+    ``profile`` for MagPy's matched-path timers, and ``region`` (a
     module class name) makes Dynamo compile only the submodules of that class, running the rest
     eagerly (Figure 18's LSTM cells). Nothing runs the model here except where the frontend
     requires it; the first call of ``Compiled.fn`` triggers lazy compilation.
@@ -115,11 +116,12 @@ def prepare(compiler: Mapping[str, Any], model: torch.nn.Module, device: str | t
         model = model.to(device)
         if example is not None:
             example = to_device(example, device)
+    if dynamic and frontend not in ("eager", "dynamo"):
+        # Compiling without the option and adding a note would publish a number for a setting
+        # that was never honoured.
+        raise NotImplementedError(f"{frontend} has no dynamic-shape option; the cell asked for dynamic=True")
     build = _FRONTENDS[frontend]
-    compiled = build(model, backend, device, example, dynamic=dynamic, profile=profile, region=region)
-    if dynamic and frontend in ("torchscript", "torchscript-regions", "lazytensor", "fullgraph"):
-        compiled.notes.append(f"{frontend} has no dynamic-shape option; compiled as is")
-    return compiled
+    return build(model, backend, device, example, dynamic=dynamic, profile=profile, region=region)
 
 
 def _eager(model, backend, device, example, **_: Any) -> Compiled:
@@ -144,25 +146,15 @@ def _dynamo(model, backend, device, example, *, dynamic: bool, region: str | Non
                     notes=[f"dynamo compiles {len(regions)} {region} submodule(s); the rest runs eagerly"])
 
 
-def _magpy(model, backend, device, example, *, dynamic: bool, profile: bool, **_: Any) -> Compiled:
+def _magpy(model, backend, device, example, *, profile: bool, **_: Any) -> Compiled:
     import magpy
 
     magpy.reset()
     options: dict[str, Any] = {"backend": backend}
     if profile:
         options["profile"] = True
-    notes = []
-    if dynamic:
-        try:
-            cm = magpy.compile(model, dynamic=True, **options)
-        except TypeError as err:
-            if "dynamic" not in str(err):
-                raise
-            notes.append("magpy.compile has no `dynamic` option; compiled without it")
-            cm = magpy.compile(model, **options)
-    else:
-        cm = magpy.compile(model, **options)
-    return Compiled(cm, device, device_sync(device), handle=cm, notes=notes)
+    cm = magpy.compile(model, **options)
+    return Compiled(cm, device, device_sync(device), handle=cm)
 
 
 def _torchscript(model, backend, device, example, **_: Any) -> Compiled:

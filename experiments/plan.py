@@ -24,6 +24,13 @@ from omegaconf import DictConfig, OmegaConf
 RUNNERS = ("inference", "graphs", "breakdown", "dynamic")
 
 
+class SettingsError(ValueError):
+    """A setting the run cannot honour (``bs=abc``, ``repeat=0``, ``device=cuda`` without a GPU...).
+
+    ``python -m experiments.run`` reports it as one line, before any result directory is made.
+    """
+
+
 @dataclass
 class Plan:
     """Everything one run needs to enumerate and execute its cells (plain data, JSON-friendly)."""
@@ -47,6 +54,15 @@ class Plan:
     tolerance: dict[str, dict[str, float]]
     options: dict[str, Any] = field(default_factory=dict)
 
+    def settings(self) -> dict[str, Any]:
+        """Every run-wide setting that changes a cell's numbers (with :meth:`base_spec`'s fields).
+
+        A cell's identity is its key plus these, its model and compiler configs and the
+        environment (:func:`experiments.results.environment`): a run directory never mixes cells
+        measured with different ones.
+        """
+        return {**self.base_spec(), "options": self.options}
+
     def base_spec(self) -> dict[str, Any]:
         """The fields every cell spec of this plan shares."""
         return {
@@ -58,13 +74,16 @@ class Plan:
 
 def resolve_device(name: str) -> str:
     """``auto`` -> ``cuda`` if torch sees a GPU, else ``cpu``; other names pass through checked."""
-    if name == "auto":
-        import torch
+    if name not in ("auto", "cpu", "cuda"):
+        raise SettingsError(f"unknown device {name!r}; valid: auto, cpu, cuda")
+    if name == "cpu":
+        return name
+    import torch
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name not in ("cpu", "cuda"):
-        raise ValueError(f"unknown device {name!r}; valid: auto, cpu, cuda")
-    return name
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SettingsError(f"device=cuda, but torch {torch.__version__} sees no CUDA device here; "
+                            "use device=cpu or device=auto")
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def resolve_size(name: str, device: str) -> str:
@@ -72,7 +91,7 @@ def resolve_size(name: str, device: str) -> str:
     if name == "auto":
         return "paper" if device == "cuda" else "smoke"
     if name not in ("paper", "smoke"):
-        raise ValueError(f"unknown size {name!r}; valid: auto, paper, smoke")
+        raise SettingsError(f"unknown size {name!r}; valid: auto, paper, smoke")
     return name
 
 
@@ -93,15 +112,29 @@ def _select(selected: Mapping[str, Any], wanted: list[str] | None, what: str) ->
     by_name = {c["name"]: c for c in configs}
     unknown = [name for name in wanted if name not in by_name]
     if unknown:
-        raise ValueError(f"experiment plan names {what} {unknown} that are not selected ({list(by_name)})")
+        raise SettingsError(f"experiment plan names {what} {unknown} that are not selected ({list(by_name)})")
     return [by_name[name] for name in wanted]
 
 
 def _int_list(value: Any, what: str) -> list[int]:
     values = list(value) if isinstance(value, (list, tuple)) or OmegaConf.is_list(value) else [value]
     if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-        raise ValueError(f"{what} must be a positive int or a non-empty list of them, got {value!r}")
+        shown = list(value) if OmegaConf.is_list(value) else value
+        raise SettingsError(f"{what} must be a positive int or a non-empty list of them, got {shown!r}")
     return values
+
+
+def _int(value: Any, what: str, minimum: int) -> int:
+    """``value`` as an int of at least ``minimum`` (Hydra passes ``repeat=abc`` as the string 'abc')."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SettingsError(f"{what} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise SettingsError(f"{what} must be a positive number, got {value!r}")
+    return float(value)
 
 
 def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
@@ -113,19 +146,19 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     """
     exp = cfg.experiment
     if exp.runner not in RUNNERS:
-        raise ValueError(f"experiment {exp.name!r}: unknown runner {exp.runner!r}; valid: {RUNNERS}")
+        raise SettingsError(f"experiment {exp.name!r}: unknown runner {exp.runner!r}; valid: {RUNNERS}")
     device = resolve_device(cfg.device.name)
     size = cfg.size.name
     if size not in ("paper", "smoke"):
-        raise ValueError(f"make_plan needs a concrete size (paper or smoke), got {size!r}")
+        raise SettingsError(f"make_plan needs a concrete size (paper or smoke), got {size!r}")
     size_defaults = cfg.size
     plans = exp.get("plan")
     size_plan = plans.get(size) if plans is not None else None
     size_plan = OmegaConf.to_container(size_plan, resolve=True) if size_plan is not None else {}
-    if not cfg.model:
-        raise ValueError("no model selected (e.g. model=bert or model=[bert,resnet])")
-    if not cfg.compiler:
-        raise ValueError("no compiler selected (e.g. compiler=[eager,magpy-inductor])")
+    if not cfg.get("model"):
+        raise SettingsError("no model selected (e.g. model=bert or model=[bert,resnet])")
+    if not cfg.get("compiler"):
+        raise SettingsError("no compiler selected (e.g. compiler=[eager,magpy-inductor])")
     models = _select(cfg.model, None if "model" in cli_keys else size_plan.get("models"), "models")
     compilers = _select(cfg.compiler, None if "compiler" in cli_keys else size_plan.get("compilers"), "compilers")
     bs = cfg.bs if cfg.bs is not None else size_plan.get("bs", [1])
@@ -140,13 +173,16 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     threads = cfg.cell.threads if cfg.cell.threads is not None else size_defaults.get("threads")
     statistic = knob("statistic")
     if statistic not in ("mean", "median"):
-        raise ValueError(f"statistic must be mean or median, got {statistic!r}")
+        raise SettingsError(f"statistic must be mean or median, got {statistic!r}")
+    if threads is not None:
+        threads = _int(threads, "cell.threads", 1)
     options = {k: v for k, v in OmegaConf.to_container(exp, resolve=True).items()
                if k not in ("name", "runner", "title", "plan")}
     return Plan(
         experiment=exp.name, runner=exp.runner, title=exp.get("title", exp.name), device=device, size=size,
         run_id=cfg.run_id or f"{size}-{device}", models=models, compilers=compilers,
-        bs=_int_list(bs, "bs"), warmup=int(knob("warmup")), repeat=int(knob("repeat")),
-        n_inputs=int(knob("n_inputs")), seed=int(cfg.seed), timeout_s=float(timeout),
+        bs=_int_list(bs, "bs"), warmup=_int(knob("warmup"), "warmup", 0), repeat=_int(knob("repeat"), "repeat", 1),
+        n_inputs=_int(knob("n_inputs"), "n_inputs", 1), seed=_int(cfg.seed, "seed", 0),
+        timeout_s=_number(timeout, "cell.timeout_s"),
         threads=threads, statistic=statistic, tolerance=OmegaConf.to_container(cfg.tolerance, resolve=True), options=options,
     )

@@ -1,12 +1,22 @@
 """Figures from result files only: ``python -m experiments.plot fig15 results/fig15/smoke-cpu``.
 
 Each experiment's figure is drawn from the run directory's ``summary.csv`` (and ``raw.csv`` for
-labels and notes), never from live measurements, so re-plotting needs no model and no GPU. The
-figures follow the paper: grouped bars per model normalised to eager with one panel per batch size
+labels and reasons), never from live measurements, so re-plotting needs no model and no GPU. The
+figures follow the paper at its sizes (7 in wide for the full text width, 3.3 in for one column,
+7-pt text): speedups over eager on a log scale, bars starting at 1x so slowdowns point down
 (Figures 1, 15, 17, 18), a table (Table 2, also written as ``table2.md``) and stacked fractions
-(Figure 16). A missing bar is labelled with the reason: ``n/a`` (a package is not installed),
-``err`` (the compiler failed), ``wrong`` (output differs from eager), ``t/o`` or ``crash``; a bar
-marked ``fallback`` is a MagPy run that executed (some) calls eagerly.
+(Figure 16).
+
+Every figure and table names a cell that has no plain measurement with the same words
+(:mod:`experiments.outcomes`): a run that *fell back to eager* is drawn hatched; one that
+*failed*, was *unavailable*, *timed out*, *crashed* or gave a *wrong output* has no bar, only the
+word at its place; a compiler with no bar at all is left out of the plot and its legend. The
+notes under the figure give the reason for each, as the cell recorded it.
+
+Example::
+
+    >>> plot("fig15", Path("results/fig15/smoke-cpu"))
+    [PosixPath('results/fig15/smoke-cpu/fig15.png'), PosixPath('results/fig15/smoke-cpu/fig15.pdf')]
 """
 
 from __future__ import annotations
@@ -15,127 +25,260 @@ import argparse
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
 
+from experiments.outcomes import OUTCOMES, outcome, reason, table2_cell  # noqa: E402
+
+#: The paper's widths (USENIX two-column layout), in inches.
+TEXT_WIDTH_IN, COLUMN_WIDTH_IN = 7.0, 3.33
+FALLBACK_HATCH = "////"
 _APPROACHES = {"dynamo": "TorchDynamo", "torchscript": "TorchScript", "torchscript-regions": "TorchScript",
                "lazytensor": "LazyTensor", "magpy": "MagPy"}
-_MISSING = {"unavailable": "n/a", "error": "err", "timeout": "t/o", "crash": "crash"}
+_KINDS = {"bs": "batch size", "seqlen": "seq. length", "policy": "policy"}
+_STYLE = {"font.size": 7, "axes.titlesize": 7.5, "axes.labelsize": 7, "xtick.labelsize": 6.5,
+          "ytick.labelsize": 6.5, "legend.fontsize": 6.5, "hatch.linewidth": 0.6, "pdf.fonttype": 42}
 
 
 def _labels(raw: pd.DataFrame, column: str) -> dict[str, str]:
     label_col = f"{column}_label"
     if label_col not in raw.columns:
         return {}
-    return dict(zip(raw[column], raw[label_col]))
+    return {k: v for k, v in zip(raw[column], raw[label_col]) if isinstance(v, str)}
 
 
-def _why_missing(row: pd.Series) -> str:
-    if pd.isna(row["status"]) or row["status"] == "none":
-        return "-"
-    if row["status"] != "ok":
-        return _MISSING.get(row["status"], row["status"])
-    if str(row.get("correct")) == "False":
-        return "wrong"
-    return "n/a"
-
-
-def _meta_line(run_dir: Path) -> str:
+def _meta(run_dir: Path) -> dict[str, Any]:
     try:
-        meta = json.loads((run_dir / "meta.json").read_text())
+        return json.loads((run_dir / "meta.json").read_text())
     except (OSError, ValueError):
+        return {}
+
+
+def _meta_line(run_dir: Path, timing: bool = True) -> str:
+    meta = _meta(run_dir)
+    if not meta:
         return ""
     size = meta.get("config", {}).get("size", {}).get("name", "")
-    return f"{meta.get('device_name', '')}, size={size}, torch {meta.get('versions', {}).get('torch', '')}"
-
-
-def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_col: str,
-                      compilers: list[str], labels: dict[str, str], group_labels: dict[str, str],
-                      legend: bool = True) -> None:
-    """Bars of ``speedup`` per group (x) and compiler (colour), with the reason for each missing bar."""
-    from matplotlib.patches import Patch
-
-    width = 0.8 / max(1, len(compilers))
-    cmap = plt.get_cmap("tab10")
-    handles = []
-    top = max([v for v in df["speedup"] if not math.isnan(v)] + [1.0])
-    for j, compiler in enumerate(compilers):
-        xs, heights = [], []
-        for i, group in enumerate(groups):
-            match = df[(df[group_col] == group) & (df["compiler"] == compiler)]
-            x = i - 0.4 + width * (j + 0.5)
-            if match.empty:
-                continue
-            row = match.iloc[0]
-            if math.isnan(row["speedup"]):
-                ax.text(x, 0.02 * top, _why_missing(row), rotation=90, ha="center", va="bottom", fontsize=6,
-                        color="dimgray")
-            else:
-                xs.append(x)
-                heights.append(row["speedup"])
-                if row.get("fallbacks", 0) > 0:  # MagPy ran (part of) the calls eagerly
-                    ax.text(x, row["speedup"], " fallback", rotation=90, ha="center", va="bottom", fontsize=6,
-                            color="dimgray")
-        ax.bar(xs, heights, width, color=cmap(j % 10))
-        handles.append(Patch(color=cmap(j % 10), label=labels.get(compiler, compiler)))
-    if legend:
-        ax.legend(handles=handles, fontsize=7, ncol=min(4, len(handles)), loc="lower left",
-                  bbox_to_anchor=(0, 1.0), frameon=False)
-    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([group_labels.get(g, g) for g in groups], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("speedup over eager")
-
-
-def plot_speedups(run_dir: Path, title: str) -> plt.Figure:
-    """Figures 1 and 15: one panel per batch size, models grouped, one bar per non-eager compiler."""
-    summary, raw = _read(run_dir)
-    labels, model_labels = _labels(raw, "compiler"), _labels(raw, "model")
-    batch_sizes = sorted(int(b) for b in summary["bs"].dropna().unique())
-    compilers = [c for c in dict.fromkeys(summary["compiler"]) if c != "eager"]
-    models = list(dict.fromkeys(summary["model"]))  # sweep order, GeoMean last
-    width = max(6.0, len(models) * (0.4 + 0.12 * len(compilers)) + 2)
-    fig, axes = plt.subplots(len(batch_sizes), 1, figsize=(width, 3.6 * len(batch_sizes)), squeeze=False)
-    for i, (ax, bs) in enumerate(zip(axes[:, 0], batch_sizes)):
-        _grouped_speedups(ax, summary[summary["bs"] == bs], models, "model", compilers, labels, model_labels,
-                          legend=i == 0)
-        ax.text(0.995, 0.97, f"batch size {bs}", transform=ax.transAxes, ha="right", va="top", fontsize=8)
-    fig.suptitle(f"{title}\n{_meta_line(run_dir)}", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def plot_dynamic(run_dir: Path, title: str) -> plt.Figure:
-    """Figures 17 and 18: workloads (model-kind) grouped, one bar per non-eager compiler."""
-    summary, raw = _read(run_dir)
-    labels = _labels(raw, "compiler")
-    compilers = [c for c in dict.fromkeys(summary["compiler"]) if c != "eager"]
-    workloads = list(dict.fromkeys(summary["workload"]))
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(workloads) + 2), 3.6))
-    _grouped_speedups(ax, summary, workloads, "workload", compilers, labels, {})
-    note = ""
-    if "notes" in raw.columns and raw["notes"].notna().any():
-        note = "; ".join(sorted({n for n in raw["notes"].dropna() if n}))[:160]
-    experiment_note = _experiment_note(run_dir)
-    fig.suptitle("\n".join(t for t in (title, experiment_note, _meta_line(run_dir)) if t), fontsize=9)
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=6, color="dimgray")
-    fig.tight_layout(rect=(0, 0.04 if note else 0, 1, 1))
-    return fig
+    statistic = meta.get("config", {}).get("size", {}).get("statistic", "") if timing else ""
+    return (f"{meta.get('device_name', '')}, size={size}{f', {statistic} of the timed calls' if statistic else ''}, "
+            f"torch {meta.get('versions', {}).get('torch', '')}")
 
 
 def _experiment_note(run_dir: Path) -> str:
-    try:
-        meta = json.loads((run_dir / "meta.json").read_text())
-    except (OSError, ValueError):
-        return ""
-    return meta.get("config", {}).get("experiment", {}).get("note", "") or ""
+    return _meta(run_dir).get("config", {}).get("experiment", {}).get("note", "") or ""
+
+
+def _notes(lines: list[str], width_in: float) -> str:
+    chars = int(width_in * 72 / (6.2 * 0.52))
+    return "\n".join(textwrap.fill(line, chars, subsequent_indent="   ") for line in lines)
+
+
+def _outcome_notes(rows: pd.DataFrame, group_col: str, labels: dict[str, str],
+                   group_labels: dict[str, str]) -> list[str]:
+    """One note per (outcome, reason): which compiler on which models/workloads, and why."""
+    found: dict[tuple[str, str], dict[str, list[str]]] = {}
+    everywhere = {g for g in rows[group_col] if g != "GeoMean"}
+    for _, row in rows.iterrows():
+        what = outcome(row)
+        if what is None or row[group_col] == "GeoMean" or row["compiler"] == "eager" and what == OUTCOMES["none"]:
+            continue
+        found.setdefault((what, reason(row)), {}).setdefault(row["compiler"], []).append(row[group_col])
+    notes = []
+    for (what, why), by_compiler in found.items():
+        parts = []
+        for compiler, groups in by_compiler.items():
+            groups = list(dict.fromkeys(groups))
+            where = "every model" if set(groups) >= everywhere and len(everywhere) > 1 else \
+                ", ".join(group_labels.get(g, g) for g in groups)
+            parts.append(f"{labels.get(compiler, compiler)} on {where}")
+        mark = " (hatched: calls ran the original program)" if what == OUTCOMES["fallback"] else ""
+        notes.append(f"{what}{mark}: {'; '.join(parts)}" + (f" - {why}" if why else ""))
+    return sorted(notes)
+
+
+def _log_speedup_axis(ax: plt.Axes, values: list[float]) -> None:
+    """A log-2 speedup axis around 1x with ticks such as 0.25x, 1x, 4x."""
+    finite = [v for v in values if v and not math.isnan(v) and v > 0] + [1.0]
+    low, high = min(finite), max(finite)
+    lo_exp, hi_exp = math.floor(math.log2(low) - 0.6), math.ceil(math.log2(high) + 0.6)  # room for labels
+    lo_exp, hi_exp = min(lo_exp, -1), max(hi_exp, 1)
+    ax.set_yscale("log", base=2)
+    ax.set_ylim(2.0 ** lo_exp, 2.0 ** hi_exp)
+    step = max(1, math.ceil((hi_exp - lo_exp) / 7))
+    ticks = [2.0 ** e for e in range(lo_exp, hi_exp + 1) if (e % step) == 0]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_yticklabels([f"{t:g}x" if t >= 0.01 else f"{t:.1g}x" for t in ticks])
+    ax.axhline(1.0, color="black", linewidth=0.7)
+    ax.grid(axis="y", linewidth=0.3, color="0.85")
+    ax.set_axisbelow(True)
+
+
+def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_col: str, compilers: list[str],
+                      colors: dict[str, Any], group_labels: dict[str, str], counts: dict[str, str]) -> None:
+    """Bars of ``speedup`` from 1x per group (x) and compiler (colour); hatched for a fallback, the
+    outcome's word where there is no bar; ``counts[compiler]`` is written on its GeoMean bar."""
+    width = 0.84 / max(1, len(compilers))
+    _log_speedup_axis(ax, list(df["speedup"]))
+    for j, compiler in enumerate(compilers):
+        for i, group in enumerate(groups):
+            match = df[(df[group_col] == group) & (df["compiler"] == compiler)]
+            x = i - 0.42 + width * (j + 0.5)
+            if match.empty:
+                continue
+            row = match.iloc[0]
+            value = row["speedup"]
+            if value is None or pd.isna(value):
+                what = outcome(row) if group != "GeoMean" else "none"
+                ax.text(x, 1.0, f" {what or OUTCOMES['no_baseline']}" if what != "none" else "", rotation=90,
+                        ha="center", va="bottom", fontsize=5, color="0.35")
+                continue
+            fallback = outcome(row) == OUTCOMES["fallback"]
+            ax.bar(x, value - 1.0, width * 0.92, bottom=1.0, color="white" if fallback else colors[compiler],
+                   edgecolor=colors[compiler], linewidth=0.6, hatch=FALLBACK_HATCH if fallback else None)
+            text = f"{value:.2g}" + (f" ({counts[compiler]})" if group == "GeoMean" and compiler in counts else "")
+            if fallback:  # its height is eager against eager: the word says so, not only the hatching
+                text += f" {OUTCOMES['fallback']}"
+            ax.text(x, value * (1.04 if value >= 1 else 0.96), text, rotation=90, ha="center",
+                    va="bottom" if value >= 1 else "top", fontsize=4.8, color="0.2")
+    if "GeoMean" in groups:
+        ax.axvline(groups.index("GeoMean") - 0.5, color="0.5", linewidth=0.5, linestyle=":")
+    ax.set_xlim(-0.55, len(groups) - 0.45)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([group_labels.get(g, g) for g in groups])
+    ax.tick_params(axis="x", length=0)
+    ax.set_ylabel("speedup over eager")
+
+
+def _legend(fig: plt.Figure, compilers: list[str], colors: dict[str, Any], labels: dict[str, str],
+            hatched: bool, width_in: float) -> None:
+    handles = [Patch(facecolor=colors[c], edgecolor=colors[c], label=labels.get(c, c)) for c in compilers]
+    if hatched:
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=FALLBACK_HATCH, label=OUTCOMES["fallback"]))
+    ncol = max(1, min(len(handles), int(width_in / 1.05)))
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False,
+               handlelength=1.4, columnspacing=1.2, borderpad=0.2)
+
+
+def _drawn(df: pd.DataFrame, compilers: list[str]) -> list[str]:
+    """The compilers with at least one bar."""
+    return [c for c in compilers if df[(df["compiler"] == c) & df["speedup"].notna()].shape[0]]
+
+
+def _colors(compilers: list[str]) -> dict[str, Any]:
+    cmap = plt.get_cmap("tab10")
+    return {c: cmap(i % 10) for i, c in enumerate(compilers)}
+
+
+def _finish(fig: plt.Figure, title: str, run_dir: Path, notes: list[str], width_in: float,
+            extra: str = "", timing: bool = True) -> None:
+    head = "\n".join(t for t in (title, extra.strip(), _meta_line(run_dir, timing)) if t)
+    top = 1.0
+    renderer = fig.canvas.get_renderer()
+    for legend in fig.legends:  # the title goes above the figure-level legend
+        top = max(top, fig.transFigure.inverted().transform(legend.get_window_extent(renderer))[1][1])
+    chars = int(width_in * 72 / (7 * 0.55))
+    head = "\n".join(textwrap.fill(line, chars) for line in head.splitlines())
+    fig.text(0.0, top + 0.02, head, ha="left", va="bottom", fontsize=7)
+    if notes:
+        fig.text(0.0, 0.0, _notes(notes, width_in), ha="left", va="top", fontsize=6.2, color="0.25",
+                 linespacing=1.25)
+
+
+def _eager_latency(run_dir: Path, title: str, summary: pd.DataFrame, raw: pd.DataFrame, group_col: str,
+                   group_labels: dict[str, str]) -> plt.Figure:
+    """Nothing to compare with (only eager ran): eager's latency per model/workload."""
+    rows = summary[(summary["compiler"] == "eager") & (summary[group_col] != "GeoMean")]
+    groups = list(dict.fromkeys(rows[group_col]))
+    statistic = rows["statistic"].dropna().iloc[0] if "statistic" in rows and rows["statistic"].notna().any() else "mean"
+    column = f"{statistic}_ms"
+    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, 1.9))
+    for i, group in enumerate(groups):
+        row = rows[rows[group_col] == group].iloc[0]
+        if outcome(row) is None and column in row and not pd.isna(row[column]):
+            ax.bar(i, row[column], 0.6, color="0.45")
+            ax.text(i, row[column], f"{row[column]:.3g}", ha="center", va="bottom", fontsize=5.5)
+        else:
+            ax.text(i, 0, f" {outcome(row)}", rotation=90, ha="center", va="bottom", fontsize=5, color="0.35")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([group_labels.get(g, g) for g in groups])
+    ax.set_ylabel(f"eager latency ({statistic}, ms)")
+    fig.tight_layout()
+    _finish(fig, title, run_dir, ["only eager ran: latency shown, no speedup to compare"], COLUMN_WIDTH_IN)
+    return fig
+
+
+def plot_speedups(run_dir: Path, title: str) -> plt.Figure:
+    """Figures 1 and 15: one panel per batch size, models grouped, one bar per compiler that has one."""
+    summary, raw = _read(run_dir)
+    labels, model_labels = _labels(raw, "compiler"), _labels(raw, "model")
+    compilers = [c for c in dict.fromkeys(summary["compiler"]) if c != "eager"]
+    if not compilers:
+        return _eager_latency(run_dir, title, summary, raw, "model", model_labels)
+    batch_sizes = sorted(int(b) for b in summary["bs"].dropna().unique())
+    models = list(dict.fromkeys(summary["model"]))  # sweep order, GeoMean last
+    drawn = _drawn(summary, compilers)
+    colors = _colors(drawn)
+    hatched = any(outcome(r) == OUTCOMES["fallback"] and not pd.isna(r["speedup"]) for _, r in summary.iterrows())
+    fig, axes = plt.subplots(len(batch_sizes), 1, figsize=(TEXT_WIDTH_IN, 1.75 * len(batch_sizes) + 0.35),
+                             squeeze=False)
+    n_models = len([m for m in models if m != "GeoMean"])
+    for ax, bs in zip(axes[:, 0], batch_sizes):
+        panel = summary[summary["bs"] == bs]
+        geo = panel[panel["model"] == "GeoMean"]
+        counts = {r["compiler"]: f"{int(r['n_models'])}/{n_models}" for _, r in geo.iterrows()
+                  if "n_models" in r and not pd.isna(r["n_models"])}
+        _grouped_speedups(ax, panel, models, "model", drawn, colors, model_labels, counts)
+        ax.set_title(f"batch size {bs}", loc="left", pad=2)
+    fig.tight_layout(h_pad=0.6)
+    _legend(fig, drawn, colors, labels, hatched, TEXT_WIDTH_IN)
+    notes = _outcome_notes(summary, "model", labels, model_labels)
+    if "GeoMean" in models:
+        notes.insert(0, "GeoMean: over the models a compiler ran correctly (fallbacks included); "
+                        "k/n on the bar: k of the n models")
+    _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN)
+    return fig
+
+
+def _workload_labels(summary: pd.DataFrame, raw: pd.DataFrame) -> dict[str, str]:
+    model_labels = _labels(raw, "model")
+    return {w: f"{model_labels.get(m, m)}\n{_KINDS.get(k, k)}"
+            for w, m, k in zip(summary["workload"], summary["model"], summary["kind"])}
+
+
+def plot_dynamic(run_dir: Path, title: str) -> plt.Figure:
+    """Figures 17 and 18: workloads (model x kind of dynamic input) grouped, one bar per compiler."""
+    summary, raw = _read(run_dir)
+    labels = _labels(raw, "compiler")
+    group_labels = _workload_labels(summary, raw)
+    compilers = [c for c in dict.fromkeys(summary["compiler"]) if c != "eager"]
+    if not compilers:
+        return _eager_latency(run_dir, title, summary, raw, "workload", group_labels)
+    workloads = list(dict.fromkeys(summary["workload"]))
+    drawn = _drawn(summary, compilers)
+    colors = _colors(drawn)
+    hatched = any(outcome(r) == OUTCOMES["fallback"] and not pd.isna(r["speedup"]) for _, r in summary.iterrows())
+    width = COLUMN_WIDTH_IN if len(workloads) * max(1, len(drawn)) <= 8 else TEXT_WIDTH_IN
+    fig, ax = plt.subplots(figsize=(width, 2.0))
+    _grouped_speedups(ax, summary, workloads, "workload", drawn, colors, group_labels, {})
+    fig.tight_layout()
+    _legend(fig, drawn, colors, labels, hatched, width)
+    notes = _outcome_notes(summary, "workload", labels, {w: g.replace("\n", " ") for w, g in group_labels.items()})
+    if "notes" in raw.columns:
+        notes += sorted({f"{labels.get(c, c)}: {n}" for c, n in zip(raw["compiler"], raw["notes"])
+                         if isinstance(n, str) and n})
+    _finish(fig, title, run_dir, notes, width, _experiment_note(run_dir))
+    return fig
 
 
 def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
@@ -145,58 +288,67 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     if "frontend" in raw.columns:  # the paper names the approach, not the (irrelevant) backend
         labels |= {c: _APPROACHES.get(f, labels.get(c, c)) for c, f in zip(raw["compiler"], raw["frontend"])
                    if isinstance(f, str)}
+    summary = summary.copy()
+    summary["value"] = summary.apply(table2_cell, axis=1)
     table = summary.pivot_table(index="compiler", columns="model", values="value", aggfunc="first", sort=False)
     table = table.reindex(index=list(dict.fromkeys(summary["compiler"])), columns=list(dict.fromkeys(summary["model"])))
     table = table.fillna("-")
     row_labels = [labels.get(c, c) for c in table.index]
     col_labels = [model_labels.get(m, m) for m in table.columns]
+    notes = _outcome_notes(summary.assign(fallbacks=[1 if v.endswith(f"({OUTCOMES['fallback']})") else 0
+                                                     for v in summary["value"]]),
+                           "model", labels, model_labels)
     markdown = ["| approach | " + " | ".join(col_labels) + " |", "|---" * (len(col_labels) + 1) + "|"]
     markdown += [f"| {r} | " + " | ".join(str(v) for v in values) + " |" for r, values in zip(row_labels, table.values)]
+    markdown += [""] + [f"- {n}" for n in notes]
     (run_dir / "table2.md").write_text("\n".join(markdown) + "\n")
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(col_labels) + 2), 0.5 * len(row_labels) + 1.4))
+    fig, ax = plt.subplots(figsize=(TEXT_WIDTH_IN, 0.2 * len(row_labels) + 0.35))
     ax.axis("off")
-    grid = ax.table(cellText=table.values, rowLabels=row_labels, colLabels=col_labels, loc="center", cellLoc="center")
+    grid = ax.table(cellText=table.values, rowLabels=row_labels, colLabels=col_labels, loc="center",
+                    cellLoc="center", bbox=(0.12, 0, 0.88, 1))
     grid.auto_set_font_size(False)
-    grid.set_fontsize(8)
-    grid.scale(1, 1.4)
-    fig.suptitle(f"{title}\n{_meta_line(run_dir)}", fontsize=10)
+    grid.set_fontsize(6.5)
+    for cell in grid.get_celld().values():
+        cell.set_linewidth(0.4)
+    _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN, timing=False)
     return fig
 
 
 def plot_breakdown(run_dir: Path, title: str) -> plt.Figure:
     """Figure 16: (a) monitor run = analysis + backend compile + other, (b) matched run = guard + mock."""
     summary, raw = _read(run_dir)
-    model_labels = _labels(raw, "model")
-    ok = summary[summary["status"] == "ok"]
+    model_labels, labels = _labels(raw, "model"), _labels(raw, "compiler")
     models = list(dict.fromkeys(summary["model"]))
-    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 0.45 * len(models) + 2.4), sharey=True)
-    y = range(len(models))
-    parts_a = [("analysis_frac", "MagPy analysis (monitored execution, guard/mock generation)", "tab:blue"), ("backend_compile_frac", "backend compile", "tab:orange"),
-               ("monitor_other_frac", "other", "tab:gray")]
+    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 0.17 * len(models) + 0.75), sharey=True)
+    y = list(range(len(models)))
+    parts_a = [("analysis_frac", "MagPy analysis", "tab:blue"), ("backend_compile_frac", "backend compile", "tab:orange"),
+               ("monitor_other_frac", "other", "0.65")]
     parts_b = [("guard_frac", "guard", "tab:green"), ("mock_frac", "mock (incl. compiled graph)", "tab:purple")]
-    for ax, parts, total_col, unit in ((ax_a, parts_a, "monitor_s", "s"), (ax_b, parts_b, "matched_ms", "ms")):
+    for ax, parts, total_col, unit, name in ((ax_a, parts_a, "monitor_s", "s", "(a) monitor run"),
+                                             (ax_b, parts_b, "matched_ms", "ms", "(b) matched run")):
+        rows = [summary[summary["model"] == m].iloc[0] for m in models]
         left = [0.0] * len(models)
         for column, label, color in parts:
-            widths = []
-            for m in models:
-                match = ok[ok["model"] == m]
-                widths.append(float(match[column].iloc[0]) if not match.empty else 0.0)
-            ax.barh(list(y), widths, left=left, label=label, color=color)
+            widths = [float(r[column]) if column in r and not pd.isna(r[column]) else 0.0 for r in rows]
+            ax.barh(y, widths, left=left, label=label, color=color, height=0.7)
             left = [a + b for a, b in zip(left, widths)]
-        for i, m in enumerate(models):
-            match = summary[summary["model"] == m].iloc[0]
-            text = f"{match[total_col]:.3g} {unit}" if match["status"] == "ok" else _why_missing(match)
-            ax.text(1.01, i, text, va="center", fontsize=7)
-        ax.set_xlim(0, 1.25)
-        ax.set_xlabel("fraction of the call")
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+        for i, r in enumerate(rows):
+            if total_col in r and not pd.isna(r[total_col]):
+                text = f"{r[total_col]:.3g} {unit}" + (" (wrong output)" if outcome(r) == OUTCOMES["wrong"] else "")
+            else:
+                text = outcome(r) or OUTCOMES["none"]
+            ax.text(1.02, i, text, va="center", fontsize=5.5)
+        ax.set_xlim(0, 1.42)
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+        ax.set_xlabel(f"{name}: fraction of the call")
+        ax.legend(fontsize=6, loc="lower center", bbox_to_anchor=(0.36, 1.0), ncol=len(parts), frameon=False,
+                  handlelength=1.2, columnspacing=0.8)
     ax_a.invert_yaxis()  # first model on top, as in the table
-    ax_a.set_yticks(list(y))
-    ax_a.set_yticklabels([model_labels.get(m, m) for m in models], fontsize=8)
-    ax_a.set_title("(a) monitor run", fontsize=9)
-    ax_b.set_title("(b) matched run", fontsize=9)
-    fig.suptitle(f"{title}\n{_meta_line(run_dir)}", fontsize=10)
-    fig.tight_layout()
+    ax_a.set_yticks(y)
+    ax_a.set_yticklabels([model_labels.get(m, m) for m in models])
+    fig.tight_layout(w_pad=1.0)
+    notes = _outcome_notes(summary, "model", labels, model_labels)
+    _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN, extra=" ")
     return fig
 
 
@@ -214,7 +366,12 @@ def _read(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     summary_path, raw_path = run_dir / "summary.csv", run_dir / "raw.csv"
     if not summary_path.exists() or not raw_path.exists():
         raise FileNotFoundError(f"{run_dir} has no summary.csv/raw.csv: run the experiment first")
-    return pd.read_csv(summary_path), pd.read_csv(raw_path)
+    summary, raw = pd.read_csv(summary_path), pd.read_csv(raw_path)
+    missing = [c for c in ("break_reasons", "mismatch", "error") if c in raw.columns and c not in summary.columns]
+    keys = [c for c in ("model", "kind", "compiler", "bs") if c in summary.columns and c in raw.columns]
+    if missing and keys and not summary.empty:  # a summary written before it carried the reasons
+        summary = summary.merge(raw[keys + missing].drop_duplicates(keys), on=keys, how="left")
+    return summary, raw
 
 
 def plot(experiment: str, run_dir: Path) -> list[Path]:
@@ -223,10 +380,11 @@ def plot(experiment: str, run_dir: Path) -> list[Path]:
         raise ValueError(f"no figure for experiment {experiment!r}; valid: {', '.join(_PLOTTERS)}")
     draw, title = _PLOTTERS[experiment]
     run_dir = Path(run_dir)
-    fig = draw(run_dir, title)
-    paths = [run_dir / f"{experiment}.png", run_dir / f"{experiment}.pdf"]
-    for path in paths:
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+    with plt.rc_context(_STYLE):
+        fig = draw(run_dir, title)
+        paths = [run_dir / f"{experiment}.png", run_dir / f"{experiment}.pdf"]
+        for path in paths:
+            fig.savefig(path, dpi=250, bbox_inches="tight", pad_inches=0.03)
     plt.close(fig)
     return paths
 
@@ -237,7 +395,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("experiment", choices=sorted(_PLOTTERS))
     parser.add_argument("run_dir", type=Path)
     args = parser.parse_args(argv)
-    for path in plot(args.experiment, args.run_dir):
+    try:
+        paths = plot(args.experiment, args.run_dir)
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for path in paths:
         print(path)
     return 0
 

@@ -10,7 +10,13 @@ Layout::
     <experiment>.png / .pdf    the figure, drawn from the CSVs only (experiments.plot)
 
 Several processes may write the same run directory (a Hydra multirun): each cell writes only its
-own folder, and the tables are rewritten from all cell folders by atomic replacement.
+own folder, and the tables and meta.json are rewritten from all cell folders by atomic
+replacement, so they always describe the whole directory.
+
+A row keeps the settings it was measured with (``row["settings"]``: the run's settings, the
+model and compiler configs, the environment, see :func:`cell_settings`). :meth:`RunStore.stale`
+finds rows measured with other settings than the ones requested; the runner refuses to mix them.
+Files are written with the mode the umask gives (a host user can read what a container wrote).
 
 Example::
 
@@ -46,11 +52,59 @@ def cell_id(key: Mapping[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9=,._+-]", "_", text)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w") as handle:
         handle.write(text)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; results are for everyone the umask allows
     os.replace(tmp, path)
+
+
+#: Keys of a cell spec that name the cell rather than describe how it is measured.
+_NOT_SETTINGS = ("key", "cell_id", "mem_limit_bytes")
+#: Parts of a cell's settings that differ between cells of one run (the rest is the run's).
+_PER_CELL = ("model", "compiler", "kind", "dynamic", "region")
+
+
+def environment(device: str) -> dict[str, Any]:
+    """What besides the configuration changes the numbers: code, library versions, the machine."""
+    return {"git_sha": _git(["rev-parse", "HEAD"]), "python": sys.version.split()[0],
+            **{name: _version(name) for name in ("torch", "transformers", "torch_xla")},
+            "device_name": device_name(device)}
+
+
+def cell_settings(spec: Mapping[str, Any], run_settings: Mapping[str, Any],
+                  env: Mapping[str, Any]) -> dict[str, Any]:
+    """The identity of a cell's numbers besides its key: the run's settings (``Plan.settings``),
+    what the spec adds (model and compiler configs, input kind, dynamic, region) and ``env``."""
+    extra = {k: v for k, v in spec.items() if k not in _NOT_SETTINGS and k not in run_settings}
+    return json.loads(json.dumps({**run_settings, **extra, "environment": dict(env)}, default=str))
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+def settings_diff(recorded: Mapping[str, Any], requested: Mapping[str, Any],
+                  per_cell: bool = True) -> list[str]:
+    """``["repeat: 20 recorded, 5 requested", ...]``; with ``per_cell=False`` only the run-wide part."""
+    if not per_cell:
+        recorded = {k: v for k, v in recorded.items() if k not in _PER_CELL}
+        requested = {k: v for k, v in requested.items() if k not in _PER_CELL}
+    old, new = _flat(recorded), _flat(requested)
+    return [f"{k}: {old.get(k, '(none)')} recorded, {new.get(k, '(none)')} requested"
+            for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
 
 
 class RunStore:
@@ -75,6 +129,34 @@ class RunStore:
         row = self.row(cid)
         return force or row is None or (retry_errors and row.get("status") != "ok")
 
+    def stale(self, requested: Mapping[str, Mapping[str, Any]],
+              run_settings: Mapping[str, Any]) -> dict[str, list[str]]:
+        """Saved rows measured with other settings, as ``{cell id: differences}``.
+
+        ``requested`` maps the cell ids of this run to their :func:`cell_settings`; a row of another
+        cell (an earlier command on the same run directory) is compared on the run-wide part.
+        A row without recorded settings (an older harness) is stale.
+        """
+        stale = {}
+        for row in self.rows():
+            recorded = row.get("settings")
+            if recorded is None:
+                stale[row["cell_id"]] = ["settings: not recorded (measured by an older harness)"]
+                continue
+            if row["cell_id"] in requested:
+                diff = settings_diff(recorded, requested[row["cell_id"]])
+            else:
+                diff = settings_diff(recorded, run_settings, per_cell=False)
+            if diff:
+                stale[row["cell_id"]] = diff
+        return stale
+
+    def set_aside(self, cid: str) -> None:
+        """Keep cell ``cid``'s row as ``row.superseded.json``, out of the tables."""
+        path = self.cell_dir(cid) / "row.json"
+        if path.exists():
+            os.replace(path, path.with_name("row.superseded.json"))
+
     def save(self, cid: str, row: Mapping[str, Any]) -> None:
         """Save the finished row of cell ``cid``."""
         self.cell_dir(cid).mkdir(parents=True, exist_ok=True)
@@ -91,7 +173,7 @@ class RunStore:
         ``order`` lists cell ids in sweep order; rows follow it, then any others (e.g. from a
         concurrent job of the same multirun).
         """
-        rows = {r["cell_id"]: r for r in self.rows()}
+        rows = {r["cell_id"]: {k: v for k, v in r.items() if k != "settings"} for r in self.rows()}
         ordered = [rows.pop(cid) for cid in order if cid in rows] + list(rows.values())
         raw = pd.DataFrame(ordered)
         if not raw.empty:
@@ -103,7 +185,27 @@ class RunStore:
         return raw, summary
 
     def write_meta(self, config: Mapping[str, Any], device: str) -> None:
-        """Write meta.json: provenance of the numbers in this directory."""
+        """Write meta.json: provenance of the numbers in this directory, describing all its cells.
+
+        ``config`` is this process's resolved config; its ``model``, ``compiler`` and ``bs`` are
+        replaced by those of every saved row (other jobs of a multirun included), and ``cells``
+        counts the rows by status.
+        """
+        rows = self.rows()
+        config = dict(config)
+        if rows:
+            models = {r["model"]: r.get("settings", {}).get("model") for r in rows if r.get("model")}
+            compilers = {r["compiler"]: r.get("settings", {}).get("compiler") for r in rows if r.get("compiler")}
+            config["model"] = {**{k: v for k, v in (config.get("model") or {}).items() if k in models},
+                               **{k: v for k, v in models.items() if v is not None}}
+            config["compiler"] = {**{k: v for k, v in (config.get("compiler") or {}).items() if k in compilers},
+                                  **{k: v for k, v in compilers.items() if v is not None}}
+            batch_sizes = sorted({int(r["bs"]) for r in rows if r.get("bs") is not None})
+            if batch_sizes:
+                config["bs"] = batch_sizes
+        statuses: dict[str, int] = {}
+        for r in rows:
+            statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
         meta = {
             "git_sha": _git(["rev-parse", "HEAD"]),
             "git_dirty": bool(_git(["status", "--porcelain", "--untracked-files=no"])),
@@ -114,6 +216,9 @@ class RunStore:
             "device": device,
             "device_name": device_name(device),
             "cpu": _cpu_name(),
+            "cells": {"total": len(rows), **statuses},
+            "models": sorted(config.get("model") or {}),
+            "compilers": sorted(config.get("compiler") or {}),
             "config": config,
         }
         _atomic_write(self.run_dir / "meta.json", json.dumps(meta, indent=1, default=str))

@@ -6,14 +6,21 @@ in its own process (:mod:`experiments.cells`) unless ``results/<experiment>/<run
 holds its row, then writes raw.csv, summary.csv, meta.json and the figure.
 
 Hydra multirun works as usual (``-m model=bert,resnet``, ``hydra/launcher=local`` or ``slurm``): all
-jobs of a sweep share one run directory, and each job rewrites the tables from every finished cell.
+jobs of a sweep share one run directory, and each job rewrites the tables and meta.json from every
+finished cell.
+
+A bad setting (``bs=abc``, ``repeat=0``, ``device=cuda`` without a GPU, a run directory measured
+with other settings) ends the run with one ``error:`` line and exit status 2, before anything is
+written; Ctrl-C ends it with one line (exit status 130) and keeps the finished cells.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +30,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from experiments.cells import default_mem_limit_bytes, run_cell
 from experiments.compilers import missing_requirements
-from experiments.plan import Plan, make_plan, override_keys, resolve_device, resolve_size
-from experiments.results import RunStore
+from experiments.plan import Plan, SettingsError, make_plan, override_keys, resolve_device, resolve_size
+from experiments.results import RunStore, cell_settings, environment
 
 log = logging.getLogger("experiments.run")
 
@@ -51,50 +58,162 @@ def _mem_limit(cfg: DictConfig, device: str) -> int | None:
         return None
     if value == "auto":
         return default_mem_limit_bytes(device)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise SettingsError(f"cell.mem_limit_gb must be a number of GiB, auto or none, got {value!r}")
     return int(float(value) * 2**30)
 
 
-def _progress(enabled: bool):
-    """A rich progress bar (or a silent stand-in when ``progress=false``)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _seconds(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TextColumn("{task.fields[cell]}"), disable=not enabled)
+
+def describe_row(row: dict[str, Any]) -> str:
+    """A cell's outcome in a few words: ``ok, median 1.23 ms, 1 graph`` or ``error: RuntimeError: ...``."""
+    if row["status"] != "ok":
+        return f"{row['status']}: {row.get('error') or ''}"[:300]
+    parts = ["ok"]
+    statistic = row.get("statistic") or "mean"
+    if row.get(f"{statistic}_s") is not None:
+        parts.append(f"{statistic} {row[f'{statistic}_s'] * 1e3:.3g} ms")
+    if row.get("graph_count") is not None:
+        parts.append(f"{row['graph_count']} graph{'s' if row['graph_count'] != 1 else ''}")
+    if row.get("fallbacks"):
+        parts.append(f"fell back to eager ({row['fallbacks']} calls)")
+    if row.get("correct") is False:
+        parts.append(f"WRONG OUTPUT: {row.get('mismatch') or ''}"[:200])
+    return ", ".join(parts)
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a sweep: finished cells are kept, a rerun resumes."""
+
+    def __init__(self, done: int, total: int, run_dir: Path) -> None:
+        super().__init__(f"interrupted after {done} of {total} cells; the finished ones are kept in {run_dir} "
+                         "and the same command resumes")
+
+
+class Progress:
+    """One report per finished cell, with an ETA from the cells measured so far.
+
+    In a terminal: a rich progress bar (failures printed above it). Otherwise (a Slurm log,
+    ``docker run`` without ``-t``, ``| tee``): one plain, flushed line per cell::
+
+        [2/6] model=bert,compiler=eager,bs=1: ok, median 1.23 ms (4.1 s; ETA 0:16)
+
+    ``progress=false`` silences both.
+    """
+
+    def __init__(self, name: str, total: int, *, enabled: bool, terminal: bool | None = None) -> None:
+        self.name, self.total, self.enabled, self.done = name, total, enabled, 0
+        self.terminal = sys.stdout.isatty() if terminal is None else terminal
+        self.measured_s = 0.0
+        self.measured = 0
+        self._bar = None
+        if enabled and self.terminal:
+            import rich.progress as rp
+
+            self._bar = rp.Progress(rp.TextColumn("[bold]{task.description}"), rp.BarColumn(),
+                                    rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), rp.TextColumn("ETA"),
+                                    rp.TimeRemainingColumn(), rp.TextColumn("{task.fields[cell]}"))
+            self._task = self._bar.add_task(name, total=total, cell="")
+
+    def __enter__(self) -> Progress:
+        if self._bar is not None:
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+    def start(self, cid: str) -> None:
+        """Cell ``cid`` starts (shown on the bar)."""
+        if self._bar is not None:
+            self._bar.update(self._task, cell=cid)
+
+    def eta_s(self) -> float | None:
+        """Seconds left, from the mean time of the cells that ran a process so far."""
+        if not self.measured:
+            return None
+        return self.measured_s / self.measured * (self.total - self.done)
+
+    def finish(self, cid: str, row: dict[str, Any], seconds: float) -> None:
+        """Cell ``cid`` finished with ``row`` after ``seconds``."""
+        self.done += 1
+        if row.get("cell_wall_s") is not None:
+            self.measured_s += seconds
+            self.measured += 1
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            if row["status"] != "ok" or row.get("correct") is False:
+                self._bar.console.print(f"  {cid}: {describe_row(row)}", soft_wrap=True, markup=False,
+                                        highlight=False)
+            self._bar.advance(self._task)
+            return
+        cid = cid.split(",", 1)[1] if cid.startswith("experiment=") and "," in cid else cid
+        eta = self.eta_s()
+        when = f"{seconds:.1f} s" + (f"; ETA {_seconds(eta)}" if eta is not None and self.done < self.total else "")
+        print(f"[{self.done}/{self.total}] {cid}: {describe_row(row)} ({when})", flush=True)
 
 
 def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
-    """Run every cell of ``plan`` that has no result yet; write the tables, meta.json and the figure."""
+    """Run every cell of ``plan`` that has no result yet; write the tables, meta.json and the figure.
+
+    A run directory holds cells measured with one set of settings: when it already holds rows
+    measured otherwise (another ``repeat``, another torch, another MagPy commit...), the run
+    stops with :class:`~experiments.plan.SettingsError` naming the differences, unless
+    ``force=true``, which measures this run's cells again and sets the other rows aside
+    (``row.superseded.json``).
+    """
     runner = importlib.import_module(f"experiments.runners.{plan.runner}")
     specs = runner.cells(plan)
+    env = environment(plan.device)
+    run_settings = {**plan.settings(), "environment": env}
+    wanted = {s["cell_id"]: cell_settings(s, plan.settings(), env) for s in specs}
     store = RunStore(results_root / plan.experiment / plan.run_id)
-    store.write_meta(OmegaConf.to_container(cfg, resolve=True), plan.device)
+    stale = store.stale(wanted, run_settings)
+    if stale and not cfg.force:
+        differences = sorted({d for diff in stale.values() for d in diff})
+        raise SettingsError(
+            f"{store.run_dir} holds {len(stale)} cell(s) measured with other settings "
+            f"({'; '.join(differences[:3])}{'; ...' if len(differences) > 3 else ''}); "
+            f"force=true measures this run's cells again and sets the others aside, "
+            f"run_id=<name> writes a separate directory")
+    for cid in stale:
+        store.set_aside(cid)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    store.write_meta(config, plan.device)
     todo = [s for s in specs if store.needs_run(s["cell_id"], force=cfg.force, retry_errors=cfg.retry_errors)]
     log.info("%s: %d cells, %d to run, results in %s", plan.experiment, len(specs), len(todo), store.run_dir)
     mem_limit = _mem_limit(cfg, plan.device)
-    with _progress(cfg.progress) as progress:
-        task = progress.add_task(plan.experiment, total=len(todo), cell="")
+    order = [s["cell_id"] for s in specs]
+    with Progress(plan.experiment, len(todo), enabled=cfg.progress) as progress:
         for spec in todo:
-            progress.update(task, cell=spec["cell_id"])
+            progress.start(spec["cell_id"])
+            start = time.monotonic()
             missing = missing_requirements(spec["compiler"] or {})
             if missing:  # no process needed to learn that a package is absent
                 row = {"status": "unavailable", "error": f"{', '.join(missing)} not installed"}
             else:
-                row = run_cell(spec, store.cell_dir(spec["cell_id"]), timeout_s=plan.timeout_s,
-                               mem_limit_bytes=mem_limit)
+                try:
+                    row = run_cell(spec, store.cell_dir(spec["cell_id"]), timeout_s=plan.timeout_s,
+                                   mem_limit_bytes=mem_limit)
+                except KeyboardInterrupt:
+                    raise Interrupted(progress.done, len(todo), store.run_dir) from None
             labels = {"model_label": spec["model"].get("label", spec["model"]["name"]),
                       "compiler_label": (spec["compiler"] or {}).get("label", spec["key"].get("compiler")),
                       "frontend": (spec["compiler"] or {}).get("frontend")}
             row = {**spec["key"], "cell_id": spec["cell_id"], "size": plan.size, "device": plan.device,
-                   "statistic": plan.statistic, "threads": plan.threads, **labels, **row}
+                   "statistic": plan.statistic, "threads": plan.threads, "warmup": plan.warmup,
+                   "repeat": plan.repeat, **labels, **row, "settings": wanted[spec["cell_id"]]}
             store.save(spec["cell_id"], row)
-            store.write_tables(runner.summarize, order=[s["cell_id"] for s in specs])
-            if row["status"] != "ok" or row.get("correct") is False:
-                progress.console.print(f"  {spec['cell_id']}: {row['status']}"
-                                       f"{'' if row.get('correct', True) else ' (wrong output)'} "
-                                       f"{row.get('error') or row.get('mismatch') or ''}"[:300],
-                                       soft_wrap=True, markup=False, highlight=False)
-            progress.advance(task)
-    raw, summary = store.write_tables(runner.summarize, order=[s["cell_id"] for s in specs])
+            store.write_tables(runner.summarize, order=order)
+            store.write_meta(config, plan.device)
+            progress.finish(spec["cell_id"], row, time.monotonic() - start)
+    raw, summary = store.write_tables(runner.summarize, order=order)
+    store.write_meta(config, plan.device)
     if cfg.plot and not raw.empty:
         from experiments import plot
 
@@ -106,14 +225,21 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
 
 @hydra.main(config_path="conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> Any:
-    """Hydra entry point (see the module docstring)."""
-    cfg = _concrete_config(cfg)
-    cli_keys = override_keys(HydraConfig.get().overrides.task)
-    plan = make_plan(cfg, cli_keys)
-    results_root = Path(cfg.results_dir)
-    if not results_root.is_absolute():
-        results_root = Path(hydra.utils.get_original_cwd()) / results_root
-    run_dir = execute(plan, cfg, results_root)
+    """Hydra entry point (see the module docstring). Bad settings and Ctrl-C end with one line."""
+    try:
+        cfg = _concrete_config(cfg)
+        cli_keys = override_keys(HydraConfig.get().overrides.task)
+        plan = make_plan(cfg, cli_keys)
+        results_root = Path(cfg.results_dir)
+        if not results_root.is_absolute():
+            results_root = Path(hydra.utils.get_original_cwd()) / results_root
+        run_dir = execute(plan, cfg, results_root)
+    except SettingsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    except Interrupted as err:
+        print(err, file=sys.stderr)
+        sys.exit(130)
     print(f"results: {run_dir}")
     return str(run_dir)
 
@@ -129,6 +255,15 @@ def overrides_last(argv: list[str]) -> list[str]:
     return [argv[0], *flags, *overrides]
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # scancel / docker stop: kill the running cell's session as Ctrl-C does
+
+
 if __name__ == "__main__":
     sys.argv = overrides_last(sys.argv)
-    main()
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        main()
+    except KeyboardInterrupt:  # outside a cell (imports, composing the config, plotting)
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

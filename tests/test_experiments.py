@@ -69,6 +69,15 @@ TINY_CONFIG = textwrap.dedent('''
 ''')
 
 
+HANG_CONFIG = textwrap.dedent('''
+    # @package model._hang
+    name: _hang
+    label: Hang
+    builder: tinymodel:build_hang
+    kinds: []
+''')
+
+
 MISSING_COMPILER_CONFIG = textwrap.dedent('''
     # @package compiler._missing
     name: _missing
@@ -86,6 +95,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "tinymodel.py").write_text(TINY_MODULE)
     (root / "conf" / "model").mkdir(parents=True)
     (root / "conf" / "model" / "_tiny.yaml").write_text(TINY_CONFIG)
+    (root / "conf" / "model" / "_hang.yaml").write_text(HANG_CONFIG)
     (root / "conf" / "compiler").mkdir()
     (root / "conf" / "compiler" / "_missing.yaml").write_text(MISSING_COMPILER_CONFIG)
     return root
@@ -97,13 +107,17 @@ def _env(tiny: Path) -> dict[str, str]:
     return env
 
 
-def _run(tiny: Path, results: Path, *overrides: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "experiments.run", "experiment=fig15", "model=_tiny",
-               "compiler=[eager,magpy-eager,_missing]", "bs=[1,2]", "device=cpu", "size=smoke", "warmup=1", "repeat=3",
-               "progress=false", f"hydra.searchpath=[file://{tiny / 'conf'}]", f"results_dir={results}",
-               f"hydra.run.dir={results / 'hydra'}", *overrides]
-    proc = subprocess.run(command, cwd=ROOT, env=_env(tiny), capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def _command(tiny: Path, results: Path, *overrides: str) -> list[str]:
+    return [sys.executable, "-m", "experiments.run", "experiment=fig15", "model=_tiny",
+            "compiler=[eager,magpy-eager,_missing]", "bs=[1,2]", "device=cpu", "size=smoke", "warmup=1", "repeat=3",
+            "progress=false", f"hydra.searchpath=[file://{tiny / 'conf'}]", f"results_dir={results}",
+            f"hydra.run.dir={results / 'hydra'}", f"hydra.sweep.dir={results / 'sweep'}", *overrides]
+
+
+def _run(tiny: Path, results: Path, *overrides: str, returncode: int = 0) -> subprocess.CompletedProcess:
+    proc = subprocess.run(_command(tiny, results, *overrides), cwd=ROOT, env=_env(tiny), capture_output=True,
+                          text=True, timeout=240)
+    assert proc.returncode == returncode, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
 
 
@@ -252,3 +266,196 @@ def test_flags_go_before_overrides() -> None:
 def test_override_keys() -> None:
     assert override_keys(["+bs=1", "model=[a,b]", "cell.timeout_s=3", "~plot", "hydra/launcher=local"]) == \
         {"bs", "model", "cell", "plot", "hydra"}
+
+
+# -- results keyed by their settings ---------------------------------------------------------------
+
+
+def test_rerun_with_other_settings_refuses_then_force_remeasures(tiny: Path, tmp_path: Path) -> None:
+    """A run directory never mixes cells measured with different settings (here: repeat)."""
+    proc = _run(tiny, tmp_path, "compiler=[eager]", "progress=true", "plot=false")
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("[1/", "[2/"))]
+    assert lines[0].startswith("[1/2] model=_tiny,compiler=eager,bs=1: ok, median ") and "ETA" in lines[0]
+    assert lines[1].startswith("[2/2] model=_tiny,compiler=eager,bs=2: ok, median ")
+
+    proc = _run(tiny, tmp_path, "compiler=[eager]", "bs=1", "repeat=2", returncode=2)
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: ") and "repeat: 3 recorded, 2 requested" in proc.stderr
+    assert "force=true" in proc.stderr
+
+    # force=true re-measures the requested cell and sets aside the one measured with repeat=3.
+    subprocess.run(_command(tiny, tmp_path, "compiler=[eager]", "bs=1", "repeat=2", "force=true", "plot=false"),
+                   cwd=ROOT, env=_env(tiny), capture_output=True, text=True, timeout=240, check=True,
+                   preexec_fn=lambda: os.umask(0o022))
+    run_dir = tmp_path / "fig15" / "smoke-cpu"
+    raw = pd.read_csv(run_dir / "raw.csv")
+    assert list(zip(raw["bs"], raw["n"], raw["repeat"])) == [(1, 2, 2)]
+    assert (run_dir / "cells" / "experiment=fig15,model=_tiny,compiler=eager,bs=2" / "row.superseded.json").exists()
+    row = json.loads((run_dir / "cells" / "experiment=fig15,model=_tiny,compiler=eager,bs=1" / "row.json").read_text())
+    assert row["settings"]["repeat"] == 2 and row["settings"]["environment"]["torch"] == torch.__version__
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["config"]["repeat"] == 2 and meta["cells"] == {"total": 1, "ok": 1}
+    # Results are readable by whoever the umask allows (mkstemp alone would make them 0600).
+    for path in (run_dir / "raw.csv", run_dir / "summary.csv", run_dir / "meta.json",
+                 run_dir / "cells" / "experiment=fig15,model=_tiny,compiler=eager,bs=1" / "row.json"):
+        assert path.stat().st_mode & 0o777 == 0o644, path
+
+
+def test_multirun_meta_describes_the_whole_run_directory(tiny: Path, tmp_path: Path) -> None:
+    """Two jobs of one sweep write one directory; meta.json lists the cells of both."""
+    _run(tiny, tmp_path, "-m", "compiler=eager,_missing", "bs=1", "plot=false")
+    meta = json.loads((tmp_path / "fig15" / "smoke-cpu" / "meta.json").read_text())
+    assert meta["compilers"] == ["_missing", "eager"] and set(meta["config"]["compiler"]) == {"_missing", "eager"}
+    assert meta["cells"] == {"total": 2, "ok": 1, "unavailable": 1}
+
+
+def test_stale_rows_name_what_changed(tmp_path: Path) -> None:
+    from experiments.results import RunStore, settings_diff
+
+    store = RunStore(tmp_path)
+    run = {"repeat": 3, "statistic": "median", "environment": {"torch": "2.13.0", "git_sha": "a"}}
+    store.save("a", {"cell_id": "a", "status": "ok", "settings": {**run, "model": {"name": "a"}}})
+    store.save("b", {"cell_id": "b", "status": "ok", "settings": {**run, "model": {"name": "b"}}})
+    store.save("old", {"cell_id": "old", "status": "ok"})
+    now = {**run, "environment": {"torch": "2.13.0", "git_sha": "b"}}
+    stale = store.stale({"a": {**now, "model": {"name": "a"}}}, now)
+    assert stale == {"a": ["environment.git_sha: a recorded, b requested"],
+                     "b": ["environment.git_sha: a recorded, b requested"],
+                     "old": ["settings: not recorded (measured by an older harness)"]}
+    assert store.stale({"a": {**run, "model": {"name": "a"}}}, run) == {
+        "old": ["settings: not recorded (measured by an older harness)"]}
+    assert settings_diff({"model": {"name": "a"}, "repeat": 1}, {"model": {"name": "b"}, "repeat": 1},
+                         per_cell=False) == []
+
+
+# -- one-line errors, Ctrl-C, progress -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["bs=abc"], "bs must be a positive int or a non-empty list of them, got 'abc'"),
+    (["statistic=foo"], "statistic must be mean or median, got 'foo'"),
+    (["repeat=0"], "repeat must be an int >= 1, got 0"),
+    (["warmup=x"], "warmup must be an int >= 0, got 'x'"),
+    (["model=[]"], "no model selected"),
+    (["experiment=fig17", "model=align"], "fig17 needs dynamic inputs; model 'align' has none"),
+])
+def test_bad_settings_are_settings_errors(overrides: list[str], message: str) -> None:
+    from hydra import compose, initialize_config_dir
+
+    from experiments.plan import SettingsError
+    from experiments.runners import dynamic
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=fig15", "device=cpu", "size=smoke", *overrides])
+        with pytest.raises(SettingsError, match=message.replace("[", r"\[").replace("(", r"\(")):
+            plan = make_plan(cfg, cli_keys=override_keys(overrides))
+            dynamic.cells(plan)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_device_cuda_without_a_gpu_is_one_line_and_writes_nothing(tiny: Path, tmp_path: Path) -> None:
+    proc = _run(tiny, tmp_path, "device=cuda", returncode=2)
+    assert proc.stderr.strip() == f"error: device=cuda, but torch {torch.__version__} sees no CUDA device here; " \
+                                  "use device=cpu or device=auto"
+    assert not (tmp_path / "fig15").exists()
+
+
+def test_ctrl_c_ends_with_one_line_and_kills_the_cell(tiny: Path, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen(_command(tiny, tmp_path, "model=_hang", "compiler=[eager]", "bs=1"), cwd=ROOT,
+                            env=_env(tiny), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    spec = tmp_path / "fig15" / "smoke-cpu" / "cells" / "experiment=fig15,model=_hang,compiler=eager,bs=1" / "spec.json"
+    deadline = time.monotonic() + 120
+    while not spec.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().count("\n") == 0
+    assert err.startswith("interrupted after 0 of 1 cells") and "the same command resumes" in err
+
+
+def test_progress_prints_one_line_per_cell_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.run import Progress
+
+    with Progress("fig15", 3, enabled=True, terminal=False) as progress:
+        progress.finish("experiment=fig15,model=bert,compiler=eager,bs=1",
+                        {"status": "ok", "statistic": "median", "median_s": 0.00123, "cell_wall_s": 2.0}, 2.0)
+        progress.finish("experiment=fig15,model=bert,compiler=magpy-eager,bs=1",
+                        {"status": "ok", "statistic": "median", "median_s": 0.001, "graph_count": 0, "fallbacks": 12,
+                         "cell_wall_s": 4.0}, 4.0)
+        progress.finish("experiment=fig15,model=bert,compiler=dynamo-xla,bs=1",
+                        {"status": "unavailable", "error": "torch_xla not installed"}, 0.0)
+    assert capsys.readouterr().out.splitlines() == [
+        "[1/3] model=bert,compiler=eager,bs=1: ok, median 1.23 ms (2.0 s; ETA 0:04)",
+        "[2/3] model=bert,compiler=magpy-eager,bs=1: ok, median 1 ms, 0 graphs, fell back to eager (12 calls) "
+        "(4.0 s; ETA 0:03)",
+        "[3/3] model=bert,compiler=dynamo-xla,bs=1: unavailable: torch_xla not installed (0.0 s)",
+    ]
+
+
+def test_a_setting_that_cannot_be_honoured_fails_the_cell() -> None:
+    from experiments.compilers import prepare
+
+    with pytest.raises(NotImplementedError, match="magpy has no dynamic-shape option"):
+        prepare({"name": "magpy-eager", "frontend": "magpy", "backend": "eager"}, torch.nn.Linear(2, 2), "cpu",
+                dynamic=True)
+
+
+# -- figures from result files ---------------------------------------------------------------------
+
+
+def _write_run(run_dir: Path, experiment: str, raw_rows: list[dict]) -> None:
+    import importlib
+
+    from experiments.results import RunStore
+
+    runner = {"fig15": "inference", "fig18": "dynamic", "table2": "graphs", "fig16": "breakdown"}[experiment]
+    store = RunStore(run_dir)
+    for row in raw_rows:
+        store.save(row["cell_id"], row)
+    store.write_tables(importlib.import_module(f"experiments.runners.{runner}").summarize)
+
+
+def _timed(model: str, compiler: str, median_s: float, **extra) -> dict:
+    return {"experiment": "fig15", "model": model, "compiler": compiler, "bs": 1, "status": "ok", "correct": True,
+            "mean_s": median_s, "median_s": median_s, "statistic": "median", "cell_id": f"{model},{compiler}",
+            "model_label": model.title(), "compiler_label": compiler.title(), **extra}
+
+
+def test_eager_only_runs_plot_eager_latency(tmp_path: Path) -> None:
+    _write_run(tmp_path, "fig15", [_timed("bert", "eager", 0.002), _timed("resnet", "eager", 0.004)])
+    png = plot.plot("fig15", tmp_path)[0]
+    assert png.stat().st_size > 0
+
+
+def test_figures_mark_fallbacks_and_failures_with_the_same_words(tmp_path: Path) -> None:
+    from experiments.outcomes import OUTCOMES, outcome, table2_cell
+
+    nan = float("nan")
+    rows = [_timed("bert", "eager", 0.002), _timed("align", "eager", 0.004),
+            _timed("bert", "magpy-inductor", 0.001, graph_count=1, fallbacks=0),
+            _timed("align", "magpy-inductor", 0.004, graph_count=0, fallbacks=12,
+                   break_reasons=f"assigns through a boolean mask ({ROOT}/models/align.py:3 in forward)"),
+            _timed("bert", "torchscript", nan, status="error", error="RuntimeError: no"),
+            _timed("align", "torchscript", nan, status="error", error="RuntimeError: no"),
+            _timed("bert", "dynamo-xla", nan, status="unavailable", error="torch_xla not installed"),
+            _timed("align", "dynamo-xla", nan, status="unavailable", error="torch_xla not installed")]
+    _write_run(tmp_path, "fig15", rows)
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    geo = summary[(summary["model"] == "GeoMean") & (summary["compiler"] == "magpy-inductor")]
+    assert int(geo["n_models"].item()) == 2
+    assert plot.plot("fig15", tmp_path)[0].stat().st_size > 0
+    assert [outcome(r) for r in rows] == [None, None, None, OUTCOMES["fallback"], "failed", "failed", "unavailable",
+                                          "unavailable"]
+    from experiments.plot import _outcome_notes
+
+    notes = _outcome_notes(summary, "model", {"dynamo-xla": "Dynamo-XLA"}, {})
+    assert "unavailable: Dynamo-XLA on every model - torch_xla not installed" in notes
+    assert any(n.startswith("fell back to eager (hatched") and "(models/align.py:3 in forward)" in n for n in notes)
+    assert table2_cell({"status": "ok", "correct": True, "graph_count": 0, "break_reasons": "x"}) == \
+        f"0 ({OUTCOMES['fallback']})"
+    assert table2_cell({"status": "timeout"}) == "timed out"

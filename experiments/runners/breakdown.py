@@ -5,6 +5,8 @@ and ``stats.backend_compile_time_s`` (the graph compiler), the rest of the call 
 (b) Matched run, later calls with ``magpy.compile(..., profile=True)``: per matched call, the
 guard (``stats.guard_time_s``) and the mock including the compiled graph (``stats.mock_time_s``),
 from the counters' growth over the timed calls divided by the growth of ``stats.matched_calls``.
+A program MagPy falls back on (a break) has no matched run: its row keeps the monitor run, its
+``fallbacks`` and ``break_reasons``, and Figure 16 says "fell back to eager" for (b).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.plan import Plan
+from experiments.plan import Plan, SettingsError
 from experiments.runners._common import build_program, make_spec
 
 KEY = ["model", "compiler", "bs"]
@@ -25,7 +27,7 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
     """Every model x MagPy compiler of the plan at the plan's batch sizes (Figure 16 uses 1)."""
     for compiler in plan.compilers:
         if compiler["frontend"] != "magpy":
-            raise ValueError(f"fig16 breaks down MagPy's time; compiler {compiler['name']!r} is not a MagPy one")
+            raise SettingsError(f"fig16 breaks down MagPy's time; compiler {compiler['name']!r} is not a MagPy one")
     return [make_spec(plan, model, compiler, {"model": model["name"], "compiler": compiler["name"], "bs": bs})
             for model in plan.models for bs in plan.bs for compiler in plan.compilers]
 
@@ -49,12 +51,15 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     after_timed = copy.copy(magpy.stats(compiled.handle))
     last_ok, _, last_why = compare_outputs(compiled.fn(*args, **kwargs), expected, spec["tolerance"])
     matched = after_timed.matched_calls - before_timed.matched_calls
-    if matched <= 0:
-        reasons = " | ".join(str(r) for r in getattr(after_timed, "break_reasons", []) or [])
-        raise RuntimeError(f"no matched call among the {spec['repeat']} timed calls after the monitor run "
-                           f"(monitor_runs={after_timed.monitor_runs}, fallbacks={after_timed.fallbacks}): "
-                           f"{reasons or 'no break reason given'}")
     analysis, compile_s = after_monitor.analysis_time_s, after_monitor.backend_compile_time_s
+    reasons = " | ".join(str(r) for r in getattr(after_timed, "break_reasons", []) or [])
+    if matched <= 0:  # MagPy gave up (a break): the calls ran eagerly, there is no matched run to split
+        return {**stats, "correct": first_ok and last_ok, "mismatch": "; ".join(w for w in (first_why, last_why) if w),
+                "monitor_s": monitor_s, "analysis_s": analysis, "backend_compile_s": compile_s,
+                "monitor_other_s": max(0.0, monitor_s - analysis - compile_s), "matched_calls": 0,
+                "graph_count": after_timed.graph_count, "monitor_runs": after_timed.monitor_runs,
+                "fallbacks": after_timed.fallbacks,
+                "break_reasons": (reasons or "no break reason given")[:1000]}
     return {
         **stats,
         "correct": first_ok and last_ok,
@@ -69,6 +74,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         "graph_count": after_timed.graph_count,
         "monitor_runs": after_timed.monitor_runs,
         "fallbacks": after_timed.fallbacks,
+        "break_reasons": reasons[:1000],
     }
 
 
@@ -77,16 +83,20 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in raw.iterrows():
         row = {"model": r["model"], "compiler": r["compiler"], "bs": r["bs"], "status": r["status"],
-               "correct": r.get("correct"), "error": r.get("error", "")}
+               "correct": r.get("correct"), "fallbacks": r.get("fallbacks"), "break_reasons": r.get("break_reasons"),
+               "mismatch": r.get("mismatch"), "error": r.get("error", "")}
         if r["status"] == "ok":
             monitor = r["analysis_s"] + r["backend_compile_s"] + r["monitor_other_s"]
-            matched = r["guard_s"] + r["mock_s"]
             row.update({
                 "monitor_s": monitor, "analysis_s": r["analysis_s"], "backend_compile_s": r["backend_compile_s"],
                 "monitor_other_s": r["monitor_other_s"],
                 "analysis_frac": r["analysis_s"] / monitor if monitor else math.nan,
                 "backend_compile_frac": r["backend_compile_s"] / monitor if monitor else math.nan,
                 "monitor_other_frac": r["monitor_other_s"] / monitor if monitor else math.nan,
+            })
+        if r["status"] == "ok" and r.get("matched_calls", 1) and not pd.isna(r.get("guard_s")):
+            matched = r["guard_s"] + r["mock_s"]
+            row.update({
                 "matched_ms": r["mean_s"] * 1e3, "guard_ms": r["guard_s"] * 1e3, "mock_ms": r["mock_s"] * 1e3,
                 "guard_frac": r["guard_s"] / matched if matched else math.nan,
                 "mock_frac": r["mock_s"] / matched if matched else math.nan,

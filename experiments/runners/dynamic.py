@@ -5,8 +5,8 @@ uniform in [2, 16]; ``seqlen``: batch 8, length in [32, 256]; ``policy``/loop ki
 change the executed path). A cell computes eager's output for each input, compiles, runs one pass
 over the stream (timed as ``first_pass_s``: it includes every (re)compilation) and checks it,
 times ``repeat`` calls cycling through the stream after ``warmup`` more, then checks a second full
-pass (the matched path). ``experiment.dynamic`` passes ``dynamic=True`` to the compilers that
-accept it; ``experiment.region`` makes Dynamo compile only the model config's ``region`` class.
+pass (the matched path). ``experiment.dynamic`` lists the frontends compiled with
+``dynamic=True`` (a frontend without that option fails its cells rather than run without it); ``experiment.region`` makes Dynamo compile only the model config's ``region`` class.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.plan import Plan
+from experiments.plan import Plan, SettingsError
 from experiments.runners._common import (
     build_program,
     compile_counts,
@@ -30,10 +30,15 @@ KEY = ["model", "kind", "compiler"]
 
 def cells(plan: Plan) -> list[dict[str, Any]]:
     """Every model x dynamic kind (the model config's ``kinds``) x compiler of the plan."""
+    dynamic = plan.options.get("dynamic") or []
+    if not isinstance(dynamic, list):
+        raise SettingsError(f"experiment.dynamic lists the frontends compiled with dynamic=True "
+                            f"(e.g. [dynamo]), got {dynamic!r}")
     specs = []
     for model in plan.models:
         if not model.get("kinds"):
-            raise ValueError(f"{plan.experiment}: model {model['name']!r} has no dynamic input kinds (`kinds`)")
+            raise SettingsError(f"{plan.experiment} needs dynamic inputs; model {model['name']!r} has none "
+                                f"(`kinds` is empty in experiments/conf/model/{model['name']}.yaml)")
         for kind in model["kinds"]:
             for compiler in plan.compilers:
                 region = None
@@ -41,7 +46,7 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
                     region = model.get("region")
                 specs.append(make_spec(plan, model, compiler,
                                        {"model": model["name"], "kind": kind, "compiler": compiler["name"]},
-                                       kind=kind, dynamic=bool(plan.options.get("dynamic")), region=region))
+                                       kind=kind, dynamic=compiler["frontend"] in dynamic, region=region))
     return specs
 
 
@@ -106,5 +111,5 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     df = speedup_table(raw, ["model", "kind"])
     df["workload"] = df["model"] + "-" + df["kind"]
     columns = ["workload", "model", "kind", "compiler", "status", "correct", "mean_ms", "median_ms", "statistic",
-               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "error"]
+               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "break_reasons", "mismatch", "error"]
     return df[[c for c in columns if c in df.columns]]

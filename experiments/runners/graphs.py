@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from experiments.outcomes import table2_cell
 from experiments.plan import Plan
 from experiments.runners._common import build_program, make_spec
 
@@ -151,22 +152,11 @@ _COUNTERS = {
 
 
 def summarize(raw: pd.DataFrame) -> pd.DataFrame:
-    """Table 2 in long form: graph count (or why there is none) per approach x model."""
+    """Table 2 in long form: graph count (or the outcome's word) per approach x model."""
     df = raw.copy()
     if "graph_count" not in df.columns:
         df["graph_count"] = pd.NA
-
-    def cell(row: pd.Series) -> str:
-        if row["status"] != "ok":
-            return row["status"]
-        count = str(int(row["graph_count"]))
-        if row.get("correct") not in (True, "True"):
-            return f"{count} (wrong output)"
-        if count == "0" and row.get("break_reasons"):
-            return "0 (ran eagerly)"  # MagPy gave up on the program; break_reasons says why
-        return count
-
-    df["value"] = df.apply(cell, axis=1)
+    df["value"] = df.apply(table2_cell, axis=1)
     columns = ["compiler", "frontend", "model", "bs", "graph_count", "value", "status", "correct", "break_reasons",
                "error"]
     return df[[c for c in columns if c in df.columns]]

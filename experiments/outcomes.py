@@ -1,0 +1,69 @@
+"""What happened to a cell, in the words every figure and table uses (:data:`OUTCOMES`).
+
+A result row is a plain measurement, or one of: *fell back to eager* (MagPy ran some calls as
+the original program: the time is real but is not MagPy's graph), *wrong output*, *failed*,
+*unavailable* (a package or device is missing), *timed out*, *crashed*. Figures draw a fallback
+hatched and leave the others without a bar; tables write the word; both give :func:`reason`.
+
+Example::
+
+    >>> outcome({"status": "ok", "correct": True, "fallbacks": 24})
+    'fell back to eager'
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+#: Words for what happened to a cell, shared by every figure and table.
+OUTCOMES = {"unavailable": "unavailable", "error": "failed", "timeout": "timed out", "crash": "crashed",
+            "wrong": "wrong output", "fallback": "fell back to eager", "none": "not run",
+            "no_baseline": "no eager baseline"}
+_REPO = str(Path(__file__).resolve().parent.parent) + "/"
+
+
+def outcome(row: pd.Series | dict[str, Any]) -> str | None:
+    """What happened to a cell in :data:`OUTCOMES`' words; None for a plain measurement."""
+    status = row.get("status")
+    if status is None or (isinstance(status, float) and math.isnan(status)):
+        return OUTCOMES["none"]
+    if status != "ok":
+        return OUTCOMES.get(status, status)
+    if str(row.get("correct")) == "False":
+        return OUTCOMES["wrong"]
+    fallbacks = row.get("fallbacks")
+    if fallbacks is not None and not pd.isna(fallbacks) and fallbacks > 0:
+        return OUTCOMES["fallback"]
+    return None
+
+
+def reason(row: pd.Series | dict[str, Any]) -> str:
+    """Why a cell has its :func:`outcome`, in one short line (paths relative to the repository)."""
+    what = outcome(row)
+    if what == OUTCOMES["fallback"]:
+        text = row.get("break_reasons")
+    elif what == OUTCOMES["wrong"]:
+        text = row.get("mismatch")
+    else:
+        text = row.get("error")
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return ""
+    text = str(text).split(" | ")[0].replace(_REPO, "").strip()
+    return text if len(text) <= 110 else text[:107] + "..."
+
+
+def table2_cell(row: pd.Series | dict[str, Any]) -> str:
+    """A Table 2 entry: the graph count, or the outcome's word (a fallback keeps its count)."""
+    what = outcome(row)
+    if row.get("status") != "ok":
+        return what or "-"
+    count = str(int(row["graph_count"])) if not pd.isna(row.get("graph_count")) else "?"
+    if what == OUTCOMES["wrong"]:
+        return f"{count} ({what})"
+    if count == "0" and isinstance(row.get("break_reasons"), str) and row["break_reasons"]:
+        return f"0 ({OUTCOMES['fallback']})"  # MagPy gave up on the program; break_reasons says why
+    return count
