@@ -598,6 +598,8 @@ def explain(target: Any) -> Callable[..., Explanation]:
     make calls run eagerly are registered, nothing runs and that is the break reason.
     """
     _check_python()
+    if not callable(target):
+        raise TypeError(f"magpy.explain expects a function or torch.nn.Module, got {type(target).__name__}")
     if isinstance(target, _Compiled):
         target = target._target
     runner = _Runner(target)
