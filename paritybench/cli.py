@@ -66,17 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
-    directory = args.dir
+    directory, origin = args.dir, "--dir"
     if directory is None and args.command == "table3":
         env = os.environ.get("PARITYBENCH_DIR")
         if not env:
             raise SystemExit(f"paritybench table3: PARITYBENCH_DIR is not set; {PARITYBENCH_HINT}")
-        directory = Path(env)
+        directory, origin = Path(env), "PARITYBENCH_DIR"
     if directory is None:
-        directory = CORPUS_DIR
+        directory, origin = CORPUS_DIR, "our corpus"
     directory = directory.expanduser().resolve()
     if not directory.is_dir():
-        raise SystemExit(f"paritybench: {directory} is not a directory; {PARITYBENCH_HINT}")
+        hint = f"; {PARITYBENCH_HINT}" if origin == "PARITYBENCH_DIR" else ""
+        raise SystemExit(f"paritybench: {origin} names {directory}, which is not a directory{hint}")
     config = RunConfig(
         compilers=args.compilers, backend=args.backend, calls=args.calls, seed=args.seed, no_grad=not args.grad
     )
@@ -95,6 +96,15 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; bad flags and Ctrl-C end with one line (exit status 2 and 130)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("paritybench: interrupted; finished files are kept and the same command resumes", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "report":
         if not (args.out / "files").is_dir():

@@ -288,6 +288,7 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
     ctx = _context()
     active: list[_FileJob] = []
     finished = skipped
+    started = time.perf_counter()
     try:
         while queue or active:
             while queue and len(active) < opts.jobs:
@@ -317,7 +318,10 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
                     _give_up(job)
                 active.remove(job)
                 finished += 1
-                say(f"[{finished}/{len(jobs)}] {job.stem}: {_summary(job)} ({time.perf_counter() - job.began:.1f}s)")
+                left = len(jobs) - finished
+                eta = (time.perf_counter() - started) / (finished - skipped) * left if left else 0.0
+                say(f"[{finished}/{len(jobs)}] {job.stem}: {_summary(job)} ({time.perf_counter() - job.began:.1f}s"
+                    + (f"; ETA {eta / 60:.0f} min" if eta >= 90 else f"; ETA {eta:.0f} s" if left else "") + ")")
     finally:
         for job in active:
             if job.process is not None and job.process.is_alive():

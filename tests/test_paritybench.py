@@ -390,6 +390,13 @@ def test_table3_without_parity_bench_dir_says_where_to_get_it(monkeypatch, capsy
     assert "github.com/jansel/pytorch-jit-paritybench" in PARITYBENCH_HINT and "generated/" in PARITYBENCH_HINT
 
 
+def test_a_missing_dir_is_named_without_the_parity_bench_dir_hint(tmp_path):
+    missing = tmp_path / "nonexistent"
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--dir", str(missing)])
+    assert str(exc.value) == f"paritybench: --dir names {missing}, which is not a directory"
+
+
 # -- our corpus ------------------------------------------------------------------------------------
 def test_corpus_declares_every_case_and_is_big_enough(clean_modules):
     files = find_testfiles(CORPUS_DIR)
