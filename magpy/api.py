@@ -59,7 +59,7 @@ from .backends import resolve
 from .binding import bind_parameters, guard_entry
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
-from .cache import Record, RecordCache
+from .cache import MISS, Record, RecordCache
 from .codegen import generate
 from .global_state import global_hooks_present
 from .graph import Unsupported
@@ -78,8 +78,10 @@ _mock_log = _logging.channel("mock")
 # Every compiled callable, for reset(): weak references without callbacks (a WeakSet's callback
 # could run, and be monitored, inside another callable's monitor run).
 _ALL: dict[int, weakref.ref] = {}
-_monitoring = threading.local()   # .active: a monitor run is in progress on this thread
-_monitoring.active = False
+# The thread whose monitor run is in progress (runs are serialised by _MONITOR_LOCK), or None.
+# A compiled callable called from inside that run runs as plain code, for the outer run to see.
+_MONITORING_THREAD: int | None = None
+_get_ident = threading.get_ident
 _MONITOR_LOCK = threading.RLock()   # held for every monitor run, in any thread (see the module docstring)
 _EAGER = object()                   # "run the call eagerly", from a miss that could not be monitored
 
@@ -209,8 +211,9 @@ class _Runner:
         # would run (and be monitored) as if the program called them.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        global _MONITORING_THREAD
         capture.start(mon)
-        _monitoring.active = True
+        _MONITORING_THREAD = threading.get_ident()
         try:
             if self.self_obj is not None:
                 result = self.fn(self.self_obj, *args, **kwargs)
@@ -218,7 +221,7 @@ class _Runner:
                 result = self.fn(*args, **kwargs)
         finally:
             capture.stop()
-            _monitoring.active = False
+            _MONITORING_THREAD = None
             if gc_was_enabled:
                 gc.enable()
             tc._is_compiling_flag = flag
@@ -257,7 +260,7 @@ class _Compiled:
 
     # -- the hot path ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if getattr(_monitoring, "active", False):
+        if _MONITORING_THREAD is not None and _MONITORING_THREAD == _get_ident():
             # Called from a program that is being monitored: run as plain code, so the outer
             # monitor run sees (and compiles) what this function does.
             return self._target(*args, **kwargs)
@@ -268,14 +271,29 @@ class _Compiled:
             t0 = time.perf_counter()
             found = self._lookup(args, kwargs)
             return self._miss(args, kwargs) if found is None else self._hit_profiled(found, t0)
-        found = self._lookup(args, kwargs)
-        if found is None:
-            return self._miss(args, kwargs)
-        return self._hit(*found)
+        # The matched path: each record's fused guard + mock, most recently hit first.
+        for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
+            try:
+                out = rec.run(args, kwargs)
+            except Exception:
+                # The user's operators raised (as the eager call would): propagate, never re-run the
+                # call, whose in-place updates before the failure must not happen twice.
+                self._stats.guard_hits += 1   # the guard passed: a matched call that raised
+                self._stats.mock_errors += 1
+                raise
+            if out is not MISS:
+                self._stats.guard_hits += 1
+                if i:
+                    self._cache.promote(rec)
+                return out
+            if rec.guard_bugs:
+                self._guard_raised(rec, rec.guard_bugs.pop())
+        return self._miss(args, kwargs)
 
     def _lookup(self, args: tuple, kwargs: dict) -> tuple[Record, Any] | None:
-        """(record, fetched) of the first record whose guard passes, or None."""
-        records = self._cache.records   # a snapshot: other threads replace it, never change it
+        """(record, fetched) of the first record whose guard passes, or None (guards alone:
+        the profiled path, which times guard and mock apart)."""
+        records = self._cache.records
         for i, rec in enumerate(records):
             try:
                 fetched = rec.guard(args, kwargs)
@@ -386,8 +404,8 @@ class _Compiled:
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
         _graph_log.info("graph of record %d of %s:\n%s", st.records, self._name, record.graph_module.code
                         if record.graph_module is not None else "(no tensor operations)")
-        _mock_log.info("guard and mock of record %d of %s:\n%s\n%s", st.records, self._name,
-                       record.guard_source, record.mock_source)
+        _mock_log.info("matched path (guard + mock) of record %d of %s:\n%s", st.records, self._name,
+                       record.run_source)
         return result
 
     def _record_stats(self) -> None:
@@ -403,10 +421,10 @@ class _Compiled:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
             compiled = self._compile_graph(gm, example)
-        mock = gen.mock_factory(compiled)
-        return Record(guard=gen.guard, mock=mock, graph_module=gm, compiled_graph=compiled,
-                      guards_text=gen.guards_text, guard_source=gen.guard_source, mock_source=gen.mock_source,
-                      op_count=mon.graph.op_count)
+        mock, run, bugs = gen.mock_factory(compiled)
+        return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, graph_module=gm,
+                      compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
+                      mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count)
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`)."""

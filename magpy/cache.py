@@ -16,20 +16,38 @@ from dataclasses import dataclass
 from typing import Any
 
 
+class _Miss:
+    """What :attr:`Record.run` returns when the record's guard fails."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+MISS = _Miss()
+
+
 @dataclass(eq=False)
 class Record:
-    """guard(args, kwargs) -> fetched locals or None; mock(fetched) -> the call's result.
+    """guard(args, kwargs) -> fetched locals or None; mock(fetched) -> the call's result;
+    run(args, kwargs) -> the call's result or :data:`MISS`: guard and mock fused, the matched
+    path. Exceptions the guard part raised other than a missing path are appended to
+    ``guard_bugs`` (MagPy's bugs, reported by the caller) and the call is a miss.
 
     Records compare by identity (two records are never "equal": each guards its own objects).
     """
 
     guard: Callable
     mock: Callable
+    run: Callable
+    guard_bugs: list
     graph_module: Any
     compiled_graph: Any
     guards_text: str
     guard_source: str
     mock_source: str
+    run_source: str
     op_count: int
     hits: int = 0
 

@@ -23,13 +23,15 @@ from typing import Any
 
 import torch
 
+from .cache import MISS
 from .graph import Unsupported
 from .guard_batch import batch_held
 
 try:   # the guard fast path (dict version tags), built from magpy/_speedups.c where possible
     from ._speedups import dict_versions as _dict_versions
+    from ._speedups import versions_same as _versions_same
 except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
-    _dict_versions = None
+    _dict_versions = _versions_same = None
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
@@ -54,9 +56,10 @@ class GeneratedCode:
     """What code generation hands to the record."""
 
     guard: Callable
-    mock_factory: Callable           # (compiled_graph) -> mock function
+    mock_factory: Callable           # (compiled_graph) -> (mock, run, guard exceptions list)
     guard_source: str
     mock_source: str
+    run_source: str
     guards_text: str
     graph_output_nodes: list
     input_sources: list
@@ -355,6 +358,9 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     batched, held = batch_held(batched, pinned)
     for src, obj in held.pinned_sources():
         vars_.bind_const(src, obj)
+    held_objs = {id(o) for _, o in held.pinned_sources()}
+    direct_writes = {(nid, name) for nid, names in mon.attr_writes.items() for name in names
+                     if _direct_module_write(mon, held, held_objs, mon.rg.sn[nid], name)}
 
     # -- the mock's plan first: it decides the graph outputs and which sources it needs --------
     mb = _MockBuilder(mon, vars_, pool)
@@ -375,7 +381,9 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
                                                       ("_parameters", "_buffers", "_modules"))
             else:
                 present = hasattr(obj, name)
-            if present:
+            if (nid, name) in direct_writes:
+                writes.append(f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}")
+            elif present:
                 writes.append(f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})")
             else:
                 writes.append(f"if hasattr({var}, {name!r}): delattr({var}, {name!r})")
@@ -452,13 +460,15 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     body.append(f"    if len(args) != {nargs} or len(kwargs) != {len(kwnames)}: return None")
     if kwnames:
         body.append(f"    if sorted(kwargs) != {list(kwnames)!r}: return None")
-    body.append("    if not _global_state(): return None")
+    ns: dict[str, Any] = {}
+    body.append("    " + mon.global_state.guard_line(ns))
+    if mon.global_state.hook_tables is not None and mon.global_state.cpp is not None:
+        held.hook_tables.extend(mon.global_state.hook_tables)   # "no global module hooks", batched
     readable: list[str] = [f"call shape: {nargs} positional, keywords {list(kwnames)}",
                            mon.global_state.description]
     tensor_vars: list[str] = []
     tensor_vals: list[torch.Tensor] = []
     object_vars: list[str] = []   # mutable objects guarded by type only
-    ns: dict[str, Any] = {"_global_state": mon.global_state.check}
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
     all_guards = batched
@@ -484,10 +494,11 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             if slow and _dict_versions is not None:
                 # Checks that only read dict contents run again only when a version tag moved.
                 ns["_dict_versions"], ns["_VD"], ns["_STATE"] = _dict_versions, tuple(vdicts), [(None, ())]
+                ns["_versions_same"] = _versions_same
                 cache_tensors = fetch is not None and held.tensors_versioned
-                body.append("    _vs = _dict_versions(_VD)")
                 body.append("    _st = _STATE[0]")
-                body.append("    if _st[0] != _vs:")
+                body.append("    if not _versions_same(_VD, _st[0]):")
+                body.append("        _vs = _dict_versions(_VD)   # read before the checks: a later change is seen next call")
                 body.extend("        " + line for line in slow)
                 if cache_tensors:
                     body.append("        " + fetch)
@@ -563,18 +574,89 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     guard_ns = dict(ns)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
 
+    # -- the matched path: guard and mock fused into one function ------------------------------------
+    # What a call runs when this record is tried: no fetched tuple built and unpacked, one frame.
+    # A miss returns MISS. The guard part keeps its own try: a path that is gone is a miss, any
+    # other exception there is MagPy's bug (kept in ``_BUGS`` for the caller to report, then a
+    # miss). The mock part runs outside it, so the user's exceptions propagate as eager's would.
+    run_lines = ["try:"]
+    run_lines += [line.replace("return None", "return _MISS") for line in body[1:-3]]
+    run_lines += ["except (LookupError, AttributeError, TypeError):", "    return _MISS",
+                  "except Exception as e:", "    _BUGS.append(e)", "    return _MISS"]
+    run_lines += mlines[1:] if needed else mlines
+    run_src = "def run(args, kwargs):\n" + "\n".join("    " + line for line in run_lines) + "\n"
+
     def mock_factory(compiled_graph):
         mock_ns = dict(ns)
         mock_ns["_graph"] = compiled_graph
         exec(compile(mock_src, "<magpy mock>", "exec"), mock_ns)
-        return mock_ns["mock"]
+        run_ns = dict(ns)
+        run_ns.update(_graph=compiled_graph, _MISS=MISS, _BUGS=[])
+        exec(compile(run_src, "<magpy run>", "exec"), run_ns)
+        return mock_ns["mock"], run_ns["run"], run_ns["_BUGS"]
 
     return GeneratedCode(
         guard=guard_ns["guard"], mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,
+        run_source=run_src,
         guards_text="\n".join(readable), graph_output_nodes=list(mb.outputs),
         input_sources=[s for s, _ in mon.graph.inputs],
         guard_node_count=len(guard_nodes(rg)), mock_node_count=len(mock_nodes(rg)),
     )
+
+
+_MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+def _direct_module_write(mon: Monitor, held, held_objs: set, node, name: str) -> bool:
+    """Can the mock replay ``module.name = v`` as ``module.__dict__[name] = v``?
+
+    ``nn.Module.__setattr__`` is Python code that checks the value's type against Parameter,
+    Module and Buffer (a metaclass ``__instancecheck__``) and the name against three tables:
+    several microseconds on every matched call. For a plain value (a number, a string, a tuple,
+    a tensor made in the call) on a held module it ends in ``object.__setattr__``, i.e. a write
+    of the instance dict, as long as: the module keeps its class, the class still resolves
+    ``__setattr__`` to ``Module.__setattr__`` and has no data descriptor of that name, the module
+    keeps its ``__dict__`` and its three tables, and none of the tables holds the name. Those
+    conditions become held-state checks (dict version tags cover all but the class and the
+    instance dict, which the per-call C pass checks).
+    """
+    obj = node.obj
+    if not isinstance(obj, torch.nn.Module) or node.source is None or not (
+            isinstance(node.source, ConstSource) or id(obj) in held_objs):
+        return False
+    d = getattr(obj, "__dict__", None)
+    if not isinstance(d, dict) or name not in d:
+        return False
+    v = d[name]
+    if isinstance(v, torch.Tensor):
+        if type(v) is not torch.Tensor or mon.node(v) is not None or mon.graph.node_of(v) is None:
+            return False   # only a plain tensor the graph makes (never a Parameter or an outside tensor)
+    elif not is_immutable(v):
+        return False
+    cls = type(obj)
+    tables = [d.get(t) for t in _MODULE_TABLES]
+    if any(type(t) is not dict or name in t for t in tables):
+        return False
+    id_rows, absent_rows = [], []
+    for attr in ("__setattr__", name):
+        for klass in cls.__mro__:
+            kd = klass.__dict__
+            if attr in kd:
+                found = kd[attr]
+                if attr == "__setattr__" and found is not torch.nn.Module.__setattr__:
+                    return False
+                if attr == name and (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")):
+                    return False   # a property or other data descriptor: object.__setattr__ calls it
+                id_rows.append((kd, attr, found))
+                break
+            absent_rows.append((kd, attr))
+    held.types.append((obj, cls))
+    held.dict_pins.append((obj, "__dict__", d))
+    held.id_items.extend(id_rows + [(d, t, tbl) for t, tbl in zip(_MODULE_TABLES, tables)])
+    held.absent.extend(absent_rows + [(tbl, name) for tbl in tables])
+    held.described.append(f"{node.source.describe()}.{name} is written as a plain instance attribute: "
+                          f"same class, Module.__setattr__, no descriptor or parameter/buffer/submodule {name!r}")
+    return True
 
 
 def _batch_identity_items(guards: list, vars_: _Vars) -> list:

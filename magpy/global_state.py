@@ -52,12 +52,25 @@ def _python_switches() -> tuple:
     )
 
 
+_GLOBAL_HOOK_NAMES = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                      "_global_backward_pre_hooks", "_global_forward_hooks_always_called")
+
+
 @dataclass(frozen=True)
 class GlobalState:
-    """The global torch state at the start of a monitor run, with a fast ``check()``."""
+    """The global torch state at the start of a monitor run, with a fast ``check()``.
+
+    Generated guards use the parts directly (:meth:`guard_line`, :attr:`hook_tables`): the C++
+    switches and the two mode-stack depths are compared on every call, while "no global module
+    hooks" becomes "these tables of ``torch.nn.modules.module`` are empty", which the guard
+    checks with the other held tables (again only when a dict's version tag moved).
+    """
 
     check: Callable[[], bool]
     description: str
+    cpp: Callable[[], bool] | None = None
+    depths: tuple[int, int] = (0, 0)
+    hook_tables: tuple | None = None   # ((module __dict__, name), ...), all empty when captured
 
     @staticmethod
     def capture() -> GlobalState:
@@ -79,13 +92,26 @@ class GlobalState:
             def check() -> bool:
                 return _python_switches() == switches and _mode_depths() == depths \
                     and global_hooks_present() is hooks
+        mdict = vars(_module_mod)
+        tables = None if hooks else tuple((mdict, n) for n in _GLOBAL_HOOK_NAMES if isinstance(mdict.get(n), dict))
         desc = (f"global torch state as monitored: grad={torch.is_grad_enabled()}, "
                 f"inference_mode={torch.is_inference_mode_enabled()}, default_dtype={torch.get_default_dtype()}, "
                 f"autocast(cpu)={torch.is_autocast_enabled('cpu')}, "
                 f"deterministic={torch.are_deterministic_algorithms_enabled()}, "
                 f"matmul_precision={torch.get_float32_matmul_precision()}, threads={torch.get_num_threads()}, "
                 f"function/dispatch modes={depths}, global module hooks={hooks}")
-        return GlobalState(check, desc)
+        return GlobalState(check, desc, cpp, depths, tables)
+
+    def guard_line(self, ns: dict) -> str:
+        """The per-call check for a generated guard (names it uses go into ``ns``). With
+        :attr:`hook_tables` set, the caller must also check those tables are empty."""
+        if self.cpp is None or self.hook_tables is None:
+            ns["_global_state"] = self.check
+            return "if not _global_state(): return None"
+        ns["_gs_cpp"], ns["_tf_len"] = self.cpp, torch._C._len_torch_function_stack
+        ns["_disp_len"] = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+        tf, disp = self.depths
+        return f"if not _gs_cpp() or _tf_len() != {tf} or _disp_len() != {disp}: return None"
 
 
 #: torch calls that change the global state operators read. Inside a program they are kept

@@ -31,13 +31,21 @@ from .guards import (
     DictSnapshotGuard,
     IdGuard,
     ModuleCallGuard,
+    NoHooksGuard,
     TensorGuard,
     TypeGuard,
     ValueGuard,
 )
 from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
+try:   # one C pass for the per-call class and instance-dict checks (magpy/_speedups.c)
+    from ._speedups import check_funcs as _check_funcs
+    from ._speedups import check_held as _check_held
+except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
+    _check_held = _check_funcs = None
+
 _MISSING = object()
+_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _FIXED_CLASS = (dict, list, tuple, set, frozenset)   # builtins whose __class__ cannot be reassigned
 _MAPPINGS = (dict, types.MappingProxyType)
 
@@ -98,13 +106,38 @@ class HeldBatch:
             return line
 
         pins = list({(id(o), id(d)): (o, via, d) for o, via, d in self.dict_pins}.values())
+        types_ = list(self.types)
+        if _check_held is not None:
+            # Classes and instance __dict__s (what no version tag covers) checked in one C pass.
+            per_obj: dict[int, list] = {}
+            for o, t in types_:
+                per_obj.setdefault(id(o), [o, None, None])[1] = t
+            for o, via, d in pins:
+                if via == "__dict__":
+                    per_obj.setdefault(id(o), [o, None, None])[2] = d
+            if per_obj:
+                o, t, d = zip(*per_obj.values())
+                ns["_check_held"], ns["_HO_O"], ns["_HO_T"], ns["_HO_D"] = _check_held, o, t, d
+                always.append("if not _check_held(_HO_O, _HO_T, _HO_D): return None")
+            pins = [r for r in pins if r[1] != "__dict__"]
+            types_ = []
         group("HP", pins, ident("getattr"),
               lambda r: r[1] != "__dict__" and isinstance(getattr(r[0], "__dict__", None), dict)
               and r[1] in r[0].__dict__ and watch(r[0].__dict__))
         group("HI", self.id_items, ident("_getitem"), lambda r: watch(r[0]))
-        group("HA", self.id_attrs, ident("getattr"), lambda r: False)
-        if self.types:
-            o, t = zip(*self.types)
+        id_attrs = self.id_attrs
+        if _check_funcs is not None:
+            kinds = {"__code__": "c", "__defaults__": "d", "__kwdefaults__": "k"}
+            fn_rows = [r for r in id_attrs if type(r[0]) is types.FunctionType and r[1] in kinds]
+            if fn_rows:
+                f, k, v = zip(*fn_rows)
+                ns["_check_funcs"], ns["_HFN_F"], ns["_HFN_V"] = _check_funcs, f, v
+                ns["_HFN_K"] = "".join(kinds[x] for x in k).encode()
+                always.append("if not _check_funcs(_HFN_F, _HFN_K, _HFN_V): return None")
+                id_attrs = [r for r in id_attrs if not (type(r[0]) is types.FunctionType and r[1] in kinds)]
+        group("HA", id_attrs, ident("getattr"), lambda r: False)
+        if types_:
+            o, t = zip(*types_)
             ns["_HT_O"], ns["_HT_T"] = o, t
             always.append("if any(map(_is_not, map(type, _HT_O), _HT_T)): return None")
 
@@ -231,7 +264,7 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
         if isinstance(g, ModuleCallGuard) and c is not _MISSING and isinstance(c.__dict__, dict):
             # type, the four hook tables (pinned, then empty) and no instance `forward`
             batch.types.append((c, g.cls))
-            for table in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"):
+            for table in _HOOK_TABLES:
                 if not isinstance(c.__dict__.get(table), dict):
                     break
                 batch.hook_tables.append((c.__dict__, table))
@@ -243,6 +276,12 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             del batch.types[-1]
             batch.hook_tables[len(batch.hook_tables) - sum(1 for d, _ in batch.hook_tables if d is c.__dict__):] = []
             rest.append(g)
+            continue
+        if isinstance(g, NoHooksGuard) and c is not _MISSING and isinstance(getattr(c, "__dict__", None), dict) \
+                and all(isinstance(c.__dict__.get(t), dict) for t in _HOOK_TABLES):
+            batch.hook_tables.extend((c.__dict__, t) for t in _HOOK_TABLES)
+            batch.dict_pins.append((c, "__dict__", c.__dict__))
+            batch.described.append(g.describe())
             continue
         if id(g) in snap_at:
             loc, d = snap_at[id(g)]
