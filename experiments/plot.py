@@ -70,7 +70,7 @@ def _meta_line(run_dir: Path, timing: bool = True) -> str:
         return ""
     size = meta.get("config", {}).get("size", {}).get("name", "")
     statistic = meta.get("config", {}).get("size", {}).get("statistic", "") if timing else ""
-    return (f"{meta.get('device_name', '')}, size={size}{f', {statistic} of the timed calls' if statistic else ''}, "
+    return (f"{meta.get('device_name', '')}, size={size}{f', {statistic} of timed calls' if statistic else ''}, "
             f"torch {meta.get('versions', {}).get('torch', '')}")
 
 
@@ -84,7 +84,7 @@ def _notes(lines: list[str], width_in: float) -> str:
 
 
 def _outcome_notes(rows: pd.DataFrame, group_col: str, labels: dict[str, str],
-                   group_labels: dict[str, str]) -> list[str]:
+                   group_labels: dict[str, str], hatched: bool = True) -> list[str]:
     """One note per (outcome, reason): which compiler on which models/workloads, and why."""
     found: dict[tuple[str, str], dict[str, list[str]]] = {}
     everywhere = {g for g in rows[group_col] if g != "GeoMean"}
@@ -101,7 +101,7 @@ def _outcome_notes(rows: pd.DataFrame, group_col: str, labels: dict[str, str],
             where = "every model" if set(groups) >= everywhere and len(everywhere) > 1 else \
                 ", ".join(group_labels.get(g, g) for g in groups)
             parts.append(f"{labels.get(compiler, compiler)} on {where}")
-        mark = " (hatched: calls ran the original program)" if what == OUTCOMES["fallback"] else ""
+        mark = " (hatched: calls ran the original program)" if what == OUTCOMES["fallback"] and hatched else ""
         notes.append(f"{what}{mark}: {'; '.join(parts)}" + (f" - {why}" if why else ""))
     return sorted(notes)
 
@@ -147,8 +147,11 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
             ax.bar(x, value - 1.0, width * 0.92, bottom=1.0, color="white" if fallback else colors[compiler],
                    edgecolor=colors[compiler], linewidth=0.6, hatch=FALLBACK_HATCH if fallback else None)
             text = f"{value:.2g}" + (f" ({counts[compiler]})" if group == "GeoMean" and compiler in counts else "")
-            if fallback:  # its height is eager against eager: the word says so, not only the hatching
+            if fallback and value >= 1:  # its height is eager against eager: the word says so, not only hatching
                 text += f" {OUTCOMES['fallback']}"
+            elif fallback:
+                ax.text(x, 1.04, OUTCOMES["fallback"], rotation=90, ha="center", va="bottom", fontsize=4.8,
+                        color="0.2")
             ax.text(x, value * (1.04 if value >= 1 else 0.96), text, rotation=90, ha="center",
                     va="bottom" if value >= 1 else "top", fontsize=4.8, color="0.2")
     if "GeoMean" in groups:
@@ -297,7 +300,7 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     col_labels = [model_labels.get(m, m) for m in table.columns]
     notes = _outcome_notes(summary.assign(fallbacks=[1 if v.endswith(f"({OUTCOMES['fallback']})") else 0
                                                      for v in summary["value"]]),
-                           "model", labels, model_labels)
+                           "model", labels, model_labels, hatched=False)
     markdown = ["| approach | " + " | ".join(col_labels) + " |", "|---" * (len(col_labels) + 1) + "|"]
     markdown += [f"| {r} | " + " | ".join(str(v) for v in values) + " |" for r, values in zip(row_labels, table.values)]
     markdown += [""] + [f"- {n}" for n in notes]
@@ -347,8 +350,8 @@ def plot_breakdown(run_dir: Path, title: str) -> plt.Figure:
     ax_a.set_yticks(y)
     ax_a.set_yticklabels([model_labels.get(m, m) for m in models])
     fig.tight_layout(w_pad=1.0)
-    notes = _outcome_notes(summary, "model", labels, model_labels)
-    _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN, extra=" ")
+    notes = _outcome_notes(summary, "model", labels, model_labels, hatched=False)
+    _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN)
     return fig
 
 
