@@ -459,3 +459,23 @@ def test_figures_mark_fallbacks_and_failures_with_the_same_words(tmp_path: Path)
     assert table2_cell({"status": "ok", "correct": True, "graph_count": 0, "break_reasons": "x"}) == \
         f"0 ({OUTCOMES['fallback']})"
     assert table2_cell({"status": "timeout"}) == "timed out"
+
+
+def test_dynamo_graphs_are_counted_one_way_in_table2_and_the_timing_runs() -> None:
+    """Backend invocations, from the same counter: per call in Table 2, over the cell elsewhere."""
+    from experiments.compilers import prepare
+    from experiments.runners._common import compile_counts
+    from experiments.runners.graphs import _count_dynamo
+
+    class Split(torch.nn.Module):
+        def forward(self, x):
+            x = x + 1
+            torch._dynamo.graph_break()
+            return x * 2
+
+    _, row = _count_dynamo({"compiler": {"backend": "eager"}}, Split(), (torch.ones(2),), {})
+    assert row == {"graph_count": 2}
+    compiled = prepare({"name": "dynamo-eager", "frontend": "dynamo", "backend": "eager"}, Split(), "cpu")
+    compiled.fn(torch.ones(2))
+    compiled.fn(torch.ones(2))
+    assert compile_counts({"compiler": {"frontend": "dynamo"}}, compiled) == {"graph_count": 2}

@@ -2,8 +2,9 @@
 
 How each approach's graphs are counted (paper §8.2):
 
-* ``dynamo``: the number of times TorchDynamo calls its backend during one call of the model (a
-  counting backend wrapped around the configured one; the paper's method).
+* ``dynamo``: the number of times TorchDynamo calls its backend during one call of the model (the
+  paper's method; :func:`experiments.compilers.dynamo_graphs_compiled`, which the timing
+  experiments' ``graph_count`` also uses).
 * ``torchscript-regions`` / ``torchscript``: the number of entries into scripted regions during one
   call; the regions are the largest submodules ``torch.jit.script`` accepts (the paper annotated
   them by hand), 1 when the whole model scripts.
@@ -55,28 +56,15 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     return {"correct": correct, "max_abs_err": max_err, "mismatch": why, **row}
 
 
-def _counting_backend(backend: Any) -> tuple[Any, list[int]]:
-    """A graph-compiler callable that counts its invocations and delegates to ``backend``."""
-    import torch
-
-    calls: list[int] = []
-
-    def count(gm: Any, example_inputs: Any) -> Any:
-        calls.append(len(gm.graph.nodes))
-        if backend in (None, "eager"):
-            return gm.forward
-        return torch._dynamo.lookup_backend(backend)(gm, example_inputs)
-
-    return count, calls
-
-
 def _count_dynamo(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
     import torch
 
+    from experiments.compilers import dynamo_graphs_compiled
+
     torch._dynamo.reset()
-    backend, calls = _counting_backend(spec["compiler"].get("backend"))
-    out = torch.compile(model, backend=backend)(*args, **kwargs)
-    return out, {"graph_count": len(calls), "graph_nodes": sum(calls)}
+    before = dynamo_graphs_compiled()
+    out = torch.compile(model, backend=spec["compiler"].get("backend") or "eager")(*args, **kwargs)
+    return out, {"graph_count": dynamo_graphs_compiled() - before}
 
 
 def _count_torchscript(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
