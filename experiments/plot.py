@@ -305,14 +305,20 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     markdown += [f"| {r} | " + " | ".join(str(v) for v in values) + " |" for r, values in zip(row_labels, table.values)]
     markdown += [""] + [f"- {n}" for n in notes]
     (run_dir / "table2.md").write_text("\n".join(markdown) + "\n")
-    fig, ax = plt.subplots(figsize=(TEXT_WIDTH_IN, 0.2 * len(row_labels) + 0.35))
+    cells = [["\n".join(textwrap.wrap(str(v).replace(" (", "\n("), 12, break_long_words=False,
+                                       replace_whitespace=False)) for v in values] for values in table.values]
+    lines = [max(c.count("\n") + 1 for c in row) for row in cells]
+    row_in = 0.17
+    fig, ax = plt.subplots(figsize=(TEXT_WIDTH_IN, row_in * (sum(lines) + 1) + 0.1))
     ax.axis("off")
-    grid = ax.table(cellText=table.values, rowLabels=row_labels, colLabels=col_labels, loc="center",
-                    cellLoc="center", bbox=(0.12, 0, 0.88, 1))
+    grid = ax.table(cellText=cells, rowLabels=row_labels, colLabels=col_labels, loc="upper left",
+                    cellLoc="center", bbox=(0.13, 0, 0.87, 1))
     grid.auto_set_font_size(False)
     grid.set_fontsize(6.5)
-    for cell in grid.get_celld().values():
+    total = sum(lines) + 1
+    for (r, _), cell in grid.get_celld().items():
         cell.set_linewidth(0.4)
+        cell.set_height((lines[r - 1] if r > 0 else 1) / total)
     _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN, timing=False)
     return fig
 
