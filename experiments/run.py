@@ -104,8 +104,10 @@ class Progress:
     ``progress=false`` silences both.
     """
 
-    def __init__(self, name: str, total: int, *, enabled: bool, terminal: bool | None = None) -> None:
+    def __init__(self, name: str, total: int, *, enabled: bool, terminal: bool | None = None,
+                 processes: int | None = None) -> None:
         self.name, self.total, self.enabled, self.done = name, total, enabled, 0
+        self.processes = total if processes is None else processes  # cells that will run a process
         self.terminal = sys.stdout.isatty() if terminal is None else terminal
         self.measured_s = 0.0
         self.measured = 0
@@ -133,10 +135,11 @@ class Progress:
             self._bar.update(self._task, cell=cid)
 
     def eta_s(self) -> float | None:
-        """Seconds left, from the mean time of the cells that ran a process so far."""
+        """Seconds left: the mean time of the cells that ran a process so far, times those still to run
+        (a cell whose package is missing takes no time)."""
         if not self.measured:
             return None
-        return self.measured_s / self.measured * (self.total - self.done)
+        return self.measured_s / self.measured * max(0, self.processes - self.measured)
 
     def finish(self, cid: str, row: dict[str, Any], seconds: float) -> None:
         """Cell ``cid`` finished with ``row`` after ``seconds``."""
@@ -189,11 +192,13 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     log.info("%s: %d cells, %d to run, results in %s", plan.experiment, len(specs), len(todo), store.run_dir)
     mem_limit = _mem_limit(cfg, plan.device)
     order = [s["cell_id"] for s in specs]
-    with Progress(plan.experiment, len(todo), enabled=cfg.progress) as progress:
+    missing_of = {s["cell_id"]: missing_requirements(s["compiler"] or {}) for s in todo}
+    processes = sum(1 for missing in missing_of.values() if not missing)
+    with Progress(plan.experiment, len(todo), enabled=cfg.progress, processes=processes) as progress:
         for spec in todo:
             progress.start(spec["cell_id"])
             start = time.monotonic()
-            missing = missing_requirements(spec["compiler"] or {})
+            missing = missing_of[spec["cell_id"]]
             if missing:  # no process needed to learn that a package is absent
                 row = {"status": "unavailable", "error": f"{', '.join(missing)} not installed"}
             else:
