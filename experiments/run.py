@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import signal
 import sys
 import time
@@ -26,7 +27,9 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from experiments.cells import default_mem_limit_bytes, run_cell
 from experiments.compilers import missing_requirements
@@ -170,6 +173,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     ``force=true``, which measures this run's cells again and sets the other rows aside
     (``row.superseded.json``).
     """
+    mem_limit = _mem_limit(cfg, plan.device)
     runner = importlib.import_module(f"experiments.runners.{plan.runner}")
     specs = runner.cells(plan)
     env = environment(plan.device)
@@ -190,7 +194,6 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     store.write_meta(config, plan.device)
     todo = [s for s in specs if store.needs_run(s["cell_id"], force=cfg.force, retry_errors=cfg.retry_errors)]
     log.info("%s: %d cells, %d to run, results in %s", plan.experiment, len(specs), len(todo), store.run_dir)
-    mem_limit = _mem_limit(cfg, plan.device)
     order = [s["cell_id"] for s in specs]
     missing_of = {s["cell_id"]: missing_requirements(s["compiler"] or {}) for s in todo}
     processes = sum(1 for missing in missing_of.values() if not missing)
@@ -264,11 +267,25 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # scancel / docker stop: kill the running cell's session as Ctrl-C does
 
 
+def _config_error(err: Exception) -> str:
+    """Hydra's multi-line config errors (``model=nosuch``) as one line."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    options = getattr(err, "options", None)
+    if options:  # MissingConfigException: the options, not its multi-line listing
+        return f"{lines[0]}; available: {', '.join(options)}"
+    return " ".join(lines[:2]) or type(err).__name__
+
+
 if __name__ == "__main__":
     sys.argv = overrides_last(sys.argv)
     signal.signal(signal.SIGTERM, _terminate)
+    # Hydra re-raises config errors instead of printing them over several lines; they become one below.
+    os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     try:
         main()
     except KeyboardInterrupt:  # outside a cell (imports, composing the config, plotting)
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except (HydraException, OmegaConfBaseException) as err:
+        print(f"error: {_config_error(err)}", file=sys.stderr)
+        sys.exit(2)

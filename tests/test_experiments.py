@@ -352,11 +352,17 @@ def test_bad_settings_are_settings_errors(overrides: list[str], message: str) ->
             dynamic.cells(plan)
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
-def test_device_cuda_without_a_gpu_is_one_line_and_writes_nothing(tiny: Path, tmp_path: Path) -> None:
-    proc = _run(tiny, tmp_path, "device=cuda", returncode=2)
-    assert proc.stderr.strip() == f"error: device=cuda, but torch {torch.__version__} sees no CUDA device here; " \
-                                  "use device=cpu or device=auto"
+@pytest.mark.parametrize(("override", "message"), [
+    ("device=cuda", f"error: device=cuda, but torch {torch.__version__} sees no CUDA device here; "
+                    "use device=cpu or device=auto"),
+    ("model=nosuch", "error: In 'config': Could not find 'model/nosuch'; available: _hang, _tiny, align, bert,"),
+])
+def test_bad_settings_on_the_command_line_are_one_line_and_write_nothing(tiny: Path, tmp_path: Path, override: str,
+                                                                          message: str) -> None:
+    if override == "device=cuda" and torch.cuda.is_available():
+        pytest.skip("needs a machine without CUDA")
+    proc = _run(tiny, tmp_path, override, returncode=2)
+    assert proc.stderr.strip().startswith(message) and proc.stderr.strip().count("\n") == 0, proc.stderr
     assert not (tmp_path / "fig15").exists()
 
 
