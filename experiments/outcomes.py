@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,8 @@ def outcome(row: pd.Series | dict[str, Any]) -> str | None:
 
 
 def reason(row: pd.Series | dict[str, Any]) -> str:
-    """Why a cell has its :func:`outcome`, in one short line (paths relative to the repository)."""
+    """Why a cell has its :func:`outcome`, in one short line (paths relative to the repository,
+    object reprs elided so that cells failing the same way share one note)."""
     what = outcome(row)
     if what == OUTCOMES["fallback"]:
         text = row.get("break_reasons")
@@ -53,6 +55,8 @@ def reason(row: pd.Series | dict[str, Any]) -> str:
     if text is None or (isinstance(text, float) and math.isnan(text)):
         return ""
     text = str(text).split(" | ")[0].replace(_REPO, "").strip()
+    # Addresses and object reprs differ between cells that failed the same way; one note covers them.
+    text = re.sub(r"<[^<>]*>", "<...>", re.sub(r" at 0x[0-9a-fA-F]+", "", text))
     return text if len(text) <= 110 else text[:107] + "..."
 
 

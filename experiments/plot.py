@@ -110,7 +110,7 @@ def _log_speedup_axis(ax: plt.Axes, values: list[float]) -> None:
     """A log-2 speedup axis around 1x with ticks such as 0.25x, 1x, 4x."""
     finite = [v for v in values if v and not math.isnan(v) and v > 0] + [1.0]
     low, high = min(finite), max(finite)
-    lo_exp, hi_exp = math.floor(math.log2(low) - 0.6), math.ceil(math.log2(high) + 0.6)  # room for labels
+    lo_exp, hi_exp = math.floor(math.log2(low) - 1.2), math.ceil(math.log2(high) + 1.0)  # room for labels
     lo_exp, hi_exp = min(lo_exp, -1), max(hi_exp, 1)
     ax.set_yscale("log", base=2)
     ax.set_ylim(2.0 ** lo_exp, 2.0 ** hi_exp)
@@ -118,7 +118,7 @@ def _log_speedup_axis(ax: plt.Axes, values: list[float]) -> None:
     ticks = [2.0 ** e for e in range(lo_exp, hi_exp + 1) if (e % step) == 0]
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
-    ax.set_yticklabels([f"{t:g}x" if t >= 0.01 else f"{t:.1g}x" for t in ticks])
+    ax.set_yticklabels([f"{t:.2g}x" for t in ticks])
     ax.axhline(1.0, color="black", linewidth=0.7)
     ax.grid(axis="y", linewidth=0.3, color="0.85")
     ax.set_axisbelow(True)
@@ -147,11 +147,6 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
             ax.bar(x, value - 1.0, width * 0.92, bottom=1.0, color="white" if fallback else colors[compiler],
                    edgecolor=colors[compiler], linewidth=0.6, hatch=FALLBACK_HATCH if fallback else None)
             text = f"{value:.2g}" + (f" ({counts[compiler]})" if group == "GeoMean" and compiler in counts else "")
-            if fallback and value >= 1:  # its height is eager against eager: the word says so, not only hatching
-                text += f" {OUTCOMES['fallback']}"
-            elif fallback:
-                ax.text(x, 1.04, OUTCOMES["fallback"], rotation=90, ha="center", va="bottom", fontsize=4.8,
-                        color="0.2")
             ax.text(x, value * (1.04 if value >= 1 else 0.96), text, rotation=90, ha="center",
                     va="bottom" if value >= 1 else "top", fontsize=4.8, color="0.2")
     if "GeoMean" in groups:
@@ -178,9 +173,20 @@ def _drawn(df: pd.DataFrame, compilers: list[str]) -> list[str]:
     return [c for c in compilers if df[(df["compiler"] == c) & df["speedup"].notna()].shape[0]]
 
 
+#: One colour per compiler in every figure (MagPy's in warm colours); others take what is left.
+_COLORS = {"dynamo-inductor": "tab:blue", "dynamo-eager": "tab:blue", "magpy-inductor": "tab:orange",
+           "magpy-eager": "tab:orange", "torchscript": "tab:green", "torchscript-regions": "tab:green",
+           "magpy-torchscript": "tab:olive", "lazytensor-xla": "tab:purple", "dynamo-xla": "tab:cyan",
+           "magpy-xla": "tab:red", "fullgraph-inductor": "tab:gray", "fullgraph-xla": "tab:pink"}
+
+
 def _colors(compilers: list[str]) -> dict[str, Any]:
-    cmap = plt.get_cmap("tab10")
-    return {c: cmap(i % 10) for i, c in enumerate(compilers)}
+    spare = [c for c in ("tab:brown", "tab:pink", "tab:gray", "tab:cyan", "tab:olive", "tab:red")
+             if c not in {_COLORS.get(k) for k in compilers}]
+    colors = {}
+    for compiler in compilers:
+        colors[compiler] = _COLORS.get(compiler) or (spare.pop(0) if spare else "0.3")
+    return colors
 
 
 def _finish(fig: plt.Figure, title: str, run_dir: Path, notes: list[str], width_in: float,
