@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from . import capture
 from .annotations import DYNAMIC, Annotation, lookup
 from .annotations import torch_ops as T
 from .annotations.numpy_ops import numpy_annotation
@@ -105,6 +106,25 @@ _LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collection
                                collections.deque.appendleft, set.add, dict.__setitem__})
 
 
+def _announce_callee(fn) -> None:
+    """Tell the capture which Python function runs in the frame that comes next (3.10's frames
+    do not record it; see ``capture.announce_call``)."""
+    if capture._announce is None:
+        return
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    elif isinstance(fn, type):
+        fn = fn.__dict__.get("__init__") or getattr(fn, "__init__", None)
+    elif isinstance(fn, torch.nn.Module):
+        fn = fn.__dict__.get("forward") or getattr(type(fn), "forward", None)
+    elif not isinstance(fn, types.FunctionType):
+        fn = type(fn).__dict__.get("__call__") or getattr(type(fn), "__call__", None)  # noqa: B004
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if isinstance(fn, types.FunctionType):
+        capture.announce_call(fn)
+
+
 class CallRules:
     """Figure 12's call decision, as methods of the monitor run (mixed into ``Monitor``).
 
@@ -129,6 +149,7 @@ class CallRules:
 
     def _call(self, fs: FrameState, fn, args: list, kwargs: dict) -> None:
         """Decide what calling ``fn(*args, **kwargs)`` means for the record (Figure 12)."""
+        _announce_callee(fn)
         if type(fn) is _functools_partial:
             # partial(f, *a, **k)(*args): the call is f(*a, *args, **k, **kwargs); the bound
             # arguments are reached from the (identity-guarded) partial object.

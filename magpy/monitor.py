@@ -223,6 +223,10 @@ class Monitor(CallRules, OpRecorder):
                 self._entered.add(frame)   # resumed later: bind once (other frames are not held,
                                            # their locals would keep every activation alive)
             try:
+                if code.co_flags & inspect.CO_OPTIMIZED and capture.backend().frame_function(frame) is None:
+                    # Its defaults, __code__ and closure are outside state only the function
+                    # object reaches (CPython 3.10 frames do not name it; see capture._py310).
+                    raise BreakCompile(f"cannot tell which function object runs `{code.co_name}`")
                 bind_callee(self, frame, code)
             except BreakCompile as e:
                 self._break(e.reason, fs, frame.f_lasti)
@@ -511,7 +515,8 @@ class Monitor(CallRules, OpRecorder):
 
     # loads and stores of locals
     def op_LOAD_FAST(self, fs, ins, stack):
-        if fs.is_top and ins.argval in fs.unwritten_params:
+        # (a LOAD_FAST of a cell variable loads the cell itself, for a closure: 3.13)
+        if fs.is_top and ins.argval in fs.unwritten_params and ins.argval not in fs.code.co_cellvars:
             self._pend(fs, self._post_param, ins.argval)
 
     op_LOAD_FAST_CHECK = op_LOAD_FAST
@@ -542,13 +547,13 @@ class Monitor(CallRules, OpRecorder):
 
     def _post_param_pair(self, fs, stack, names):
         for name, value in zip(names, stack[-2:]):
-            if name in fs.unwritten_params:
+            if name in fs.unwritten_params and name not in fs.code.co_cellvars:
                 self.on_read(value, self.param_sources[name], ("arg", name))
 
     def op_STORE_FAST_LOAD_FAST(self, fs, ins, stack):
         if fs.is_top:
             self._store_local(fs, ins.argval[0], stack[-1])
-            if ins.argval[1] in fs.unwritten_params:
+            if ins.argval[1] in fs.unwritten_params and ins.argval[1] not in fs.code.co_cellvars:
                 self._pend(fs, self._post_param, ins.argval[1])
 
     def op_STORE_FAST_STORE_FAST(self, fs, ins, stack):
@@ -827,6 +832,8 @@ class Monitor(CallRules, OpRecorder):
     def op_COMPARE_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            if ins.to_bool:
+                self._dynamic("branches on a tensor value (a tensor comparison used as a condition)")
             fn = T.COMPARE_OPS[ins.argval]
             self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return

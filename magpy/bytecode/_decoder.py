@@ -17,7 +17,7 @@ Events (the monitor's update rules; argument encodings normalised to 3.11's):
 ``LOAD_SUPER_ATTR``    3.12+'s ``super().name`` without a ``super`` object
 ``BINARY_OP``          ``argrepr`` is the operator (``"+"``, ``"+="``), 3.10's ``BINARY_ADD`` too
 ``BINARY_SUBSCR``      ``c[k]``; ``BINARY_SLICE``/``STORE_SLICE`` are 3.12+'s ``c[a:b]``
-``COMPARE_OP``         ``argval`` is the operator (``"<"``)
+``COMPARE_OP``         ``argval`` is the operator (``"<"``); ``to_bool``: used as a condition
 ``TRUTH``              reads the truth of the top value (conditional jumps, ``TO_BOOL``, ``not``)
 ``CALL``               any call with positional and keyword arguments (the decoder finds them)
 ``FORMAT_VALUE``       ``arg & 4``: a format spec sits above the value
@@ -77,15 +77,19 @@ class Instr:
     ``opname`` is the event (the monitor runs ``Monitor.op_<opname>``); ``real`` is the CPython
     opcode name, which break reasons quote. ``method`` marks loads that leave a method and
     ``self`` (or NULL) beside the value; the decoder of the running version knows where.
+    ``to_bool`` marks a comparison whose result the instruction itself turns into a bool
+    (3.13's ``COMPARE_OP`` in a condition): a truth test of the result.
     """
 
-    __slots__ = ("opname", "real", "offset", "arg", "argval", "argrepr", "line", "method", "handler")
+    __slots__ = ("opname", "real", "offset", "arg", "argval", "argrepr", "line", "method", "to_bool",
+                 "handler")
 
     def __init__(self, opname: str, real: str, offset: int, arg: int | None, argval: Any,
                  argrepr: str, line: int | None, method: bool = False) -> None:
         self.opname, self.real, self.offset = opname, real, offset
         self.arg, self.argval, self.argrepr = arg, argval, argrepr
         self.line, self.method = line, method
+        self.to_bool = False
         self.handler = "op_" + opname
 
     def __repr__(self) -> str:

@@ -7,7 +7,9 @@
   ``arg & 1``) leaves ``[method, self]`` or ``[value, NULL]``.
 * ``CALL_FUNCTION_EX``: ``[callable, NULL, args, kwargs?]``.
 * ``TO_BOOL`` before each conditional jump (the truth test); ``COMPARE_OP``'s ``arg & 16``
-  asks for a bool (``dis`` still gives the operator as ``argval``).
+  turns the result into a bool itself (no ``TO_BOOL`` follows; ``dis`` still gives the
+  operator as ``argval``).
+* ``LOAD_CLOSURE`` is ``LOAD_FAST`` of the cell variable: it loads the cell, not its content.
 * Superinstructions ``LOAD_FAST_LOAD_FAST``, ``STORE_FAST_LOAD_FAST``,
   ``STORE_FAST_STORE_FAST`` (``argval`` is the pair of names).
 * f-strings: ``FORMAT_SIMPLE`` / ``FORMAT_WITH_SPEC`` / ``CONVERT_VALUE`` replace
@@ -46,6 +48,8 @@ class Py313(Py312):
             out.arg = 4
         elif ins.opname in ("FORMAT_SIMPLE", "CONVERT_VALUE"):
             out.arg = 0
+        elif ins.opname == "COMPARE_OP":
+            out.to_bool = bool(ins.arg & 16)
         return out
 
     def call_operands(self, ins: Instr, stack: list, kw_names: tuple) -> tuple[Any, list, tuple]:

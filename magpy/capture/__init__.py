@@ -88,6 +88,7 @@ try:
     _backend = _load_backend()
 except Exception as e:  # noqa: BLE001 - reported at first use, not at import
     _backend_error = e
+_announce = getattr(_backend, "announce_call", None)
 
 
 def backend():
@@ -107,6 +108,13 @@ def start(hooks: CaptureHooks) -> None:
 def stop() -> None:
     """Stop capturing on this thread."""
     backend().stop()
+
+
+def announce_call(fn: Any) -> None:
+    """The monitor is about to call the Python function ``fn``. A backend whose frames do not
+    record their function (3.10) uses this to answer ``frame_function``; others ignore it."""
+    if _announce is not None:
+        _announce(fn)
 
 
 def read_stack(frame: Any) -> list:

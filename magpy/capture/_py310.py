@@ -17,7 +17,10 @@ is exactly the stack the instruction is about to consume. NULL slots occur (e.g.
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
+import types
+import weakref
 
 from . import NULL
 from ._settrace import driver
@@ -53,12 +56,65 @@ def read_stack(frame) -> list:
     return arrays[1].from_address(address)[:]
 
 
-start, stop = driver(read_stack)
+_start, _stop = driver(read_stack)
+
+
+def start(hooks) -> None:
+    """Start capturing on this thread (see :mod:`magpy.capture`)."""
+    _announced.clear()
+    _start(hooks)
+
+
+def stop() -> None:
+    """Stop capturing on this thread and forget the announced functions."""
+    _stop()
+    _announced.clear()
+
+
+# A 3.10 frame does not record the function object it runs (3.11 added f_func). The monitor
+# announces each Python function it is about to call; a frame entered from C (a module's
+# forward, a key function) is matched by searching the functions that hold its code.
+_announced: dict[int, tuple] = {}      # id(code) -> (code, function), while capturing
+_by_code: dict[int, tuple] = {}        # id(code) -> (code, weakrefs to the functions found)
+
+
+def announce_call(fn) -> None:
+    """The monitor is about to call the Python function ``fn``: its frame comes next."""
+    code = fn.__code__
+    _announced[id(code)] = (code, fn)
+
+
+def _free_cells(frame) -> tuple:
+    """The closure cells a frame runs with: the slots just below its value stack."""
+    code = frame.f_code
+    n = len(code.co_freevars)
+    if n == 0:
+        return ()
+    address = _void_p_at(id(frame) + _F_VALUESTACK).value - n * _PTR
+    return tuple((ctypes.py_object * n).from_address(address))
+
+
+def _runs(fn, frame) -> bool:
+    cells = fn.__closure__ or ()
+    return len(cells) == len(frame.f_code.co_freevars) and all(
+        a is b for a, b in zip(cells, _free_cells(frame)))
 
 
 def frame_function(frame):
-    """Always None: a 3.10 frame does not record the function object it runs."""
-    return None
+    """The function object ``frame`` runs, or None when it cannot be told for certain."""
+    code = frame.f_code
+    entry = _announced.get(id(code))
+    if entry is not None and entry[0] is code and _runs(entry[1], frame):
+        return entry[1]
+    entry = _by_code.get(id(code))
+    found = [r() for r in entry[1]] if entry is not None and entry[0] is code else []
+    matches = [f for f in found if f is not None and f.__code__ is code and _runs(f, frame)]
+    if len(matches) != 1:
+        found = [f for f in gc.get_referrers(code) if isinstance(f, types.FunctionType) and f.__code__ is code]
+        if not code.co_freevars:   # closures are made per call: never cached
+            _by_code[id(code)] = (code, tuple(weakref.ref(f) for f in found))
+        matches = [f for f in found if _runs(f, frame)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _check_layout() -> None:
