@@ -30,7 +30,8 @@ _warm_up()
 
 # Libraries the ParityBench preamble imports in every file; importing them once here saves
 # each worker the time. Failures are expected where a library is absent.
-for _name in ("numpy", "scipy", "pandas", "matplotlib", "matplotlib.pyplot", "yaml", "paritybench.compilers"):
+for _name in ("numpy", "scipy", "pandas", "matplotlib", "matplotlib.pyplot", "yaml", "paritybench.compilers",
+              "torch._inductor", "torch.testing._internal.jit_utils", "torch._dynamo.testing", "paritybench.utils"):
     try:
         importlib.import_module(_name)
     except Exception:  # noqa: BLE001, S112 - absent or broken: the worker decides what to stub

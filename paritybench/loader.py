@@ -80,9 +80,10 @@ def find_testfiles(directory: str | Path) -> list[Path]:
 def install_helpers(directory: Path) -> tuple[str, str]:
     """Make ``import _paritybench_helpers`` work for files of ``directory``.
 
-    The directory's own helper module wins; without one, or when it fails to import (the
-    original imports ``torch.testing._internal.jit_utils``, which needs the ``expecttest``
-    package), the corpus helper, which offers the same names, is used. The module is
+    The directory's own helper module wins (ParityBench's imports ``paritybench.utils``,
+    which :mod:`paritybench.utils` provides, or the checkout's own when there is one, and
+    ``torch.testing._internal.jit_utils``, which needs the ``expecttest`` package); without
+    one, or when it fails to import, the corpus helper, which offers the same names, is used. The module is
     registered in ``sys.modules`` under its import name, which is what every
     ``from _paritybench_helpers import ...`` line looks up. Returns (path used, note on why
     the directory's own helper was not used, or "").
@@ -91,11 +92,22 @@ def install_helpers(directory: Path) -> tuple[str, str]:
     ours = CORPUS_DIR / f"{HELPERS_NAME}.py"
     if own.is_file():
         try:
+            _install_upstream_utils(directory)
             return _load_helpers(own), ""
         except Exception as exc:  # noqa: BLE001 - any failure: say so and use ours
             note = f"{own} failed to import ({type(exc).__name__}: {exc}); using {ours}"
             return _load_helpers(ours), note
     return _load_helpers(ours), ""
+
+
+def _install_upstream_utils(directory: Path) -> None:
+    """ParityBench's helper imports ``paritybench.utils``: inside a ParityBench checkout that is
+    the checkout's own module, registered under that name; elsewhere ours stands in."""
+    from . import utils
+
+    upstream = utils.upstream_utils(directory)
+    if upstream is not None:
+        sys.modules["paritybench.utils"] = upstream
 
 
 def _load_helpers(source: Path) -> str:

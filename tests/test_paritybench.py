@@ -42,6 +42,7 @@ def patch_functional():
 
 def write(directory: Path, name: str, body: str) -> Path:
     path = directory / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(body))
     return path
 
@@ -198,6 +199,70 @@ def test_a_helper_module_that_cannot_import_is_replaced_by_ours_with_a_note(tmp_
     loaded = load_testfile(tmp_path / "test_plain.py")
     assert loaded.helpers == str(CORPUS_DIR / "_paritybench_helpers.py")
     assert "ModuleNotFoundError" in loaded.helpers_note and str(tmp_path) in loaded.helpers_note
+
+
+# ParityBench's own helper module begins like this (its unittest base class needs expecttest).
+UPSTREAM_HELPERS = """
+from torch.testing._internal.jit_utils import JitTestCase
+from paritybench.utils import INDUCTOR_TOL, get_cosine_and_fp64_outputs, \\
+    patch_torch_manual_seed, reset_rng_state, wrap_args, wrap_kwargs
+patch_torch_manual_seed()
+class _mock_config(dict):
+    __getattr__ = dict.__getitem__
+TOL = INDUCTOR_TOL
+"""
+
+PLAIN_TEST = """
+from _paritybench_helpers import _mock_config
+import torch
+TESTCASES = [(torch.nn.ReLU, lambda: ([], {}), lambda: ([torch.ones(1)], {}), True)]
+"""
+
+
+@pytest.fixture
+def restore_manual_seed():
+    seed_fn = torch.manual_seed
+    utils = sys.modules.get("paritybench.utils")
+    yield
+    torch.manual_seed = seed_fn
+    if utils is not None:
+        sys.modules["paritybench.utils"] = utils
+
+
+def test_parity_benchs_own_helper_module_loads(tmp_path, clean_modules, restore_manual_seed):
+    write(tmp_path, "_paritybench_helpers.py", UPSTREAM_HELPERS)
+    write(tmp_path, "test_plain.py", PLAIN_TEST)
+    loaded = load_testfile(tmp_path / "test_plain.py")
+    assert loaded.helpers == str(tmp_path / "_paritybench_helpers.py") and loaded.helpers_note == ""
+    helpers = sys.modules["_paritybench_helpers"]
+    assert helpers.TOL == pytest.approx(1e-3)
+    # ParityBench fixes torch.manual_seed; the runner's own seeding still gives each call new inputs.
+    from paritybench.evaluate import seed_all
+
+    torch.manual_seed(1)
+    a = torch.rand(3)
+    torch.manual_seed(2)
+    assert torch.equal(a, torch.rand(3))
+    seed_all(1)
+    a = torch.rand(3)
+    seed_all(2)
+    assert not torch.equal(a, torch.rand(3))
+
+
+def test_inside_a_parity_bench_checkout_its_own_utils_are_used(tmp_path, clean_modules, restore_manual_seed):
+    write(tmp_path / "paritybench", "utils.py", """
+        INDUCTOR_TOL = 0.25
+        def get_cosine_and_fp64_outputs(model, args): return False, None
+        def patch_torch_manual_seed(): pass
+        def reset_rng_state(): pass
+        def wrap_args(args, device): return args
+        def wrap_kwargs(kwargs, device): return kwargs
+        """)
+    gen = tmp_path / "generated"
+    write(gen, "_paritybench_helpers.py", UPSTREAM_HELPERS)
+    write(gen, "test_plain.py", PLAIN_TEST)
+    loaded = load_testfile(gen / "test_plain.py")
+    assert loaded.helpers_note == "" and sys.modules["_paritybench_helpers"].TOL == 0.25
 
 
 @pytest.mark.parametrize(
