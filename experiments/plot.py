@@ -221,6 +221,8 @@ def _eager_latency(run_dir: Path, title: str, summary: pd.DataFrame, raw: pd.Dat
             ax.text(i, 0, f" {outcome(row)}", rotation=90, ha="center", va="bottom", fontsize=5, color="0.35")
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([group_labels.get(g, g) for g in groups])
+    ax.set_xlim(-0.75, len(groups) - 0.25)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the value labels
     ax.set_ylabel(f"eager latency ({statistic}, ms)")
     fig.tight_layout()
     _finish(fig, title, run_dir, ["only eager ran: latency shown, no speedup to compare"], COLUMN_WIDTH_IN)
