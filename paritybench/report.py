@@ -5,6 +5,9 @@ Reads ``<out>/files/*.jsonl`` (see :mod:`paritybench.worker`) and writes
 * ``cases.csv``: one row per test case, every compiler's status, graph count, error and time;
 * ``table3.csv`` / ``table3.md``: the paper's table (cases, static cases, failed cases and
   fail rate per compiler), with what was set apart and why;
+* ``coverage.csv``: every eager-runnable case counted for every compiler (one graph and
+  correct, correct with several graphs, ran eagerly, wrong, raised), and projects whose every
+  case is one graph and correct: the table nobody's classification can shrink;
 * ``failures.md``: per compiler, the most common failure reasons on static cases, each with
   a count and an example ``file::class``.
 
@@ -148,10 +151,28 @@ class Table3:
     failed: dict[str, int]
     statuses: dict[str, Counter[str]]
     counted_over: str  # "static" or "unclassified"
+    # Every eager-runnable case (static, dynamic or unclassified), for every compiler alike.
+    all_statuses: dict[str, Counter[str]] | None = None
+    projects: int = 0
+    projects_passing: dict[str, int] | None = None
 
     def fail_rate(self, compiler: str) -> float:
         base = self.static_cases if self.counted_over == "static" else self.unclassified_cases
         return self.failed[compiler] / base if base else 0.0
+
+
+_VALID_KINDS = ("static", "dynamic", "unclassified")
+
+# How each status reads in the every-case table: (column, statuses).
+_OUTCOME_COLUMNS = (
+    ("one graph, correct", ("ok",)),
+    ("correct, several graphs", ("graph_break",)),
+    ("ran eagerly", ("fallback",)),
+    ("wrong", ("wrong",)),
+    ("raised", ("error",)),
+    ("timeout / crash", ("timeout", "crash", "harness_error")),
+)
+COVERAGE_COLUMNS = ["compiler", "cases", *[c for c, _ in _OUTCOME_COLUMNS], "projects", "projects_all_one_graph_correct"]
 
 
 def summarize(rows: list[dict[str, Any]], load_failures: list[dict[str, Any]], compilers: list[str]) -> Table3:
@@ -161,6 +182,10 @@ def summarize(rows: list[dict[str, Any]], load_failures: list[dict[str, Any]], c
     counted = [r for r in rows if r["kind"] == counted_over]
     failed = {c: sum(r[f"{c}_status"] != "ok" for r in counted) for c in compilers}
     statuses = {c: Counter(r[f"{c}_status"] for r in counted) for c in compilers}
+    valid = [r for r in rows if r["kind"] in _VALID_KINDS]
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for r in valid:
+        by_project.setdefault(r["file"], []).append(r)
     return Table3(
         cases=kinds["static"] + kinds["dynamic"] + kinds["unclassified"],
         static_cases=kinds["static"],
@@ -174,6 +199,10 @@ def summarize(rows: list[dict[str, Any]], load_failures: list[dict[str, Any]], c
         failed=failed,
         statuses=statuses,
         counted_over=counted_over,
+        all_statuses={c: Counter(r[f"{c}_status"] for r in valid) for c in compilers},
+        projects=len(by_project),
+        projects_passing={c: sum(all(r[f"{c}_status"] == "ok" for r in members) for members in by_project.values())
+                          for c in compilers},
     )
 
 
@@ -214,6 +243,15 @@ def write_reports(out: Path, top: int = 10) -> Table3:
         for c in table.compilers:
             writer.writerow([table.cases, table.static_cases, COMPILER_TITLES[c], table.failed[c], f"{table.fail_rate(c):.4f}"])
 
+    with open(out / "coverage.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(COVERAGE_COLUMNS)
+        for c in table.compilers:
+            counts = table.all_statuses[c]
+            writer.writerow([COMPILER_TITLES[c], sum(counts.values()),
+                             *[sum(counts.get(s, 0) for s in group) for _, group in _OUTCOME_COLUMNS],
+                             table.projects, table.projects_passing[c]])
+
     notes = sorted({e["helpers_note"] for e in _load_events(out) if e.get("helpers_note")})
     (out / "table3.md").write_text(_table3_md(table, rows, load_failures, meta, notes), encoding="utf-8")
     (out / "failures.md").write_text(_failures_md(table, rows, load_failures, top), encoding="utf-8")
@@ -222,6 +260,25 @@ def write_reports(out: Path, top: int = 10) -> Table3:
 
 def _load_events(out: Path) -> list[dict[str, Any]]:
     return [e for p in sorted((out / "files").glob("*.jsonl")) for e in read_events(p) if e.get("event") == "load"]
+
+
+def _every_case_section(table: Table3) -> list[str]:
+    """Every eager-runnable case counted for every compiler: nothing set apart by anyone's say."""
+    total = sum(table.all_statuses[table.compilers[0]].values()) if table.compilers else 0
+    out = [f"## Every eager-runnable case ({total} cases in {table.projects} projects)", ""]
+    heads = [c for c, _ in _OUTCOME_COLUMNS]
+    out.append("| Compiler | " + " | ".join(heads) + " | projects with every case one graph, correct |")
+    out.append("| --- |" + " ---: |" * (len(heads) + 1))
+    for c in table.compilers:
+        counts = table.all_statuses[c]
+        cells = []
+        for i, (_, group) in enumerate(_OUTCOME_COLUMNS):
+            n = sum(counts.get(s, 0) for s in group)
+            cells.append(f"{n} ({100 * n / total:.1f}%)" if i == 0 and total else str(n))
+        passing = table.projects_passing[c]
+        share = f" ({100 * passing / table.projects:.1f}%)" if table.projects else ""
+        out.append(f"| {COMPILER_TITLES[c]} | " + " | ".join(cells) + f" | {passing}{share} |")
+    return out
 
 
 def _table3_md(
@@ -236,6 +293,19 @@ def _table3_md(
         f"Programs: `{meta.get('directory', '?')}`; backend `{cfg.get('backend', '?')}`, {cfg.get('calls', '?')} calls per case, "
         f"torch {meta.get('torch', '?')}, Python {meta.get('python', '?')}, magpy {meta.get('magpy', '?')}.",
         "",
+        *_every_case_section(table),
+        "",
+        "## The paper's table" + (" over MagPy's own static split" if table.counted_over == "static" else ""),
+        "",
+    ]
+    if table.counted_over == "static":
+        lines += [
+            "Static and dynamic are *MagPy's own classification* (a case MagPy flags dynamic is set apart for",
+            "every compiler, as the paper's hand classification set cases apart); `failures.md` lists every",
+            "case set apart this way with MagPy's reason, so the split can be checked.",
+            "",
+        ]
+    lines += [
         f"| Cases | {static_title} | Compiler | Failed cases | Fail rate |",
         "| ---: | ---: | --- | ---: | ---: |",
     ]
@@ -363,6 +433,8 @@ def _failures_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[
             groups.setdefault(reason_key("dynamic", r["magpy_dynamic_reason"]), []).append(r)
         for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]:
             lines.append(f"| {len(members)} | {_md(key)} | `{members[0]['file']}::{members[0]['class']}` |")
+        lines += ["", "Every case MagPy set apart as dynamic, with its reason:", ""]
+        lines += [f"- `{r['file']}::{r['class']}`: {_md(r['magpy_dynamic_reason'])}" for r in dynamic]
         lines.append("")
     set_apart = [r for r in rows if r["kind"] in ("eager_failed", "nondeterministic")]
     if set_apart or load_failures:

@@ -495,6 +495,11 @@ def test_corpus_run_matches_what_the_programs_declare(tmp_path):
     assert t3[0] == TABLE3_COLUMNS and [r[2] for r in t3[1:]] == ["TorchScript", "TorchDynamo", "MagPy"]
     assert "| Cases | Static cases | Compiler | Failed cases | Fail rate |" in (out / "table3.md").read_text()
     assert "## MagPy" in (out / "failures.md").read_text()
+    with open(out / "coverage.csv", newline="") as fh:
+        cov = list(csv.DictReader(fh))
+    assert [r["compiler"] for r in cov] == ["TorchScript", "TorchDynamo", "MagPy"]
+    assert len({r["cases"] for r in cov}) == 1   # every compiler over the same eager-runnable cases
+    assert "## Every eager-runnable case" in (out / "table3.md").read_text()
 
     assert len(rows) >= 100
     not_eager = [f"{r['file']}::{r['class']}: {r['eager_error']}" for r in rows if r["eager_status"] != "ok"]
@@ -533,3 +538,22 @@ def test_uninitialised_buffers_are_compared_as_left_alone():
     assert ref.difference(same_junk_untouched, 1e-4, 1e-5) is None
     assert ref.difference(junk_changed, 1e-4, 1e-5) is not None
     assert ref.difference(w_wrong, 1e-4, 1e-5) is not None
+
+
+def test_the_every_case_table_counts_what_magpy_set_apart_for_every_compiler():
+    from paritybench.report import _every_case_section, summarize
+
+    def row(file, kind, magpy, dynamo):
+        return {"file": file, "class": "C", "kind": kind, "magpy_status": magpy, "dynamo_status": dynamo}
+
+    rows = [row("a", "static", "ok", "ok"), row("a", "dynamic", "fallback", "ok"),
+            row("b", "static", "wrong", "error"), row("b", "eager_failed", "ok", "ok")]
+    table = summarize(rows, [], ["magpy", "dynamo"])
+    assert table.static_cases == 2 and table.failed == {"magpy": 1, "dynamo": 1}   # MagPy's own split
+    assert table.all_statuses["magpy"] == {"ok": 1, "fallback": 1, "wrong": 1}
+    assert table.all_statuses["dynamo"] == {"ok": 2, "error": 1}
+    assert table.projects == 2 and table.projects_passing == {"magpy": 0, "dynamo": 1}
+    text = "\n".join(_every_case_section(table))
+    assert "3 cases in 2 projects" in text
+    assert "| TorchDynamo | 2 (66.7%) | 0 | 0 | 0 | 1 | 0 | 1 (50.0%) |" in text
+    assert "| MagPy | 1 (33.3%) | 0 | 1 | 1 | 0 | 0 | 0 (0.0%) |" in text
