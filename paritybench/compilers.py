@@ -1,7 +1,8 @@
 """The three graph-capture systems Table 3 compares, each run on one test case.
 
-Every compiler gets a fresh module (same seed, same weights as the eager reference), makes
-the same calls and must reproduce the reference. What counts as a failure:
+Every compiler gets a fresh module (same seed, the eager reference's initial state copied in:
+:func:`paritybench.evaluate.build_like`), makes the same calls and must reproduce the
+reference. What counts as a failure:
 
 * **MagPy** (``magpy.compile(module, backend=...)``): an exception, a wrong result, a
   fallback to eager (an internal error MagPy caught), or more than one graph on a static
@@ -29,6 +30,7 @@ import torch
 from .evaluate import (
     EagerTrace,
     RunConfig,
+    build_like,
     build_module,
     call_sequence,
     error_fields,
@@ -74,7 +76,7 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
     result.update(explained)
 
     magpy.reset()
-    module = build_module(case, cfg)
+    module = build_like(case, cfg, reference)
     monitor_runs: list[int | None] = []
     try:
         with warnings.catch_warnings(record=True) as caught, _MagPyLog() as logged:
@@ -203,7 +205,7 @@ def run_dynamo(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[st
         graphs += 1
         return inner(gm, example_inputs)
 
-    module = build_module(case, cfg)
+    module = build_like(case, cfg, reference)
     try:
         compiled = torch.compile(module, backend=counting_backend, fullgraph=True)
         got = call_sequence(compiled, case, cfg, state_owner=lambda: module)
@@ -224,7 +226,7 @@ def run_dynamo(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[st
 def run_torchscript(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str, Any]:
     """``torch.jit.script(module)`` then the same calls."""
     start = time.perf_counter()
-    module = build_module(case, cfg)
+    module = build_like(case, cfg, reference)
     try:
         scripted = torch.jit.script(module)
         got = call_sequence(scripted, case, cfg, state_owner=lambda: scripted)

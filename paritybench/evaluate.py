@@ -167,6 +167,29 @@ def call_sequence(
     return EagerTrace(calls, _state(owner), initial)
 
 
+def build_like(case: TestCase, cfg: RunConfig, reference: EagerTrace | None) -> Any:
+    """A fresh module for a compiler, starting from exactly the reference's initial state.
+
+    Built from the same seed, a module usually has the reference's weights already; but a
+    constructor that leaves memory uninitialised (``nn.Parameter(torch.FloatTensor(n, d))``)
+    gives each build different garbage, which would read as the compiler's wrong result. So
+    the reference's state before its first call is copied in (same names and shapes only).
+    """
+    module = build_module(case, cfg)
+    initial = reference.initial if reference is not None else None
+    if initial and isinstance(module, torch.nn.Module):
+        try:
+            with torch.no_grad():
+                for k, v in module.state_dict(keep_vars=True).items():
+                    src = initial.get(k)
+                    if isinstance(v, torch.Tensor) and src is not None and src.shape == v.shape \
+                            and src.dtype == v.dtype:
+                        v.copy_(src)
+        except Exception:  # noqa: BLE001 - a module whose state cannot be set keeps its own
+            pass
+    return module
+
+
 def _state(owner: Any) -> dict[str, torch.Tensor] | None:
     if not isinstance(owner, torch.nn.Module):
         return None

@@ -557,3 +557,28 @@ def test_the_every_case_table_counts_what_magpy_set_apart_for_every_compiler():
     assert "3 cases in 2 projects" in text
     assert "| TorchDynamo | 2 (66.7%) | 0 | 0 | 0 | 1 | 0 | 1 (50.0%) |" in text
     assert "| MagPy | 1 (33.3%) | 0 | 1 | 1 | 0 | 0 | 0 (0.0%) |" in text
+
+
+def test_a_compiler_starts_from_the_references_initial_state():
+    """Uninitialised parameters (nn.Parameter(torch.FloatTensor(n))) differ per build: the
+    compiler's module copies the reference's initial state, so garbage never reads as 'wrong'."""
+    from paritybench.evaluate import EagerTrace, build_like
+    from paritybench.loader import TestCase
+
+    builds = []
+
+    class Garbage(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            builds.append(1)
+            self.w = torch.nn.Parameter(torch.full((3,), float(len(builds))))
+            self.register_buffer("b", torch.full((2,), -float(len(builds))))
+
+        def forward(self, x):
+            return x * self.w
+
+    case = TestCase(0, "Garbage", Garbage, lambda: ([], {}), lambda: ([torch.ones(3)], {}))
+    ref = EagerTrace(calls=[], state=None, initial={"w": torch.full((3,), 7.0), "b": torch.zeros(2)})
+    m = build_like(case, RunConfig(backend="eager"), ref)
+    assert torch.equal(m.w, torch.full((3,), 7.0)) and torch.equal(m.b, torch.zeros(2))
+    assert isinstance(m.w, torch.nn.Parameter) and m.w.requires_grad
