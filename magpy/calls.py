@@ -86,6 +86,16 @@ def _legacy_constructor(fn, args: list, kwargs: dict):
     return None
 
 
+def _script_call(fn: torch.jit.ScriptFunction):
+    """A Python function calling TorchScript function ``fn``: the graph node's target. (torch.fx
+    would spell the ScriptFunction itself by its class's import path, not hold the object.)"""
+    def call(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = f"script_{fn.name}"
+    return call
+
+
 def _numbers(v, depth: int = 0) -> bool:
     if type(v) in (list, tuple):
         return depth < 8 and all(_numbers(e, depth + 1) for e in v)
@@ -247,6 +257,13 @@ class CallRules:
             if name in T.DATA_DEPENDENT:
                 self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
             self._pend_op(fs, "function", fn, args, kwargs, name)
+            return
+        if ann is None and isinstance(fn, torch.jit.ScriptFunction):
+            # A TorchScript function: tensor code with no access to Python state (what it reads
+            # of globals was frozen when it was scripted). One operator node that calls it, as
+            # the eager program does; in-place changes of its inputs show in their versions.
+            self._guard_identity(fn)   # which scripted function runs is that very object
+            self._pend_op(fs, "function", _script_call(fn), args, kwargs, f"script function {fn.name}")
             return
         if fn is sum and args:
             self._sum(fs, args, kwargs)
