@@ -5,6 +5,13 @@
 #                                       its tools; versions pinned by constraints.txt)
 #   ./reproduce.sh demo                 compile a small model with MagPy and print what happened
 #   ./reproduce.sh test                 ruff + the whole test suite
+#   ./reproduce.sh test-core            the MagPy core suite only (Python features, soundness, dynamic/API,
+#                                       capture, guard hits, compiled module, bytecode per version)
+#   ./reproduce.sh test-pythons [3.X ...]   the core suite on other CPythons (default 3.12 3.13 3.10), each
+#                                       in its own .venv-3.X; an interpreter that is not installed, or a venv
+#                                       that cannot be built, is skipped; so is a version that would not
+#                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START (CI)
+#   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
 #   ./reproduce.sh bench                matched-path overhead benchmark (MagPy vs bare compiled graph)
 #   ./reproduce.sh fig1|fig15|table2|fig16|fig17|fig18 [hydra overrides...]
 #   ./reproduce.sh table3 [runner flags...]    (needs PARITYBENCH_DIR)
@@ -14,12 +21,20 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 VENV="${MAGPY_VENV:-$ROOT/.venv}"
+if [ -n "${PYTHON:-}" ] && [ -z "${MAGPY_VENV:-}" ]; then
+    # An explicit interpreter gets a venv of its own: PYTHON=python3.12 -> .venv-3.12.
+    VENV="$ROOT/.venv-$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+fi
+CORE_TESTS=(tests/test_python_features.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
+            tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py)
 TORCH_PIN="2.13.0"
 CONSTRAINTS="$ROOT/constraints.txt"   # the versions the numbers were measured with
 
 usage() { sed -n '2,/^set -euo pipefail/{/^#/s/^# \{0,1\}//p}' "$ROOT/reproduce.sh"; }
 
 bootstrap() {
+    # $1: "all" (the project with every extra) or "core" (what the core suite needs: pytest, numpy)
+    local what="${1:-all}"
     local base="${PYTHON:-python3}"
     if [ ! -x "$VENV/bin/python" ]; then
         echo "[reproduce] creating $VENV" >&2
@@ -32,26 +47,90 @@ bootstrap() {
         "$py" -m pip install -q -c "$CONSTRAINTS" "torch==$TORCH_PIN"
     fi
     local stamp="$VENV/.magpy-installed"
+    if [ "$what" = core ] && { [ -f "$stamp" ] && [ ! pyproject.toml -nt "$stamp" ]; }; then
+        PY="$py"; return   # the full install has what the core suite needs
+    fi
+    [ "$what" = core ] && stamp="$VENV/.magpy-core-installed"
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-        echo "[reproduce] installing the project and its tools" >&2
-        "$py" -m pip install -q -c "$CONSTRAINTS" -e ".[all]"
+        if [ "$what" = core ]; then
+            echo "[reproduce] installing the project with pytest and numpy" >&2
+            "$py" -m pip install -q -c "$CONSTRAINTS" -e ".[dev]" numpy
+        else
+            echo "[reproduce] installing the project and its tools" >&2
+            "$py" -m pip install -q -c "$CONSTRAINTS" -e ".[all]"
+        fi
         touch "$stamp"
     fi
     PY="$py"
 }
 
+# A CPython X.Y interpreter: pythonX.Y on PATH, else pyenv's newest X.Y.*, else uv's; prints its path.
+find_python() {
+    local v="$1" p full
+    local check="import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$v'.split('.'))))"
+    p="$(command -v "python$v" 2>/dev/null || true)"
+    if [ -n "$p" ] && "$p" -c "$check" 2>/dev/null; then echo "$p"; return 0; fi
+    if command -v pyenv >/dev/null 2>&1; then
+        full="$(pyenv versions --bare 2>/dev/null | grep -E "^$v\.[0-9]+$" | sort -V | tail -n 1 || true)"
+        p="$( [ -n "$full" ] && PYENV_VERSION="$full" pyenv which python 2>/dev/null || true)"
+        if [ -n "$p" ] && "$p" -c "$check" 2>/dev/null; then echo "$p"; return 0; fi
+    fi
+    if command -v uv >/dev/null 2>&1; then
+        p="$(uv python find "$v" 2>/dev/null || true)"
+        if [ -n "$p" ] && "$p" -c "$check" 2>/dev/null; then echo "$p"; return 0; fi
+    fi
+    return 1
+}
+
+# The core suite on each requested CPython (see the header). Fails only if a suite that ran failed.
+test_pythons() {
+    local versions=("$@")
+    [ ${#versions[@]} -gt 0 ] || versions=(3.12 3.13 3.10)
+    local start="${MAGPY_TEST_START:-$(date +%s)}" budget="${MAGPY_TEST_BUDGET_S:-}"
+    # One version's venv (the CUDA torch wheel from PyPI, ~4.7 GB), install and core suite took
+    # 200-230 s on a busy 2-core machine; after each version its own time is the estimate if longer.
+    local need="${MAGPY_PER_PYTHON_S:-300}"
+    local failed=0 v py log t0 summary=()
+    for v in "${versions[@]}"; do
+        t0=$(date +%s)
+        if [ -n "$budget" ] && [ $(( $(date +%s) - start + need )) -gt "$budget" ]; then
+            summary+=("$v: skipped (would not finish within the ${budget}s budget)"); continue
+        fi
+        if ! py="$(find_python "$v")"; then
+            summary+=("$v: skipped (no CPython $v interpreter found)"); continue
+        fi
+        echo "[reproduce] CPython $v ($py): core suite in .venv-$v" >&2
+        if ! PYTHON="$py" MAGPY_VENV="$ROOT/.venv-$v" "$ROOT/reproduce.sh" setup-core; then
+            summary+=("$v: skipped (its venv could not be built)"); continue
+        fi
+        log="$(mktemp)"
+        if PYTHON="$py" MAGPY_VENV="$ROOT/.venv-$v" "$ROOT/reproduce.sh" test-core 2>&1 | tee "$log"; then
+            summary+=("$v: $(tail -n 1 "$log")")
+        else
+            summary+=("$v: FAILED $(tail -n 1 "$log")"); failed=1
+        fi
+        rm -f "$log"
+        need=$(( $(date +%s) - t0 > need ? $(date +%s) - t0 : need ))
+    done
+    printf '[reproduce] core suite on other CPythons:\n' >&2
+    printf '  %s\n' "${summary[@]}" >&2
+    return "$failed"
+}
+
 cmd="${1:-demo}"
 shift || true
 case "$cmd" in help|-h|--help) usage; exit 0 ;; esac   # answered before any environment is built
-bootstrap
+case "$cmd" in test-pythons) test_pythons "$@"; exit $? ;; esac   # builds its own venvs
+case "$cmd" in setup-core|test-core) bootstrap core ;; *) bootstrap all ;; esac
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
 case "$cmd" in
-    setup) echo "[reproduce] environment ready: $VENV" ;;
+    setup|setup-core) echo "[reproduce] environment ready: $VENV" ;;
     demo) exec "$PY" -m magpy.demo "$@" ;;
     test)
         "$PY" -m ruff check .
         exec "$PY" -m pytest -q "$@" ;;
+    test-core) exec "$PY" -m pytest -q "${CORE_TESTS[@]}" "$@" ;;
     bench) exec "$PY" benchmarks/overhead.py "$@" ;;
     fig1|fig15|table2|fig16|fig17|fig18) exec "$PY" -m experiments.run "experiment=$cmd" "$@" ;;
     table3) exec "$PY" -m paritybench table3 "$@" ;;

@@ -110,9 +110,9 @@ def frame_function(frame):
     found = [r() for r in entry[1]] if entry is not None and entry[0] is code else []
     matches = [f for f in found if f is not None and f.__code__ is code and _runs(f, frame)]
     if len(matches) != 1:
+        # (one scan of the heap per code object, again only when a new closure of it runs)
         found = [f for f in gc.get_referrers(code) if isinstance(f, types.FunctionType) and f.__code__ is code]
-        if not code.co_freevars:   # closures are made per call: never cached
-            _by_code[id(code)] = (code, tuple(weakref.ref(f) for f in found))
+        _by_code[id(code)] = (code, tuple(weakref.ref(f) for f in found))
         matches = [f for f in found if _runs(f, frame)]
     return matches[0] if len(matches) == 1 else None
 

@@ -1,0 +1,85 @@
+"""Monitor-run time of a model on each CPython, side by side.
+
+    python benchmarks/monitor_time.py [--model bert] [--size paper] [--repeat 2]
+    python benchmarks/monitor_time.py --pythons .venv/bin/python .venv-3.12/bin/python ...
+
+One interpreter: times an eager call, then the first call of ``magpy.compile(model,
+backend="eager")`` after a fresh ``magpy.reset()``: its monitor run (``stats.analysis_time_s``:
+the program under capture plus building the record's guard and mock) and the whole call (plus
+the "eager" backend), and prints one JSON line.
+With ``--pythons``, runs itself under each interpreter in turn and prints a table.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(model_name: str, size: str, repeat: int) -> dict:
+    sys.path.insert(0, str(ROOT))
+    import torch
+
+    import magpy
+
+    torch.set_num_threads(1)
+    mod = importlib.import_module(f"models.{model_name}")
+    model = mod.get_model(size=size).eval()
+    args, kwargs = mod.get_input(size=size)
+    eager, first, monitor = [], [], []
+    with torch.no_grad():
+        model(*args, **kwargs)   # warm up the allocator and lazy imports
+        for _ in range(repeat):
+            t = time.perf_counter()
+            model(*args, **kwargs)
+            eager.append(time.perf_counter() - t)
+            magpy.reset()
+            cm = magpy.compile(model, backend="eager")
+            t = time.perf_counter()
+            cm(*args, **kwargs)
+            first.append(time.perf_counter() - t)
+            st = magpy.stats(cm)
+            monitor.append(st.analysis_time_s)
+            assert st.monitor_runs == 1, st
+    return {"python": sys.version.split()[0], "model": model_name, "size": size,
+            "graphs": st.graph_count, "breaks": st.break_reasons[:1],
+            "eager_s": statistics.median(eager), "first_call_s": statistics.median(first),
+            "monitor_s": statistics.median(monitor)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="bert")
+    p.add_argument("--size", default="paper", choices=["paper", "smoke"])
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--pythons", nargs="+", help="interpreters to compare (each needs torch and the project)")
+    opts = p.parse_args()
+    if not opts.pythons:
+        print(json.dumps(measure(opts.model, opts.size, opts.repeat)), flush=True)
+        return
+    rows = []
+    for py in opts.pythons:
+        out = subprocess.run([py, __file__, "--model", opts.model, "--size", opts.size, "--repeat", str(opts.repeat)],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"{py}: failed\n{out.stderr[-2000:]}", file=sys.stderr)
+            continue
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"{opts.model} ({opts.size}), one thread, median of {opts.repeat}:")
+    print(f"{'python':>8} {'graphs':>6} {'eager call':>11} {'monitor run':>12} {'first call':>11} {'run/eager':>10}")
+    for r in rows:
+        print(f"{r['python']:>8} {r['graphs']:>6} {r['eager_s'] * 1e3:>9.1f}ms {r['monitor_s']:>10.2f} s "
+              f"{r['first_call_s']:>9.2f} s {r['monitor_s'] / r['eager_s']:>10.1f}")
+        if r["breaks"]:
+            print(f"         break: {r['breaks'][0]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Bytecode per CPython version: every opcode is an event the monitor has a rule for, and the
+programs whose bytecode differs most between 3.10, 3.11, 3.12 and 3.13 (calls with keywords,
+``super()``, slices, comprehensions that reuse a parameter's name, conditions on comparisons,
+closures called from C) compile to the result eager gives, or break with a reason."""
+from __future__ import annotations
+
+import dis
+import sys
+
+import torch
+import torch.nn.functional as F
+from conftest import same
+from torch import nn
+
+import magpy
+from magpy import bytecode, capture
+from magpy.monitor import Monitor
+
+VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def compiled_matches_eager(fn, *calls):
+    cm = magpy.compile(fn, backend="eager")
+    for args in calls:
+        assert same(cm(*args), fn(*args))
+    return magpy.stats(cm)
+
+
+def test_every_opcode_is_an_event_with_a_rule():
+    for name in dis.opmap:
+        if name.startswith(("INSTRUMENTED_", "<")):
+            continue
+        assert hasattr(Monitor, "op_" + bytecode.DECODER.event(name)), name
+
+
+def test_decoder_is_the_running_version():
+    assert bytecode.DECODER.version == sys.version_info[:2]
+
+
+def test_an_opcode_without_a_rule_breaks_with_its_name():
+    def f(x):
+        match x.shape:            # MATCH_SEQUENCE / GET_LEN read the shape MagPy cannot guard here
+            case (a, _):
+                return x * a
+        return x
+
+    ex = magpy.explain(f)(torch.ones(2, 3))
+    assert ex.graph_count == 0
+    assert any(f"is not supported by MagPy on CPython {VERSION}" in r and "MATCH_SEQUENCE" in r
+               for r in ex.break_reasons), ex.break_reasons
+    compiled_matches_eager(f, (torch.ones(2, 3),), (torch.ones(4),))
+
+
+class Base(nn.Module):
+    k = 2.0
+
+    def scale(self, x):
+        return x * 2
+
+
+class Child(Base):
+    def forward(self, x):
+        return super().scale(x) + super().k     # LOAD_SUPER_ATTR on 3.12+, super() before
+
+
+def test_super_attributes_are_guarded_through_the_mro():
+    m = Child()
+    x = torch.randn(3)
+    st = compiled_matches_eager(m, (x,), (x,))
+    assert st.graph_count == 1 and st.guard_hits == 1
+    cm = magpy.compile(m, backend="eager")
+    old = Base.scale
+    try:
+        Base.scale = lambda self, x: x * 3
+        Base.k = 5.0
+        assert same(cm(x), m(x))
+    finally:
+        Base.scale, Base.k = old, 2.0
+
+
+def test_a_parameter_reused_as_a_comprehension_variable_keeps_its_guard():
+    def f(x, n):
+        ys = [n * 2 for n in range(3)]     # 3.12+ inlines this and puts `n` back afterwards
+        return x * n + len(ys)
+
+    x = torch.randn(3)
+    compiled_matches_eager(f, (x, 2), (x, 5), (x, 2))
+
+
+def test_slices_with_bounds_from_arguments():
+    def f(x, a, b):
+        y = x.clone()
+        y[a:b] = 0                           # STORE_SLICE on 3.12+
+        return x[a:b] * 2 + y[a:b].sum()     # BINARY_SLICE on 3.12+
+
+    x = torch.randn(6)
+    compiled_matches_eager(f, (x, 1, 3), (x, 0, 2), (x, 1, 3))
+
+
+def helper(t, *, scale=1.0, shift=0.0):
+    return t * scale + shift
+
+
+def test_keyword_and_star_calls():
+    def f(x, kw):
+        a = F.softmax(x, dim=-1)                        # KW_NAMES / CALL_KW / CALL_FUNCTION_KW
+        b = torch.cat(*[[x, a]], dim=0)                 # CALL_FUNCTION_EX with keywords
+        c = helper(*(b,), **kw)
+        return x.add(a, alpha=2.0), c
+
+    x = torch.randn(2, 3)
+    compiled_matches_eager(f, (x, {"scale": 2.0}), (x, {"scale": 3.0, "shift": 1.0}))
+
+
+def test_a_tensor_comparison_as_a_condition_is_dynamic():
+    def f(x):
+        if x.sum() > 0 and x.mean() < 10:    # 3.13: COMPARE_OP makes the bool itself
+            return x * 2
+        return x - 1
+
+    ex = magpy.explain(f)(torch.ones(3))
+    assert ex.dynamic and "branches on a tensor value" in ex.break_reasons[0]
+    compiled_matches_eager(f, (torch.ones(3),), (-torch.ones(3),))
+
+
+def _make_closure(k):
+    def g(t):
+        return t * k
+    return g
+
+
+def _make_plain():
+    def h(t, k=1.0):
+        return t * k
+    return h
+
+
+def test_the_function_of_a_frame_entered_from_c():
+    # map() calls these from C: no instruction of a monitored frame names the function.
+    closures = [_make_closure(1.0), _make_closure(2.0)]
+    plains = [_make_plain(), _make_plain()]
+    seen = []
+
+    class Hooks:
+        def enter_frame(self, frame):
+            if frame.f_code in (closures[0].__code__, plains[0].__code__):
+                seen.append(capture.backend().frame_function(frame))
+            return False
+
+        def instruction(self, frame, offset, stack):
+            pass
+
+        def leave_frame(self, frame, value):
+            pass
+
+        def exception(self, frame, exc):
+            pass
+
+    capture.start(Hooks())
+    try:
+        list(map(lambda fn: fn(1.0), closures + plains))
+    finally:
+        capture.stop()
+    assert seen[:2] == closures                      # told apart by their closure cells
+    # same code, no closure: 3.10 cannot tell them apart and says so (never the wrong one)
+    assert seen[2:] == plains or (sys.version_info < (3, 11) and seen[2:] == [None, None])
+
+
+def test_defaults_of_a_function_called_from_c_are_guarded():
+    h1, h2 = _make_plain(), _make_plain()
+    h2.__defaults__ = (5.0,)
+
+    def f(x):
+        return torch.stack(list(map(h2, [x, x])))
+
+    x = torch.randn(3)
+    cm = magpy.compile(f, backend="eager")
+    assert same(cm(x), f(x))
+    h2.__defaults__ = (7.0,)
+    assert same(cm(x), f(x))
+    if sys.version_info < (3, 11):
+        reasons = magpy.stats(cm).break_reasons
+        assert reasons and all("cannot tell which function object runs `h`" in r for r in reasons), reasons
+    assert h1.__defaults__ == (1.0,)
