@@ -103,7 +103,12 @@ class OpRecorder:
             if t is list or t is tuple:
                 return t(conv)
             if hasattr(v, "_fields"):
-                return tuple(conv)
+                # A namedtuple (PackedSequence, torch.return_types are structseqs, not these):
+                # the operator reads its fields by name, so the graph passes the same type.
+                try:
+                    return t(*conv)
+                except TypeError:
+                    return tuple(conv)
             return tuple(conv) if isinstance(v, tuple) else list(conv)
         if isinstance(v, dict):
             node = self.node(v)
@@ -130,6 +135,8 @@ class OpRecorder:
         """
         if name in T.DATA_DEPENDENT:
             self._dynamic(f"`{name}` reads tensor values")
+        if T.shape_depends_on_values(name, args, kwargs):
+            self._dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
         changed = [t for t, v in (versions or ()) if _version(t) != v]
         if changed or T.contains_tensor(output):
             fx_args = tuple(self.to_arg(a) for a in args)

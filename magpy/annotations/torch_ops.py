@@ -40,6 +40,26 @@ DATA_DEPENDENT = frozenset({
     "synchronize", "set_rng_state", "get_rng_state", "cpu_nonzero",
 })
 
+def shape_depends_on_values(name: str, args, kwargs) -> bool:
+    """Does this call's output *shape* depend on tensor values (not only on input shapes)?
+
+    The graph would still compute the right tensor, but the monitor run saw one shape and the
+    program may have read it (``y.shape[0]``, a view, a loop bound): a record would reuse it
+    for inputs whose values give another shape. Such operations are dynamic.
+    """
+    if name in ("_pack_padded_sequence", "_pad_packed_sequence"):
+        return True   # the sizes come from the values of `lengths` / `batch_sizes`
+    if name == "repeat_interleave":
+        repeats = kwargs.get("repeats", args[1] if len(args) > 1 else (args[0] if len(args) == 1 else None))
+        return isinstance(repeats, torch.Tensor)
+    if name == "where":
+        return len(args) == 1 and not kwargs   # torch.where(cond) is nonzero(cond, as_tuple=True)
+    if name == "tensor_split":
+        return len(args) > 1 and isinstance(args[1], torch.Tensor) or isinstance(
+            kwargs.get("indices_or_sections", kwargs.get("indices")), torch.Tensor)
+    return False
+
+
 #: Tensor attributes (LOAD_ATTR) that are static metadata.
 META_ATTRS = frozenset({
     "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "is_sparse", "is_quantized",
@@ -95,7 +115,8 @@ def is_torch_function(fn) -> bool:
     if not mod.startswith(_TORCH_MODULE_PREFIXES):
         return False
     # Module-machinery Python code is user-level code for us, not an operator.
-    if mod.startswith(("torch.nn.modules", "torch.autograd.grad_mode", "torch.utils", "torch.autograd.function",
+    if mod.startswith(("torch.nn.modules", "torch.nn.utils.rnn", "torch.autograd.grad_mode", "torch.utils",
+                       "torch.autograd.function",
                        "torch._dynamo", "torch.fx", "torch.jit._script", "torch._jit_internal")):
         return False
     return isinstance(fn, (types.BuiltinFunctionType, types.FunctionType, types.BuiltinMethodType)) \
