@@ -247,6 +247,7 @@ class _Compiled:
         self._compile_graph = resolve(backend)
         self._cache = RecordCache(limit=cache_limit)
         self._profile = profile
+        self._fast = not profile   # __call__ may go straight to the first record (see _give_up)
         self._stats = self._new_stats()
         self._eager_reason: str | None = None
         self._recompile_limit = recompile_limit
@@ -260,6 +261,25 @@ class _Compiled:
 
     # -- the hot path ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        # The matched path of the most recently hit record, with as little around it as possible.
+        run = self._cache.first
+        if run is not None and self._fast and _MONITORING_THREAD is None:
+            try:
+                out = run(args, kwargs)
+            except Exception:
+                # The user's operators raised (as the eager call would): propagate, never re-run the
+                # call, whose in-place updates before the failure must not happen twice.
+                self._stats.guard_hits += 1   # the guard passed: a matched call that raised
+                self._stats.mock_errors += 1
+                raise
+            if out is not MISS:
+                self._stats.guard_hits += 1
+                return out
+            return self._call(args, kwargs, run)
+        return self._call(args, kwargs, None)
+
+    def _call(self, args: tuple, kwargs: dict, tried: Callable | None) -> Any:
+        """Everything but a hit of the first record (whose ``run`` is ``tried``, if it ran)."""
         if _MONITORING_THREAD is not None and _MONITORING_THREAD == _get_ident():
             # Called from a program that is being monitored: run as plain code, so the outer
             # monitor run sees (and compiles) what this function does.
@@ -271,21 +291,20 @@ class _Compiled:
             t0 = time.perf_counter()
             found = self._lookup(args, kwargs)
             return self._miss(args, kwargs) if found is None else self._hit_profiled(found, t0)
-        # The matched path: each record's fused guard + mock, most recently hit first.
+        # Each record's fused guard + mock, most recently hit first.
         for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
-            try:
-                out = rec.run(args, kwargs)
-            except Exception:
-                # The user's operators raised (as the eager call would): propagate, never re-run the
-                # call, whose in-place updates before the failure must not happen twice.
-                self._stats.guard_hits += 1   # the guard passed: a matched call that raised
-                self._stats.mock_errors += 1
-                raise
-            if out is not MISS:
-                self._stats.guard_hits += 1
-                if i:
-                    self._cache.promote(rec)
-                return out
+            if rec.run is not tried:
+                try:
+                    out = rec.run(args, kwargs)
+                except Exception:
+                    self._stats.guard_hits += 1
+                    self._stats.mock_errors += 1
+                    raise
+                if out is not MISS:
+                    self._stats.guard_hits += 1
+                    if i:
+                        self._cache.promote(rec)
+                    return out
             if rec.guard_bugs:
                 self._guard_raised(rec, rec.guard_bugs.pop())
         return self._miss(args, kwargs)
@@ -429,6 +448,7 @@ class _Compiled:
     def _give_up(self, reason: str, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`)."""
         self._eager_reason = reason
+        self._fast = False
         self._stats.break_reasons.append(reason)
         if internal:
             log.warning("magpy: %s; %s runs eagerly", reason, self._name)
@@ -439,6 +459,7 @@ class _Compiled:
     def _reset(self) -> None:
         self._cache.clear()
         self._eager_reason = None
+        self._fast = not self._profile
         self._guard_bug_warned = False
         self._stats = self._new_stats()
 
@@ -454,7 +475,7 @@ class CompiledFunction(_Compiled):
 
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
-                  "_cache", "_profile", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned"})
+                  "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):

@@ -58,30 +58,35 @@ class RecordCache:
     def __init__(self, limit: int = 64) -> None:
         self.limit = limit
         self.records: tuple[Record, ...] = ()   # a snapshot: never mutated, only replaced
+        self.first: Callable | None = None      # records[0].run: the compiled callable's fast path
         self._lock = threading.Lock()
+
+    def _set(self, records: tuple[Record, ...]) -> None:
+        self.records = records
+        self.first = records[0].run if records else None
 
     def add(self, record: Record) -> None:
         with self._lock:
-            self.records = ((record,) + self.records)[:max(self.limit, 0)]
+            self._set(((record,) + self.records)[:max(self.limit, 0)])
 
     def promote(self, record: Record) -> None:
         """Move ``record`` to the front (no-op if it is first or no longer cached)."""
         with self._lock:
             recs = self.records
             if recs and recs[0] is not record and any(r is record for r in recs):
-                self.records = (record,) + tuple(r for r in recs if r is not record)
+                self._set((record,) + tuple(r for r in recs if r is not record))
 
     def remove(self, record: Record) -> bool:
         """Drop ``record``; False if it was not cached (e.g. another thread removed it)."""
         with self._lock:
             recs = self.records
             kept = tuple(r for r in recs if r is not record)
-            self.records = kept
+            self._set(kept)
             return len(kept) != len(recs)
 
     def clear(self) -> None:
         with self._lock:
-            self.records = ()
+            self._set(())
 
     def __len__(self) -> int:
         return len(self.records)

@@ -477,9 +477,6 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     for g in arg_guards + [None] + other_guards:
         if g is None:
             _flush(vars_, body)
-            if tensor_vars:
-                ns["_TG_ARGS"] = _tensor_checker(tensor_vals)
-                body.append(f"    if not _TG_ARGS({', '.join(tensor_vars)}): return None")
             arg_tensor_count = len(tensor_vars)
             always, slow, vdicts = held.lines(ns)
             readable.extend(held.described)
@@ -530,9 +527,9 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             object_vars.append(v)
     vars_.emit_rest()
     _flush(vars_, body)
-    if len(tensor_vars) > arg_tensor_count:
-        ns["_TG"] = _tensor_checker(tensor_vals[arg_tensor_count:])
-        body.append(f"    if not _TG({', '.join(tensor_vars[arg_tensor_count:])}): return None")
+    if tensor_vars:
+        ns["_TG"] = _tensor_checker(tensor_vals)
+        body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
     # Distinctness: with writes in the record, two outside objects that were distinct must stay
     # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
     # tensors must alias each other's storage as they did (overlapping views).
