@@ -64,12 +64,14 @@ from .guards import (
 from .objmodel import (
     CONTAINER_TYPES,
     NO_NODE_TYPES,
+    NO_VALUE,
     attr_location,
     has_instance_dict,
     is_immutable,
 )
 from .refgraph import Const, RefGraph, ShadowNode
 from .source import (
+    ArgSource,
     AttrSource,
     CellSource,
     ConstSource,
@@ -217,6 +219,7 @@ class Monitor(CallRules, OpRecorder):
         fs = FrameState(frame, code, instructions(code), is_top)
         if is_top:
             fs.unwritten_params = set(self.param_sources)
+            self._bind_packed_params(frame)
         self.frames[id(frame)] = fs
         if not is_top and frame not in self._entered:
             if code.co_flags & _RESUMABLE:
@@ -231,6 +234,18 @@ class Monitor(CallRules, OpRecorder):
             except BreakCompile as e:
                 self._break(e.reason, fs, frame.f_lasti)
         return True
+
+    def _bind_packed_params(self, frame) -> None:
+        """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself
+        built, not the copies bound before the run: they get their sources here. (A parameter
+        held in a cell, read by a comprehension or nested function, is never loaded by
+        ``LOAD_FAST``, so nothing else would give the frame's own object its source.)"""
+        f_locals = frame.f_locals
+        for name, src in self.param_sources.items():
+            if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
+                value = f_locals.get(name, NO_VALUE)
+                if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
+                    self.on_read(value, src, ("arg", name))
 
     def instruction(self, frame, offset: int, stack: list) -> None:
         if self.broken is not None:

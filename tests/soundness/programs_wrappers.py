@@ -142,3 +142,24 @@ def step(i):
     if i == 2: m.requires_grad_(False)
 def post(out, i): return out.requires_grad
 """)
+
+program(F_, "star_args_kwargs_forwarded_from_a_comprehension", """
+class Lin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 4)
+    def forward(self, input, scale=1.0):
+        return self.l(input) * scale
+class Ensembler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.models = nn.ModuleList([Lin(), Lin()])
+    def forward(self, *input, **kwargs):
+        outputs = [model(*input, **kwargs) for model in self.models]
+        return torch.stack(outputs).mean(0)
+m = Ensembler()
+def make(): return m
+def inputs(i): return ((), {"input": torch.rand(2, 4), "scale": [1.0, 1.0, 3.0, 1.0][i % 4]})
+def step(i):
+    if i == 3: m.models.append(Lin())
+""")
