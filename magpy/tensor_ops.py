@@ -119,6 +119,10 @@ class OpRecorder:
             return slice(self.to_arg(v.start), self.to_arg(v.stop), self.to_arg(v.step))
         if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) and T.is_torch_function(v):
             return v
+        if t.__name__ == "tensortype" and t.__module__ == "torch":
+            # A legacy typed-tensor class (`t.type(torch.LongTensor)`): operators also take its
+            # name, which the graph can hold.
+            return f"{v.__module__}.{v.__name__}"
         if isinstance(v, torch.nn.Module):
             raise Unsupported(f"a module ({type(v).__name__}) passed to a tensor operator")
         if isinstance(v, (float, int, bool, str)):

@@ -340,3 +340,16 @@ def test_legacy_typed_constructors_become_factories():
     weights[1] = 7.0
     assert same(cm(x), f(x))
     assert magpy.stats(cm).monitor_runs == 2
+
+
+def test_a_typed_tensor_class_passed_to_an_operator():
+    """`t.type(torch.LongTensor)` (old indexing code): the class goes into the graph by name."""
+    table = torch.randn(2, 5, 5)
+
+    def f(x, coords):
+        pe = table[:, coords[:, 0].type(torch.LongTensor), coords[:, 1].type(torch.LongTensor)]
+        return x + pe.permute(1, 0)
+
+    x, c = torch.randn(4, 2), torch.tensor([[0.0, 1.0], [4.0, 2.0], [3.0, 3.0], [1.0, 0.0]])
+    cm = run(f, (x, c), (x, c.flip(0)))
+    assert magpy.stats(cm).break_reasons == [] and magpy.stats(cm).guard_hits >= 1
