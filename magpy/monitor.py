@@ -111,6 +111,16 @@ def _skip_codes() -> set:
     apply = getattr(torch.autograd.Function, "apply", None)
     if apply is not None and hasattr(apply, "__func__"):
         codes.add(apply.__func__.__code__)
+    # TorchDynamo's bookkeeping that it patches into Module.__init__ once imported: a weak
+    # registry of modules made inside forward, read only by Dynamo's own recompile decisions.
+    try:
+        from torch._dynamo.mutation_guard import GenerationTracker
+        from torch._dynamo.utils import ExactWeakKeyDictionary
+
+        codes.add(GenerationTracker.tag.__func__.__code__)
+        codes.update(f.__code__ for f in vars(ExactWeakKeyDictionary).values() if isinstance(f, types.FunctionType))
+    except (ImportError, AttributeError):   # pragma: no cover - another torch
+        pass
     return codes
 
 

@@ -353,3 +353,22 @@ def test_a_typed_tensor_class_passed_to_an_operator():
     x, c = torch.randn(4, 2), torch.tensor([[0.0, 1.0], [4.0, 2.0], [3.0, 3.0], [1.0, 0.0]])
     cm = run(f, (x, c), (x, c.flip(0)))
     assert magpy.stats(cm).break_reasons == [] and magpy.stats(cm).guard_hits >= 1
+
+
+def test_a_module_created_in_forward_after_dynamo_patched_module_init():
+    """Once TorchDynamo is used, Module.__init__ also tags the new module in Dynamo's weak
+    registry: bookkeeping MagPy does not monitor (not the program's state)."""
+    from torch._dynamo.mutation_guard import install_generation_tagging_init
+
+    install_generation_tagging_init()
+
+    class Mish(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.tanh(torch.nn.functional.softplus(x))
+
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x):
+        return Mish()(lin(x))
+
+    run(f, (torch.randn(2, 4),), (torch.randn(2, 4),))
