@@ -252,6 +252,7 @@ class _Compiled:
         self._eager_reason: str | None = None
         self._recompile_limit = recompile_limit
         self._guard_bug_warned = False
+        self._limit_said = False
         for key in [k for k, r in _ALL.items() if r() is None]:
             del _ALL[key]
         _ALL[id(self)] = weakref.ref(self)
@@ -377,12 +378,26 @@ class _Compiled:
                         if result is not _EAGER:
                             return result
                         return self._target(*args, **kwargs)
-                    self._give_up(f"recompile limit ({self._recompile_limit}) reached: guards keep failing, "
-                                  "e.g. on a value that changes every call", internal=True)
+                    self._limit_reached()
         if found is not None:
             return self._hit_profiled(found, t0) if self._profile else self._hit(*found)
         st.fallbacks += 1
         return self._target(*args, **kwargs)
+
+    def _limit_reached(self) -> None:
+        """No more monitor runs: calls no record matches run eagerly, the records keep serving
+        the calls they match. Said once, naming the guards that differ between the records
+        (what kept changing: a shape, a Python number, an object)."""
+        if self._limit_said:
+            return
+        self._limit_said = True
+        reason = (f"recompile limit ({self._recompile_limit}) reached: calls that no record matches run "
+                  f"eagerly, the {len(self._cache)} records are still used")
+        changing = _changing_guards([r.guards_text for r in self._cache.records])
+        if changing:
+            reason += "; guards that differ between the records: " + "; ".join(changing)
+        self._stats.break_reasons.append(reason)
+        log.warning("magpy: %s: %s", self._name, reason)
 
     def _monitor_and_record(self, args, kwargs):
         """The monitor run (caller holds ``_MONITOR_LOCK``); returns its result, or _EAGER if none ran."""
@@ -460,6 +475,7 @@ class _Compiled:
         self._cache.clear()
         self._eager_reason = None
         self._fast = not self._profile
+        self._limit_said = False
         self._guard_bug_warned = False
         self._stats = self._new_stats()
 
@@ -475,7 +491,8 @@ class CompiledFunction(_Compiled):
 
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
-                  "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned"})
+                  "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
+                  "_limit_said"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):
@@ -580,6 +597,15 @@ for _name in ("_apply", "apply", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "f
     if hasattr(torch.nn.Module, _name):
         setattr(CompiledModule, _name, _delegate(_name))
 del _name
+
+
+def _changing_guards(texts: list[str], most: int = 3) -> list[str]:
+    """Guard lines of the newest record that some other record does not have (its version of
+    what kept changing), at most ``most`` of them."""
+    if len(texts) < 2:
+        return []
+    newest, others = texts[0].splitlines(), [set(t.splitlines()) for t in texts[1:]]
+    return [line for line in newest if any(line not in o for o in others)][:most]
 
 
 def _compile_module(target: torch.nn.Module, options: dict) -> CompiledModule:

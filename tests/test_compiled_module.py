@@ -374,13 +374,14 @@ def test_stats_identities():
     cf = magpy.compile(f, backend="eager", recompile_limit=3)
     x = torch.randn(2)
     calls = 0
-    for k in (1, 1, 2, 2, 3, 1, 4, 4, 1):     # the 4 reaches the limit: from then on fallbacks
+    for k in (1, 1, 2, 2, 3, 1, 4, 4, 1, 2):   # the 4 reaches the limit: it runs eagerly, the records stay
         assert same(cf(x, k), f(x, k))
         calls += 1
     st = magpy.stats(cf)
     assert st.calls == calls == st.guard_hits + st.guard_misses + st.fallbacks
-    assert st.monitor_runs == st.guard_misses == 3 and st.fallbacks == 3 and st.guard_hits == 3
+    assert st.monitor_runs == st.guard_misses == 3 and st.fallbacks == 2 and st.guard_hits == 5
     assert len(st.break_reasons) == 1 and "recompile limit" in st.break_reasons[0]
+    assert "guards that differ between the records: k == " in st.break_reasons[0]   # what kept changing
     assert st.matched_calls is None and st.guard_time_s is None and st.mock_time_s is None
 
     m, ref = _pair()
