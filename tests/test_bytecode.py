@@ -182,3 +182,22 @@ def test_defaults_of_a_function_called_from_c_are_guarded():
         reasons = magpy.stats(cm).break_reasons
         assert reasons and all("cannot tell which function object runs `h`" in r for r in reasons), reasons
     assert h1.__defaults__ == (1.0,)
+
+
+def test_a_bound_method_of_a_native_function_is_classified_by_its_function():
+    # np.random.randint is a bound method around a compiled function: 3.11's PRECALL hands the
+    # call rules the function and `self`, 3.10 and 3.12+ the bound method. Either way it is
+    # not a pure closure, never a Python method that runs monitored.
+    import numpy as np
+
+    def f(x):
+        top = int(np.random.randint(0, 3))
+        return x[top:top + 2]
+
+    ex = magpy.explain(f)(torch.randn(6))
+    assert ex.dynamic and "randint" in ex.break_reasons[0], ex.break_reasons
+    np.random.seed(0)
+    got = [magpy.compile(f, backend="eager")(torch.arange(6.0)) for _ in range(6)]
+    np.random.seed(0)
+    want = [f(torch.arange(6.0)) for _ in range(6)]
+    assert all(same(a, b) for a, b in zip(got, want))

@@ -76,7 +76,8 @@ class Instr:
 
     ``opname`` is the event (the monitor runs ``Monitor.op_<opname>``); ``real`` is the CPython
     opcode name, which break reasons quote. ``method`` marks loads that leave a method and
-    ``self`` (or NULL) beside the value; the decoder of the running version knows where.
+    ``self`` (or NULL) beside the value; the decoder of the running version knows where. On a
+    CALL, ``method`` marks a callable that sits where a method would (3.10's ``with`` exit call).
     ``to_bool`` marks a comparison whose result the instruction itself turns into a bool
     (3.13's ``COMPARE_OP`` in a condition): a truth test of the result.
     """
@@ -143,8 +144,12 @@ class Decoder:
                 line = self.line_of(ins, line)
                 table[ins.offset] = self.normalise(ins, Instr(
                     self.event(ins.opname), ins.opname, ins.offset, ins.arg, ins.argval, ins.argrepr, line))
+            self.finish(table)
             self._instr_cache[code] = table
         return table
+
+    def finish(self, table: dict[int, Instr]) -> None:
+        """Annotate instructions by their neighbours, once per code object; the default does nothing."""
 
     def line_of(self, ins: dis.Instruction, previous: int | None) -> int | None:
         """The source line of ``ins`` (3.11+: its position; the 3.10 decoder carries lines forward)."""
@@ -158,8 +163,18 @@ class Decoder:
     # -- stack layouts (overridden per version) ---------------------------------------------
     def call_operands(self, ins: Instr, stack: list, kw_names: tuple) -> tuple[Any, list, tuple]:
         """``(callable, arguments, keyword names)`` of a CALL event; the keyword arguments are the
-        last ``len(keyword names)`` arguments. ``kw_names`` is what a preceding ``KW_NAMES`` set."""
+        last ``len(keyword names)`` arguments. ``kw_names`` is what a preceding ``KW_NAMES`` set.
+
+        A bound method called as a plain callable comes as its function with ``self`` first
+        (:meth:`unbind`), as 3.11's ``PRECALL`` hands it to ``CALL``: the call rules see one form."""
         raise NotImplementedError
+
+    @staticmethod
+    def unbind(fn: Any, args: list) -> tuple[Any, list]:
+        """``(function, [self, *args])`` for a bound method object, else ``(fn, args)``."""
+        if type(fn) is types.MethodType:
+            return fn.__func__, [fn.__self__, *args]
+        return fn, args
 
     def call_ex_operands(self, ins: Instr, stack: list) -> tuple[Any, Any, Any]:
         """``(callable, positional tuple, keyword dict or {})`` of ``CALL_FUNCTION_EX``."""

@@ -3,7 +3,9 @@
 * Calls: ``CALL_FUNCTION n`` (``[callable, args...]``), ``CALL_FUNCTION_KW n`` (the keyword
   names tuple on top of the arguments) and ``CALL_METHOD n`` after ``LOAD_METHOD``
   (``[method, self, args...]`` or ``[NULL, callable, args...]``); a method called with keyword
-  arguments is ``LOAD_ATTR`` + ``CALL_FUNCTION_KW`` on the bound method.
+  arguments is ``LOAD_ATTR`` + ``CALL_FUNCTION_KW`` on the bound method. A bound method called
+  as a plain callable is unpacked here (3.11's ``PRECALL`` does it), except the ``with`` exit
+  call (``LOAD_CONST None``, ``DUP_TOP``, ``DUP_TOP``, ``CALL_FUNCTION 3``).
 * ``LOAD_GLOBAL`` pushes the value alone; ``CALL_FUNCTION_EX``: ``[callable, args, kwargs?]``.
 * One opcode per operator: ``BINARY_ADD``, ``INPLACE_ADD``... (normalised to ``BINARY_OP``
   with the operator as ``argrepr``); ``POP_JUMP_IF_*`` are absolute jumps.
@@ -43,6 +45,15 @@ class Py310(Decoder):
             "SETUP_WITH", "JUMP_IF_NOT_EXC_MATCH", "GEN_START", "YIELD_FROM")},
     }
 
+    def finish(self, table: dict[int, Instr]) -> None:
+        seq = list(table.values())
+        for i, ins in enumerate(seq):
+            # `with` exit: LOAD_CONST None, DUP_TOP, DUP_TOP, CALL_FUNCTION 3 on the bound
+            # __exit__ (3.11 calls it from the method slot, without unpacking it)
+            if ins.real == "CALL_FUNCTION" and ins.arg == 3 and i >= 2 \
+                    and seq[i - 1].real == seq[i - 2].real == "DUP_TOP":
+                ins.method = True
+
     def line_of(self, ins, previous: int | None) -> int | None:
         return ins.starts_line if ins.starts_line is not None else previous
 
@@ -60,11 +71,13 @@ class Py310(Decoder):
         n = len(stack)
         if ins.real == "CALL_METHOD":
             if stack[n - argc - 2] is NULL:
-                return stack[n - argc - 1], stack[n - argc:], ()
+                return (*self.unbind(stack[n - argc - 1], stack[n - argc:]), ())
             return stack[n - argc - 2], stack[n - argc - 1:], ()
         if ins.real == "CALL_FUNCTION_KW":
-            return stack[n - argc - 2], stack[n - argc - 1:n - 1], stack[-1]
-        return stack[n - argc - 1], stack[n - argc:], ()
+            return (*self.unbind(stack[n - argc - 2], stack[n - argc - 1:n - 1]), stack[-1])
+        if ins.method:
+            return stack[n - argc - 1], stack[n - argc:], ()   # a `with` exit, called as is
+        return (*self.unbind(stack[n - argc - 1], stack[n - argc:]), ())
 
     def call_ex_operands(self, ins: Instr, stack: list) -> tuple[Any, Any, Any]:
         if ins.arg & 1:

@@ -1,7 +1,8 @@
 """CPython 3.12 bytecode: what changed from 3.11 (:mod:`._py311`).
 
 * No ``PRECALL``: ``CALL`` itself unpacks a bound method, so the monitor sees
-  ``[NULL, bound method, args...]`` as well as ``[method, self, args...]``.
+  ``[NULL, bound method, args...]`` (unpacked here, as 3.11's ``PRECALL`` did) as well as
+  ``[method, self, args...]`` (a ``with`` exit: ``[exit, None, None, None]``, called as is).
 * ``LOAD_METHOD`` is gone: ``LOAD_ATTR`` with ``arg & 1`` is the method load (``dis`` already
   gives the name as ``argval``); ``LOAD_GLOBAL``'s ``arg & 1`` still pushes NULL below.
 * ``LOAD_SUPER_ATTR`` (``super().name`` without a ``super`` object): ``[super, class, self]``
@@ -17,6 +18,9 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
+from ..capture import NULL
 from ._decoder import Instr
 from ._py311 import Py311
 
@@ -59,6 +63,14 @@ class Py312(Py311):
             out.opname = INTRINSICS.get(ins.argrepr, "UNSUPPORTED")
             out.handler = "op_" + out.opname
         return out
+
+    def call_operands(self, ins: Instr, stack: list, kw_names: tuple) -> tuple[Any, list, tuple]:
+        argc = ins.arg
+        n = len(stack)
+        if stack[n - argc - 2] is NULL:
+            fn, args = self.unbind(stack[n - argc - 1], stack[n - argc:])
+            return fn, args, kw_names
+        return stack[n - argc - 2], stack[n - argc - 1:], kw_names
 
 
 DECODER = Py312()

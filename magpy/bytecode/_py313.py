@@ -59,8 +59,10 @@ class Py313(Py312):
             kw_names = stack[-1]
             n -= 1
         fn, self_or_null = stack[n - argc - 2], stack[n - argc - 1]
-        first = n - argc if self_or_null is NULL else n - argc - 1
-        return fn, stack[first:n], kw_names
+        if self_or_null is NULL:
+            fn, args = self.unbind(fn, stack[n - argc:n])
+            return fn, args, kw_names
+        return fn, stack[n - argc - 1:n], kw_names
 
     def call_ex_operands(self, ins: Instr, stack: list) -> tuple[Any, Any, Any]:
         if ins.arg & 1:
