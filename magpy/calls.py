@@ -96,6 +96,21 @@ def _script_call(fn: torch.jit.ScriptFunction):
     return call
 
 
+# Native binary operators a fold may apply to tensors (out-of-place only: no in-place change).
+_FOLD_OPERATORS = frozenset({_operator.add, _operator.sub, _operator.mul, _operator.truediv, _operator.floordiv,
+                             _operator.matmul, _operator.pow, _operator.mod, _operator.and_, _operator.or_,
+                             _operator.xor})
+
+
+def _is_native_tensor_binop(op) -> bool:
+    """A native two-argument operator a fold can record as graph nodes."""
+    if op in _FOLD_OPERATORS:
+        return True
+    name = getattr(op, "__name__", "")
+    return isinstance(op, types.BuiltinFunctionType) and T.is_torch_function(op) and not name.endswith("_") \
+        and name not in T.DATA_DEPENDENT
+
+
 def _numbers(v, depth: int = 0) -> bool:
     if type(v) in (list, tuple):
         return depth < 8 and all(_numbers(e, depth + 1) for e in v)
@@ -268,6 +283,9 @@ class CallRules:
         if fn is sum and args:
             self._sum(fs, args, kwargs)
             return
+        if fn is functools.reduce and len(args) >= 2 and not kwargs and _is_native_tensor_binop(args[0]):
+            self._reduce(fs, args)
+            return
         if fn in _CONTEXTVAR_METHODS:
             self._contextvar(fs, fn, args)
             return
@@ -313,6 +331,45 @@ class CallRules:
             self._pend(fs, self._post_new, 1)
         else:
             self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+
+    def _reduce(self, fs, args) -> None:
+        """``functools.reduce(op, items[, initial])`` with a native binary operator (``operator.add``,
+        ``torch.mul``...) folds ``op`` in C, where the monitor cannot see it: as for ``sum``, the
+        fold becomes a chain of graph nodes over the items (a container's elements, or the values
+        a generator yields), bound to the result. A Python ``op`` needs none of this: its frames
+        are monitored like any call."""
+        op, it = args[0], args[1]
+        start = args[2] if len(args) > 2 else NO_VALUE
+        if isinstance(it, (list, tuple)):
+            self._read_args([it])
+            self._pend(fs, self._post_fold, (op, list(it), start, None))
+        elif isinstance(it, types.GeneratorType):
+            collector: list = []
+            self.yield_collectors[id(it.gi_frame)] = collector
+            self._pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
+        else:
+            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+
+    def _post_fold(self, fs, stack, data):
+        op, items, start, frame = data
+        if frame is not None:
+            self.yield_collectors.pop(id(frame), None)
+        out = stack[-1]
+        if not isinstance(out, torch.Tensor):
+            if any(isinstance(i, torch.Tensor) for i in items) or isinstance(start, torch.Tensor):
+                self._dynamic(f"`functools.reduce` with `{getattr(op, '__name__', op)}` over tensors returned "
+                              f"a {type(out).__name__}")
+            return
+        values = items if start is NO_VALUE else [start, *items]
+        if not values:
+            raise Unsupported("`functools.reduce` produced a tensor MagPy could not follow")
+        acc = self.to_arg(values[0])
+        for item in values[1:]:
+            acc = self.graph.call("function", op, (acc, self.to_arg(item)), {})
+        if not isinstance(acc, torch.fx.Node):
+            raise Unsupported("`functools.reduce` produced a tensor MagPy could not follow")
+        self.graph.bind(out, acc)
+        self._new_outputs([out])
 
     def _post_sum(self, fs, stack, data):
         items, start, frame = data

@@ -372,3 +372,22 @@ def test_a_module_created_in_forward_after_dynamo_patched_module_init():
         return Mish()(lin(x))
 
     run(f, (torch.randn(2, 4),), (torch.randn(2, 4),))
+
+
+def test_functools_reduce_with_a_native_operator_folds_into_the_graph():
+    """`functools.reduce(operator.add, tensors)` folds in C: recorded like `sum`, as graph nodes."""
+    import functools
+    import operator
+
+    ws = [torch.randn(4) for _ in range(3)]
+
+    def f(x):
+        a = functools.reduce(operator.add, [x * w for w in ws])
+        b = functools.reduce(torch.mul, (x + w for w in ws), torch.ones(4))
+        c = functools.reduce(operator.matmul, [torch.eye(4) * 2, torch.eye(4)], x.diag())
+        return a + b + c.sum(0)
+
+    cm = run(f, (torch.randn(4),), (torch.randn(4),))
+    ws[1] = torch.zeros(4)          # an outside list changed between calls: guarded
+    x = torch.randn(4)
+    assert same(cm(x), f(x))
