@@ -96,6 +96,9 @@ def _script_call(fn: torch.jit.ScriptFunction):
     return call
 
 
+# Builtins that compare their elements, or the results of a ``key=`` function when given one.
+_KEYED_READERS = frozenset({sorted, min, max, list.sort})
+
 # Native binary operators a fold may apply to tensors (out-of-place only: no in-place change).
 _FOLD_OPERATORS = frozenset({_operator.add, _operator.sub, _operator.mul, _operator.truediv, _operator.floordiv,
                              _operator.matmul, _operator.pow, _operator.mod, _operator.and_, _operator.or_,
@@ -490,10 +493,29 @@ class CallRules:
                     return
                 self._pend(fs, self._post_new, 1, opaque=isinstance(obj, torch.nn.Module))
                 return
+        key = kwargs.get("key")
+        if fn in _KEYED_READERS and isinstance(key, (types.FunctionType, types.MethodType)) \
+                and isinstance(getattr(key, "__func__", key), types.FunctionType):
+            # sorted/min/max with a Python key compare the *keys*, which its monitored frames
+            # return: the elements are only moved. Tensor keys would be compared in C.
+            self._read_args(args, ann, None)
+            code = getattr(key, "__func__", key).__code__
+            collector: list = []
+            self.return_collectors[code] = collector
+            self._pend(fs, self._post_keyed, (fn, code, collector))
+            return
         self._read_args(args, ann, fn)
         self._read_args(list(kwargs.values()), None, fn)
         # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
         self._pend(fs, self._post_new, 1)
+
+    def _post_keyed(self, fs, stack, data):
+        fn, code, keys = data
+        self.return_collectors.pop(code, None)
+        if any(T.contains_tensor(k) for k in keys):
+            self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensor keys (reads their values)")
+        if fn is not list.sort:
+            self._post_new(fs, stack, 1)
 
     def _post_relation(self, fs, stack, data):
         node, rel, src, has_default, obj = data

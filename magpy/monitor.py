@@ -192,6 +192,7 @@ class Monitor(CallRules, OpRecorder):
         self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
+        self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
         self.uses_modules = False
@@ -295,6 +296,9 @@ class Monitor(CallRules, OpRecorder):
             fs.pending = None
             self.opaque_frame = None
         del self.frames[id(frame)]
+        collector = self.return_collectors.get(fs.code)
+        if collector is not None:
+            collector.append(value)
         if fs.is_top and self.broken is None:
             self.finished = True
             self.result = value
@@ -606,10 +610,16 @@ class Monitor(CallRules, OpRecorder):
         fn = capture.backend().frame_function(fs.frame) if hasattr(capture.backend(), "frame_function") else None
         if fn is None or fn.__closure__ is None:
             return None
+        cell = fn.__closure__[idx]
         fn_node = self.node(fn)
         if fn_node is not None and fn_node.source is None:
-            return None   # a closure created during this call: its cells are internal
-        return fn.__closure__[idx]
+            # A closure created during this call: its cells are the call's own (made by
+            # MAKE_CELL in a monitored frame), except those passed down from the compiled
+            # function's closure, which outlive the call (`lambda k: table[k]` over a free
+            # variable of the compiled function reads outside state).
+            if not any(cell is c for c in self.top_closure):
+                return None
+        return cell
 
     def _post_cell(self, fs, stack, cell):
         self.on_read(stack[-1], CellSource(ConstSource(cell, "cell")), None)

@@ -391,3 +391,30 @@ def test_functools_reduce_with_a_native_operator_folds_into_the_graph():
     ws[1] = torch.zeros(4)          # an outside list changed between calls: guarded
     x = torch.randn(4)
     assert same(cm(x), f(x))
+
+
+def test_sorted_min_max_with_a_python_key_over_tensors():
+    """With `key=`, the builtins compare the keys the (monitored) key function returns and only
+    move the tensors; tensor keys would be compared in C, which reads values: dynamic."""
+    order = {"a": 2, "b": 0, "c": 1}
+
+    def f(x):
+        feats = [("a", x * 2), ("b", x + 1), ("c", x - 3)]
+        ranked = sorted(feats, key=lambda kv: order[kv[0]])
+        first = min(feats, key=lambda kv: order[kv[0]])[1]
+        feats.sort(key=lambda kv: -order[kv[0]])
+        return torch.stack([t for _, t in ranked]) + first + feats[0][1]
+
+    cm = run(f, (torch.randn(3),), (torch.randn(3),))
+    order["a"] = -1                 # the keys are guarded values: a new order is a new record
+    x = torch.randn(3)
+    assert same(cm(x), f(x)) and magpy.stats(cm).monitor_runs == 2
+
+    def g(x):
+        return max([x, x * 2, -x], key=lambda t: t.sum())   # tensor keys: compared in C
+
+    cg = magpy.compile(g, backend="eager")
+    for _ in range(2):
+        x = torch.randn(3)
+        assert same(cg(x), g(x))
+    assert "compares tensor keys" in magpy.stats(cg).break_reasons[0]

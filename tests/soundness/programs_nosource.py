@@ -165,3 +165,38 @@ def step(i):
     if i == 2:
         ACTS.register("act")(torch.tanh)
 """)
+
+program(F_, "lambda_inside_reads_a_free_variable_of_the_compiled_function", """
+def build():
+    order = {"a": 2, "b": 0, "c": 1}
+    def f(x):
+        feats = [("a", x * 2), ("b", x + 1), ("c", x - 3)]
+        ranked = sorted(feats, key=lambda kv: order[kv[0]])
+        weight = (lambda k: order[k])("a")
+        return torch.stack([t for _, t in ranked]) * weight
+    return f, order
+f, ORDER = build()
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: ORDER["a"] = -1
+""")
+
+program(F_, "nested_function_writes_a_free_variable_of_the_compiled_function", """
+def build():
+    count = 0
+    scale = [1.0]
+    def f(x):
+        def bump():
+            nonlocal count
+            count += 1
+            return count
+        n = bump()
+        return x * n * scale[0]
+    return f, scale
+f, SCALE = build()
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: SCALE[0] = 5.0
+""")
