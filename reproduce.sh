@@ -7,7 +7,8 @@
 #   ./reproduce.sh test                 ruff + the whole test suite
 #   ./reproduce.sh test-core            the MagPy core suite only (Python features, soundness, dynamic/API,
 #                                       capture, guard hits, compiled module, bytecode per version)
-#   ./reproduce.sh test-pythons [3.X ...]   the core suite on other CPythons (default 3.12 3.13 3.10), each
+#   ./reproduce.sh test-pythons [3.X ...]   the core suite on other CPythons (default: of 3.12 3.13 3.10 3.11
+#                                       in that order, those other than python3's), each
 #                                       in its own .venv-3.X; an interpreter that is not installed, or a venv
 #                                       that cannot be built, is skipped; so is a version that would not
 #                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START (CI)
@@ -84,13 +85,17 @@ find_python() {
 
 # The core suite on each requested CPython (see the header). Fails only if a suite that ran failed.
 test_pythons() {
-    local versions=("$@")
-    [ ${#versions[@]} -gt 0 ] || versions=(3.12 3.13 3.10)
+    local versions=("$@") v main
+    if [ ${#versions[@]} -eq 0 ]; then
+        # by default every other CPython than the one `test` runs the whole suite on
+        main="$("${PYTHON:-python3}" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)"
+        for v in 3.12 3.13 3.10 3.11; do [ "$v" = "$main" ] || versions+=("$v"); done
+    fi
     local start="${MAGPY_TEST_START:-$(date +%s)}" budget="${MAGPY_TEST_BUDGET_S:-}"
     # One version's venv (the CUDA torch wheel from PyPI, ~4.7 GB), install and core suite took
     # 200-230 s on a busy 2-core machine; after each version its own time is the estimate if longer.
     local need="${MAGPY_PER_PYTHON_S:-300}"
-    local failed=0 v py log t0 summary=()
+    local failed=0 py log t0 summary=()
     for v in "${versions[@]}"; do
         t0=$(date +%s)
         if [ -n "$budget" ] && [ $(( $(date +%s) - start + need )) -gt "$budget" ]; then

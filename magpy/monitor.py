@@ -136,6 +136,7 @@ class _Deleted:
 
 
 _DELETED = _Deleted()
+_SINGLETONS = (None, True, False, Ellipsis, NotImplemented)
 
 collections_deque = collections.deque
 _getitem = _operator.getitem
@@ -860,6 +861,10 @@ class Monitor(CallRules, OpRecorder):
             elif (na is None or na.source is not None) and (nb is None or nb.source is not None) \
                     and not (a is None or b is None):
                 raise BreakCompile("compares the identity of tensors of unknown origin")
+            return
+        if any(a is s or b is s for s in _SINGLETONS):
+            # `x is None`: every object from outside already has a guard on its type or value,
+            # which decides this (3.11+ compile it as a jump that reads nothing; 3.10 as IS_OP)
             return
         self._guard_identity(a)
         self._guard_identity(b)

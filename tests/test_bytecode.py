@@ -201,3 +201,17 @@ def test_a_bound_method_of_a_native_function_is_classified_by_its_function():
     np.random.seed(0)
     want = [f(torch.arange(6.0)) for _ in range(6)]
     assert all(same(a, b) for a, b in zip(got, want))
+
+
+def test_is_none_on_an_argument_does_not_pin_the_object():
+    # 3.10 compiles `kernel is None` as IS_OP, 3.11+ as a jump: neither needs the list's identity.
+    def f(x, kernel=None):
+        k = (2, 2) if kernel is None else tuple(kernel)
+        return F.max_pool2d(x, k)
+
+    cm = magpy.compile(f, backend="eager")
+    for kernel in ([3, 2], [3, 2], [3, 2], None, [2, 3]):
+        x = torch.rand(1, 6, 6)
+        assert same(cm(x, kernel=kernel), f(x, kernel=kernel))
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 3 and st.guard_hits == 2, st

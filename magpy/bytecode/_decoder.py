@@ -25,11 +25,9 @@ Events (the monitor's update rules; argument encodings normalised to 3.11's):
 
 Example::
 
-    >>> from magpy import bytecode
-    >>> def f(x):
-    ...     return x.relu() + 1
-    >>> [i.opname for i in bytecode.instructions(f.__code__).values() if i.opname not in ("PASS",)]
-    ['LOAD_FAST', 'LOAD_ATTR', 'CALL', 'BINARY_OP']
+    >>> from magpy.bytecode import DECODER
+    >>> DECODER.event("POP_TOP"), DECODER.event("BUILD_LIST"), DECODER.event("MATCH_CLASS")
+    ('PASS', 'NEW', 'UNSUPPORTED')
 """
 from __future__ import annotations
 

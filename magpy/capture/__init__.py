@@ -18,6 +18,9 @@ A backend provides:
 ``read_stack(frame) -> list``
     the frame's value stack, bottom to top, :data:`NULL` for empty slots; only valid
     inside ``hooks.instruction``.
+``frame_function(frame)``
+    the function object a frame runs, or None when it cannot be told (3.10 frames do not
+    record it: that backend also takes ``announce_call(fn)``, the callee the monitor sees).
 
 Example::
 
