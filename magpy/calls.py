@@ -283,6 +283,12 @@ class CallRules:
             self._guard_identity(fn)   # which scripted function runs is that very object
             self._pend_op(fs, "function", _script_call(fn), args, kwargs, f"script function {fn.name}")
             return
+        if isinstance(fn, type) and issubclass(fn, BaseException) and fn.__module__ == "builtins" \
+                and not T.tensors_in(args, kwargs):
+            # A builtin exception made to be raised (`raise KeyError(key)` in a Mapping): a new
+            # object holding its arguments, nothing else.
+            self._pend(fs, self._post_new, 1)
+            return
         if fn is sum and args:
             self._sum(fs, args, kwargs)
             return

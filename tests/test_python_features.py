@@ -418,3 +418,18 @@ def test_sorted_min_max_with_a_python_key_over_tensors():
         x = torch.randn(3)
         assert same(cg(x), g(x))
     assert "compares tensor keys" in magpy.stats(cg).break_reasons[0]
+
+
+def test_os_environ_get_compiles_and_is_guarded(monkeypatch):
+    """`os.environ.get` raises and catches a KeyError inside Mapping.get: the builtin exception is
+    a plain new object, the absent key a guarded fact."""
+    import os
+
+    monkeypatch.delenv("MAGPY_TEST_FLAG", raising=False)
+
+    def f(x):
+        return x * (2.0 if os.environ.get("MAGPY_TEST_FLAG") else 1.0)
+
+    cm = run(f, (torch.ones(2),), (torch.ones(2),))
+    monkeypatch.setenv("MAGPY_TEST_FLAG", "1")
+    assert same(cm(torch.ones(2)), f(torch.ones(2))) and magpy.stats(cm).monitor_runs == 2
