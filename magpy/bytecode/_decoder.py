@@ -117,6 +117,10 @@ class Decoder:
 
     version: tuple[int, int] = (0, 0)
     EVENTS: dict[str, str] = {}
+    #: The instruction after an ``EXTENDED_ARG`` gets no event of its own (3.10/3.11 ``settrace``
+    #: dispatches straight into it): its rule runs at the ``EXTENDED_ARG``'s event, with the same
+    #: stack. Without this a long jump's truth test, or a load with a large argument, went unseen.
+    HIDDEN_AFTER_EXTENDED_ARG: bool = False
     MATCH_OPS: frozenset = frozenset({"CHECK_EXC_MATCH"})        # tests the exception's type
     HANDLER_END_OPS: frozenset = frozenset({"RERAISE", "WITH_EXCEPT_START", "RETURN_VALUE", "RETURN_CONST"})
 
@@ -143,8 +147,19 @@ class Decoder:
                 table[ins.offset] = self.normalise(ins, Instr(
                     self.event(ins.opname), ins.opname, ins.offset, ins.arg, ins.argval, ins.argrepr, line))
             self.finish(table)
+            if self.HIDDEN_AFTER_EXTENDED_ARG:
+                self._fold_extended_args(table)
             self._instr_cache[code] = table
         return table
+
+    @staticmethod
+    def _fold_extended_args(table: dict[int, Instr]) -> None:
+        """Each ``EXTENDED_ARG`` (and a chain of them) stands for the instruction it prefixes."""
+        offsets = sorted(table)
+        for i in range(len(offsets) - 1, -1, -1):
+            ins = table[offsets[i]]
+            if ins.real == "EXTENDED_ARG" and i + 1 < len(offsets):
+                table[offsets[i]] = table[offsets[i + 1]]   # already folded when it is one too
 
     def finish(self, table: dict[int, Instr]) -> None:
         """Annotate instructions by their neighbours, once per code object; the default does nothing."""

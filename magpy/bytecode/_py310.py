@@ -30,6 +30,7 @@ class Py310(Decoder):
     """The 3.10 decoder."""
 
     version = (3, 10)
+    HIDDEN_AFTER_EXTENDED_ARG = True
     MATCH_OPS = frozenset({"JUMP_IF_NOT_EXC_MATCH"})
     EVENTS = {
         **{f"BINARY_{k}": "BINARY_OP" for k in BINARY},

@@ -28,6 +28,7 @@ class Py311(Decoder):
     """The 3.11 decoder; 3.12's and 3.13's start from it."""
 
     version = (3, 11)
+    HIDDEN_AFTER_EXTENDED_ARG = True
     EVENTS = {
         "LOAD_METHOD": "LOAD_ATTR",
         "KW_NAMES": "KW_NAMES",

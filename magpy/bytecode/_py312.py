@@ -38,6 +38,7 @@ class Py312(Py311):
     """The 3.12 decoder; 3.13's starts from it."""
 
     version = (3, 12)
+    HIDDEN_AFTER_EXTENDED_ARG = False   # sys.monitoring reports it like any other
     EVENTS = {
         "KW_NAMES": "KW_NAMES",
         "CALL": "CALL",

@@ -141,3 +141,26 @@ def inputs(i):
     if i == 1: g[0] = float("inf")
     return g
 """)
+
+program(F_, "data_dependent_init_behind_a_long_branch", """
+class Actnorm(nn.Module):
+    # The `if` body is long enough that its jump needs EXTENDED_ARG, which CPython 3.10/3.11
+    # do not trace separately: the truth test of the buffer must still be seen and guarded.
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1, 3, 1, 1))
+        self.bias = nn.Parameter(torch.zeros(1, 3, 1, 1))
+        self.register_buffer("initialized", torch.tensor(0).byte())
+    def forward(self, x):
+        if not self.initialized:
+            self.bias.squeeze().data.copy_(x.transpose(0, 1).flatten(1).mean(1)).view_as(self.scale)
+            self.scale.squeeze().data.copy_(x.transpose(0, 1).flatten(1).std(1, False) + 1e-06).view_as(self.bias)
+            a = x.transpose(0, 1).flatten(1).mean(1).abs().sum().neg().exp().log().sin().cos().tanh()
+            b = x.transpose(0, 1).flatten(1).std(1, False).abs().sum().neg().exp().log().sin().cos()
+            c = x.transpose(0, 1).flatten(1).amax(1).abs().sum().neg().exp().log().sin().cos().tanh()
+            self.initialized += 1
+        return (x - self.bias) / self.scale
+m = Actnorm()
+def make(): return m
+def inputs(i): return torch.randn(4, 3, 2, 2) * (i + 1)
+""")
