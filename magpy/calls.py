@@ -421,8 +421,14 @@ class CallRules:
             # has exactly these hooks, in this order. Backward hooks rewrap tensors in C: break.
             if mod._backward_hooks or mod._backward_pre_hooks:
                 raise BreakCompile(f"module {type(mod).__name__} has backward hooks")
-            self.add_guard(ModuleHooksGuard(node.source, type(mod), {
-                name: list(getattr(mod, name).items()) for name in _HOOK_TABLES if hasattr(mod, name)}))
+            tables = {name: list(getattr(mod, name).items()) for name in _HOOK_TABLES if hasattr(mod, name)}
+            self.add_guard(ModuleHooksGuard(node.source, type(mod), tables))
+            for name, items in tables.items():
+                # The hooks are outside objects with a source (a WeightNorm or SpectralNorm
+                # object carries its settings as attributes): their frames, entered from the
+                # skipped Module.__call__, read them like any other.
+                for key, hook in items:
+                    self.on_read(hook, ItemSource(AttrSource(node.source, name, "__dict__"), key))
             if "forward" in mod.__dict__:
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
@@ -450,6 +456,9 @@ class CallRules:
             # runs on the matched path; the graph calls it).
             target = fn if ann.as_op_node == "function" else getattr(fn, "__name__", name)
             self._pend_op(fs, ann.as_op_node, target, list(args), dict(kwargs), name)
+            return
+        if fn is setattr and len(args) == 3 and type(args[1]) is str and not kwargs:
+            self._attr_write(fs, args[0], args[1], args[2])   # exactly what `obj.name = value` does
             return
         if ann.out_inplace and args:
             self._mutate(args[0])

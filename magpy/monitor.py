@@ -734,22 +734,26 @@ class Monitor(CallRules, OpRecorder):
         self.record_op("function", getattr, [obj, name], {}, stack[-1], True, name)
 
     def op_STORE_ATTR(self, fs, ins, stack):
-        obj, value = stack[-1], stack[-2]
+        self._attr_write(fs, stack[-1], ins.argval, stack[-2])
+
+    def _attr_write(self, fs, obj, name: str, value) -> None:
+        """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
+        ``type(obj).__setattr__``): a write the mock replays, or a property setter monitored."""
         if isinstance(obj, torch.Tensor):
-            raise BreakCompile(f"writes tensor attribute `{ins.argval}`")
+            raise BreakCompile(f"writes tensor attribute `{name}`")
         node = self._held_node(obj)
-        if attr_location(obj, ins.argval)[0] == "property":
+        if attr_location(obj, name)[0] == "property":
             self._pend(fs, self._post_nothing, None)   # the setter runs monitored: its own writes count
             return
         if node is None:
-            raise BreakCompile(f"writes attribute `{ins.argval}` of a {type(obj).__name__} whose origin "
+            raise BreakCompile(f"writes attribute `{name}` of a {type(obj).__name__} whose origin "
                                "MagPy did not see, so the write could not be replayed")
         if node.source is None:
             self._pend(fs, self._post_nothing, None, opaque=True)
             return
         target = Const(value) if is_immutable(value) else self._node_id(value)
-        self.rg.write(node, ("attr", ins.argval), target)
-        self.attr_writes.setdefault(node.node_id, {})[ins.argval] = True
+        self.rg.write(node, ("attr", name), target)
+        self.attr_writes.setdefault(node.node_id, {})[name] = True
         self._pend(fs, self._post_nothing, None, opaque=True)
 
     def op_DELETE_ATTR(self, fs, ins, stack):

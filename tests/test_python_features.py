@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 
+import pytest
 import torch
 import torch.nn as nn
 from conftest import same
@@ -433,3 +434,35 @@ def test_os_environ_get_compiles_and_is_guarded(monkeypatch):
     cm = run(f, (torch.ones(2),), (torch.ones(2),))
     monkeypatch.setenv("MAGPY_TEST_FLAG", "1")
     assert same(cm(torch.ones(2)), f(torch.ones(2))) and magpy.stats(cm).monitor_runs == 2
+
+
+@pytest.mark.parametrize("norm", ["weight_norm", "spectral_norm"])
+@pytest.mark.parametrize("train", [False, True])
+def test_weight_and_spectral_norm_hooks_compile(norm, train):
+    """weight_norm/spectral_norm keep their settings on a hook object (WeightNorm, SpectralNorm)
+    that Module.__call__ runs: the hook has a source, its frame is monitored, and its
+    `setattr(module, name, weight)` is replayed like `module.name = weight`; spectral_norm's power
+    iteration in training updates its buffers in place."""
+    import warnings
+
+    import torch.nn.utils as U
+
+    def build():
+        torch.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f = getattr(U, norm)
+            return torch.nn.Sequential(f(torch.nn.Linear(4, 6)), torch.nn.ReLU(), f(torch.nn.Linear(6, 3))).train(train)
+
+    m, ref = build(), build()
+    cm = magpy.compile(m, backend="eager")
+    with torch.no_grad():
+        for i in range(4):
+            x = torch.randn(2, 4)
+            assert same(cm(x), ref(x))
+            if i == 1:
+                for mod in (m, ref):
+                    getattr(mod[0], "weight_g" if norm == "weight_norm" else "weight_orig").mul_(2)
+        assert all(torch.equal(a, b) for a, b in zip(m.state_dict().values(), ref.state_dict().values()))
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.guard_hits >= 2

@@ -115,7 +115,7 @@ def is_torch_function(fn) -> bool:
     if not mod.startswith(_TORCH_MODULE_PREFIXES):
         return False
     # Module-machinery Python code is user-level code for us, not an operator.
-    if mod.startswith(("torch.nn.modules", "torch.nn.utils.rnn", "torch.autograd.grad_mode", "torch.utils",
+    if mod.startswith(("torch.nn.modules", "torch.nn.utils", "torch.autograd.grad_mode", "torch.utils",
                        "torch.autograd.function",
                        "torch._dynamo", "torch.fx", "torch.jit._script", "torch._jit_internal")):
         return False
