@@ -30,6 +30,7 @@ from .guards import (
     AliasGuard,
     DictSnapshotGuard,
     IdGuard,
+    KeyAbsentGuard,
     ModuleCallGuard,
     NoHooksGuard,
     TensorGuard,
@@ -315,6 +316,9 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 batch.value_items.append((loc[1], loc[2], g.value))
             else:
                 loc = None
+        elif isinstance(g, KeyAbsentGuard) and isinstance(c, dict):
+            loc = ("item", c, g.key)
+            batch.absent.append((c, g.key))
         elif isinstance(g, AbsentGuard):
             c = const(g.source)
             if c is not _MISSING:

@@ -340,6 +340,23 @@ class AbsentGuard(Guard):
         return f"{self.name!r} not in {self.source.describe()}.__dict__ (the class attribute is not shadowed)"
 
 
+@dataclass(eq=False)
+class KeyAbsentGuard(Guard):
+    """``key not in d`` for a held dict: a builtin the program used is not shadowed by a global."""
+
+    key: Any
+    kind: ClassVar[str] = "key_absent"
+
+    def dedup_payload(self):
+        return self.key
+
+    def check_expr(self, var, vars_, pool):
+        return f"{self.key!r} not in {var}"
+
+    def describe(self):
+        return f"{self.key!r} not in {self.source.describe()} (the builtin is not shadowed)"
+
+
 _HOOKS = "{v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks or {v}._backward_pre_hooks"
 
 

@@ -52,6 +52,7 @@ from .guards import (
     ContainsGuard,
     Guard,
     IdGuard,
+    KeyAbsentGuard,
     KeysGuard,
     LeafGuard,
     LenGuard,
@@ -642,6 +643,13 @@ class Monitor(CallRules, OpRecorder):
             return
         if name in g:
             self._pend(fs, self._post_global, (g, name, ins))
+            return
+        b = fs.frame.f_builtins
+        if isinstance(b, dict) and name in b:
+            # A builtin: it stays one only while no global of that name appears, and it is that
+            # very object while `builtins.name` is not rebound.
+            self.add_guard(KeyAbsentGuard(ConstSource(g, f"{g.get('__name__', '?')}.__dict__"), name))
+            self._pend(fs, self._post_global, (b, name, ins))
 
     def _post_global(self, fs, stack, data):
         g, name, ins = data

@@ -140,3 +140,28 @@ def inputs(i): return torch.ones(4)
 def step(i):
     if i == 2: cfg.OPTS["scale"] = 7.0
 """)
+
+program(F_, "global_later_shadows_a_builtin", """
+class Net(nn.Module):
+    def forward(self, xs):
+        return torch.stack(xs).sum(0) * len(xs)
+m = Net()
+def make(): return m
+def inputs(i): return ([torch.ones(2), torch.ones(2)],)
+def step(i):
+    if i == 2: globals()["len"] = lambda seq: 10
+""")
+
+program(F_, "builtin_rebound_in_builtins", """
+# This program's functions get a builtins dict of their own, so rebinding `round` in it stays in
+# this world (the same as `builtins.round = ...` for a program with the real builtins).
+__builtins__ = dict(vars(__import__("builtins")))
+class Net(nn.Module):
+    def forward(self, x):
+        return x * round(2.4)
+m = Net()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: __builtins__["round"] = lambda v: 7
+""")
