@@ -56,10 +56,8 @@ def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int
         cm(x)
         dyn(x)
         rec = cm._cache.records[0]
-        fetched = rec.guard((x,), {})
-        inputs = [_fetch(cm, fetched, x)]
+        args = rec.graph_inputs((x,), {})   # what the matched path hands the graph
         graph = rec.compiled_graph
-        args = inputs[0]
         for f in (lambda: graph(*args), lambda: cm(x), lambda: dyn(x), lambda: model(x)):
             for _ in range(20):
                 f()
@@ -77,17 +75,6 @@ def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int
           + f"  guard={guard_us:.1f}us  magpy/graph={out['magpy'] / out['graph']:.3f}"
           + f"  dynamo/graph={out['dynamo'] / out['graph']:.3f}  magpy/eager={out['magpy'] / out['eager']:.3f}")
     return out
-
-
-def _fetch(cm, fetched, x):
-    """The graph's inputs, gathered by the same generated guard the matched path uses."""
-    rec = cm._cache.records[0]
-    ns = rec.mock.__globals__
-    names = rec.mock_source.splitlines()[1].split("=")[0].replace(" ", "").rstrip(",").split(",")
-    call = [ln for ln in rec.mock_source.splitlines() if "_graph(" in ln][0]
-    arg_names = call.split("_graph(")[1].rstrip(")").split(", ")
-    local = dict(zip(names, fetched))
-    return [local.get(a) if a in local else eval(a, ns) for a in arg_names]
 
 
 def main() -> None:

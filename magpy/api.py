@@ -455,8 +455,8 @@ class _Compiled:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
             compiled = self._compile_graph(gm, example)
-        mock, run, bugs = gen.mock_factory(compiled)
-        return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, graph_module=gm,
+        mock, run, bugs, inputs = gen.mock_factory(compiled)
+        return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
                       mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count)
 

@@ -49,7 +49,14 @@ class Record:
     mock_source: str
     run_source: str
     op_count: int
+    inputs: Callable | None = None   # fetched -> the compiled graph's inputs
     hits: int = 0
+
+    def graph_inputs(self, args: tuple, kwargs: dict) -> list | None:
+        """The compiled graph's inputs for a call with these arguments, None when the guard fails:
+        ``record.compiled_graph(*inputs)`` is the bare graph, without guard or mock."""
+        fetched = self.guard(args, kwargs)
+        return None if fetched is None or self.inputs is None else self.inputs(fetched)
 
 
 class RecordCache:

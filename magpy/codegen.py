@@ -56,7 +56,7 @@ class GeneratedCode:
     """What code generation hands to the record."""
 
     guard: Callable
-    mock_factory: Callable           # (compiled_graph) -> (mock, run, guard exceptions list)
+    mock_factory: Callable           # (compiled_graph) -> (mock, run, guard exceptions list, inputs)
     guard_source: str
     mock_source: str
     run_source: str
@@ -583,14 +583,20 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     run_lines += mlines[1:] if needed else mlines
     run_src = "def run(args, kwargs):\n" + "\n".join("    " + line for line in run_lines) + "\n"
 
+    # The graph's inputs from what the guard fetched (for benchmarks that time the bare graph).
+    inputs_lines = ([f"{''.join(n + ', ' for n in needed)}= fetched"] if needed else []) + \
+        [f"return [{', '.join(input_vars)}]"]
+    inputs_src = "def inputs(fetched):\n" + "\n".join("    " + line for line in inputs_lines) + "\n"
+
     def mock_factory(compiled_graph):
         mock_ns = dict(ns)
         mock_ns["_graph"] = compiled_graph
         exec(compile(mock_src, "<magpy mock>", "exec"), mock_ns)
+        exec(compile(inputs_src, "<magpy inputs>", "exec"), mock_ns)
         run_ns = dict(ns)
         run_ns.update(_graph=compiled_graph, _MISS=MISS, _BUGS=[])
         exec(compile(run_src, "<magpy run>", "exec"), run_ns)
-        return mock_ns["mock"], run_ns["run"], run_ns["_BUGS"]
+        return mock_ns["mock"], run_ns["run"], run_ns["_BUGS"], mock_ns["inputs"]
 
     return GeneratedCode(
         guard=guard_ns["guard"], mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,

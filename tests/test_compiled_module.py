@@ -430,3 +430,16 @@ def test_compiling_a_compiled_module_compiles_the_original():
     for _ in range(3):
         assert same(cm(x), ref(x))
     assert magpy.stats(cm).guard_hits == 2
+
+
+def test_a_record_hands_out_its_bare_graph_inputs():
+    """Benchmarks time the bare compiled graph with the inputs the matched path would pass."""
+    m, ref = _pair()
+    cm = magpy.compile(m, backend="eager")
+    x = torch.randn(3, 4)
+    out = cm(x)
+    rec = cm._cache.records[0]
+    inputs = rec.graph_inputs((x,), {})
+    assert inputs is not None and any(t is x for t in inputs)
+    assert same(rec.compiled_graph(*inputs)[0], out)
+    assert rec.graph_inputs((torch.randn(5, 7),), {}) is None   # the guard fails
