@@ -149,7 +149,9 @@ def _top_function(target: Any) -> tuple[Any, Any]:
     """
     if isinstance(target, torch.nn.Module):
         call = type(target).__call__
-        if call is not torch.nn.Module.__call__ and not (getattr(call, "__module__", None) or "").startswith("torch."):
+        if call is not torch.nn.Module.__call__:
+            # Any other __call__ is what `module(x)` runs (a user's, or a library base class's
+            # such as torch.distributions.Transform.__call__ before Module in the MRO).
             if isinstance(call, types.FunctionType):
                 return call, target
             raise TypeError(f"magpy.compile: {type(target).__name__}.__call__ is not a Python function")
@@ -407,6 +409,10 @@ class _Compiled:
             mon, shape = self._runner.prepare(args, kwargs)
         except BreakCompile as e:
             self._give_up(e.reason)
+            return _EAGER
+        except TypeError:
+            # The arguments do not bind to the function MagPy would monitor: the real call
+            # decides (it raises the user's TypeError, or takes a path MagPy did not foresee).
             return _EAGER
         st.monitor_runs += 1
         if st.monitor_runs > 1:

@@ -257,6 +257,12 @@ class CallRules:
                     self._pend(fs, self._post_new, 1, opaque=True)
                     return
                 self._dynamic(f"`Tensor.{mname}` reads tensor values")
+            if mname == "new" and len(args) > 1 and (type(args[1]) is torch.Size and len(args) == 2
+                                                     or all(type(a) is int for a in args[1:])):
+                # Legacy `t.new(size)`: a torch.Size (or ints) means a size, a tuple means data,
+                # and the graph's code cannot tell a Size from a tuple: spell it `new_empty`.
+                sizes = tuple(args[1]) if type(args[1]) is torch.Size else tuple(args[1:])
+                mname, args = "new_empty", [args[0], sizes]
             self._pend_op(fs, "method", mname, args, kwargs, mname)
             return
         if type(fn).__module__ == "magpy.api" and hasattr(fn, "_target"):

@@ -443,3 +443,29 @@ def test_a_record_hands_out_its_bare_graph_inputs():
     assert inputs is not None and any(t is x for t in inputs)
     assert same(rec.compiled_graph(*inputs)[0], out)
     assert rec.graph_inputs((torch.randn(5, 7),), {}) is None   # the guard fails
+
+
+def test_a_library_base_class_call_is_what_gets_compiled():
+    """`module(x)` runs the first `__call__` in the MRO, here torch.distributions.Transform's."""
+    class Scale(torch.distributions.Transform, nn.Module):
+        bijective = True
+
+        def __init__(self):
+            super().__init__()
+            nn.Module.__init__(self)
+            self.w = nn.Parameter(torch.full((4,), 2.0))
+
+        def _call(self, x):
+            return x * self.w
+
+        def __hash__(self):
+            return super(nn.Module, self).__hash__()
+
+    m = Scale()
+    cm = magpy.compile(m, backend="eager")
+    for _ in range(3):
+        x = torch.randn(4)
+        assert same(cm(x=x), m(x=x))
+    assert magpy.stats(cm).guard_hits == 2 and magpy.stats(cm).break_reasons == []
+    with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):
+        cm(y=torch.randn(4))   # the real call's own error, as eager raises it

@@ -466,3 +466,13 @@ def test_weight_and_spectral_norm_hooks_compile(norm, train):
         assert all(torch.equal(a, b) for a, b in zip(m.state_dict().values(), ref.state_dict().values()))
     st = magpy.stats(cm)
     assert st.break_reasons == [] and st.guard_hits >= 2
+
+
+def test_legacy_tensor_new_with_a_size_is_new_empty():
+    """`t.new(t.size())` is a size, `t.new((4, 10))` data: the graph spells the first `new_empty`."""
+    def f(x):
+        std = x.div(2).exp()
+        eps = std.data.new(std.size()).normal_()
+        return x + std * eps * 0 + x.new(3, 4).zero_().sum() + x.new([1.0, 2.0]).sum()
+
+    run(f, (torch.randn(4, 10),), (torch.randn(4, 10),))
