@@ -370,8 +370,11 @@ def test_ctrl_c_ends_with_one_line_and_kills_the_cell(tiny: Path, tmp_path: Path
     import signal
     import time
 
+    # A test run started in the background (`cmd &` in a script) ignores SIGINT, and a child
+    # inherits that: give the run the default disposition, as a terminal's foreground job has.
     proc = subprocess.Popen(_command(tiny, tmp_path, "model=_hang", "compiler=[eager]", "bs=1"), cwd=ROOT,
-                            env=_env(tiny), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=_env(tiny), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     cell = tmp_path / "fig15" / "smoke-cpu" / "cells" / "experiment=fig15,model=_hang,compiler=eager,bs=1"
     deadline = time.monotonic() + 240   # a loaded CI machine imports torch slowly
     while not (cell / "log.txt").exists() and time.monotonic() < deadline:
