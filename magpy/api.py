@@ -177,8 +177,15 @@ class _Runner:
 
     def __init__(self, target: Any):
         self.target = target
-        self.fn, self.self_obj = _top_function(target)
         self.is_module = isinstance(target, torch.nn.Module)
+        try:
+            self.fn, self.self_obj = _top_function(target)
+        except TypeError:
+            if not self.is_module:
+                raise
+            # A module whose call is not Python (a TorchScript module): compiling it is allowed,
+            # its calls run eagerly with the reason (prepare() asks again on every miss).
+            self.fn, self.self_obj = None, None
 
     def hooks_reason(self) -> str | None:
         """Why a call now must run eagerly, through the real call, to run its hooks; None if it need not."""

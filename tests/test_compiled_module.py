@@ -469,3 +469,13 @@ def test_a_library_base_class_call_is_what_gets_compiled():
     assert magpy.stats(cm).guard_hits == 2 and magpy.stats(cm).break_reasons == []
     with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):
         cm(y=torch.randn(4))   # the real call's own error, as eager raises it
+
+
+def test_a_torchscript_module_compiles_and_runs_eagerly_with_the_reason():
+    m = torch.jit.script(nn.Linear(4, 4))
+    cm = magpy.compile(m, backend="eager")
+    x = torch.randn(2, 4)
+    for _ in range(2):
+        assert same(cm(x), m(x))
+    st = magpy.stats(cm)
+    assert st.records == 0 and "forward is not a Python function" in st.break_reasons[0]
