@@ -13,7 +13,9 @@ Results live in the run directory::
     <out>/cases.csv, table3.csv, table3.md, failures.md   (paritybench.report)
 
 A rerun into the same directory skips every recorded stage, so an interrupted run resumes
-where it stopped.
+where it stopped. Every stage result carries the build that made it (torch's version, plus a
+digest of MagPy's sources for MagPy's stages: :func:`paritybench.compilers.stage_builds`); a
+rerun after MagPy changed runs MagPy's stages again and keeps the other compilers' results.
 
 Workers are forked from a server process that has already imported torch (and warmed up
 TorchDynamo), so starting one costs milliseconds instead of seconds.
@@ -59,6 +61,7 @@ class RunOptions:
     timeout_s: float = 120.0
     memory_gb: float = 8.0
     fresh: bool = False
+    builds: dict[str, str] | None = None  # stage -> build; filled by run() when None
     max_restarts: int | None = None  # per file; default: one per stage of the file, plus two
 
 
@@ -83,8 +86,11 @@ class FileProgress:
         return out
 
 
-def file_progress(events: list[dict[str, Any]]) -> FileProgress:
-    """Fold an event log into a :class:`FileProgress`."""
+def file_progress(events: list[dict[str, Any]], builds: dict[str, str] | None = None) -> FileProgress:
+    """Fold an event log into a :class:`FileProgress`.
+
+    With ``builds`` (stage name -> build, :func:`paritybench.compilers.stage_builds`), a stage
+    recorded by another build does not count as done."""
     prog = FileProgress()
     open_stage: tuple[str, str, float] | None = None
     for ev in events:
@@ -97,7 +103,12 @@ def file_progress(events: list[dict[str, Any]]) -> FileProgress:
             open_stage = (ev["case"], ev["stage"], float(ev["t"]))
             prog.ended = False
         elif kind == "stage":
-            prog.done.setdefault(ev["case"], set()).add(ev["stage"])
+            done = prog.done.setdefault(ev["case"], set())
+            build = (ev.get("result") or {}).get("build")
+            if builds is None or ev["stage"] not in builds or build == builds[ev["stage"]]:
+                done.add(ev["stage"])
+            elif ev["stage"] in done:
+                done.discard(ev["stage"])
             if open_stage and open_stage[:2] == (ev["case"], ev["stage"]):
                 open_stage = None
         elif kind == "end":
@@ -123,7 +134,7 @@ class _FileJob:
         self.began = time.perf_counter()
 
     def progress(self) -> FileProgress:
-        return file_progress(read_events(self.events_path))
+        return file_progress(read_events(self.events_path), self.opts.builds)
 
     def finished(self) -> bool:
         prog = self.progress()
@@ -147,6 +158,7 @@ class _FileJob:
                 self.opts.config.as_json(),
                 {case: sorted(stages) for case, stages in prog.done.items()},
                 self.opts.name_filter,
+                self.opts.builds or {},
                 int(self.opts.memory_gb * 2**30) if self.opts.memory_gb > 0 else 0,
             ),
             name=f"paritybench:{self.stem}",
@@ -165,7 +177,7 @@ class _FileJob:
     def record_death(self, how: str) -> None:
         """The worker is gone without finishing: blame its in-flight stage (or its loading)."""
         events = read_events(self.events_path)
-        prog = file_progress(events)
+        prog = file_progress(events, self.opts.builds)
         if prog.ended and how == "crash":
             return
         from .worker import EventLog
@@ -184,15 +196,19 @@ class _FileJob:
                 flight_case, flight_stage, _ = prog.in_flight
                 if flight_stage not in prog.done.get(flight_case, set()):
                     case, stage = flight_case, flight_stage
-            result = {"status": how, "error_class": how.capitalize(), "error": message}
+            result = {"status": how, "error_class": how.capitalize(), "error": message, **self._build(stage)}
             log.write({"event": "stage", "case": case, "stage": stage, "result": result})
             if stage == "eager":
                 for name in self.stages[1:]:
                     if name not in prog.done.get(case, set()):
-                        skipped = {"status": "not_run", "error_class": "", "error": f"eager {how}"}
+                        skipped = {"status": "not_run", "error_class": "", "error": f"eager {how}", **self._build(name)}
                         log.write({"event": "stage", "case": case, "stage": name, "result": skipped})
         finally:
             log.close()
+
+    def _build(self, stage: str) -> dict[str, str]:
+        build = (self.opts.builds or {}).get(stage)
+        return {"build": build} if build is not None else {}
 
     def _death_message(self, how: str) -> str:
         if how == "timeout":
@@ -273,12 +289,19 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
     if opts.limit is not None:
         files = files[: opts.limit]
     prepare_out(opts)
+    if opts.builds is None:
+        from .compilers import stage_builds
+
+        opts.builds = stage_builds(list(opts.config.compilers))
     stages = ["eager", *opts.config.compilers]
     jobs = [_FileJob(p, opts.out, opts, stages) for p in files]
     for job in jobs:
         if job.changed_since_recorded():
             say(f"[paritybench] {job.stem} changed since its results were recorded: running it again")
             job.events_path.unlink()
+    stale = sum(_stale_stages(job) for job in jobs)
+    if stale:
+        say(f"[paritybench] {stale} recorded stages were made by another build ({_builds_line(opts.builds)}): running them again")
     queue = [j for j in jobs if not j.finished()]
     skipped = len(jobs) - len(queue)
     say(f"[paritybench] {len(jobs)} files, {skipped} already finished, {len(queue)} to run, jobs={opts.jobs}")
@@ -346,10 +369,26 @@ def _give_up(job: _FileJob) -> None:
             log.write({"event": "load", "ok": False, "error_class": "Crash", "error": "worker kept dying before loading"})
             return
         for case, stage in prog.pending(job.stages, job.stem, job.opts.name_filter):
-            result = {"status": "crash", "error_class": "Crash", "error": "gave up after repeated worker deaths"}
+            result = {"status": "crash", "error_class": "Crash", "error": "gave up after repeated worker deaths",
+                      **job._build(stage)}
             log.write({"event": "stage", "case": case, "stage": stage, "result": result})
     finally:
         log.close()
+
+
+def _stale_stages(job: _FileJob) -> int:
+    """Recorded stages of ``job`` that the current builds would run again."""
+    events = read_events(job.events_path)
+    recorded: dict[tuple[str, str], Any] = {}
+    for e in events:
+        if e.get("event") == "stage":
+            recorded[(e["case"], e["stage"])] = (e.get("result") or {}).get("build")
+    builds = job.opts.builds or {}
+    return sum(1 for (_, stage), build in recorded.items() if stage in builds and build != builds[stage])
+
+
+def _builds_line(builds: dict[str, str] | None) -> str:
+    return "; ".join(f"{k}: {v}" for k, v in (builds or {}).items() if k != "eager")
 
 
 def _summary(job: _FileJob) -> str:
@@ -358,12 +397,12 @@ def _summary(job: _FileJob) -> str:
     if load is None or not load.get("ok"):
         what = f"{load.get('error_class')}: {load.get('error')}" if load else "no load event"
         return f"did not load ({what[:120]})"
+    last = {(e["case"], e["stage"]): e["result"] for e in events if e.get("event") == "stage"}
     ok: dict[str, int] = {}
     total: dict[str, int] = {}
-    for e in events:
-        if e.get("event") == "stage":
-            total[e["stage"]] = total.get(e["stage"], 0) + 1
-            ok[e["stage"]] = ok.get(e["stage"], 0) + (e["result"].get("status") == "ok")
+    for (_, stage), result in last.items():
+        total[stage] = total.get(stage, 0) + 1
+        ok[stage] = ok.get(stage, 0) + (result.get("status") == "ok")
     if not total:
         return "no selected cases"
     return ", ".join(f"{s} {ok.get(s, 0)}/{total[s]}" for s in job.stages if s in total)

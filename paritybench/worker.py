@@ -6,8 +6,8 @@ libraries), and for every selected test case runs the eager stage and then one s
 compiler. Before a stage it appends a ``stage_start`` event to the file's event log and
 after it a ``stage`` event with the result, flushed at once: if the process hangs or dies
 the runner knows which stage did it, records that stage as a timeout or crash, and starts a
-new worker for what is left. A stage already recorded in the log is never run again, which
-is also what makes a whole run resumable.
+new worker for what is left. A stage already recorded in the log (by the current build) is
+never run again, which is also what makes a whole run resumable.
 
 Events, one JSON object per line::
 
@@ -90,6 +90,12 @@ def _redirect_output(log_path: str) -> None:
     os.close(fd)
 
 
+def _stamp(result: dict[str, Any], stage: str, builds: dict[str, str] | None) -> None:
+    """Record which build made a stage result (the runner reruns stages of another build)."""
+    if builds and stage in builds:
+        result["build"] = builds[stage]
+
+
 def run_file(
     path: str,
     events_path: str,
@@ -97,6 +103,7 @@ def run_file(
     config: dict[str, Any],
     done: dict[str, Iterable[str]],
     name_filter: str | None = None,
+    builds: dict[str, str] | None = None,
     memory_bytes: int = 0,
 ) -> None:
     """Worker entry point: run every selected, not yet recorded stage of one file."""
@@ -168,6 +175,7 @@ def run_file(
         used = importer.usage.since(before)
         if used:
             eager_result["stubs_used"] = used
+        _stamp(eager_result, "eager", builds)
         if "eager" in todo:
             log.write({"event": "stage", "case": case.name, "stage": "eager", "result": eager_result})
         for name in cfg.compilers:
@@ -186,6 +194,7 @@ def run_file(
             used = importer.usage.since(before)
             if used:
                 result["stubs_used"] = used
+            _stamp(result, name, builds)
             log.write({"event": "stage", "case": case.name, "stage": name, "result": result})
     log.write({"event": "end"})
     log.close()

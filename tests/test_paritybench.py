@@ -436,6 +436,50 @@ def test_a_rerun_skips_recorded_stages_and_redoes_changed_files(tmp_path):
         run(RunOptions(directory=src, out=out, config=RunConfig(compilers=("dynamo",))), progress=lambda line: None)
 
 
+def test_stages_made_by_another_build_run_again_and_only_those(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write(src, "test_a.py", """
+    import torch
+    import torch.nn as nn
+
+
+    class Double(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    TESTCASES = [(Double, lambda: ([], {}), lambda: ([torch.ones(2)], {}), True)]
+    """)
+    out = tmp_path / "out"
+    cfg = RunConfig(compilers=("magpy", "torchscript"))
+    builds = {"eager": "torch T", "magpy": "torch T; magpy OLD", "torchscript": "torch T"}
+    quiet_run(RunOptions(directory=src, out=out, config=cfg, builds=dict(builds)))
+    assert stages_of(out, "test_a")[("Double", "magpy")]["build"] == "torch T; magpy OLD"
+
+    lines_seen = []
+    run(RunOptions(directory=src, out=out, config=cfg, builds={**builds, "magpy": "torch T; magpy NEW"}),
+        progress=lines_seen.append)
+    assert any("1 recorded stages were made by another build" in line for line in lines_seen)
+    starts = [(e["case"], e["stage"]) for e in read_events(out / "files" / "test_a.jsonl") if e.get("event") == "stage_start"]
+    assert starts[-2:] == [("Double", "eager"), ("Double", "magpy")]  # eager only replayed for the reference
+    assert starts.count(("Double", "torchscript")) == 1
+    assert stages_of(out, "test_a")[("Double", "magpy")]["build"] == "torch T; magpy NEW"
+
+    lines_seen.clear()
+    run(RunOptions(directory=src, out=out, config=cfg, builds={**builds, "magpy": "torch T; magpy NEW"}),
+        progress=lines_seen.append)
+    assert "1 already finished, 0 to run" in lines_seen[-1]
+
+
+def test_the_magpy_build_is_a_digest_of_its_sources():
+    from paritybench.compilers import stage_builds
+
+    builds = stage_builds(["magpy", "dynamo"])
+    assert set(builds) == {"eager", "magpy", "dynamo"}
+    assert builds["magpy"].startswith(builds["dynamo"] + "; magpy ") and len(builds["magpy"].split()[-1]) == 16
+    assert stage_builds(["magpy"]) == {k: builds[k] for k in ("eager", "magpy")}
+
+
 def test_a_file_that_fails_to_load_is_recorded_not_fatal(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
