@@ -29,6 +29,7 @@ holds the kinds of guard a read creates.
 from __future__ import annotations
 
 import collections
+import copy
 import inspect
 import operator as _operator
 import types
@@ -81,6 +82,22 @@ from .source import (
     Source,
 )
 from .tensor_ops import OpRecorder
+
+_REITERABLE = (range, set, frozenset, dict, str, bytes, collections.deque, type({}.keys()),
+               type({}.values()), type({}.items()))
+_COPYABLE_ITERATORS = tuple({type(iter(x)) for x in ([], (), range(0), range(2**70), "", b"", {}, set())}
+                            | {type(reversed([])), type(reversed(range(0))), type(reversed(()))})
+
+
+def _star_items(pos: Any) -> list:
+    """The arguments ``f(*pos)`` passes, read without consuming ``pos``: the interpreter
+    iterates it after the monitor has looked, so a one-shot iterator must be copied, not read."""
+    if type(pos) in _REITERABLE:
+        return list(pos)
+    if type(pos) in _COPYABLE_ITERATORS:
+        return list(copy.copy(pos))
+    raise BreakCompile(f"unpacks a `{type(pos).__name__}` into call arguments: its items cannot be read "
+                       "without consuming it")
 
 
 @dataclass
@@ -194,6 +211,7 @@ class Monitor(CallRules, OpRecorder):
         self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
+        self.star_calls: dict[int, tuple] = {}              # generator frame id -> f(*gen) waiting for it
         self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
@@ -298,6 +316,8 @@ class Monitor(CallRules, OpRecorder):
             fs.pending = None
             self.opaque_frame = None
         del self.frames[id(frame)]
+        if id(frame) in self.star_calls:
+            self._star_generator_left(frame, fs)
         collector = self.return_collectors.get(fs.code)
         if collector is not None:
             collector.append(value)
@@ -1033,7 +1053,32 @@ class Monitor(CallRules, OpRecorder):
             node = self.node(c)
             if node is not None and node.source is not None:
                 self.full_read(c)
-        self._call(fs, fn, list(pos), dict(kw))
+        if isinstance(pos, (tuple, list)):
+            self._call(fs, fn, list(pos), dict(kw))
+        elif isinstance(pos, types.GeneratorType) and pos.gi_frame is not None:
+            # ``f(*gen)``: the interpreter runs the generator to a tuple, then calls ``f``. Its
+            # frames run monitored; the call is handled when it returns, with what it yielded.
+            collector: list = []
+            self.yield_collectors[id(pos.gi_frame)] = collector
+            self.star_calls[id(pos.gi_frame)] = (fs, ins.offset, fn, collector, dict(kw))
+        else:
+            self._call(fs, fn, _star_items(pos), dict(kw))
+
+    def _star_generator_left(self, frame, fs: FrameState) -> None:
+        """A generator unpacked by ``f(*gen)`` yielded or ended: on its return, ``f`` is next."""
+        ins = fs.instrs.get(frame.f_lasti)
+        if ins is not None and ins.real == "YIELD_VALUE":
+            return
+        outer, offset, fn, items, kw = self.star_calls.pop(id(frame))
+        self.yield_collectors.pop(id(frame), None)
+        if ins is None or not ins.real.startswith("RETURN") or self.broken is not None:
+            return   # it raised: the call never happens
+        try:
+            self._call(outer, fn, list(items), kw)
+        except BreakCompile as e:
+            self._break(e.reason, outer, offset)
+        except Unsupported as e:
+            self._break(str(e), outer, offset)
 
     def op_YIELD_VALUE(self, fs, ins, stack):
         collector = self.yield_collectors.get(id(fs.frame))

@@ -476,3 +476,32 @@ def test_legacy_tensor_new_with_a_size_is_new_empty():
         return x + std * eps * 0 + x.new(3, 4).zero_().sum() + x.new([1.0, 2.0]).sum()
 
     run(f, (torch.randn(4, 10),), (torch.randn(4, 10),))
+
+
+def test_star_arguments_from_one_shot_iterators_are_read_without_consuming_them():
+    def reverse_dims(x):
+        x = x.permute(*reversed(range(x.dim())))            # a range iterator
+        return x.reshape(*reversed([2, 3, 4])) + 1           # a list reverse iterator
+
+    def spans(x, width):
+        def given(w):
+            return torch.arange(x.shape[1] - w + 1), torch.arange(w - 1, x.shape[1])
+        starts, ends = zip(*(given(w + 1) for w in range(width)))   # a generator
+        return torch.index_select(x, 1, torch.cat(starts)) + torch.index_select(x, 1, torch.cat(ends))
+
+    x = torch.randn(4, 3, 2)
+    run(reverse_dims, (x,), (x.clone(),))
+    y = torch.randn(2, 6)
+    cm = run(spans, (y, 3), (y * 2, 3))
+    assert same(cm(y, 2), spans(y, 2))                       # a new width: a new record
+
+
+def test_star_arguments_from_an_iterator_that_cannot_be_copied_run_eagerly():
+    def f(x):
+        return x.view(*map(int, [x.numel() // 2, 2])) * 2
+
+    x = torch.randn(6)
+    cm = magpy.compile(f, backend="eager")
+    for _ in range(2):
+        assert same(cm(x), f(x))
+    assert any("`map` into call arguments" in r for r in magpy.stats(cm).break_reasons)
