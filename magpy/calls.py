@@ -153,6 +153,19 @@ def _announce_callee(fn) -> None:
         capture.announce_call(fn)
 
 
+def _instantiates_python_class(fn: object, args: object) -> bool:
+    """Is ``fn`` ``type.__call__``, bound to (or called on) a class :func:`is_python_class` accepts?"""
+    if getattr(fn, "__name__", "") != "__call__":
+        return False
+    if type(fn).__name__ == "method-wrapper":
+        owner = getattr(fn, "__self__", None)
+    elif fn is type.__call__ and args:
+        owner = args[0]
+    else:
+        return False
+    return isinstance(owner, type) and is_python_class(owner)
+
+
 class CallRules:
     """Figure 12's call decision, as methods of the monitor run (mixed into ``Monitor``).
 
@@ -319,6 +332,11 @@ class CallRules:
             self._pend(fs, self._post_new, 1)   # inlined: its frames run monitored (Figure 12, step 0)
             return
         if type(fn).__name__ == "method-wrapper" and getattr(fn, "__name__", "") in ("__init__", "__init_subclass__"):
+            self._pend(fs, self._post_new, 1)
+            return
+        if _instantiates_python_class(fn, args):
+            # ``type.__call__(cls, ...)`` / a metaclass's ``super().__call__(...)``: creating an
+            # instance whose ``__new__``/``__init__`` are Python, as calling ``cls`` does.
             self._pend(fs, self._post_new, 1)
             return
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__

@@ -505,3 +505,47 @@ def test_star_arguments_from_an_iterator_that_cannot_be_copied_run_eagerly():
     for _ in range(2):
         assert same(cm(x), f(x))
     assert any("`map` into call arguments" in r for r in magpy.stats(cm).break_reasons)
+
+
+def test_methods_of_torch_module_classes_are_monitored_not_taken_for_operators():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ff = torch.ao.nn.quantized.FloatFunctional()   # Python methods that call torch ops
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.ff.cat([self.lin(x), x], 1)
+            return self.ff.add(y, y), self.ff.mul_scalar(y, 0.5)
+
+    net = Net()
+    run(net, (torch.randn(2, 4),), (torch.randn(2, 4),))
+
+
+def test_a_metaclass_call_that_defers_to_type_call_is_monitored():
+    class Registry(type):
+        made = []
+
+        def __call__(cls, *args, **kwargs):
+            obj = super().__call__(*args, **kwargs)   # type.__call__ bound to cls: runs __init__
+            Registry.made.append(cls.__name__)
+            return obj
+
+    class Scale(metaclass=Registry):
+        def __init__(self, factor):
+            self.factor = factor
+
+        def apply(self, x):
+            return x * self.factor
+
+    def f(x, k):
+        return Scale(k).apply(x) + type.__call__(Scale, 2.0).apply(x)
+
+    x = torch.randn(3)
+    cm = magpy.compile(f, backend="eager")
+    for k in (3.0, 3.0, 4.0):
+        before = len(Registry.made)
+        assert same(cm(x, k), f(x, k))
+        assert len(Registry.made) == before + 2   # once per call (type.__call__ bypasses the metaclass)
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.graph_count >= 1 and st.guard_hits >= 1

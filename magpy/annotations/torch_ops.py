@@ -11,6 +11,7 @@ and, after the call, by what it returned:
 from __future__ import annotations
 
 import operator
+import sys
 import types
 
 import torch
@@ -117,11 +118,26 @@ def is_torch_function(fn) -> bool:
     # Module-machinery Python code is user-level code for us, not an operator.
     if mod.startswith(("torch.nn.modules", "torch.nn.utils", "torch.autograd.grad_mode", "torch.utils",
                        "torch.autograd.function",
-                       "torch._dynamo", "torch.fx", "torch.jit._script", "torch._jit_internal")):
+                       "torch._dynamo", "torch.fx", "torch.jit._script", "torch._jit_internal",
+                       "torch.ao.nn", "torch.nn.quantized", "torch.nn.qat", "torch.nn.intrinsic",
+                       "torch.ao.quantization")):
         return False
+    if isinstance(fn, types.FunctionType) and _is_module_method(fn):
+        return False   # a method of a torch module class (FloatFunctional.cat): Python code to monitor
     return isinstance(fn, (types.BuiltinFunctionType, types.FunctionType, types.BuiltinMethodType)) \
         or type(fn).__name__ in ("builtin_function_or_method", "method_descriptor", "OpOverloadPacket",
                                  "_ParameterizedCall", "function")
+
+
+def _is_module_method(fn: types.FunctionType) -> bool:
+    """Is ``fn`` defined in the body of an ``nn.Module`` subclass (found by its qualified name)?"""
+    owner_name, _, _ = fn.__qualname__.rpartition(".")
+    if not owner_name or "<locals>" in owner_name:
+        return False
+    owner = sys.modules.get(fn.__module__)
+    for part in owner_name.split("."):
+        owner = getattr(owner, part, None)
+    return isinstance(owner, type) and issubclass(owner, torch.nn.Module)
 
 
 def contains_tensor(value, _depth: int = 0) -> bool:
