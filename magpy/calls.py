@@ -57,6 +57,7 @@ from .objmodel import (
     is_immutable,
     is_python_class,
     module_has_hooks,
+    peek_items,
     relation_present,
 )
 from .refgraph import RefGraph
@@ -97,6 +98,9 @@ def _script_call(fn: torch.jit.ScriptFunction):
 
 
 # Builtins that compare their elements, or the results of a ``key=`` function when given one.
+_COPYABLE_ITERATOR_TYPES = frozenset({type(iter(())), type(iter([])), type(reversed([]))})
+#: Natives whose tensor arguments are only iterated (their rows taken), never read.
+_ROW_ITERATORS = frozenset({zip, enumerate, map, filter, list, tuple, iter})
 _KEYED_READERS = frozenset({sorted, min, max, list.sort})
 
 # Native binary operators a fold may apply to tensors (out-of-place only: no in-place change).
@@ -324,6 +328,9 @@ class CallRules:
             return
         if ann is None:
             ann = numpy_annotation(fn)
+            if ann is not None and kwargs.get("out") is not None:
+                for out in kwargs["out"] if isinstance(kwargs["out"], tuple) else (kwargs["out"],):
+                    self._mutate(out)   # a ufunc's out= array is written in place
         if ann is not None:
             self._call_annotated(fs, fn, ann, args, kwargs)
             return
@@ -355,6 +362,9 @@ class CallRules:
             self._read_args([it])
             items = list(it)
             self._pend(fs, self._post_sum, (items, start, None))
+        elif type(it) in _COPYABLE_ITERATOR_TYPES and (items := peek_items(it)) is not None:
+            self._check_stateful_iterator(it, "sums")
+            self._pend(fs, self._post_sum, (items, start, None))
         elif isinstance(it, types.GeneratorType):
             collector: list = []
             self.yield_collectors[id(it.gi_frame)] = collector
@@ -376,6 +386,9 @@ class CallRules:
         if isinstance(it, (list, tuple)):
             self._read_args([it])
             self._pend(fs, self._post_fold, (op, list(it), start, None))
+        elif type(it) in _COPYABLE_ITERATOR_TYPES and (items := peek_items(it)) is not None:
+            self._check_stateful_iterator(it, "folds")
+            self._pend(fs, self._post_fold, (op, items, start, None))
         elif isinstance(it, types.GeneratorType):
             collector: list = []
             self.yield_collectors[id(it.gi_frame)] = collector
@@ -543,10 +556,24 @@ class CallRules:
             self.return_collectors[code] = collector
             self._pend(fs, self._post_keyed, (fn, code, collector))
             return
+        if fn is dict:
+            kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
+        if fn in _ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):
+            # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),
+            # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored.
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            self._read_args([a for a in args if not isinstance(a, torch.Tensor)], None, fn)
+            self._read_args(list(kwargs.values()), None, fn)
+            self._pend(fs, self._post_rows, tensors, opaque=True)
+            return
         self._read_args(args, ann, fn)
         self._read_args(list(kwargs.values()), None, fn)
         # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
         self._pend(fs, self._post_new, 1)
+
+    def _post_rows(self, fs, stack, tensors):
+        self.bind_iterated_tensors(tensors, stack[-1])
+        self._post_new(fs, stack, 1)
 
     def _post_keyed(self, fs, stack, data):
         fn, code, keys = data

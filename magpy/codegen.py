@@ -350,6 +350,7 @@ def generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> Ge
 
 
 def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> GeneratedCode:
+    mon.check_array_constants()
     pool = ConstPool()
     vars_ = _Vars(pool)
     # Before any local is defined: checks batched in C decide which sources are constants.

@@ -29,6 +29,7 @@ class OpGraph:
         self._node_of: dict[int, fx.Node] = {}
         self._keep: list[Any] = []          # tensors that cannot be weakly referenced
         self.inputs: list[tuple[Any, Any]] = []   # (source, example tensor)
+        self.constants: dict[str, torch.Tensor] = {}   # get_attr name -> tensor the graph holds
         self.op_count = 0
 
     def node_of(self, tensor: torch.Tensor) -> fx.Node | None:
@@ -53,6 +54,12 @@ class OpGraph:
         self.bind(tensor, node)
         return node
 
+    def constant(self, value: torch.Tensor) -> fx.Node:
+        """A tensor the graph holds (a numpy array's values computed from guarded inputs)."""
+        name = f"_const{len(self.constants)}"
+        self.constants[name] = value
+        return self.graph.get_attr(name)
+
     def call(self, kind: str, target: Any, args: tuple, kwargs: dict) -> fx.Node:
         """Add ``call_function``/``call_method`` with already-converted arguments."""
         self.op_count += 1
@@ -67,5 +74,8 @@ class OpGraph:
 
     def finish(self, outputs: list[fx.Node]) -> fx.GraphModule:
         self.graph.output(tuple(outputs))
+        root = torch.nn.Module()
+        for name, value in self.constants.items():
+            root.register_buffer(name, value, persistent=False)
         self.graph.lint()
-        return fx.GraphModule(torch.nn.Module(), self.graph)
+        return fx.GraphModule(root, self.graph)

@@ -110,6 +110,45 @@ class TypeGuard(Guard):
         return self.cls not in _NO_ALIAS_TYPES and not isinstance(self.source, ConstSource)
 
 
+def array_snapshot(a: Any) -> tuple:
+    return (a.dtype, a.shape, a.tobytes())
+
+
+def array_same(a: Any, snapshot: tuple) -> bool:
+    """Has the numpy array ``a`` the dtype, shape and bytes of ``snapshot``?"""
+    dtype, shape, data = snapshot
+    return a.dtype == dtype and a.shape == shape and a.tobytes() == data
+
+
+@dataclass(eq=False)
+class ArrayGuard(Guard):
+    """``type(x) is ndarray`` with the dtype, shape and contents seen: a numpy array read from
+    outside is a value the program computes with in Python (numpy functions, indexing), so
+    an in-place change (``arr[0] = 5``) must fail the guard. Object arrays hold references,
+    not values: they get the plain type guard."""
+
+    snapshot: tuple
+    cls: type
+    kind: ClassVar[str] = "array"
+
+    @classmethod
+    def of(cls, source: Source, value: Any) -> ArrayGuard:
+        return cls(source, array_snapshot(value), type(value))
+
+    def dedup_payload(self):
+        return (self.snapshot[0], self.snapshot[1], hash(self.snapshot[2]))
+
+    def check_expr(self, var, vars_, pool):
+        return f"type({var}) is {pool.ref(self.cls)} and {pool.ref(array_same)}({var}, {pool.ref(self.snapshot)})"
+
+    def describe(self):
+        return f"{self.source.describe()} is a {self.snapshot[0]} array of shape {self.snapshot[1]} with the contents seen"
+
+    @property
+    def distinct_object(self) -> bool:
+        return not isinstance(self.source, ConstSource)
+
+
 @dataclass(eq=False)
 class IdGuard(Guard):
     """``x is obj``: modules, functions, classes, enum members, singletons, and objects whose identity was read."""
@@ -455,7 +494,15 @@ def guard_for_object(value: Any, source: Source) -> Guard | None:
         return IdGuard(source, value)
     if isinstance(value, types.MethodType):
         return MethodGuard(source, value.__func__, value.__self__)
+    if is_numeric_array(value):
+        return ArrayGuard.of(source, value)
     return TypeGuard(source, type(value))
+
+
+def is_numeric_array(value: Any) -> bool:
+    """A numpy array of numbers or booleans (not of Python objects)."""
+    t = type(value)
+    return t.__name__ == "ndarray" and t.__module__ == "numpy" and value.dtype.kind in "biufcmM"
 
 
 @dataclass(eq=False)

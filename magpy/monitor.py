@@ -29,7 +29,6 @@ holds the kinds of guard a read creates.
 from __future__ import annotations
 
 import collections
-import copy
 import inspect
 import operator as _operator
 import types
@@ -70,6 +69,7 @@ from .objmodel import (
     attr_location,
     has_instance_dict,
     is_immutable,
+    peek_items,
 )
 from .refgraph import Const, RefGraph, ShadowNode
 from .source import (
@@ -83,21 +83,15 @@ from .source import (
 )
 from .tensor_ops import OpRecorder
 
-_REITERABLE = (range, set, frozenset, dict, str, bytes, collections.deque, type({}.keys()),
-               type({}.values()), type({}.items()))
-_COPYABLE_ITERATORS = tuple({type(iter(x)) for x in ([], (), range(0), range(2**70), "", b"", {}, set())}
-                            | {type(reversed([])), type(reversed(range(0))), type(reversed(()))})
-
 
 def _star_items(pos: Any) -> list:
     """The arguments ``f(*pos)`` passes, read without consuming ``pos``: the interpreter
     iterates it after the monitor has looked, so a one-shot iterator must be copied, not read."""
-    if type(pos) in _REITERABLE:
-        return list(pos)
-    if type(pos) in _COPYABLE_ITERATORS:
-        return list(copy.copy(pos))
-    raise BreakCompile(f"unpacks a `{type(pos).__name__}` into call arguments: its items cannot be read "
-                       "without consuming it")
+    items = peek_items(pos)
+    if items is None:
+        raise BreakCompile(f"unpacks a `{type(pos).__name__}` into call arguments: its items cannot be read "
+                           "without consuming it")
+    return items
 
 
 @dataclass
@@ -211,6 +205,7 @@ class Monitor(CallRules, OpRecorder):
         self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
+        self.array_constants: list[tuple] = []              # (ndarray, snapshot) the graph holds as tensors
         self.star_calls: dict[int, tuple] = {}              # generator frame id -> f(*gen) waiting for it
         self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
@@ -973,14 +968,7 @@ class Monitor(CallRules, OpRecorder):
                           "each call advances it")
 
     def _post_tensor_iter(self, fs, stack, t):
-        it = stack[-1]
-        try:
-            items = it.__reduce__()[1][0]
-        except Exception as e:
-            raise BreakCompile("iterates over a tensor in an unsupported way") from e
-        n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
-        for i, e in enumerate(items):
-            self.graph.bind(e, self.graph.getitem(n, i))
+        self.bind_iterated_tensors([t], stack[-1])
 
     op_GET_YIELD_FROM_ITER = op_GET_ITER
 
@@ -997,17 +985,23 @@ class Monitor(CallRules, OpRecorder):
 
     def _post_tensor_unpack(self, fs, stack, data):
         t, n = data
-        outs = list(reversed(stack[-n:]))
-        node = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
-        for i, e in enumerate(outs):
-            self.graph.bind(e, self.graph.getitem(node, i))
+        self.bind_rows(t, reversed(stack[-n:]))   # the first row is left on top
 
     def op_UNPACK_EX(self, fs, ins, stack):
         v = stack[-1]
         if isinstance(v, torch.Tensor):
-            raise BreakCompile("star-unpacks a tensor")
+            self._pend(fs, self._post_tensor_unpack_ex, (v, ins.arg & 0xFF, ins.arg >> 8), opaque=True)
+            return
         self._read_args([v]) if isinstance(v, CONTAINER_TYPES) and not T.contains_tensor(v) else self.full_read(v)
         self._pend(fs, self._post_new, 1)
+
+    def _post_tensor_unpack_ex(self, fs, stack, data):
+        """``a, *rest, b = t``: the targets are left first on top, ``rest`` a new list of rows."""
+        t, before, after = data
+        left = list(reversed(stack[-(before + 1 + after):]))
+        rows = [*left[:before], *left[before], *left[before + 1:]]
+        self.bind_rows(t, rows)
+        self._new_outputs([left[before]])
 
     def op_FOR_ITER(self, fs, ins, stack):
         self._pend(fs, self._post_new, 1)
@@ -1015,9 +1009,18 @@ class Monitor(CallRules, OpRecorder):
     def op_LIST_EXTEND(self, fs, ins, stack):
         v = stack[-1]
         if isinstance(v, torch.Tensor):
-            raise BreakCompile("extends a list with a tensor's rows")
+            if ins.real != "LIST_EXTEND":
+                raise BreakCompile("builds a set of a tensor's rows (hashes them)")
+            self._pend(fs, self._post_list_extend, (v, ins.argval), opaque=True)
+            return
         if isinstance(v, CONTAINER_TYPES):
             self.full_read(v)
+
+    def _post_list_extend(self, fs, stack, data):
+        """``[*t]``: the list below the popped tensor ends with its rows."""
+        t, depth = data
+        target = stack[-depth]
+        self.bind_rows(t, target[len(target) - t.shape[0]:] if t.dim() else ())
 
     op_SET_UPDATE = op_LIST_EXTEND
 

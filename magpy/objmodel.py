@@ -15,6 +15,7 @@ monitored) or must be annotated::
 from __future__ import annotations
 
 import collections
+import copy
 import types
 from typing import Any
 
@@ -125,3 +126,19 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
     if cls_attr is not None and not is_data_descr:
         return "class_value", ""
     return "other", ""
+
+
+_REITERABLE = (range, set, frozenset, dict, str, bytes, collections.deque, type({}.keys()),
+               type({}.values()), type({}.items()))
+_COPYABLE_ITERATORS = tuple({type(iter(x)) for x in ([], (), range(0), range(2**70), "", b"", {}, set())}
+                            | {type(reversed([])), type(reversed(range(0))), type(reversed(()))})
+
+
+def peek_items(iterable: Any) -> list | None:
+    """The items iterating ``iterable`` would give, without consuming it: containers and native
+    iterators whose position can be copied. None for others (generators, ``map``...)."""
+    if isinstance(iterable, (list, tuple)) or type(iterable) in _REITERABLE:
+        return list(iterable)
+    if type(iterable) in _COPYABLE_ITERATORS:
+        return list(copy.copy(iterable))
+    return None

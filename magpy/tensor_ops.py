@@ -25,15 +25,58 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .annotations import torch_ops as T
+from .breaks import BreakCompile
 from .bytecode import catches_tensor_errors, catching_ranges
 from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_name
 from .graph import OpGraph, Unsupported
-from .guards import TensorValueGuard
+from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_numpy_number
 from .refgraph import RefGraph
 
 if TYPE_CHECKING:
     from .monitor import FrameState
+
+
+_ITERATOR_TYPES = tuple({type(iter(())), type(iter([])), zip, enumerate, map, filter, reversed,
+                         type(reversed([]))})
+
+
+def array_tensor(t: torch.Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                 copy: Any = None) -> torch.Tensor:
+    """``torch.from_numpy``/``as_tensor``/``tensor`` of an array the graph holds as tensor ``t``:
+    a fresh tensor with the array's values (the graph's constant itself is never handed out)."""
+    out = t.to(dtype=dtype if dtype is not None else t.dtype, device=device if device is not None else t.device,
+               copy=True)
+    return out.requires_grad_() if requires_grad else out
+
+
+_ARRAY_CONVERSIONS = frozenset({torch.from_numpy, torch.as_tensor, torch.asarray, torch.tensor})
+
+
+def _row_sequences(out: Any, _depth: int = 0) -> list:
+    """Tuples and lists of tensors in ``out`` or in the state of the iterators it holds."""
+    if isinstance(out, (list, tuple)):
+        found = [out] if out and all(isinstance(e, torch.Tensor) for e in out) else []
+        if _depth < 2:
+            for e in out:
+                if isinstance(e, (list, tuple)) or type(e) in _ITERATOR_TYPES:
+                    found.extend(_row_sequences(e, _depth + 1))
+        return found
+    if type(out) in _ITERATOR_TYPES and _depth < 6:
+        try:
+            state = out.__reduce__()[1]
+        except Exception:  # noqa: BLE001 - an iterator without state to read: nothing found
+            return []
+        return [q for part in state for q in _row_sequences(part, _depth + 1)]
+    return []
+
+
+def _is_row_of(row: Any, t: torch.Tensor) -> bool:
+    """Is ``row`` a view of ``t`` along its first dimension (one of ``t.unbind(0)``)?"""
+    if not isinstance(row, torch.Tensor) or row.shape != t.shape[1:]:
+        return False
+    base = t._base if t._base is not None else t
+    return row._base is base
 
 
 class OpRecorder:
@@ -75,6 +118,28 @@ class OpRecorder:
         kind, target, args, kwargs, name, versions = data
         has_t = any(T.contains_tensor(a) for a in args) or any(T.contains_tensor(v) for v in kwargs.values())
         self.record_op(kind, target, args, kwargs, stack[-1], has_t, name, versions)
+
+    def bind_rows(self, t: torch.Tensor, rows: Any) -> None:
+        """``rows`` are what iterating ``t`` gave (``Tensor.__iter__`` is ``iter(t.unbind(0))``):
+        bind each to ``unbind(t, 0)[i]`` in the graph. Rows must be that unbind's outputs."""
+        rows = list(rows)
+        if t.dim() == 0 or len(rows) != t.shape[0] or not all(_is_row_of(r, t) for r in rows):
+            raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
+        n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
+        for i, e in enumerate(rows):
+            self.graph.bind(e, self.graph.getitem(n, i))
+
+    def bind_iterated_tensors(self, tensors: list, out: Any) -> None:
+        """After a native (``zip``, ``enumerate``, ``map``, ``list``...) iterated ``tensors``:
+        find each one's rows in ``out`` (a sequence, or iterators reached by ``__reduce__``)."""
+        seqs = _row_sequences(out)
+        for t in tensors:
+            match = next((q for q in seqs if t.dim() and len(q) == t.shape[0] and q
+                          and all(_is_row_of(r, t) and self.graph.node_of(r) is None for r in q)), None)
+            if match is None:
+                raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
+            seqs.remove(match)
+            self.bind_rows(t, match)
 
     def to_arg(self, v: Any, _depth: int = 0) -> Any:
         """Convert a runtime value to an fx argument: tensors become nodes, the rest is baked in."""
@@ -123,11 +188,34 @@ class OpRecorder:
             # A legacy typed-tensor class (`t.type(torch.LongTensor)`): operators also take its
             # name, which the graph can hold.
             return f"{v.__module__}.{v.__name__}"
+        if is_numeric_array(v):
+            return self._array_constant(v)
         if isinstance(v, torch.nn.Module):
             raise Unsupported(f"a module ({type(v).__name__}) passed to a tensor operator")
         if isinstance(v, (float, int, bool, str)):
             return v
         raise Unsupported(f"cannot pass a {t.__name__} to a tensor operator")
+
+    def _array_constant(self, arr: Any, aliasing: bool = False) -> Any:
+        """A numpy array passed to a tensor operator becomes a tensor the graph holds.
+
+        An array from outside is guarded by its contents (``ArrayGuard``); one converted by an
+        ``aliasing`` operator (``from_numpy`` and ``as_tensor`` share its memory) stays
+        unsupported, since the program could change it through the tensor. The array must keep
+        its values to the end of the run (:meth:`check_array_constants`): a later change,
+        through numpy or a tensor sharing its memory, would make the constant stale."""
+        node = self.node(arr)
+        if node is None:
+            raise Unsupported("a numpy array of unknown origin passed to a tensor operator")
+        if node.source is not None and aliasing:
+            raise Unsupported("makes a tensor that shares memory with a numpy array from outside the call")
+        self.array_constants.append((arr, array_snapshot(arr)))
+        return self.graph.constant(torch.from_numpy(arr.copy()))
+
+    def check_array_constants(self) -> None:
+        for arr, snap in self.array_constants:
+            if not array_same(arr, snap):
+                raise Unsupported("a numpy array passed to a tensor operator changed later in the call")
 
     def record_op(self, kind: str, target: Any, args: list, kwargs: dict, output: Any, inputs_have_tensor: bool,
                   name: str, versions: list | None = None) -> None:
@@ -143,7 +231,13 @@ class OpRecorder:
             self._dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
         changed = [t for t, v in (versions or ()) if _version(t) != v]
         if changed or T.contains_tensor(output):
-            fx_args = tuple(self.to_arg(a) for a in args)
+            if target in _ARRAY_CONVERSIONS and args and is_numeric_array(args[0]):
+                # the array is a constant tensor in the graph
+                const = self._array_constant(args[0], aliasing=target is not torch.tensor)
+                kind, target = "function", array_tensor
+                fx_args = (const, *(self.to_arg(a) for a in args[1:]))
+            else:
+                fx_args = tuple(self.to_arg(a) for a in args)
             fx_kwargs = {k: self.to_arg(v) for k, v in kwargs.items()}
             n = self.graph.call(kind, target, fx_args, fx_kwargs)
             if T.contains_tensor(output):

@@ -549,3 +549,28 @@ def test_a_metaclass_call_that_defers_to_type_call_is_monitored():
         assert len(Registry.made) == before + 2   # once per call (type.__call__ bypasses the metaclass)
     st = magpy.stats(cm)
     assert st.break_reasons == [] and st.graph_count >= 1 and st.guard_hits >= 1
+
+
+def test_iterating_a_tensor_takes_its_rows_in_every_form():
+    def zipped(x, y):
+        return sum([a * b for a, b in zip(x, y)])
+
+    def starred(x):
+        first, *rest = x
+        return first + torch.stack([*rest, x[0]]).sum(0)
+
+    def enumerated(x):
+        out = [r * i for i, r in enumerate(x)]
+        return torch.cat(list(map(lambda r: r + 1, x)) + out)
+
+    def unpacked(x):
+        a, b, c = x.transpose(0, 1)[:3]
+        return dict(w=a, s=2)["w"] + tuple(x.t())[1] + c + sum(iter(x.t()))
+
+    for fn in (zipped, starred, enumerated, unpacked):
+        x, y = torch.randn(3, 4), torch.randn(3, 4)
+        args = (x, y) if fn is zipped else (x,)
+        cm = run(fn, args, args)
+        x.mul_(2)
+        assert same(cm(*args), fn(*args))
+        assert magpy.stats(cm).monitor_runs == 1

@@ -14,11 +14,31 @@ NUMPY_RANDOM = Annotation(pure_closure=False, note="numpy.random")
 _NUMPY_IMPURE = ("numpy.random", "numpy.lib.npyio", "numpy.testing")
 
 
+#: ndarray methods that change the array (or its flags) in place.
+_MUTATING_METHODS = frozenset({"fill", "sort", "partition", "resize", "put", "itemset", "setfield", "setflags",
+                               "byteswap", "__setitem__", "__setstate__", "__iadd__", "__isub__", "__imul__",
+                               "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
+                               "__ixor__", "__ilshift__", "__irshift__", "__imatmul__", "dump", "tofile"})
+
+
+def _numpy_owned(obj: Any) -> bool:
+    return (getattr(type(obj), "__module__", None) or "").startswith("numpy")
+
+
 def is_numpy_function(fn: Any) -> bool:
-    """A numpy ufunc or a callable from a numpy module that is pure (not random, I/O, testing)."""
+    """A numpy ufunc, a callable from a numpy module, or a method of a numpy object (``ufunc.reduce``,
+    ``ndarray.astype``), that is pure (not random, I/O, testing, nor an in-place method)."""
     mod = getattr(fn, "__module__", None) or ""
     if type(fn).__name__ == "ufunc":
         return True
+    kind = None
+    if type(fn).__name__ == "builtin_function_or_method" and _numpy_owned(getattr(fn, "__self__", None)):
+        kind = type(fn.__self__)                            # np.add.reduce
+    elif type(fn).__name__ == "method_descriptor":
+        kind = getattr(fn, "__objclass__", None)            # ufunc.reduce, ndarray.astype (self in args)
+    if kind is not None:
+        return (getattr(kind, "__module__", None) or "").startswith("numpy") \
+            and not kind.__module__.startswith(_NUMPY_IMPURE) and getattr(fn, "__name__", "") not in _MUTATING_METHODS
     return mod.startswith("numpy") and not mod.startswith(_NUMPY_IMPURE) and callable(fn)
 
 

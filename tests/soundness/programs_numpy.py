@@ -96,3 +96,63 @@ def make(): return m
 def inputs(i): return torch.ones(2)
 def step(i): m.t = i * 3
 """)
+
+program(F_, "numpy_sum_of_array_mutated_in_place", """
+class Anchors(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sizes = np.arange(6.0)
+    def forward(self, x):
+        k = float(np.sum(self.sizes)) + np.add.reduce(self.sizes) + float(self.sizes.astype(np.float32).reshape(-1, 1)[5, 0])
+        return x * k
+m = Anchors()
+def make(): return m
+def inputs(i): return torch.ones(3)
+def step(i):
+    if i == 2: m.sizes[2] = 100.0
+    if i == 3: m.sizes = np.arange(7.0)
+""")
+
+program(F_, "linspace_made_in_the_call_to_tensor", """
+def f(x, n):
+    g = np.linspace(0, 1, n)
+    return x[:n] * torch.from_numpy(g).float() + torch.tensor(np.arange(n), dtype=torch.float32)
+def make(): return f
+def inputs(i): return (torch.randn(6), 4 if i < 3 else 5)
+""")
+
+program(F_, "array_written_through_a_tensor_that_shares_its_memory", """
+def f(x):
+    a = np.zeros(3)
+    t = torch.from_numpy(a)
+    t.add_(x)
+    return x * float(a.sum())
+def make(): return f
+def inputs(i): return torch.randn(3)
+""")
+
+program(F_, "ufunc_out_writes_an_array_from_outside", """
+BUF = np.zeros(3)
+def f(x):
+    np.add(np.ones(3), 1.0, out=BUF)
+    return x + 1
+def make(): return f
+def inputs(i): return torch.randn(3)
+def step(i):
+    if i == 2: BUF[:] = -1.0
+def post(out, i): return BUF.copy()
+""")
+
+program(F_, "index_with_an_array_shuffled_between_calls", """
+class Permute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.indices = np.arange(3, -1, -1)
+    def forward(self, x):
+        return x[:, self.indices] * 2
+m = Permute()
+def make(): return m
+def inputs(i): return torch.randn(2, 4)
+def step(i):
+    if i == 2: m.indices[:] = np.array([1, 3, 0, 2])
+""")
