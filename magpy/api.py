@@ -56,7 +56,7 @@ import torch
 
 from . import _logging, capture
 from .backends import resolve
-from .binding import bind_parameters, guard_entry
+from .binding import bind_parameters, call_with_hooks, guard_entry
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, Record, RecordCache
@@ -65,7 +65,6 @@ from .global_state import global_hooks_present
 from .graph import Unsupported
 from .guards import NoHooksGuard
 from .monitor import Monitor
-from .objmodel import module_has_hooks
 from .source import ConstSource
 
 log = logging.getLogger("magpy")
@@ -155,6 +154,8 @@ def _top_function(target: Any) -> tuple[Any, Any]:
             if isinstance(call, types.FunctionType):
                 return call, target
             raise TypeError(f"magpy.compile: {type(target).__name__}.__call__ is not a Python function")
+        if target._forward_hooks or target._forward_pre_hooks:
+            return call_with_hooks, target
         fwd = target.forward
         if isinstance(fwd, types.MethodType) and isinstance(fwd.__func__, types.FunctionType):
             return fwd.__func__, target
@@ -189,8 +190,8 @@ class _Runner:
 
     def hooks_reason(self) -> str | None:
         """Why a call now must run eagerly, through the real call, to run its hooks; None if it need not."""
-        if self.is_module and module_has_hooks(self.target):
-            return "the compiled module has hooks: calls run eagerly while it has them"
+        if self.is_module and (self.target._backward_hooks or self.target._backward_pre_hooks):
+            return "the compiled module has backward hooks: calls run eagerly while it has them"
         if global_hooks_present():
             return "global module hooks are registered: calls run eagerly while they are"
         return None
@@ -207,7 +208,8 @@ class _Runner:
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__)
         guard_entry(mon, self.target, self.fn, self.self_obj)
         if self.is_module:
-            mon.add_guard(NoHooksGuard(ConstSource(self.target, "self")))
+            if self.fn is not call_with_hooks:   # (with hooks, the call of the module guards them)
+                mon.add_guard(NoHooksGuard(ConstSource(self.target, "self")))
             mon.uses_modules = True
         return mon, shape
 

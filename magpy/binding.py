@@ -101,6 +101,14 @@ def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, 
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__", "__setstate__"})
 
 
+def call_with_hooks(self, *args, **kwargs):
+    """The program MagPy monitors for a compiled module that has forward (pre-)hooks: the call as
+    the user makes it. ``Module.__call__`` runs the hooks and ``forward`` in frames the monitor
+    enters as for a submodule with hooks (the record holds while the module has exactly these
+    hooks, in this order: ``ModuleHooksGuard``)."""
+    return self(*args, **kwargs)
+
+
 def guard_entry(mon: Monitor, target: Any, fn: types.FunctionType, self_obj: Any) -> None:
     """What decides which code a call of the compiled callable runs: ``target(x)`` must still
     reach ``fn`` with the same code and defaults.

@@ -193,3 +193,26 @@ def step(i):
     if i == 3: H.append(m.a.register_forward_hook(lambda mod, args, out: out * 0))
     if i == 5: H.pop().remove()
 """)
+
+program(F_, "equalized_lr_pre_hook_on_the_compiled_module", """
+class EqualLR:
+    def __init__(self, name):
+        self.name = name
+    def __call__(self, module, inputs):
+        w = getattr(module, self.name + "_orig")
+        setattr(module, self.name, w * (2 / w.size(1)) ** 0.5)
+m = nn.Linear(4, 3)
+w = m.weight
+del m._parameters["weight"]
+m.register_parameter("weight_orig", nn.Parameter(w.data))
+HOOK = EqualLR("weight")
+m.register_forward_pre_hook(HOOK)
+LOG, H = [], []
+def make(): return m
+def inputs(i): return torch.randn(2, 4)
+def step(i):
+    if i == 1:
+        with torch.no_grad(): m.weight_orig.mul_(2)
+    if i == 3: H.append(m.register_forward_hook(lambda mod, inp, out: LOG.append(out.sum().item()) or out * 3))
+def post(out, i): return list(LOG)
+""")
