@@ -388,6 +388,9 @@ class Monitor(CallRules, OpRecorder):
             if owner is not None and relation is not None:
                 self.rg.add_initial_ref(owner, relation, node.node_id)
             return
+        if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
+            raise BreakCompile(f"reads {source.describe()}, an uninitialized parameter of a lazy module "
+                               "(the call that initializes it runs eagerly)")
         node = self.rg.external(value, source, relation if owner is None else None)
         if owner is not None and relation is not None:
             self.rg.add_initial_ref(owner, relation, node.node_id)

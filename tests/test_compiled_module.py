@@ -479,3 +479,16 @@ def test_a_torchscript_module_compiles_and_runs_eagerly_with_the_reason():
         assert same(cm(x), m(x))
     st = magpy.stats(cm)
     assert st.records == 0 and "forward is not a Python function" in st.break_reasons[0]
+
+
+def test_a_lazy_module_runs_its_initializing_call_eagerly_then_compiles():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.LazyLinear(3), nn.ReLU())
+    cm = magpy.compile(m, backend="eager")
+    x = torch.randn(2, 5)
+    first = cm(x)
+    assert isinstance(m[0].weight, nn.Parameter) and first.shape == (2, 3)
+    for _ in range(3):
+        assert same(cm(x), m(x))
+    st = magpy.stats(cm)
+    assert st.fallbacks == 1 and st.monitor_runs == 1 and st.guard_hits == 2 and st.break_reasons == []

@@ -120,10 +120,15 @@ def is_torch_function(fn) -> bool:
                        "torch.autograd.function",
                        "torch._dynamo", "torch.fx", "torch.jit._script", "torch._jit_internal",
                        "torch.ao.nn", "torch.nn.quantized", "torch.nn.qat", "torch.nn.intrinsic",
-                       "torch.ao.quantization")):
+                       "torch.ao.quantization", "torch.nn.init", "torch.nn.parameter")):
         return False
     if isinstance(fn, types.FunctionType) and _is_module_method(fn):
         return False   # a method of a torch module class (FloatFunctional.cat): Python code to monitor
+    if isinstance(fn, types.FunctionType) and fn.__name__.startswith("_") and not fn.__name__.startswith("__") \
+            and fn not in GRAD_MODE_OPS:
+        # A private Python helper (F._mha_shape_check, init._calculate_correct_fan): shape checks
+        # and bookkeeping around operators, not an operator of its own. Monitored like user code.
+        return False
     return isinstance(fn, (types.BuiltinFunctionType, types.FunctionType, types.BuiltinMethodType)) \
         or type(fn).__name__ in ("builtin_function_or_method", "method_descriptor", "OpOverloadPacket",
                                  "_ParameterizedCall", "function")
