@@ -259,6 +259,14 @@ class CallRules:
         if fn_cls is not None and torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(args, kwargs)):
             self._dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
                           "its backward would be lost in the graph")
+        if fn_cls is not None and isinstance(getattr(fn_cls, "forward", None), types.FunctionType):
+            # Its forward runs monitored; apply (C) hands back what forward returned, or a fresh
+            # view of it for an input returned as is: bound in the post from forward's return.
+            code = fn_cls.forward.__code__
+            collector: list = []
+            self.return_collectors[code] = collector
+            self._pend(fs, self._post_function_apply, (code, collector))
+            return
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
                 and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None:
             # Python bound method: runs monitored.
@@ -519,6 +527,8 @@ class CallRules:
                 obj = args[0]
                 node = self.node(obj)
                 if isinstance(obj, torch.Tensor):
+                    if rel[0] == "attr" and rel[1] in ("shape", "ndim"):
+                        self.check_shape_read(obj, f"reads `.{rel[1]}`")
                     if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or
                                                                      callable(getattr(type(obj), str(rel[1]), None)))):
                         self._pend(fs, self._post_new, 1, opaque=True)
@@ -573,6 +583,21 @@ class CallRules:
 
     def _post_rows(self, fs, stack, tensors):
         self.bind_iterated_tensors(tensors, stack[-1])
+        self._post_new(fs, stack, 1)
+
+    def _post_function_apply(self, fs, stack, data):
+        code, returned = data
+        self.return_collectors.pop(code, None)
+        out = stack[-1]
+        if returned:
+            got = list(out) if isinstance(out, (tuple, list)) else [out]
+            ret = returned[-1]
+            ret = list(ret) if isinstance(ret, (tuple, list)) else [ret]
+            for o, r in zip(got, ret):
+                if isinstance(o, torch.Tensor) and o is not r and self.graph.node_of(o) is None \
+                        and isinstance(r, torch.Tensor) and o.shape == r.shape:
+                    node = self.to_arg(r)
+                    self.graph.bind(o, self.graph.call("method", "view_as", (node, node), {}))
         self._post_new(fs, stack, 1)
 
     def _post_keyed(self, fs, stack, data):

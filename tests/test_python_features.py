@@ -574,3 +574,66 @@ def test_iterating_a_tensor_takes_its_rows_in_every_form():
         x.mul_(2)
         assert same(cm(*args), fn(*args))
         assert magpy.stats(cm).monitor_runs == 1
+
+
+def test_custom_autograd_function_without_gradients_is_captured():
+    class PassFirst(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a.detach())
+            return a, b * 2
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga, gb * 2
+
+    def f(x, y):
+        a, b = PassFirst.apply(x, y)
+        a.add_(1)        # `a` is a view of x (apply returns inputs as views): x changes too
+        return a + b
+
+    with torch.no_grad():
+        x, y = torch.randn(3), torch.randn(3)
+        x2 = x.clone()
+        cm = magpy.compile(f, backend="eager")
+        for _ in range(3):
+            assert same(cm(x, y), f(x2, y))
+            assert same(x, x2)
+        st = magpy.stats(cm)
+        assert st.break_reasons == [] and st.graph_count == 1 and st.guard_hits == 2
+
+
+def test_boolean_masks_stay_in_the_graph_until_their_shape_is_read():
+    def masked_loss(pred, target):
+        valid = (target > 0).detach()
+        d = torch.log(target[valid]) - torch.log(pred[valid])
+        return torch.sqrt(torch.pow(d, 2).mean() - 0.5 * torch.pow(d.mean(), 2))
+
+    def masked_assign(x):
+        out = 1.0 - x
+        out[out.le(0.0)] = 0.0
+        y = x.clone()
+        m = x <= -0.6
+        y[m] = (x * 2)[m]
+        return out.mean() + y.sum() + x[torch.nonzero(x > 0)[:, 0]].sum()
+
+    gen = torch.Generator().manual_seed(0)
+    calls = [(torch.rand(8, generator=gen) + 0.1, torch.randn(8, generator=gen) + 0.5) for _ in range(3)]
+    run(masked_loss, *calls)                         # each call has another number of valid entries
+    run(masked_assign, *[(torch.randn(6, generator=gen),) for _ in range(3)])
+
+    def reads_shape(x):
+        y = x[x > 0]
+        return y.view(y.shape[0], 1) * 2
+
+    def reads_size(x):
+        y = x[x > 0]
+        return getattr(y, "shape")[0] + y.sum() + len(y)
+
+    for fn in (reads_shape, reads_size):
+        cm = magpy.compile(fn, backend="eager")
+        for _ in range(3):
+            x = torch.randn(6, generator=gen)
+            assert same(cm(x), fn(x))
+        st = magpy.stats(cm)
+        assert st.graph_count == 0 and "shape depends on tensor values" in st.break_reasons[0]
