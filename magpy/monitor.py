@@ -206,6 +206,7 @@ class Monitor(CallRules, OpRecorder):
         self.mutated: set[int] = set()                       # node ids changed in place
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
         self.array_constants: list[tuple] = []              # (ndarray, snapshot) the graph holds as tensors
+        self.value_shaped: set[int] = set()                  # ids of tensors whose shape depends on values
         self.star_calls: dict[int, tuple] = {}              # generator frame id -> f(*gen) waiting for it
         self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
@@ -486,6 +487,8 @@ class Monitor(CallRules, OpRecorder):
             if ann is not None and not ann.reads(i):
                 continue
             if isinstance(v, torch.Tensor):
+                if fn is len:
+                    self.check_shape_read(v, "`len`")
                 if fn is len or fn is isinstance or self._value_guard(v):
                     continue   # len(tensor) is shape[0]: metadata
                 self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
@@ -703,6 +706,8 @@ class Monitor(CallRules, OpRecorder):
                     self.add_guard(LeafGuard(node.source, obj.is_leaf))   # not part of the tensor check
                 elif node is None:
                     raise BreakCompile("reads `is_leaf` of a tensor of unknown origin")
+            if name in ("shape", "ndim"):
+                self.check_shape_read(obj, f"reads `.{name}`")
             if name in T.META_ATTRS or method or callable(getattr(type(obj), name, None)):
                 return   # metadata (guarded statically) or a bound method, classified when called
             if name in T.OP_ATTRS:
@@ -720,6 +725,20 @@ class Monitor(CallRules, OpRecorder):
             # An object MagPy never saw arrive (passed by C code it does not follow): its
             # attributes could be outside state with no path to guard them.
             raise BreakCompile(f"reads attribute `{name}` of a {type(obj).__name__} whose origin MagPy did not see")
+        if node is not None and not isinstance(obj, (type, types.ModuleType)) \
+                and attr_location(obj, name)[0] == "descriptor":
+            # Its __get__ runs monitored with the descriptor object as `self`: an object the
+            # class holds (pinned), its attributes outside state like any other.
+            if node.source is not None:
+                if has_instance_dict(obj):
+                    self.add_guard(AbsentGuard(node.source, name))
+                self.add_guard(TypeGuard(node.source, type(obj)))
+            self._guard_class_attr(type(obj), name)
+            klass = next(k for k in type(obj).__mro__ if name in k.__dict__)
+            ksrc = AttrSource(ConstSource(klass, klass.__qualname__), "__dict__")
+            self.on_read(klass.__dict__[name], ItemSource(ksrc, name))
+            self._pend(fs, self._post_new_attr, method)
+            return
         if node is None or node.source is None:
             opaque = isinstance(obj, torch.nn.Module)
             self._pend(fs, self._post_new_attr, method, opaque=opaque)
@@ -810,8 +829,6 @@ class Monitor(CallRules, OpRecorder):
 
     def _subscr(self, fs, container, key) -> None:
         if isinstance(container, torch.Tensor):
-            if T.has_bool_tensor(key):
-                self._dynamic("indexes a tensor with a boolean mask (data-dependent shape)")
             self._pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
         node = self.node(container)
@@ -839,8 +856,8 @@ class Monitor(CallRules, OpRecorder):
 
     def _store_subscr(self, fs, container, key, value) -> None:
         if isinstance(container, torch.Tensor):
-            if T.has_bool_tensor(key):
-                self._dynamic("assigns through a boolean mask")
+            # (through a boolean mask too: the container keeps its shape; a value of the wrong
+            # length fails in the graph as it does in eager)
             self._pend(fs, self._post_setitem, (container, key, value), opaque=True)
             return
         if isinstance(container, (dict, list)) and is_immutable(key) and \

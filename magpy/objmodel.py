@@ -97,7 +97,8 @@ def relation_present(obj: Any, rel: tuple) -> bool:
 
 
 def attr_location(obj: Any, name: str) -> tuple[str, str]:
-    """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property...
+    """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property,
+    a descriptor with a Python ``__get__``...
 
     Returns (where, via) with ``via`` the spelling generated code uses to fetch it fast.
     """
@@ -123,6 +124,8 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
                 return "module_table", table
     if isinstance(cls_attr, (types.FunctionType, staticmethod, classmethod)):
         return "class_fn", ""
+    if cls_attr is not None and isinstance(getattr(type(cls_attr), "__get__", None), types.FunctionType):
+        return "descriptor", ""   # a Python __get__ (lazy_property, cached_property) runs monitored
     if cls_attr is not None and not is_data_descr:
         return "class_value", ""
     return "other", ""

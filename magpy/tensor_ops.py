@@ -20,6 +20,7 @@ Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
 from __future__ import annotations
 
 import types
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -49,6 +50,10 @@ def array_tensor(t: torch.Tensor, dtype: Any = None, device: Any = None, require
                copy=True)
     return out.requires_grad_() if requires_grad else out
 
+
+#: Metadata methods whose answer does not depend on the shape.
+_VALUE_FREE_META = frozenset({"is_floating_point", "is_complex", "element_size", "get_device", "is_signed", "type",
+                              "is_leaf", "is_inference", "is_pinned", "is_shared", "is_tensor", "has_names"})
 
 _ARRAY_CONVERSIONS = frozenset({torch.from_numpy, torch.as_tensor, torch.asarray, torch.tensor})
 
@@ -119,9 +124,26 @@ class OpRecorder:
         has_t = any(T.contains_tensor(a) for a in args) or any(T.contains_tensor(v) for v in kwargs.values())
         self.record_op(kind, target, args, kwargs, stack[-1], has_t, name, versions)
 
+    def is_value_shaped(self, t: Any) -> bool:
+        """Was ``t`` computed (in this run) from an operator whose output shape depends on
+        tensor values (a boolean mask, ``nonzero``...), directly or through other operators?"""
+        return id(t) in self.value_shaped
+
+    def _mark_value_shaped(self, output: Any) -> None:
+        for t in T.tensors_in([output], {}):
+            if id(t) not in self.value_shaped:
+                self.value_shaped.add(id(t))
+                weakref.finalize(t, self.value_shaped.discard, id(t))
+
+    def check_shape_read(self, t: Any, what: str) -> None:
+        """The program reads ``t``'s shape into Python: dynamic if that shape depends on values."""
+        if self.is_value_shaped(t):
+            self._dynamic(f"{what} of a tensor whose shape depends on tensor values")
+
     def bind_rows(self, t: torch.Tensor, rows: Any) -> None:
         """``rows`` are what iterating ``t`` gave (``Tensor.__iter__`` is ``iter(t.unbind(0))``):
         bind each to ``unbind(t, 0)[i]`` in the graph. Rows must be that unbind's outputs."""
+        self.check_shape_read(t, "iterates over the rows")
         rows = list(rows)
         if t.dim() == 0 or len(rows) != t.shape[0] or not all(_is_row_of(r, t) for r in rows):
             raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
@@ -227,8 +249,11 @@ class OpRecorder:
         """
         if name in T.DATA_DEPENDENT:
             self._dynamic(f"`{name}` reads tensor values")
+        value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs))
         if T.shape_depends_on_values(name, args, kwargs):
-            self._dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
+            if name in ("_pack_padded_sequence", "_pad_packed_sequence"):
+                self._dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
+            value_shaped = True
         changed = [t for t, v in (versions or ()) if _version(t) != v]
         if changed or T.contains_tensor(output):
             if target in _ARRAY_CONVERSIONS and args and is_numeric_array(args[0]):
@@ -242,10 +267,14 @@ class OpRecorder:
             n = self.graph.call(kind, target, fx_args, fx_kwargs)
             if T.contains_tensor(output):
                 self._bind_output(n, output)
+                if value_shaped:
+                    self._mark_value_shaped(output)
             for t in changed:
                 self._tensor_mutated(t, n if t is output else None)
             return
         if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
+            if value_shaped and name not in _VALUE_FREE_META:
+                self._dynamic(f"`{name}` reads the shape of a tensor whose shape depends on tensor values")
             return
         if target in T.GRAD_MODE_OPS or name in STATE_SETTER_NAMES:
             # Grad mode and autocast switches stay in the graph, in program order.

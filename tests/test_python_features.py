@@ -627,8 +627,8 @@ def test_boolean_masks_stay_in_the_graph_until_their_shape_is_read():
         return y.view(y.shape[0], 1) * 2
 
     def reads_size(x):
-        y = x[x > 0]
-        return getattr(y, "shape")[0] + y.sum() + len(y)
+        y, attr = x[x > 0], "shape"
+        return getattr(y, attr)[0] + y.sum() + len(y)   # the builtin getattr reads it too
 
     for fn in (reads_shape, reads_size):
         cm = magpy.compile(fn, backend="eager")
@@ -637,3 +637,39 @@ def test_boolean_masks_stay_in_the_graph_until_their_shape_is_read():
             assert same(cm(x), fn(x))
         st = magpy.stats(cm)
         assert st.graph_count == 0 and "shape depends on tensor values" in st.break_reasons[0]
+
+
+def test_distributions_and_python_descriptors_are_monitored():
+    import functools
+
+    def gaussian(mean, std):
+        dist = torch.distributions.Normal(mean, nn.functional.softplus(std), validate_args=False)
+        return dist.log_prob(mean + 0.5).sum(-1), dist.entropy().sum(-1)
+
+    def categorical(logits):
+        dist = torch.distributions.Categorical(logits=logits, validate_args=False)   # probs: a lazy_property
+        return dist.probs * 2, dist.entropy()
+
+    run(gaussian, (torch.randn(3, 2), torch.randn(2)), (torch.randn(3, 2), torch.randn(2)))
+    run(categorical, (torch.randn(3, 4),), (torch.randn(3, 4),))
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.k = 2.0
+
+        @functools.cached_property
+        def scale(self):
+            return self.k * 3
+
+        def forward(self, x):
+            return x * self.scale
+
+    m, ref = Scaled(), Scaled()
+    cm = magpy.compile(m, backend="eager")
+    x = torch.randn(3)
+    for i in range(4):
+        if i == 2:
+            m.k = ref.k = 10.0            # the cached value stays, in eager too
+        assert same(cm(x), ref(x))
+        assert m.__dict__.get("scale") == ref.__dict__.get("scale")

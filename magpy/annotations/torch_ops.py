@@ -32,8 +32,12 @@ META_METHODS = frozenset({
 })
 
 #: Calls whose output shape depends on tensor values: static-shape graphs cannot hold them.
+#: Operators whose output shape depends on tensor values: they stay in the graph, and their
+#: outputs' shapes may not be read into Python (see ``OpRecorder.value_shaped``).
+VALUE_SHAPED = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount"})
+
 DATA_DEPENDENT = frozenset({
-    "nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount", "histc",
+    "histc",
     "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__complex__",
     "data_ptr", "equal", "allclose", "is_nonzero", "__contains__", "__array__", "__repr__", "__str__",
     "__format__", "backward", "register_hook", "retain_grad", "_local_scalar_dense", "untyped_storage",
@@ -44,10 +48,13 @@ DATA_DEPENDENT = frozenset({
 def shape_depends_on_values(name: str, args, kwargs) -> bool:
     """Does this call's output *shape* depend on tensor values (not only on input shapes)?
 
-    The graph would still compute the right tensor, but the monitor run saw one shape and the
-    program may have read it (``y.shape[0]``, a view, a loop bound): a record would reuse it
-    for inputs whose values give another shape. Such operations are dynamic.
+    The graph still computes the right tensor, but the monitor run saw one shape and the
+    program may read it (``y.shape[0]``, a view, a loop bound): a record would reuse it for
+    inputs whose values give another shape. Such outputs are marked (``value_shaped``) and
+    reading their shape is dynamic.
     """
+    if name in VALUE_SHAPED or (name == "getitem" and len(args) > 1 and has_bool_tensor(args[1])):
+        return True
     if name in ("_pack_padded_sequence", "_pad_packed_sequence"):
         return True   # the sizes come from the values of `lengths` / `batch_sizes`
     if name == "repeat_interleave":
@@ -122,8 +129,10 @@ def is_torch_function(fn) -> bool:
                        "torch.ao.nn", "torch.nn.quantized", "torch.nn.qat", "torch.nn.intrinsic",
                        "torch.ao.quantization", "torch.nn.init", "torch.nn.parameter")):
         return False
-    if isinstance(fn, types.FunctionType) and _is_module_method(fn):
-        return False   # a method of a torch module class (FloatFunctional.cat): Python code to monitor
+    if isinstance(fn, types.FunctionType) and _is_object_method(fn):
+        # A method of a torch class that is not a tensor (FloatFunctional.cat, Normal.sample,
+        # Categorical.log_prob): Python code to monitor, whose operators become graph nodes.
+        return False
     if isinstance(fn, types.FunctionType) and fn.__name__.startswith("_") and not fn.__name__.startswith("__") \
             and fn not in GRAD_MODE_OPS:
         # A private Python helper (F._mha_shape_check, init._calculate_correct_fan): shape checks
@@ -134,15 +143,16 @@ def is_torch_function(fn) -> bool:
                                  "_ParameterizedCall", "function")
 
 
-def _is_module_method(fn: types.FunctionType) -> bool:
-    """Is ``fn`` defined in the body of an ``nn.Module`` subclass (found by its qualified name)?"""
+def _is_object_method(fn: types.FunctionType) -> bool:
+    """Is ``fn`` defined in the body of a class that is not a tensor class (found by its
+    qualified name)? Tensor methods (``Tensor.split`` in Python) are operators."""
     owner_name, _, _ = fn.__qualname__.rpartition(".")
     if not owner_name or "<locals>" in owner_name:
         return False
     owner = sys.modules.get(fn.__module__)
     for part in owner_name.split("."):
         owner = getattr(owner, part, None)
-    return isinstance(owner, type) and issubclass(owner, torch.nn.Module)
+    return isinstance(owner, type) and not issubclass(owner, torch.Tensor)
 
 
 def contains_tensor(value, _depth: int = 0) -> bool:
