@@ -24,8 +24,27 @@ def _eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 
 def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     from torch._inductor.compile_fx import compile_fx
+    from torch._subclasses.fake_tensor import DynamicOutputShapeException
 
-    return compile_fx(gm, example_inputs)
+    try:
+        return compile_fx(gm, example_inputs)
+    except DynamicOutputShapeException:
+        # A boolean mask or nonzero in the graph: its output shape depends on values, which
+        # compile_fx's static tracing cannot express. TorchDynamo in front of Inductor can
+        # (unbacked sizes), at the price of its own guards on each call.
+        return _inductor_with_value_shapes(gm)
+
+
+def _inductor_with_value_shapes(gm: torch.fx.GraphModule) -> Callable:
+    import torch._dynamo
+
+    compiled = torch.compile(gm.forward, backend="inductor")
+
+    def run(*args):
+        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+            return compiled(*args)
+
+    return run
 
 
 def _torchscript(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:

@@ -56,3 +56,21 @@ def test_conv_net_and_transformer_block(backend):
                 assert same(cm(*args), model(*args))
         st = magpy.stats(cm)
         assert st.break_reasons == [] and st.graph_count == 1 and st.monitor_runs == 1
+
+
+@pytest.mark.slow
+def test_inductor_compiles_a_graph_with_a_boolean_mask():
+    def masked(pred, target):
+        valid = target > 0
+        d = torch.log(target[valid]) - torch.log(pred[valid])   # a size that depends on values
+        out = 1.0 - pred
+        out[out.le(0.5)] = 0.0
+        return d.pow(2).mean() + out.sum()
+
+    cm = magpy.compile(masked, backend="inductor")
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        args = (torch.rand(8, generator=gen) + 0.1, torch.randn(8, generator=gen) + 0.5)
+        assert same(cm(*args), masked(*args))
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.graph_count == 1 and st.monitor_runs == 1 and st.fallbacks == 0
