@@ -529,6 +529,9 @@ class CallRules:
                 if isinstance(obj, torch.Tensor):
                     if rel[0] == "attr" and rel[1] in ("shape", "ndim"):
                         self.check_shape_read(obj, f"reads `.{rel[1]}`")
+                    if isinstance(rel[1], str) and not any(rel[1] in k.__dict__ for k in type(obj).__mro__):
+                        self._tensor_user_attr(fs, obj, rel[1])   # (t._is_param: its instance dict)
+                        return
                     if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or
                                                                      callable(getattr(type(obj), str(rel[1]), None)))):
                         self._pend(fs, self._post_new, 1, opaque=True)
@@ -584,6 +587,24 @@ class CallRules:
     def _post_rows(self, fs, stack, tensors):
         self.bind_iterated_tensors(tensors, stack[-1])
         self._post_new(fs, stack, 1)
+
+    def _tensor_user_attr(self, fs, t: torch.Tensor, name: str) -> None:
+        """``getattr(t, name[, default])`` / ``hasattr(t, name)`` for a name the tensor class does
+        not define: an attribute set on the tensor object (``t._is_param = True``), which lives in
+        its ``__dict__``. For a tensor from outside that is state: present, it is read like any
+        attribute; absent, it must stay absent. A tensor made in this call has none."""
+        node = self.node(t)
+        if node is None:
+            raise BreakCompile(f"reads attribute `{name}` of a tensor of unknown origin")
+        present = name in t.__dict__
+        if node.source is None:
+            if present:
+                raise BreakCompile(f"reads attribute `{name}` set on a tensor made in the call")
+        elif present:
+            self.on_read(t.__dict__[name], AttrSource(node.source, name, "__dict__"), ("attr", name), node)
+        else:
+            self.add_guard(AbsentGuard(node.source, name))
+        self._pend(fs, self._post_new, 1, opaque=True)
 
     def _post_function_apply(self, fs, stack, data):
         code, returned = data

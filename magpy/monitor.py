@@ -785,6 +785,11 @@ class Monitor(CallRules, OpRecorder):
         """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
         ``type(obj).__setattr__``): a write the mock replays, or a property setter monitored."""
         if isinstance(obj, torch.Tensor):
+            if name == "requires_grad" and value is obj.requires_grad:
+                # A no-op (`mask.requires_grad = False` on a tensor that has none): for a tensor from
+                # outside, its requires_grad is part of the tensor guard.
+                self._pend(fs, self._post_nothing, None, opaque=True)
+                return
             raise BreakCompile(f"writes tensor attribute `{name}`")
         node = self._held_node(obj)
         if attr_location(obj, name)[0] == "property":

@@ -130,3 +130,32 @@ def make(): return f
 def inputs(i): return torch.randn(2, 3).as_subclass(Logged)
 def state(): return list(LOG)
 """)
+
+program(F_, "attribute_set_on_a_tensor_object_between_calls", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.ones(3))
+    def forward(self, x):
+        scale = 3.0 if getattr(self.buf, "_flag", False) else 1.0
+        extra = 1.0 if hasattr(x, "_tag") else 0.0
+        return x * self.buf * scale + extra + float(isinstance(self.buf, nn.Parameter))
+m = Net()
+def make(): return m
+X = torch.randn(3)
+def inputs(i): return X
+def step(i):
+    if i == 2: m.buf._flag = True
+    if i == 3: X._tag = 1
+""")
+
+program(F_, "requires_grad_written_in_forward", """
+def f(x, flag):
+    mask = torch.triu(torch.ones(3, 3))
+    mask.requires_grad = False
+    x.requires_grad = flag
+    return (x * mask).sum(), x.requires_grad
+def make(): return f
+X = torch.randn(3, 3)
+def inputs(i): return (X, i >= 2)
+""")
