@@ -673,3 +673,23 @@ def test_distributions_and_python_descriptors_are_monitored():
             m.k = ref.k = 10.0            # the cached value stays, in eager too
         assert same(cm(x), ref(x))
         assert m.__dict__.get("scale") == ref.__dict__.get("scale")
+
+
+def test_a_warning_is_shown_once_as_under_the_default_filters():
+    import warnings
+
+    def f(x):
+        if x.shape[0] > 2:
+            warnings.warn("large input", UserWarning, stacklevel=1)
+        return x * 2
+
+    x = torch.randn(4)
+    for fn in (f, magpy.compile(f, backend="eager")):
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("default")
+            for _ in range(3):
+                assert same(fn(x), x * 2)
+        assert [str(w.message) for w in shown] == ["large input"]
+        f.__globals__.get("__warningregistry__", {}).clear()
+    st = magpy.stats(fn)
+    assert st.break_reasons == [] and st.graph_count == 1 and st.guard_hits == 2

@@ -164,6 +164,12 @@ for _obj in (inspect.signature, inspect.unwrap, inspect.getfullargspec, inspect.
 # of the warnings module, read and written through sources like any other.
 import warnings as _warnings  # noqa: E402
 
+# warnings.warn shows its warning during the monitor run; matched calls do not warn again, as
+# eager does not under the default filters (once per code location, kept in the registry the
+# monitor run updated). Its frames (showwarning, a recording list) are not monitored.
+_add(_warnings.warn, Annotation(meta=True, value_read=(), note="warning shown once, during the monitor run"))
+_add(_warnings.warn_explicit, Annotation(meta=True, value_read=(), note="warning shown once, during the monitor run"))
+
 if hasattr(_warnings, "_filters_mutated"):
     _add(_warnings._filters_mutated, Annotation(value_read=(), note="warnings filter cache invalidation"))
 
