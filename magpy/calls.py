@@ -49,6 +49,7 @@ from .guards import (
     ModuleHooksGuard,
     NoHooksGuard,
     PresentGuard,
+    is_numeric_array,
 )
 from .objmodel import (
     NO_VALUE,
@@ -155,6 +156,26 @@ def _announce_callee(fn) -> None:
         fn = fn.__func__
     if isinstance(fn, types.FunctionType):
         capture.announce_call(fn)
+
+
+#: Legacy typed tensor classes (``torch.FloatTensor``) and the dtype each constructs.
+_LEGACY_TENSOR_TYPES = {getattr(torch, n): d for n, d in (
+    ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
+    ("BFloat16Tensor", torch.bfloat16), ("ByteTensor", torch.uint8), ("CharTensor", torch.int8),
+    ("ShortTensor", torch.int16), ("IntTensor", torch.int32), ("LongTensor", torch.int64),
+    ("BoolTensor", torch.bool)) if hasattr(torch, n)}
+
+
+def legacy_variable(data: torch.Tensor, requires_grad: bool = False) -> torch.Tensor:
+    """``Variable(data, requires_grad=r)``: a new leaf sharing ``data``'s memory."""
+    return data.detach().requires_grad_(requires_grad)
+
+
+def _numbers_only(data, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    return all(type(e) in (int, float, bool) or (isinstance(e, (list, tuple)) and _numbers_only(e, depth + 1))
+               for e in data)
 
 
 def _instantiates_python_class(fn: object, args: object) -> bool:
@@ -313,6 +334,9 @@ class CallRules:
             # the eager program does; in-place changes of its inputs show in their versions.
             self._guard_identity(fn)   # which scripted function runs is that very object
             self._pend_op(fs, "function", _script_call(fn), args, kwargs, f"script function {fn.name}")
+            return
+        if fn in _LEGACY_TENSOR_TYPES or fn is torch.Tensor or fn is torch.autograd.Variable:
+            self._legacy_constructor(fs, fn, args, kwargs)
             return
         if isinstance(fn, type) and issubclass(fn, BaseException) and fn.__module__ == "builtins" \
                 and not T.tensors_in(args, kwargs):
@@ -587,6 +611,35 @@ class CallRules:
     def _post_rows(self, fs, stack, tensors):
         self.bind_iterated_tensors(tensors, stack[-1])
         self._post_new(fs, stack, 1)
+
+    def _legacy_constructor(self, fs, fn, args, kwargs) -> None:
+        """Legacy tensor construction as the graph op it amounts to: ``torch.FloatTensor(data)``
+        is ``torch.tensor(data, dtype=float32)``, ``torch.LongTensor(2, 3)`` is an uninitialised
+        ``torch.empty``, ``torch.Tensor`` uses the default dtype (guarded global state), and
+        ``Variable(t, requires_grad=r)`` is ``t.detach().requires_grad_(r)`` (shares t's data)."""
+        name = getattr(fn, "__name__", "Tensor")
+        if fn is torch.autograd.Variable:
+            if len(args) == 1 and isinstance(args[0], torch.Tensor) and set(kwargs) <= {"requires_grad", "volatile"}:
+                self._pend_op(fs, "function", legacy_variable, [args[0], bool(kwargs.get("requires_grad", False))],
+                              {}, "Variable")
+                return
+            raise BreakCompile("calls `Variable` with arguments MagPy does not translate")
+        dtype = _LEGACY_TENSOR_TYPES.get(fn) or torch.get_default_dtype()
+        extra = {k: v for k, v in kwargs.items() if k == "device"}
+        if set(kwargs) - set(extra):
+            raise BreakCompile(f"calls `{name}` with keywords {sorted(kwargs)}")
+        if not args or all(type(a) is int for a in args) or (len(args) == 1 and type(args[0]) is torch.Size):
+            size = tuple(args[0]) if args and type(args[0]) is torch.Size else tuple(args) or (0,)
+            self._pend_op(fs, "function", torch.empty, [size], {"dtype": dtype, **extra}, name)
+            return
+        data = args[0]
+        if len(args) == 1 and type(data) is range:
+            data = list(data)
+        if len(args) == 1 and (is_numeric_array(data) or (isinstance(data, (list, tuple)) and _numbers_only(data))):
+            self._read_args([args[0]])
+            self._pend_op(fs, "function", torch.tensor, [data], {"dtype": dtype, **extra}, name)
+            return
+        raise BreakCompile(f"calls the legacy constructor `{name}` with {type(data).__name__} data")
 
     def _tensor_user_attr(self, fs, t: torch.Tensor, name: str) -> None:
         """``getattr(t, name[, default])`` / ``hasattr(t, name)`` for a name the tensor class does

@@ -693,3 +693,35 @@ def test_a_warning_is_shown_once_as_under_the_default_filters():
         f.__globals__.get("__warningregistry__", {}).clear()
     st = magpy.stats(fn)
     assert st.break_reasons == [] and st.graph_count == 1 and st.guard_hits == 2
+
+
+def test_legacy_constructors_and_variable_are_graph_operations():
+    import numpy as np
+    from torch.autograd import Variable
+
+    def gather(x, y):
+        idx = torch.LongTensor(range(y.size(0)))
+        return x[idx, y]
+
+    def weights(x):
+        pids = torch.FloatTensor(np.arange(len(x)))
+        w = torch.Tensor([1.0, 2.0, 3.0])                  # the default dtype
+        e = torch.FloatTensor(2, 3).fill_(1.0)             # a size: uninitialised, then filled
+        return x * w + pids[:, None] + e.sum()
+
+    def variable(x):
+        v = Variable(x * 2, requires_grad=True)
+        return v * 3, v.requires_grad, v.is_leaf
+
+    run(gather, (torch.randn(4, 5), torch.tensor([0, 2, 4, 1])), (torch.randn(4, 5), torch.tensor([1, 1, 0, 3])))
+    run(weights, (torch.randn(3, 3),), (torch.randn(3, 3),))
+    run(variable, (torch.randn(3),), (torch.randn(3),))
+    old = torch.get_default_dtype()
+    try:
+        cm = magpy.compile(weights, backend="eager")
+        x = torch.randn(3, 3, dtype=torch.float64)
+        assert same(cm(x), weights(x))
+        torch.set_default_dtype(torch.float64)              # torch.Tensor(...) now makes float64
+        assert same(cm(x), weights(x)) and cm(x).dtype == torch.float64
+    finally:
+        torch.set_default_dtype(old)
