@@ -289,7 +289,7 @@ class CallRules:
             self._pend(fs, self._post_function_apply, (code, collector))
             return
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
-                and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None:
+                and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None and lookup(fn.__func__) is None:
             # Python bound method: runs monitored.
             self._pend(fs, self._post_new, 1)
             return
@@ -322,6 +322,9 @@ class CallRules:
             self._pend(fs, self._post_new, 1)
             return
         ann = lookup(fn)
+        if ann is None and isinstance(fn, types.MethodType) and lookup(fn.__func__) is not None:
+            # a bound method of an annotated Python function (`cm.__exit__`): self is argument 0
+            fn, args, ann = fn.__func__, [fn.__self__, *args], lookup(fn.__func__)
         if ann is None and T.is_torch_function(fn):
             name = getattr(fn, "__name__", str(fn))
             if name in T.DATA_DEPENDENT:
@@ -334,6 +337,9 @@ class CallRules:
             # the eager program does; in-place changes of its inputs show in their versions.
             self._guard_identity(fn)   # which scripted function runs is that very object
             self._pend_op(fs, "function", _script_call(fn), args, kwargs, f"script function {fn.name}")
+            return
+        if isinstance(fn, functools._lru_cache_wrapper):
+            self._cached_call(fs, fn, args, kwargs)
             return
         if fn in _LEGACY_TENSOR_TYPES or fn is torch.Tensor or fn is torch.autograd.Variable:
             self._legacy_constructor(fs, fn, args, kwargs)
@@ -611,6 +617,31 @@ class CallRules:
     def _post_rows(self, fs, stack, tensors):
         self.bind_iterated_tensors(tensors, stack[-1])
         self._post_new(fs, stack, 1)
+
+    def _cached_call(self, fs, fn, args, kwargs) -> None:
+        """A ``functools.lru_cache`` function: a function of its (hashable) arguments whose
+        result the cache keeps. Eager runs the Python function only on a miss, and so does the
+        monitor run (unmonitored: after it, eager would not run it again either). The result is
+        then an object the cache holds: read like outside state, through the record itself.
+        Arguments must be values (guarded) or objects the cache keys by identity (guarded so)."""
+        for v in [*args, *kwargs.values()]:
+            if isinstance(v, torch.Tensor):
+                raise BreakCompile(f"passes a tensor to the cached function `{fn.__qualname__}` "
+                                   "(the cache keys it by identity)")
+            if is_immutable(v):
+                continue
+            node = self.node(v)
+            if node is None or node.source is None:
+                raise BreakCompile(f"passes an object made in the call ({type(v).__name__}) to the cached function `{fn.__qualname__}`")
+            self._guard_identity(v)
+        self._guard_identity(fn)
+        self._pend(fs, self._post_cached_call, fn, opaque=True)
+
+    def _post_cached_call(self, fs, stack, fn):
+        out = stack[-1]
+        if is_immutable(out) or self.node(out) is not None:
+            return
+        self.on_read(out, ConstSource(out, f"a result kept by the cache of {fn.__qualname__}"))
 
     def _legacy_constructor(self, fs, fn, args, kwargs) -> None:
         """Legacy tensor construction as the graph op it amounts to: ``torch.FloatTensor(data)``

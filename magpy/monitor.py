@@ -242,6 +242,11 @@ class Monitor(CallRules, OpRecorder):
             be = capture.backend()
             fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
             if fn is not None and lookup(fn) is not None:
+                parent = self.frames.get(id(frame.f_back))
+                if parent is not None and parent.frame is frame.f_back and parent.pending is None:
+                    # Entered by the interpreter itself from a monitored frame (`with` calls
+                    # __enter__): what it calls is opaque too, until that frame goes on.
+                    self._pend(parent, self._post_nothing, None, opaque=True)
                 return False
         fs = FrameState(frame, code, instructions(code), is_top)
         if is_top:

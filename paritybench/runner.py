@@ -41,7 +41,9 @@ from .worker import case_selected, file_digest, read_events, run_file
 __all__ = ["FileProgress", "RunOptions", "file_progress", "run"]
 
 _POLL_S = 0.05
-_CONFIG_KEYS = ("compilers", "backend", "calls", "seed", "no_grad", "rtol", "atol")
+#: Settings every result of a run directory shares (the compilers may differ between reruns:
+#: each stage is recorded per compiler, and the directory holds the union).
+_CONFIG_KEYS = ("backend", "calls", "seed", "no_grad", "rtol", "atol")
 
 
 class RunConfigMismatch(RuntimeError):
@@ -258,6 +260,12 @@ def prepare_out(opts: RunOptions) -> None:
                 f"{out} holds results of another configuration ({diff}, as (recorded, requested)); "
                 "pass --fresh to discard them or choose another --out / --run-id"
             )
+    compilers = list(opts.config.compilers)
+    if meta_path.exists():
+        recorded = json.loads(meta_path.read_text()).get("config", {}).get("compilers", [])
+        order = ("magpy", "dynamo", "torchscript")
+        compilers = sorted(set(recorded) | set(compilers), key=lambda c: (order.index(c) if c in order else 9, c))
+    wanted["compilers"] = compilers
     meta = {"config": wanted, "directory": str(opts.directory), "python": sys.version.split()[0]}
     meta.update(_versions())
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")

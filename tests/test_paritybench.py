@@ -433,7 +433,15 @@ def test_a_rerun_skips_recorded_stages_and_redoes_changed_files(tmp_path):
     assert any("test_b changed" in line for line in lines_seen)
 
     with pytest.raises(RunConfigMismatch, match="--fresh"):
-        run(RunOptions(directory=src, out=out, config=RunConfig(compilers=("dynamo",))), progress=lambda line: None)
+        run(RunOptions(directory=src, out=out, config=RunConfig(compilers=("torchscript",), calls=5)),
+            progress=lambda line: None)
+
+    # Another compiler joins the directory: only its stages run, the union is recorded.
+    lines_seen.clear()
+    run(RunOptions(directory=src, out=out, config=RunConfig(compilers=("dynamo",))), progress=lines_seen.append)
+    assert "0 already finished, 2 to run" in lines_seen[0]
+    assert json.loads((out / "run.json").read_text())["config"]["compilers"] == ["dynamo", "torchscript"]
+    assert {s for (_, s) in stages_of(out, "test_a")} == {"eager", "dynamo", "torchscript"}
 
 
 def test_stages_made_by_another_build_run_again_and_only_those(tmp_path):

@@ -725,3 +725,50 @@ def test_legacy_constructors_and_variable_are_graph_operations():
         assert same(cm(x), weights(x)) and cm(x).dtype == torch.float64
     finally:
         torch.set_default_dtype(old)
+
+
+def test_lru_cached_helpers_and_typing_subscripts():
+    import functools
+    import typing
+
+    @functools.cache
+    def grid(h, w):
+        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+        return torch.stack([xs, ys], 0).float()
+
+    @functools.lru_cache
+    def factor(n):
+        return n * 2.5
+
+    def f(x):
+        g = grid(x.shape[-2], x.shape[-1])             # a tensor the cache keeps
+        optional = typing.Optional                     # a typing subscript at run time (lru_cache'd)
+        assert optional[torch.Tensor] is not None
+        return x + g.sum(0) * factor(x.shape[0])
+
+    cm = magpy.compile(f, backend="eager")
+    for shape in ((2, 3, 4), (2, 3, 4), (3, 3, 4), (2, 3, 4)):
+        x = torch.randn(*shape)
+        assert same(cm(x), f(x))
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.monitor_runs == 2 and st.guard_hits == 2
+
+    def bump(x):
+        g = grid(2, 2)
+        g.add_(1)                                      # changes the cached tensor, as eager does
+        return x + g
+
+    g0 = grid(2, 2).clone()
+    cm = magpy.compile(bump, backend="eager")
+    x = torch.randn(2, 2, 2)
+    for k in range(1, 4):
+        assert same(cm(x), x + g0 + k) and same(grid(2, 2), g0 + k)
+
+
+def test_profiler_labels_do_not_break_the_graph():
+    def f(x):
+        with torch.autograd.profiler.record_function("block"):
+            y = x * 2
+        return y + 1
+
+    run(f, (torch.randn(3),), (torch.randn(3),))

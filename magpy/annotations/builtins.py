@@ -170,6 +170,14 @@ import warnings as _warnings  # noqa: E402
 _add(_warnings.warn, Annotation(meta=True, value_read=(), note="warning shown once, during the monitor run"))
 _add(_warnings.warn_explicit, Annotation(meta=True, value_read=(), note="warning shown once, during the monitor run"))
 
+# torch.autograd.profiler.record_function labels a block for the profiler: no effect on what the
+# program computes. Entered and left during the monitor run; matched calls carry no labels.
+import torch.autograd.profiler as _profiler  # noqa: E402
+
+for _fn in (_profiler.record_function.__enter__,
+            _profiler.record_function.__exit__):
+    _add(_fn, Annotation(meta=True, value_read=(), note="profiler label"))
+
 if hasattr(_warnings, "_filters_mutated"):
     _add(_warnings._filters_mutated, Annotation(value_read=(), note="warnings filter cache invalidation"))
 
