@@ -158,6 +158,9 @@ def _announce_callee(fn) -> None:
         capture.announce_call(fn)
 
 
+#: Builtins that on tensors are tensor operators (through the tensor's dunder methods).
+_TENSOR_PROTOCOL_BUILTINS = frozenset({abs, pow, sum})
+
 #: Legacy typed tensor classes (``torch.FloatTensor``) and the dtype each constructs.
 _LEGACY_TENSOR_TYPES = {getattr(torch, n): d for n, d in (
     ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
@@ -350,6 +353,12 @@ class CallRules:
             # object holding its arguments, nothing else.
             self._pend(fs, self._post_new, 1)
             return
+        if fn in _TENSOR_PROTOCOL_BUILTINS and T.tensors_in(args, kwargs) and not kwargs:
+            # abs(t) and pow(t, e) call the tensor's own operators (__abs__, __pow__, __rpow__),
+            # and sum(t) adds its rows: operators the graph runs, with the builtin as target.
+            if fn is not sum or isinstance(args[0], torch.Tensor):
+                self._pend_op(fs, "function", fn, list(args), {}, fn.__name__)
+                return
         if fn is sum and args:
             self._sum(fs, args, kwargs)
             return

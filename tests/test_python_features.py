@@ -772,3 +772,10 @@ def test_profiler_labels_do_not_break_the_graph():
         return y + 1
 
     run(f, (torch.randn(3),), (torch.randn(3),))
+
+
+def test_builtins_that_are_tensor_operators():
+    def f(x, y):
+        return abs(x) + pow(x, 2) + pow(2, y) + sum(x) + sum(y, 1.0)   # sum(t) adds t's rows
+
+    run(f, (torch.randn(3, 4), torch.randn(3, 4)), (torch.randn(3, 4), torch.randn(3, 4)))
