@@ -84,6 +84,13 @@ from .source import (
 from .tensor_ops import OpRecorder
 
 
+def _identity_key(key: Any) -> bool:
+    """A dict key found by identity (a function, class or module, compared with ``is``): reading
+    ``d[key]`` reads one item, as for a constant key (``typing._caches[func]``)."""
+    return isinstance(key, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)) \
+        and type(key).__eq__ is object.__eq__ and type(key).__hash__ is object.__hash__
+
+
 def _star_items(pos: Any) -> list:
     """The arguments ``f(*pos)`` passes, read without consuming ``pos``: the interpreter
     iterates it after the monitor has looked, so a one-shot iterator must be copied, not read."""
@@ -844,7 +851,9 @@ class Monitor(CallRules, OpRecorder):
         node = self.node(container)
         if isinstance(key, torch.Tensor):
             raise BreakCompile("indexes a Python container with a tensor")
-        if node is not None and node.source is not None and type(key) is not slice and is_immutable(key) \
+        if node is not None and node.source is not None and type(key) is not slice \
+                and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
+                                           and self._from_outside(key))) \
                 and isinstance(container, (list, tuple, dict)):
             rel = ("item", key)
             if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
@@ -853,6 +862,11 @@ class Monitor(CallRules, OpRecorder):
         elif node is not None and node.source is not None and isinstance(container, (list, tuple, dict)):
             self.full_read(container)
         self._pend(fs, self._post_new, 1)
+
+    def _from_outside(self, value: Any) -> bool:
+        """Was ``value`` read from outside (it has a source, so it is guarded)?"""
+        node = self.node(value)
+        return node is not None and node.source is not None
 
     def _post_item(self, fs, stack, data):
         node, rel, src = data

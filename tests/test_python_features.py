@@ -779,3 +779,27 @@ def test_builtins_that_are_tensor_operators():
         return abs(x) + pow(x, 2) + pow(2, y) + sum(x) + sum(y, 1.0)   # sum(t) adds t's rows
 
     run(f, (torch.randn(3, 4), torch.randn(3, 4)), (torch.randn(3, 4), torch.randn(3, 4)))
+
+
+def test_a_dict_keyed_by_functions_reads_one_item():
+    def relu(x):
+        return x.clamp(min=0)
+
+    def gelu(x):
+        return nn.functional.gelu(x)
+
+    registry = {relu: 2.0, gelu: 3.0, nn.Linear: 4.0}
+
+    def f(x):
+        return registry[relu] * relu(x) + registry[nn.Linear]
+
+    cm = magpy.compile(f, backend="eager")
+    x = torch.randn(4)
+    for i in range(4):
+        if i == 2:
+            registry[relu] = -1.0            # the item read changes: a new record
+        if i == 3:
+            registry[gelu] = 5.0             # another item: the record still holds
+        assert same(cm(x), f(x))
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.monitor_runs == 2 and st.guard_hits == 2
