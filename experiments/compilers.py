@@ -203,7 +203,7 @@ def script_largest_regions(model: torch.nn.Module, example: tuple[Any, Any]) -> 
     whole model passes; the model is then left untouched for the caller to script) and the first
     failure met.
     """
-    from experiments.measure import compare_outputs
+    from experiments.compare import Tolerance, compare
 
     failures: list[str] = []
     seen: dict[str, tuple[Any, Any]] = {}
@@ -216,16 +216,16 @@ def script_largest_regions(model: torch.nn.Module, example: tuple[Any, Any]) -> 
     finally:
         for hook in hooks:
             hook.remove()
-    tolerance = {"float64": {"rtol": 1e-6, "atol": 1e-6}, "float32": {"rtol": 1e-4, "atol": 1e-4},
-                 "float16": {"rtol": 1e-2, "atol": 1e-2}, "bfloat16": {"rtol": 3e-2, "atol": 3e-2}}
+    tolerance = Tolerance.from_config({"float64": {"rtol": 1e-6, "atol": 1e-6}, "float32": {"rtol": 1e-4, "atol": 1e-4},
+                                       "float16": {"rtol": 1e-2, "atol": 1e-2}, "bfloat16": {"rtol": 3e-2, "atol": 3e-2}})
 
     def try_script(module: torch.nn.Module, path: str) -> Any:
         try:
             scripted = torch.jit.script(module)
             args, kwargs = seen[path]
-            ok, _, why = compare_outputs(scripted(*args, **kwargs), module(*args, **kwargs), tolerance)
-            if not ok:
-                raise RuntimeError(f"scripted {path or 'model'} differs from eager: {why}")
+            found = compare(module(*args, **kwargs), scripted(*args, **kwargs), tolerance)
+            if not found:
+                raise RuntimeError(f"scripted {path or 'model'} differs from eager: {found.mismatch}")
             return scripted
         except Exception as err:  # TorchScript raises many error types for unsupported Python
             failures.append(f"{path or 'model'}: {type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}")

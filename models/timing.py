@@ -79,27 +79,10 @@ def dynamo_explain(model: torch.nn.Module, args: list, kwargs: dict, max_reasons
             "op_count": ex.op_count, "first_break_reasons": reasons}
 
 
-def _max_abs_diff(a, b) -> float:
-    from collections.abc import Mapping
-
-    def flat(x):
-        if isinstance(x, torch.Tensor):
-            return [x]
-        if isinstance(x, Mapping):
-            return [t for v in x.values() for t in flat(v)]
-        if isinstance(x, (list, tuple)):
-            return [t for v in x for t in flat(v)]
-        return []
-
-    fa, fb = flat(a), flat(b)
-    if len(fa) != len(fb) or any(x.shape != y.shape for x, y in zip(fa, fb)):
-        return float("inf")
-    return max((float((x.double() - y.double()).abs().max()) for x, y in zip(fa, fb) if x.numel()), default=0.0)
-
-
 def magpy_check(model: torch.nn.Module, args: list, kwargs: dict) -> dict:
     """``magpy.explain`` of one call, and ``magpy.compile(backend="eager")`` against eager on two calls."""
     import magpy
+    from experiments.compare import compare
 
     magpy.reset()
     report: dict = {}
@@ -115,7 +98,7 @@ def magpy_check(model: torch.nn.Module, args: list, kwargs: dict) -> dict:
         try:
             compiled = magpy.compile(model, backend="eager")
             expected = model(*args, **kwargs)
-            diffs = [_max_abs_diff(compiled(*args, **kwargs), expected) for _ in range(2)]
+            diffs = [compare(expected, compiled(*args, **kwargs)).max_abs_err for _ in range(2)]
             report["compile_max_abs_diff"] = max(diffs)
             st = magpy.stats(compiled)
             report["stats"] = {"monitor_runs": st.monitor_runs, "guard_hits": st.guard_hits,

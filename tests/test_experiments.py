@@ -20,7 +20,8 @@ import torch
 
 from experiments import plot
 from experiments.cells import run_cell
-from experiments.measure import compare_outputs, time_calls
+from experiments.compare import Tolerance, compare
+from experiments.measure import time_calls
 from experiments.plan import make_plan, override_keys
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,17 +205,22 @@ def test_unavailable_compiler_is_marked_not_measured(tiny: Path, tmp_path: Path)
     assert "mean_s" not in row
 
 
-def test_compare_outputs_tolerance_per_dtype() -> None:
-    tol = {"float32": {"rtol": 1e-3, "atol": 1e-3}, "float16": {"rtol": 1e-2, "atol": 1e-2}}
+def test_compare_tolerance_per_dtype() -> None:
+    tol = Tolerance.from_config({"float32": {"rtol": 1e-3, "atol": 1e-3}, "float16": {"rtol": 1e-2, "atol": 1e-2}})
     ref = {"logits": torch.ones(4), "ids": torch.arange(3)}
-    assert compare_outputs({"logits": torch.ones(4) + 5e-4, "ids": torch.arange(3)}, ref, tol)[0]
-    assert not compare_outputs({"logits": torch.ones(4) + 5e-2, "ids": torch.arange(3)}, ref, tol)[0]
-    assert not compare_outputs({"logits": torch.ones(4), "ids": torch.arange(3) + 1}, ref, tol)[0]
-    assert not compare_outputs((torch.ones(4),), (torch.ones(5),), tol)[0]
+    assert compare(ref, {"logits": torch.ones(4) + 5e-4, "ids": torch.arange(3)}, tol)
+    wrong = compare(ref, {"logits": torch.ones(4) + 5e-2, "ids": torch.arange(3)}, tol)
+    assert wrong.mismatch == "output['logits']: values differ (max abs diff 0.05)"
+    assert abs(wrong.max_abs_err - 5e-2) < 1e-6
+    assert compare(ref, {"logits": torch.ones(4), "ids": torch.arange(3) + 1}, tol).mismatch == \
+        "output['ids']: values differ"
+    assert compare((torch.ones(5),), (torch.ones(4),), tol).mismatch == "output[0]: shape (5,) vs (4,)"
     half = torch.ones(4, dtype=torch.float16)
-    assert compare_outputs(half + 5e-3, half, tol)[0]  # within float16's looser bar
+    assert compare(half, half + 5e-3, tol)  # within float16's looser bar
+    # atol scales with the output's magnitude: 1e-3 * 1000 allows 0.5 on values near 1000
+    assert compare(torch.full((2,), 1000.0), torch.full((2,), 1000.5), tol)
     with pytest.raises(ValueError, match="no tolerance configured for dtype torch.float64"):
-        compare_outputs(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64), tol)
+        compare(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64), tol)
 
 
 def test_time_calls_statistics() -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from experiments.compare import difference
 from paritybench.cli import PARITYBENCH_HINT, main
-from paritybench.compare import difference
 from paritybench.evaluate import RunConfig
 from paritybench.loader import CORPUS_DIR, LoadError, find_testfiles, load_testfile
 from paritybench.report import CASE_COLUMNS, TABLE3_COLUMNS, reason_key, write_reports

@@ -38,8 +38,8 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Count the graphs one call of the model produces under the spec's approach."""
+    from experiments.compare import Tolerance, compare
     from experiments.compilers import Unavailable, missing_requirements, to_device
-    from experiments.measure import compare_outputs
 
     missing = missing_requirements(spec["compiler"])
     if missing:
@@ -52,8 +52,8 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     if counter is None:
         raise ValueError(f"table2 cannot count graphs of frontend {frontend!r}; valid: {sorted(_COUNTERS)}")
     out, row = counter(spec, model, args, kwargs)
-    correct, max_err, why = compare_outputs(out, expected, spec["tolerance"])
-    return {"correct": correct, "max_abs_err": max_err, "mismatch": why, **row}
+    found = compare(expected, out, Tolerance.from_config(spec["tolerance"]))
+    return {"correct": bool(found), "max_abs_err": found.max_abs_err, "mismatch": found.mismatch or "", **row}
 
 
 def _count_dynamo(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
