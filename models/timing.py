@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 import models
+from experiments.measure import call_times
 
 
 @dataclass
@@ -49,14 +50,8 @@ def time_model(name: str, size: str, batch_size: int, repeat: int, warmup: int) 
     model, get_input = models.build(name, size=size)
     build_s = time.perf_counter() - start
     args, kwargs = get_input(batch_size)
-    times = []
     with torch.no_grad():
-        for _ in range(warmup):
-            model(*args, **kwargs)
-        for _ in range(repeat):
-            start = time.perf_counter()
-            model(*args, **kwargs)
-            times.append((time.perf_counter() - start) * 1e3)
+        times = [s * 1e3 for s in call_times(model, [(args, kwargs)], warmup=warmup, repeat=repeat)]
     timing = Timing(name, size, batch_size, build_s, statistics.median(times), min(times), times)
     return timing, (model, args, kwargs)
 
