@@ -9,7 +9,7 @@
 Times are the median of ``--repeat`` forward calls under ``torch.no_grad()`` after ``--warmup``
 calls; the load average is printed with them because the machine may be shared. ``--explain``
 runs ``torch._dynamo.explain(model)(*args, **kwargs)`` once per model (also under no_grad) and
-reports graph count, graph-break count and the first break reasons. ``--magpy`` runs
+reports graph count (as the experiments count Dynamo's graphs), graph-break count and the first break reasons. ``--magpy`` runs
 ``magpy.explain`` once and compares ``magpy.compile(model, backend="eager")`` with eager on two calls.
 """
 
@@ -57,9 +57,17 @@ def time_model(name: str, size: str, batch_size: int, repeat: int, warmup: int) 
 
 
 def dynamo_explain(model: torch.nn.Module, args: list, kwargs: dict, max_reasons: int = 3) -> dict:
-    """``torch._dynamo.explain`` of one call: graph count, break count, the first break reasons."""
+    """What TorchDynamo makes of one call: graph count (counted as the experiments count it,
+    :func:`experiments.compilers.dynamo_graph_counter`), and from ``torch._dynamo.explain`` the
+    break count, op count and the first break reasons."""
     import torch._dynamo
 
+    from experiments.compilers import dynamo_graph_counter
+
+    torch._dynamo.reset()
+    counter = dynamo_graph_counter("eager")
+    with torch.no_grad():
+        torch.compile(model, backend=counter)(*args, **kwargs)
     torch._dynamo.reset()
     with torch.no_grad():
         ex = torch._dynamo.explain(model)(*args, **kwargs)
@@ -70,7 +78,7 @@ def dynamo_explain(model: torch.nn.Module, args: list, kwargs: dict, max_reasons
             frame = br.user_stack[-1]
             where = f" at {os.path.relpath(frame.filename)}:{frame.lineno}"
         reasons.append(" ".join(str(br.reason).split())[:200] + where)
-    return {"graph_count": ex.graph_count, "graph_break_count": ex.graph_break_count,
+    return {"graph_count": int(counter.frame_count), "graph_break_count": ex.graph_break_count,
             "op_count": ex.op_count, "first_break_reasons": reasons}
 
 

@@ -3,7 +3,7 @@
 How each approach's graphs are counted (paper §8.2):
 
 * ``dynamo``: the number of times TorchDynamo calls its backend during one call of the model (the
-  paper's method; :func:`experiments.compilers.dynamo_graphs_compiled`, which the timing
+  paper's method; :func:`experiments.compilers.dynamo_graph_counter`, which the timing
   experiments' ``graph_count`` also uses).
 * ``torchscript-regions`` / ``torchscript``: the number of entries into scripted regions during one
   call; the regions are the largest submodules ``torch.jit.script`` accepts (the paper annotated
@@ -59,12 +59,12 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
 def _count_dynamo(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
     import torch
 
-    from experiments.compilers import dynamo_graphs_compiled
+    from experiments.compilers import dynamo_graph_counter
 
     torch._dynamo.reset()
-    before = dynamo_graphs_compiled()
-    out = torch.compile(model, backend=spec["compiler"].get("backend") or "eager")(*args, **kwargs)
-    return out, {"graph_count": dynamo_graphs_compiled() - before}
+    counter = dynamo_graph_counter(spec["compiler"].get("backend"))
+    out = torch.compile(model, backend=counter)(*args, **kwargs)
+    return out, {"graph_count": int(counter.frame_count)}
 
 
 def _count_torchscript(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
