@@ -223,6 +223,28 @@ def test_compare_tolerance_per_dtype() -> None:
         compare(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64), tol)
 
 
+def test_compare_walks_pytree_containers_and_user_objects() -> None:
+    import collections
+
+    from experiments.compare import EXACT
+
+    Pair = collections.namedtuple("Pair", "left right")
+
+    class Box:
+        def __init__(self, t):
+            self.t = t
+
+    assert compare(Pair(torch.ones(2), 3), Pair(torch.ones(2), 3))
+    assert compare(Pair(torch.ones(2), 3), Pair(torch.zeros(2), 3)).mismatch == \
+        "output.left: values differ (max abs diff 1)"
+    assert compare(Box(torch.ones(1)), Box(torch.ones(1) * 2)).mismatch == \
+        "output.__dict__['t']: values differ (max abs diff 1)"
+    assert compare([torch.ones(1)], [None]).mismatch == "output[0]: Tensor vs NoneType"
+    assert not compare(torch.ones(2), torch.ones(2) + 1e-7, EXACT)
+    structural = compare({"a": 1}, {"b": 1})
+    assert structural.mismatch == "output: keys ['a'] vs ['b']" and structural.max_abs_err != structural.max_abs_err
+
+
 def test_time_calls_statistics() -> None:
     calls = []
     stats = time_calls(lambda x: calls.append(x), [((1,), {}), ((2,), {})], warmup=2, repeat=3, sync=lambda: None)
