@@ -17,7 +17,6 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +27,7 @@ def measure(model_name: str, size: str, repeat: int) -> dict:
     import torch
 
     import magpy
+    from experiments.measure import timed_call
 
     torch.set_num_threads(1)
     mod = importlib.import_module(f"models.{model_name}")
@@ -37,14 +37,10 @@ def measure(model_name: str, size: str, repeat: int) -> dict:
     with torch.no_grad():
         model(*args, **kwargs)   # warm up the allocator and lazy imports
         for _ in range(repeat):
-            t = time.perf_counter()
-            model(*args, **kwargs)
-            eager.append(time.perf_counter() - t)
+            eager.append(timed_call(model, args, kwargs)[1])
             magpy.reset()
             cm = magpy.compile(model, backend="eager")
-            t = time.perf_counter()
-            cm(*args, **kwargs)
-            first.append(time.perf_counter() - t)
+            first.append(timed_call(cm, args, kwargs)[1])
             st = magpy.stats(cm)
             monitor.append(st.analysis_time_s)
             assert st.monitor_runs == 1, st

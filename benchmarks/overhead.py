@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -22,6 +21,7 @@ import torch.nn as nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import magpy  # noqa: E402
+from experiments.measure import call_times  # noqa: E402
 from magpy.demo import DemoNet  # noqa: E402
 
 
@@ -40,12 +40,7 @@ class MLPStack(nn.Module):
 
 
 def _median_us(fn, iters: int) -> float:
-    ts = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e6
+    return statistics.median(call_times(fn, [((), {})], warmup=0, repeat=iters)) * 1e6
 
 
 def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int) -> dict:

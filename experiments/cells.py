@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from experiments.isolation import describe_exit
+
 #: Row statuses. ok: measured; error: the worker caught an exception (a compiler that fails on a
 #: model); unavailable: a required package is missing; timeout/crash: the process was killed or died.
 STATUSES = ("ok", "error", "unavailable", "timeout", "crash")
@@ -80,7 +82,7 @@ def run_cell(spec: Mapping[str, Any], workdir: Path, *, timeout_s: float, mem_li
         row = json.loads(result_path.read_text())
         result_path.unlink()
     else:
-        row = {"status": "crash", "error": f"worker exited with {_describe_exit(returncode)} before writing "
+        row = {"status": "crash", "error": f"worker exited with {describe_exit(returncode)} before writing "
                                            f"a result; log tail: {_tail(log_path)[-600:]}"}
     row["cell_wall_s"] = round(elapsed, 3)
     return row
@@ -93,15 +95,6 @@ def _kill_session(proc: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     proc.wait()
-
-
-def _describe_exit(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"signal {-returncode}"
-    return f"exit status {returncode}"
 
 
 def default_mem_limit_bytes(device: str) -> int | None:

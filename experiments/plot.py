@@ -38,6 +38,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
 
+from experiments.markdown import markdown_table  # noqa: E402
 from experiments.outcomes import OUTCOMES, outcome, reason, table2_cell  # noqa: E402
 
 #: The paper's widths (USENIX two-column layout), in inches.
@@ -309,8 +310,7 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     notes = _outcome_notes(summary.assign(fallbacks=[1 if v.endswith(f"({OUTCOMES['fallback']})") else 0
                                                      for v in summary["value"]]),
                            "model", labels, model_labels, hatched=False)
-    markdown = ["| approach | " + " | ".join(col_labels) + " |", "|---" * (len(col_labels) + 1) + "|"]
-    markdown += [f"| {r} | " + " | ".join(str(v) for v in values) + " |" for r, values in zip(row_labels, table.values)]
+    markdown = [markdown_table([[r, *values] for r, values in zip(row_labels, table.values)], ["approach", *col_labels])]
     markdown += [""] + [f"- {n}" for n in notes]
     (run_dir / "table2.md").write_text("\n".join(markdown) + "\n")
     cells = [["\n".join(textwrap.wrap(str(v).replace(" (", "\n("), 12, break_long_words=False,

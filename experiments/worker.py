@@ -13,20 +13,15 @@ import importlib
 import json
 import logging
 import os
-import resource
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
+from experiments.isolation import cap_memory
+
 log = logging.getLogger("experiments.worker")
-
-
-def cap_memory(limit_bytes: int | None) -> None:
-    """Cap this process's address space (children inherit the cap)."""
-    if limit_bytes:
-        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
 
 def _short(err: BaseException) -> str:

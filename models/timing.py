@@ -9,7 +9,7 @@
 Times are the median of ``--repeat`` forward calls under ``torch.no_grad()`` after ``--warmup``
 calls; the load average is printed with them because the machine may be shared. ``--explain``
 runs ``torch._dynamo.explain(model)(*args, **kwargs)`` once per model (also under no_grad) and
-reports graph count, graph-break count and the first break reasons. ``--magpy`` runs
+reports graph count (as the experiments count Dynamo's graphs), graph-break count and the first break reasons. ``--magpy`` runs
 ``magpy.explain`` once and compares ``magpy.compile(model, backend="eager")`` with eager on two calls.
 """
 
@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 import models
+from experiments.measure import call_times
 
 
 @dataclass
@@ -49,22 +50,24 @@ def time_model(name: str, size: str, batch_size: int, repeat: int, warmup: int) 
     model, get_input = models.build(name, size=size)
     build_s = time.perf_counter() - start
     args, kwargs = get_input(batch_size)
-    times = []
     with torch.no_grad():
-        for _ in range(warmup):
-            model(*args, **kwargs)
-        for _ in range(repeat):
-            start = time.perf_counter()
-            model(*args, **kwargs)
-            times.append((time.perf_counter() - start) * 1e3)
+        times = [s * 1e3 for s in call_times(model, [(args, kwargs)], warmup=warmup, repeat=repeat)]
     timing = Timing(name, size, batch_size, build_s, statistics.median(times), min(times), times)
     return timing, (model, args, kwargs)
 
 
 def dynamo_explain(model: torch.nn.Module, args: list, kwargs: dict, max_reasons: int = 3) -> dict:
-    """``torch._dynamo.explain`` of one call: graph count, break count, the first break reasons."""
+    """What TorchDynamo makes of one call: graph count (counted as the experiments count it,
+    :func:`experiments.compilers.dynamo_graph_counter`), and from ``torch._dynamo.explain`` the
+    break count, op count and the first break reasons."""
     import torch._dynamo
 
+    from experiments.compilers import dynamo_graph_counter
+
+    torch._dynamo.reset()
+    counter = dynamo_graph_counter("eager")
+    with torch.no_grad():
+        torch.compile(model, backend=counter)(*args, **kwargs)
     torch._dynamo.reset()
     with torch.no_grad():
         ex = torch._dynamo.explain(model)(*args, **kwargs)
@@ -75,31 +78,14 @@ def dynamo_explain(model: torch.nn.Module, args: list, kwargs: dict, max_reasons
             frame = br.user_stack[-1]
             where = f" at {os.path.relpath(frame.filename)}:{frame.lineno}"
         reasons.append(" ".join(str(br.reason).split())[:200] + where)
-    return {"graph_count": ex.graph_count, "graph_break_count": ex.graph_break_count,
+    return {"graph_count": int(counter.frame_count), "graph_break_count": ex.graph_break_count,
             "op_count": ex.op_count, "first_break_reasons": reasons}
-
-
-def _max_abs_diff(a, b) -> float:
-    from collections.abc import Mapping
-
-    def flat(x):
-        if isinstance(x, torch.Tensor):
-            return [x]
-        if isinstance(x, Mapping):
-            return [t for v in x.values() for t in flat(v)]
-        if isinstance(x, (list, tuple)):
-            return [t for v in x for t in flat(v)]
-        return []
-
-    fa, fb = flat(a), flat(b)
-    if len(fa) != len(fb) or any(x.shape != y.shape for x, y in zip(fa, fb)):
-        return float("inf")
-    return max((float((x.double() - y.double()).abs().max()) for x, y in zip(fa, fb) if x.numel()), default=0.0)
 
 
 def magpy_check(model: torch.nn.Module, args: list, kwargs: dict) -> dict:
     """``magpy.explain`` of one call, and ``magpy.compile(backend="eager")`` against eager on two calls."""
     import magpy
+    from experiments.compare import compare
 
     magpy.reset()
     report: dict = {}
@@ -115,7 +101,7 @@ def magpy_check(model: torch.nn.Module, args: list, kwargs: dict) -> dict:
         try:
             compiled = magpy.compile(model, backend="eager")
             expected = model(*args, **kwargs)
-            diffs = [_max_abs_diff(compiled(*args, **kwargs), expected) for _ in range(2)]
+            diffs = [compare(expected, compiled(*args, **kwargs)).max_abs_err for _ in range(2)]
             report["compile_max_abs_diff"] = max(diffs)
             st = magpy.stats(compiled)
             report["stats"] = {"monitor_runs": st.monitor_runs, "guard_hits": st.guard_hits,

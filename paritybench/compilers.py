@@ -193,26 +193,20 @@ def _from_magpy(w: warnings.WarningMessage) -> bool:
 def run_dynamo(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str, Any]:
     """``torch.compile(fullgraph=True)``: success or the error that stopped it."""
     import torch._dynamo
-    from torch._dynamo.backends.registry import lookup_backend
+
+    from experiments.compilers import dynamo_graph_counter
 
     start = time.perf_counter()
     torch._dynamo.reset()
-    inner = lookup_backend(cfg.backend)
-    graphs = 0
-
-    def counting_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-        nonlocal graphs
-        graphs += 1
-        return inner(gm, example_inputs)
-
+    counter = dynamo_graph_counter(cfg.backend)
     module = build_like(case, cfg, reference)
     try:
-        compiled = torch.compile(module, backend=counting_backend, fullgraph=True)
+        compiled = torch.compile(module, backend=counter, fullgraph=True)
         got = call_sequence(compiled, case, cfg, state_owner=lambda: module)
     except Exception as exc:  # noqa: BLE001 - the error is the measurement
-        result = {"status": "error", "graphs": graphs or None, **error_fields(exc)}
+        result = {"status": "error", "graphs": int(counter.frame_count) or None, **error_fields(exc)}
     else:
-        result = {"status": "ok", "graphs": graphs}
+        result = {"status": "ok", "graphs": int(counter.frame_count)}
         wrong = _judge(reference, got, cfg)
         if wrong:
             result.update(wrong)

@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .compare import difference, snapshot
+from experiments.compare import difference, snapshot
+
 from .loader import TestCase
 
 __all__ = ["EagerTrace", "RunConfig", "build_module", "call_sequence", "error_fields", "run_eager_stage"]

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from experiments.markdown import cell, markdown_table
+
 from .worker import read_events
 
 __all__ = ["CASE_COLUMNS", "Table3", "case_rows", "family_of", "reason_key", "summarize", "write_reports"]
@@ -267,8 +269,7 @@ def _every_case_section(table: Table3) -> list[str]:
     total = sum(table.all_statuses[table.compilers[0]].values()) if table.compilers else 0
     out = [f"## Every eager-runnable case ({total} cases in {table.projects} projects)", ""]
     heads = [c for c, _ in _OUTCOME_COLUMNS]
-    out.append("| Compiler | " + " | ".join(heads) + " | projects with every case one graph, correct |")
-    out.append("| --- |" + " ---: |" * (len(heads) + 1))
+    rows = []
     for c in table.compilers:
         counts = table.all_statuses[c]
         cells = []
@@ -277,7 +278,9 @@ def _every_case_section(table: Table3) -> list[str]:
             cells.append(f"{n} ({100 * n / total:.1f}%)" if i == 0 and total else str(n))
         passing = table.projects_passing[c]
         share = f" ({100 * passing / table.projects:.1f}%)" if table.projects else ""
-        out.append(f"| {COMPILER_TITLES[c]} | " + " | ".join(cells) + f" | {passing}{share} |")
+        rows.append([COMPILER_TITLES[c], *cells, f"{passing}{share}"])
+    out.append(markdown_table(rows, ["Compiler", *heads, "projects with every case one graph, correct"],
+                              "l" + "r" * (len(heads) + 1)))
     return out
 
 
@@ -305,13 +308,9 @@ def _table3_md(
             "case set apart this way with MagPy's reason, so the split can be checked.",
             "",
         ]
-    lines += [
-        f"| Cases | {static_title} | Compiler | Failed cases | Fail rate |",
-        "| ---: | ---: | --- | ---: | ---: |",
-    ]
-    for i, c in enumerate(table.compilers):
-        lead = f"| {table.cases} | {base} " if i == 0 else "| | "
-        lines.append(f"{lead}| {COMPILER_TITLES[c]} | {table.failed[c]} | {100 * table.fail_rate(c):.1f}% |")
+    paper_rows = [[table.cases if i == 0 else "", base if i == 0 else "", COMPILER_TITLES[c], table.failed[c],
+                   f"{100 * table.fail_rate(c):.1f}%"] for i, c in enumerate(table.compilers)]
+    lines.append(markdown_table(paper_rows, ["Cases", static_title, "Compiler", "Failed cases", "Fail rate"], "rrlrr"))
     lines += [
         "",
         "Set apart before counting (as in the paper, §8.3):",
@@ -324,11 +323,9 @@ def _table3_md(
     if table.counted_over != "static":
         lines.append("- MagPy was not run, so no case could be classified static or dynamic; rates are over all valid cases")
     lines += [f"\nHelper module: {note}" for note in notes]
-    lines += ["", f"Outcomes on the {base} counted cases:", "", "| Compiler | " + " | ".join(_STATUS_ORDER) + " |"]
-    lines.append("| --- |" + " ---: |" * len(_STATUS_ORDER))
-    for c in table.compilers:
-        counts = table.statuses[c]
-        lines.append(f"| {COMPILER_TITLES[c]} | " + " | ".join(str(counts.get(s, 0)) for s in _STATUS_ORDER) + " |")
+    lines += ["", f"Outcomes on the {base} counted cases:", ""]
+    lines.append(markdown_table([[COMPILER_TITLES[c], *(table.statuses[c].get(s, 0) for s in _STATUS_ORDER)]
+                                 for c in table.compilers], ["Compiler", *_STATUS_ORDER], "l" + "r" * len(_STATUS_ORDER)))
     declared = [r for r in rows if r["expected"]]
     if declared:
         lines += ["", *_declared_section(declared, table)]
@@ -349,22 +346,18 @@ def family_of(file_stem: str) -> str:
 def _family_section(rows: list[dict[str, Any]], table: Table3) -> list[str]:
     """Failures per feature family (our corpus names its files ``test_<family>_<topic>.py``)."""
     titles = [COMPILER_TITLES[c] for c in table.compilers]
-    out = [f"Failed {table.counted_over} cases by feature family:", ""]
-    out.append("| Family | files | cases | static | dynamic | " + " | ".join(titles) + " |")
-    out.append("| --- |" + " ---: |" * (4 + len(titles)))
     families: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         families.setdefault(family_of(r["file"]), []).append(r)
+    table_rows = []
     for name, members in sorted(families.items()):
         counted = [r for r in members if r["kind"] == table.counted_over]
-        fails = [str(sum(r[f"{c}_status"] != "ok" for r in counted)) for c in table.compilers]
+        fails = [sum(r[f"{c}_status"] != "ok" for r in counted) for c in table.compilers]
         kinds = Counter(r["kind"] for r in members)
-        out.append(
-            f"| {name} | {len({r['file'] for r in members})} | {len(members)} | {kinds['static']} | {kinds['dynamic']} | "
-            + " | ".join(fails)
-            + " |"
-        )
-    return out
+        table_rows.append([name, len({r["file"] for r in members}), len(members), kinds["static"], kinds["dynamic"], *fails])
+    columns = ["Family", "files", "cases", "static", "dynamic", *titles]
+    return [f"Failed {table.counted_over} cases by feature family:", "",
+            markdown_table(table_rows, columns, "l" + "r" * (len(columns) - 1))]
 
 
 _STATUS_ORDER = ("ok", "error", "wrong", "graph_break", "fallback", "timeout", "crash", "harness_error")
@@ -374,29 +367,32 @@ def _declared_section(declared: list[dict[str, Any]], table: Table3) -> list[str
     """Agreement between what the programs declare (EXPECTED) and how the run classified them."""
     valid = [r for r in declared if r["kind"] in ("static", "dynamic", "unclassified")]
     out = ["Declared behaviour (the files' `EXPECTED`) against the measured classification:", ""]
-    out.append("| Declared | cases | classified static | classified dynamic | unclassified | eager failed / nondeterministic |")
-    out.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+    by_label = []
     for label in ("static", "dynamic"):
         group = [r for r in declared if r["expected"] == label]
         kinds = Counter(r["kind"] for r in group)
-        out.append(
-            f"| {label} | {len(group)} | {kinds['static']} | {kinds['dynamic']} | {kinds['unclassified']} | "
-            f"{kinds['eager_failed'] + kinds['nondeterministic']} |"
-        )
+        by_label.append([label, len(group), kinds["static"], kinds["dynamic"], kinds["unclassified"],
+                         kinds["eager_failed"] + kinds["nondeterministic"]])
+    out.append(markdown_table(by_label, ["Declared", "cases", "classified static", "classified dynamic", "unclassified",
+                                         "eager failed / nondeterministic"], "lrrrrr"))
     declared_static = [r for r in declared if r["expected"] == "static" and r["kind"] in ("static", "dynamic")]
     if declared_static and "magpy" in table.compilers:
         # Judged against the declarations instead of MagPy's own classification: a declared-static
         # case MagPy set apart as dynamic is a MagPy failure here.
         out += ["", f"Over the {len(declared_static)} declared-static cases (a case MagPy called dynamic counts as a MagPy failure):", ""]
-        out += ["| Compiler | Failed cases | Fail rate |", "| --- | ---: | ---: |"]
+        judged = []
         for c in table.compilers:
             failed = sum(r[f"{c}_status"] != "ok" or (c == "magpy" and r["kind"] == "dynamic") for r in declared_static)
-            out.append(f"| {COMPILER_TITLES[c]} | {failed} | {100 * failed / len(declared_static):.1f}% |")
+            judged.append([COMPILER_TITLES[c], failed, f"{100 * failed / len(declared_static):.1f}%"])
+        out.append(markdown_table(judged, ["Compiler", "Failed cases", "Fail rate"], "lrr"))
     mismatched = [r for r in valid if r["kind"] != "unclassified" and r["kind"] != r["expected"]]
     if mismatched:
         out += ["", "Cases classified against their declaration:", ""]
         out += [f"- `{r['file']}::{r['class']}`: declared {r['expected']}, classified {r['kind']}" for r in mismatched[:40]]
     return out
+
+
+_REASON_COLUMNS = ["count", "reason", "example"]
 
 
 def _failures_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[dict[str, Any]], top: int) -> str:
@@ -410,31 +406,31 @@ def _failures_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[
             continue
         by_class = Counter(r[f"{c}_error_class"] or r[f"{c}_status"] for r in failures)
         lines.append("By error class: " + ", ".join(f"{k} {v}" for k, v in by_class.most_common()) + ".")
-        lines += ["", "| count | reason | example |", "| ---: | --- | --- |"]
         groups: dict[str, list[dict[str, Any]]] = {}
         for r in failures:
             key = reason_key(r[f"{c}_error_class"] or r[f"{c}_status"], r[f"{c}_error"])
             groups.setdefault(key, []).append(r)
+        reasons = []
         for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]:
             ex = members[0]
             where = f" ({ex[f'{c}_where']})" if ex[f"{c}_where"] else ""
-            lines.append(f"| {len(members)} | {_md(key)} | `{ex['file']}::{ex['class']}`{where} |")
+            reasons.append([len(members), key, f"`{ex['file']}::{ex['class']}`{where}"])
         if len(groups) > top:
-            lines.append(f"| {sum(len(m) for _, m in sorted(groups.items(), key=lambda kv: -len(kv[1]))[top:])} | "
-                         f"({len(groups) - top} other reasons) | |")
-        lines.append("")
+            reasons.append([sum(len(m) for _, m in sorted(groups.items(), key=lambda kv: -len(kv[1]))[top:]),
+                            f"({len(groups) - top} other reasons)", ""])
+        lines += ["", markdown_table(reasons, _REASON_COLUMNS, "rll"), ""]
     dynamic = [r for r in rows if r["kind"] == "dynamic"]
     if dynamic:
         # MagPy's own word decides what is set apart as dynamic; show it, so a reader can judge it.
         lines += [f"## Why MagPy classified {len(dynamic)} cases dynamic", ""]
-        lines += ["| count | reason | example |", "| ---: | --- | --- |"]
         groups = {}
         for r in dynamic:
             groups.setdefault(reason_key("dynamic", r["magpy_dynamic_reason"]), []).append(r)
-        for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]:
-            lines.append(f"| {len(members)} | {_md(key)} | `{members[0]['file']}::{members[0]['class']}` |")
+        lines.append(markdown_table([[len(members), key, f"`{members[0]['file']}::{members[0]['class']}`"]
+                                     for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]],
+                                    _REASON_COLUMNS, "rll"))
         lines += ["", "Every case MagPy set apart as dynamic, with its reason:", ""]
-        lines += [f"- `{r['file']}::{r['class']}`: {_md(r['magpy_dynamic_reason'])}" for r in dynamic]
+        lines += [f"- `{r['file']}::{r['class']}`: {cell(r['magpy_dynamic_reason'])}" for r in dynamic]
         lines.append("")
     set_apart = [r for r in rows if r["kind"] in ("eager_failed", "nondeterministic")]
     if set_apart or load_failures:
@@ -442,15 +438,11 @@ def _failures_md(table: Table3, rows: list[dict[str, Any]], load_failures: list[
         if load_failures:
             reasons = Counter(reason_key(f["error_class"], f["error"]) for f in load_failures)
             lines += [f"Files that did not load ({len(load_failures)}):", ""]
-            lines += [f"- {n} × {_md(k)}" for k, n in reasons.most_common(top)]
+            lines += [f"- {n} × {cell(k)}" for k, n in reasons.most_common(top)]
             lines.append("")
         if set_apart:
             reasons = Counter(reason_key(r["kind"], r["eager_error"]) for r in set_apart)
             lines += [f"Cases set apart in eager mode ({len(set_apart)}):", ""]
-            lines += [f"- {n} × {_md(k)}" for k, n in reasons.most_common(top)]
+            lines += [f"- {n} × {cell(k)}" for k, n in reasons.most_common(top)]
             lines.append("")
     return "\n".join(lines)
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")

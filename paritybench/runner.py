@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from experiments.isolation import describe_exit
+
 from .evaluate import RunConfig
 from .loader import find_testfiles
 from .worker import case_selected, file_digest, read_events, run_file
@@ -216,9 +218,7 @@ class _FileJob:
         if how == "timeout":
             return f"killed after {self.opts.timeout_s:g} s without finishing"
         code = self.process.exitcode if self.process is not None else None
-        if code is not None and code < 0:
-            return f"worker died from signal {-code}"
-        return f"worker exited with code {code} before finishing"
+        return f"worker exited with {describe_exit(code)} before finishing"
 
 
 def _last_event_time(path: Path) -> float:

@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import resource
 import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from experiments.isolation import cap_memory
 
 __all__ = ["EventLog", "case_selected", "file_digest", "read_events", "run_file"]
 
@@ -73,14 +74,6 @@ def case_selected(file_stem: str, case_name: str, name_filter: str | None) -> bo
     return not name_filter or name_filter in f"{file_stem}::{case_name}"
 
 
-def _limit_memory(memory_bytes: int) -> None:
-    if memory_bytes <= 0:
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-
-
 def _redirect_output(log_path: str) -> None:
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     sys.stdout.flush()
@@ -108,7 +101,7 @@ def run_file(
 ) -> None:
     """Worker entry point: run every selected, not yet recorded stage of one file."""
     _redirect_output(log_path)
-    _limit_memory(memory_bytes)
+    cap_memory(memory_bytes)
 
     import torch
 

@@ -20,7 +20,8 @@ import torch
 
 from experiments import plot
 from experiments.cells import run_cell
-from experiments.measure import compare_outputs, time_calls
+from experiments.compare import Tolerance, compare
+from experiments.measure import time_calls
 from experiments.plan import make_plan, override_keys
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,17 +205,44 @@ def test_unavailable_compiler_is_marked_not_measured(tiny: Path, tmp_path: Path)
     assert "mean_s" not in row
 
 
-def test_compare_outputs_tolerance_per_dtype() -> None:
-    tol = {"float32": {"rtol": 1e-3, "atol": 1e-3}, "float16": {"rtol": 1e-2, "atol": 1e-2}}
+def test_compare_tolerance_per_dtype() -> None:
+    tol = Tolerance.from_config({"float32": {"rtol": 1e-3, "atol": 1e-3}, "float16": {"rtol": 1e-2, "atol": 1e-2}})
     ref = {"logits": torch.ones(4), "ids": torch.arange(3)}
-    assert compare_outputs({"logits": torch.ones(4) + 5e-4, "ids": torch.arange(3)}, ref, tol)[0]
-    assert not compare_outputs({"logits": torch.ones(4) + 5e-2, "ids": torch.arange(3)}, ref, tol)[0]
-    assert not compare_outputs({"logits": torch.ones(4), "ids": torch.arange(3) + 1}, ref, tol)[0]
-    assert not compare_outputs((torch.ones(4),), (torch.ones(5),), tol)[0]
+    assert compare(ref, {"logits": torch.ones(4) + 5e-4, "ids": torch.arange(3)}, tol)
+    wrong = compare(ref, {"logits": torch.ones(4) + 5e-2, "ids": torch.arange(3)}, tol)
+    assert wrong.mismatch == "output['logits']: values differ (max abs diff 0.05)"
+    assert abs(wrong.max_abs_err - 5e-2) < 1e-6
+    assert compare(ref, {"logits": torch.ones(4), "ids": torch.arange(3) + 1}, tol).mismatch == \
+        "output['ids']: values differ"
+    assert compare((torch.ones(5),), (torch.ones(4),), tol).mismatch == "output[0]: shape (5,) vs (4,)"
     half = torch.ones(4, dtype=torch.float16)
-    assert compare_outputs(half + 5e-3, half, tol)[0]  # within float16's looser bar
+    assert compare(half, half + 5e-3, tol)  # within float16's looser bar
+    # atol scales with the output's magnitude: 1e-3 * 1000 allows 0.5 on values near 1000
+    assert compare(torch.full((2,), 1000.0), torch.full((2,), 1000.5), tol)
     with pytest.raises(ValueError, match="no tolerance configured for dtype torch.float64"):
-        compare_outputs(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64), tol)
+        compare(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64), tol)
+
+
+def test_compare_walks_pytree_containers_and_user_objects() -> None:
+    import collections
+
+    from experiments.compare import EXACT
+
+    Pair = collections.namedtuple("Pair", "left right")
+
+    class Box:
+        def __init__(self, t):
+            self.t = t
+
+    assert compare(Pair(torch.ones(2), 3), Pair(torch.ones(2), 3))
+    assert compare(Pair(torch.ones(2), 3), Pair(torch.zeros(2), 3)).mismatch == \
+        "output.left: values differ (max abs diff 1)"
+    assert compare(Box(torch.ones(1)), Box(torch.ones(1) * 2)).mismatch == \
+        "output.__dict__['t']: values differ (max abs diff 1)"
+    assert compare([torch.ones(1)], [None]).mismatch == "output[0]: Tensor vs NoneType"
+    assert not compare(torch.ones(2), torch.ones(2) + 1e-7, EXACT)
+    structural = compare({"a": 1}, {"b": 1})
+    assert structural.mismatch == "output: keys ['a'] vs ['b']" and structural.max_abs_err != structural.max_abs_err
 
 
 def test_time_calls_statistics() -> None:
@@ -477,7 +505,8 @@ def test_figures_mark_fallbacks_and_failures_with_the_same_words(tmp_path: Path)
 
 
 def test_dynamo_graphs_are_counted_one_way_in_table2_and_the_timing_runs() -> None:
-    """Backend invocations, from the same counter: per call in Table 2, over the cell elsewhere."""
+    """Backend invocations, counted by the same kind of counter (also ParityBench's and models.timing's):
+    per call in Table 2, over the cell elsewhere, only for the compilation being measured."""
     from experiments.compilers import prepare
     from experiments.runners._common import compile_counts
     from experiments.runners.graphs import _count_dynamo
@@ -492,5 +521,6 @@ def test_dynamo_graphs_are_counted_one_way_in_table2_and_the_timing_runs() -> No
     assert row == {"graph_count": 2}
     compiled = prepare({"name": "dynamo-eager", "frontend": "dynamo", "backend": "eager"}, Split(), "cpu")
     compiled.fn(torch.ones(2))
+    torch.compile(torch.cos, backend="eager")(torch.ones(2))  # another compilation in the process: not counted
     compiled.fn(torch.ones(2))
     assert compile_counts({"compiler": {"frontend": "dynamo"}}, compiled) == {"graph_count": 2}

@@ -49,7 +49,7 @@ def compile_counts(spec: dict[str, Any], compiled: Any) -> dict[str, Any]:
     """What the frontend did over the cell: graphs, (re)compilations, fallbacks and why.
 
     MagPy: its ``stats`` counters and break reasons; Dynamo: the graphs it handed to its backend
-    over the cell (:func:`experiments.compilers.dynamo_graphs_compiled`, as Table 2 counts them).
+    over the cell (:func:`experiments.compilers.dynamo_graph_counter`, as Table 2 counts them).
     A MagPy cell that fell back to eager shows up here instead of as a bogus speedup.
     """
     frontend = (spec.get("compiler") or {}).get("frontend")
@@ -61,9 +61,7 @@ def compile_counts(spec: dict[str, Any], compiled: Any) -> dict[str, Any]:
         return {"graph_count": stats.graph_count, "monitor_runs": stats.monitor_runs, "fallbacks": stats.fallbacks,
                 "break_reasons": reasons[:1000]}
     if frontend == "dynamo":
-        from experiments.compilers import dynamo_graphs_compiled
-
-        return {"graph_count": dynamo_graphs_compiled() - compiled.dynamo_graphs_before}
+        return {"graph_count": int(compiled.dynamo_graphs.frame_count)}
     return {}
 
 

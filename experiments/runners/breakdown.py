@@ -35,26 +35,29 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Run the monitor run, then timed matched runs, and read MagPy's profile counters."""
     import magpy
+    from experiments.compare import Tolerance, compare
     from experiments.compilers import prepare, to_device
-    from experiments.measure import compare_outputs, time_calls, timed_call
+    from experiments.measure import time_calls, timed_call
 
     model, get_input = build_program(spec)
     args, kwargs = to_device(get_input(spec["key"]["bs"]), spec["device"])
     expected = model(*args, **kwargs)
     compiled = prepare(spec["compiler"], model, spec["device"], (args, kwargs), profile=True)
     out, monitor_s = timed_call(compiled.fn, args, kwargs, compiled.sync)
-    first_ok, _, first_why = compare_outputs(out, expected, spec["tolerance"])
+    tolerance = Tolerance.from_config(spec["tolerance"])
+    first = compare(expected, out, tolerance)
     after_monitor = copy.copy(magpy.stats(compiled.handle))  # stats() may be the live counters
     time_calls(compiled.fn, [(args, kwargs)], warmup=0, repeat=max(1, spec["warmup"]), sync=compiled.sync)
     before_timed = copy.copy(magpy.stats(compiled.handle))  # the counters cover exactly the timed calls
     stats = time_calls(compiled.fn, [(args, kwargs)], warmup=0, repeat=spec["repeat"], sync=compiled.sync)
     after_timed = copy.copy(magpy.stats(compiled.handle))
-    last_ok, _, last_why = compare_outputs(compiled.fn(*args, **kwargs), expected, spec["tolerance"])
+    last = compare(expected, compiled.fn(*args, **kwargs), tolerance)
+    correct, mismatch = bool(first and last), "; ".join(c.mismatch for c in (first, last) if c.mismatch)
     matched = after_timed.matched_calls - before_timed.matched_calls
     analysis, compile_s = after_monitor.analysis_time_s, after_monitor.backend_compile_time_s
     reasons = " | ".join(str(r) for r in getattr(after_timed, "break_reasons", []) or [])
     if matched <= 0:  # MagPy gave up (a break): the calls ran eagerly, there is no matched run to split
-        return {**stats, "correct": first_ok and last_ok, "mismatch": "; ".join(w for w in (first_why, last_why) if w),
+        return {**stats, "correct": correct, "mismatch": mismatch,
                 "monitor_s": monitor_s, "analysis_s": analysis, "backend_compile_s": compile_s,
                 "monitor_other_s": max(0.0, monitor_s - analysis - compile_s), "matched_calls": 0,
                 "graph_count": after_timed.graph_count, "monitor_runs": after_timed.monitor_runs,
@@ -62,8 +65,8 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
                 "break_reasons": (reasons or "no break reason given")[:1000]}
     return {
         **stats,
-        "correct": first_ok and last_ok,
-        "mismatch": "; ".join(w for w in (first_why, last_why) if w),
+        "correct": correct,
+        "mismatch": mismatch,
         "monitor_s": monitor_s,
         "analysis_s": analysis,
         "backend_compile_s": compile_s,

@@ -52,8 +52,9 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Time one compiled model over the spec's input stream; see the module docstring."""
+    from experiments.compare import Tolerance, compare
     from experiments.compilers import prepare, to_device
-    from experiments.measure import compare_outputs, time_calls
+    from experiments.measure import time_calls
 
     model, _ = build_program(spec)
     inputs = [to_device(pair, spec["device"]) for pair in dynamic_inputs(spec)]
@@ -62,13 +63,15 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
                        region=spec.get("region"))
     inputs = [to_device(pair, compiled.device) for pair in inputs]
 
+    tolerance = Tolerance.from_config(spec["tolerance"])
+
     def check_pass() -> tuple[bool, float, str]:
         worst, reasons = 0.0, []
         for i, ((args, kwargs), ref) in enumerate(zip(inputs, expected)):
-            ok, err, why = compare_outputs(compiled.fn(*args, **kwargs), ref, spec["tolerance"])
-            worst = max(worst, err)
-            if not ok:
-                reasons.append(f"input {i}: {why}")
+            found = compare(ref, compiled.fn(*args, **kwargs), tolerance, where=f"input {i} output")
+            worst = max(worst, found.max_abs_err)
+            if not found:
+                reasons.append(found.mismatch)
         return not reasons, worst, "; ".join(reasons)[:500]
 
     compiled.sync()

@@ -3,7 +3,7 @@
 How each approach's graphs are counted (paper §8.2):
 
 * ``dynamo``: the number of times TorchDynamo calls its backend during one call of the model (the
-  paper's method; :func:`experiments.compilers.dynamo_graphs_compiled`, which the timing
+  paper's method; :func:`experiments.compilers.dynamo_graph_counter`, which the timing
   experiments' ``graph_count`` also uses).
 * ``torchscript-regions`` / ``torchscript``: the number of entries into scripted regions during one
   call; the regions are the largest submodules ``torch.jit.script`` accepts (the paper annotated
@@ -38,8 +38,8 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Count the graphs one call of the model produces under the spec's approach."""
+    from experiments.compare import Tolerance, compare
     from experiments.compilers import Unavailable, missing_requirements, to_device
-    from experiments.measure import compare_outputs
 
     missing = missing_requirements(spec["compiler"])
     if missing:
@@ -52,19 +52,19 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     if counter is None:
         raise ValueError(f"table2 cannot count graphs of frontend {frontend!r}; valid: {sorted(_COUNTERS)}")
     out, row = counter(spec, model, args, kwargs)
-    correct, max_err, why = compare_outputs(out, expected, spec["tolerance"])
-    return {"correct": correct, "max_abs_err": max_err, "mismatch": why, **row}
+    found = compare(expected, out, Tolerance.from_config(spec["tolerance"]))
+    return {"correct": bool(found), "max_abs_err": found.max_abs_err, "mismatch": found.mismatch or "", **row}
 
 
 def _count_dynamo(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
     import torch
 
-    from experiments.compilers import dynamo_graphs_compiled
+    from experiments.compilers import dynamo_graph_counter
 
     torch._dynamo.reset()
-    before = dynamo_graphs_compiled()
-    out = torch.compile(model, backend=spec["compiler"].get("backend") or "eager")(*args, **kwargs)
-    return out, {"graph_count": dynamo_graphs_compiled() - before}
+    counter = dynamo_graph_counter(spec["compiler"].get("backend"))
+    out = torch.compile(model, backend=counter)(*args, **kwargs)
+    return out, {"graph_count": int(counter.frame_count)}
 
 
 def _count_torchscript(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:

@@ -28,8 +28,9 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Time one compiled model on one static input; see the module docstring."""
+    from experiments.compare import Tolerance, compare
     from experiments.compilers import prepare, to_device
-    from experiments.measure import compare_outputs, time_calls, timed_call
+    from experiments.measure import time_calls, timed_call
 
     model, get_input = build_program(spec)
     args, kwargs = to_device(get_input(spec["key"]["bs"]), spec["device"])
@@ -39,18 +40,19 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     prepare_s = time.perf_counter() - start
     args, kwargs = to_device((args, kwargs), compiled.device)
     out, first_call_s = timed_call(compiled.fn, args, kwargs, compiled.sync)
-    first_ok, first_err, first_why = compare_outputs(out, expected, spec["tolerance"])
+    tolerance = Tolerance.from_config(spec["tolerance"])
+    first = compare(expected, out, tolerance)
     stats = time_calls(compiled.fn, [(args, kwargs)], warmup=spec["warmup"], repeat=spec["repeat"],
                        sync=compiled.sync)
-    last_ok, last_err, last_why = compare_outputs(compiled.fn(*args, **kwargs), expected, spec["tolerance"])
+    last = compare(expected, compiled.fn(*args, **kwargs), tolerance)
     return {
         **stats,
         "prepare_s": prepare_s,
         "first_call_s": first_call_s,
-        "correct": first_ok and last_ok,
-        "max_abs_err": max(first_err, last_err),
-        "mismatch": "; ".join(f"{when}: {why}" for when, why in (("first call", first_why), ("steady", last_why))
-                              if why),
+        "correct": bool(first and last),
+        "max_abs_err": max(first.max_abs_err, last.max_abs_err),
+        "mismatch": "; ".join(f"{when}: {c.mismatch}" for when, c in (("first call", first), ("steady", last))
+                              if c.mismatch),
         "regions": len(compiled.regions) or None,
         "notes": "; ".join(compiled.notes),
         **compile_counts(spec, compiled),
