@@ -9,16 +9,6 @@ import operator
 patch_functional()
 
 
-class ComposedLayers(nn.Module):
-
-    def __init__(self, dim, depth=3):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in range(depth))
-
-    def forward(self, x):
-        return functools.reduce(lambda h, layer: torch.tanh(layer(h)), self.layers, x)
-
-
 class FlattenByProduct(nn.Module):
 
     def __init__(self, shape=(2, 3, 3), out=4):
@@ -51,14 +41,12 @@ class ReduceMaximum(nn.Module):
 
 
 TESTCASES = [
-    (ComposedLayers, lambda: ([], {'dim': 4}), lambda: ([torch.rand([2, 4])], {}), False),
     (FlattenByProduct, lambda: ([], {}), lambda: ([torch.rand([2, 2, 3, 3])], {}), False),
     (PartialOps, lambda: ([], {'channels': 2}), lambda: ([torch.rand([1, 2, 6, 6])], {}), False),
     (ReduceMaximum, lambda: ([], {}), lambda: ([torch.rand([3, 4]), torch.rand([3, 4]), torch.rand([3, 4])], {}), False),
 ]
 
 EXPECTED = {
-    'ComposedLayers': {'dynamic': False, 'features': ['functools.reduce with a lambda over modules']},
     'FlattenByProduct': {'dynamic': False, 'features': ['functools.reduce(operator.mul, shape)']},
     'PartialOps': {'dynamic': False, 'features': ['functools.partial of F functions', 'partial created in forward']},
     'ReduceMaximum': {'dynamic': False, 'features': ['functools.reduce(torch.maximum)', 'operator.add']},

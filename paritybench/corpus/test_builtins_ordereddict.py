@@ -51,7 +51,7 @@ class StateDictMix(nn.Module):
         self.b = nn.Linear(dim, dim)
 
     def forward(self, x):
-        weights = OrderedDict(a=self.a.weight, b=self.b.weight)
+        weights = OrderedDict([('a', self.a.weight), ('b', self.b.weight)])
         mixed = sum(w for w in weights.values()) / len(weights)
         return F.linear(x, mixed), list(weights.keys())
 
@@ -65,5 +65,5 @@ TESTCASES = [
 EXPECTED = {
     'OrderedStack': {'dynamic': False, 'features': ['Sequential(OrderedDict)', 'named_children', 'OrderedDict output']},
     'PriorityHeads': {'dynamic': False, 'features': ['OrderedDict.move_to_end', 'popitem', 'ModuleDict(OrderedDict)']},
-    'StateDictMix': {'dynamic': False, 'features': ['OrderedDict(**kwargs) of parameters', 'sum over values()']},
+    'StateDictMix': {'dynamic': False, 'features': ['OrderedDict(pairs) of parameters', 'sum over values()']},
 }
