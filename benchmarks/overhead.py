@@ -50,7 +50,7 @@ def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int
     with torch.no_grad():
         cm(x)
         dyn(x)
-        rec = cm._cache.records[0]
+        rec = magpy.records(cm)[0]
         args = rec.graph_inputs((x,), {})   # what the matched path hands the graph
         graph = rec.compiled_graph
         for f in (lambda: graph(*args), lambda: cm(x), lambda: dyn(x), lambda: model(x)):

@@ -14,12 +14,13 @@ its compilation), ``cache`` (records), ``api`` (this package's functions).
 """
 from ._logging import configure as _configure_logging
 from .annotations import Annotation, annotate
-from .api import CompiledFunction, CompiledModule, Explanation, Stats, compile, explain, reset, stats
+from .api import CompiledFunction, CompiledModule, Explanation, Stats, compile, explain, records, reset, stats
 from .backends import BackendError
+from .cache import Record
 from .capture import UnsupportedPython
 
-__all__ = ["compile", "explain", "reset", "stats", "annotate", "Annotation", "CompiledFunction",
-           "CompiledModule", "Explanation", "Stats", "BackendError", "UnsupportedPython"]
+__all__ = ["compile", "explain", "records", "reset", "stats", "annotate", "Annotation", "CompiledFunction",
+           "CompiledModule", "Explanation", "Record", "Stats", "BackendError", "UnsupportedPython"]
 __version__ = "0.1.0"
 
 _configure_logging()

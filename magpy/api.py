@@ -731,6 +731,15 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
     return dataclasses.replace(st, break_reasons=list(st.break_reasons))   # a snapshot, not live counters
 
 
+def records(compiled: CompiledFunction | CompiledModule) -> tuple[Record, ...]:
+    """The records of a compiled callable, most recently hit first: each with its guard, its
+    matched path (``run``), its operator graph and ``graph_inputs`` (what the matched path hands
+    the compiled graph, for timing the bare graph as benchmarks/overhead.py does)."""
+    if not isinstance(compiled, _Compiled):
+        raise TypeError("magpy.records expects what magpy.compile returned")
+    return tuple(compiled._cache.records)
+
+
 def reset() -> None:
     """Drop every record of every compiled callable in this process."""
     for r in list(_ALL.values()):

@@ -492,3 +492,17 @@ def test_a_lazy_module_runs_its_initializing_call_eagerly_then_compiles():
         assert same(cm(x), m(x))
     st = magpy.stats(cm)
     assert st.fallbacks == 1 and st.monitor_runs == 1 and st.guard_hits == 2 and st.break_reasons == []
+
+
+def test_records_are_public_with_the_bare_graph_and_its_inputs():
+    m, _ = _pair()
+    cm = magpy.compile(m, backend="eager")
+    x = torch.randn(3, 4)
+    cm(x)
+    (rec,) = magpy.records(cm)
+    assert isinstance(rec, magpy.Record)
+    inputs = rec.graph_inputs((x,), {})
+    assert inputs is not None and rec.compiled_graph(*inputs) is not None
+    assert rec.graph_inputs((torch.randn(5, 4),), {}) is None   # another shape: the guard fails
+    with pytest.raises(TypeError, match="magpy.records"):
+        magpy.records(m)
