@@ -99,7 +99,11 @@ def _script_call(fn: torch.jit.ScriptFunction):
 
 
 # Builtins that compare their elements, or the results of a ``key=`` function when given one.
+_DICT_VIEWS = frozenset({type({}.values()), type({}.keys()), type(collections.OrderedDict().values()),
+                         type(collections.OrderedDict().keys())})
 _COPYABLE_ITERATOR_TYPES = frozenset({type(iter(())), type(iter([])), type(reversed([]))})
+#: dict-like constructors and updates whose keyword values are stored, never read.
+_STORING_CONSTRUCTORS = frozenset({dict, collections.OrderedDict, dict.update, collections.OrderedDict.update})
 #: Natives whose tensor arguments are only iterated (their rows taken), never read.
 _ROW_ITERATORS = frozenset({zip, enumerate, map, filter, list, tuple, iter})
 _KEYED_READERS = frozenset({sorted, min, max, list.sort})
@@ -365,12 +369,20 @@ class CallRules:
         if fn is functools.reduce and len(args) >= 2 and not kwargs and _is_native_tensor_binop(args[0]):
             self._reduce(fs, args)
             return
+        if fn is functools.reduce and len(args) >= 2 and not kwargs \
+                and isinstance(getattr(args[0], "__func__", args[0]), types.FunctionType):
+            # A Python fold function runs monitored on each item: the items and the initial value
+            # are passed to it, not read by reduce itself.
+            self._read_args([a for a in args[1:] if not isinstance(a, torch.Tensor)], None, fn)
+            self._pend(fs, self._post_new, 1)
+            return
         if fn in _CONTEXTVAR_METHODS:
             self._contextvar(fs, fn, args)
             return
         if ann is None and isinstance(fn, type) and issubclass(fn, torch.nn.Module) \
                 and fn.__module__.startswith("torch."):
-            self._read_args(list(args) + list(kwargs.values()), None, fn)
+            # (tensor arguments are kept as buffers or weights, e.g. pos_weight=, not read)
+            self._read_args([a for a in [*args, *kwargs.values()] if not isinstance(a, torch.Tensor)], None, fn)
             self._pend(fs, self._post_new, 1, opaque=True)   # torch's own module class: a new object
             return
         if ann is None:
@@ -412,6 +424,9 @@ class CallRules:
         elif type(it) in _COPYABLE_ITERATOR_TYPES and (items := peek_items(it)) is not None:
             self._check_stateful_iterator(it, "sums")
             self._pend(fs, self._post_sum, (items, start, None))
+        elif type(it) in _DICT_VIEWS:
+            self._read_args([it.mapping] if self.node(it.mapping) is not None else [])
+            self._pend(fs, self._post_sum, (list(it), start, None))   # sum(d.values())
         elif isinstance(it, types.GeneratorType):
             collector: list = []
             self.yield_collectors[id(it.gi_frame)] = collector
@@ -608,7 +623,7 @@ class CallRules:
             self.return_collectors[code] = collector
             self._pend(fs, self._post_keyed, (fn, code, collector))
             return
-        if fn is dict:
+        if fn in _STORING_CONSTRUCTORS:
             kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
         if fn in _ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):
             # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),

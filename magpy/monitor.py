@@ -955,6 +955,11 @@ class Monitor(CallRules, OpRecorder):
 
     def op_CONTAINS_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
+        if isinstance(a, torch.Tensor) and type(b) in (set, frozenset, dict) and self.node(b) is not None \
+                and self.node(b).source is None:
+            # A set or dict made in the call (a memo of parameters seen): tensors hash by
+            # identity, so membership is identity, which the guards already fix.
+            return
         if isinstance(b, torch.Tensor) or isinstance(a, torch.Tensor):
             self._dynamic("`in` reads tensor values")
         node = self.node(b)

@@ -51,6 +51,8 @@ def array_tensor(t: torch.Tensor, dtype: Any = None, device: Any = None, require
     return out.requires_grad_() if requires_grad else out
 
 
+_PYTHON_DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
+
 #: Metadata methods whose answer does not depend on the shape.
 _VALUE_FREE_META = frozenset({"is_floating_point", "is_complex", "element_size", "get_device", "is_signed", "type",
                               "is_leaf", "is_inference", "is_pinned", "is_shared", "is_tensor", "has_names"})
@@ -156,12 +158,11 @@ class OpRecorder:
         find each one's rows in ``out`` (a sequence, or iterators reached by ``__reduce__``)."""
         seqs = _row_sequences(out)
         for t in tensors:
-            match = next((q for q in seqs if t.dim() and len(q) == t.shape[0] and q
-                          and all(_is_row_of(r, t) and self.graph.node_of(r) is None for r in q)), None)
-            if match is None:
+            at = next((i for i, q in enumerate(seqs) if t.dim() and len(q) == t.shape[0] and q
+                       and all(_is_row_of(r, t) and self.graph.node_of(r) is None for r in q)), None)
+            if at is None:
                 raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
-            seqs.remove(match)
-            self.bind_rows(t, match)
+            self.bind_rows(t, seqs.pop(at))   # (by position: `==` on sequences of tensors reads values)
 
     def to_arg(self, v: Any, _depth: int = 0) -> Any:
         """Convert a runtime value to an fx argument: tensors become nodes, the rest is baked in."""
@@ -176,6 +177,8 @@ class OpRecorder:
         t = type(v)
         if t in IMMUTABLE_TYPES or v is None:
             return v
+        if t is type and v in _PYTHON_DTYPES:
+            return _PYTHON_DTYPES[v]   # a Python type as a dtype (torch.eye(n, dtype=bool)), as torch reads it
         if is_numpy_number(v):
             return v.item()   # torch reads a numpy scalar as the Python number (generated code has no `np`)
         if _depth > 6:

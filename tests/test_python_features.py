@@ -803,3 +803,29 @@ def test_a_dict_keyed_by_functions_reads_one_item():
         assert same(cm(x), f(x))
     st = magpy.stats(cm)
     assert st.break_reasons == [] and st.monitor_runs == 2 and st.guard_hits == 2
+
+
+def test_folds_sums_and_memos_over_parameters():
+    import functools
+
+    def step(h, layer):
+        return torch.tanh(layer(h))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+        def forward(self, x):
+            h = functools.reduce(step, self.layers, x)                       # a Python fold: x only passed
+            h = functools.reduce(lambda a, layer: layer(a), self.layers, h)
+            w = collections.OrderedDict(a=self.layers[0].weight, b=self.layers[1].weight)   # stored, not read
+            reg = sum(p.pow(2).sum() for p in self.parameters())            # `in` a memo set: identity
+            out = {"h": h}
+            out.update(p=torch.relu(h))
+            return out["p"] @ (sum(w.values()) / 2) + reg + torch.eye(4, dtype=bool).float().sum()
+
+    net = Net()
+    with torch.no_grad():
+        cm = run(net, (torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),))
+    assert magpy.stats(cm).monitor_runs == 1
