@@ -103,6 +103,7 @@ def file_progress(events: list[dict[str, Any]], builds: dict[str, str] | None = 
             prog.loaded = bool(ev.get("ok"))
             prog.cases = list(ev.get("cases", []))
             prog.ended = False
+            open_stage = None   # a new worker: what the last one had in flight is over
         elif kind == "stage_start":
             open_stage = (ev["case"], ev["stage"], float(ev["t"]))
             prog.ended = False
@@ -113,8 +114,8 @@ def file_progress(events: list[dict[str, Any]], builds: dict[str, str] | None = 
                 done.add(ev["stage"])
             elif ev["stage"] in done:
                 done.discard(ev["stage"])
-            if open_stage and open_stage[:2] == (ev["case"], ev["stage"]):
-                open_stage = None
+            if open_stage and open_stage[0] == ev["case"]:
+                open_stage = None   # (its stage, or the stage an eager replay was for)
         elif kind == "end":
             prog.ended = True
             open_stage = None
@@ -200,6 +201,9 @@ class _FileJob:
                 flight_case, flight_stage, _ = prog.in_flight
                 if flight_stage not in prog.done.get(flight_case, set()):
                     case, stage = flight_case, flight_stage
+                else:
+                    # An eager replay (the reference for a stage still to run): blame that stage.
+                    case, stage = next((p for p in pending if p[0] == flight_case), pending[0])
             result = {"status": how, "error_class": how.capitalize(), "error": message, **self._build(stage)}
             log.write({"event": "stage", "case": case, "stage": stage, "result": result})
             if stage == "eager":

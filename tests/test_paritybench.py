@@ -383,6 +383,46 @@ def test_hangs_crashes_and_memory_hogs_become_results_and_the_run_goes_on(tmp_pa
     assert {r["class"]: r["kind"] for r in rows}["Hangs"] == "eager_failed"
 
 
+def test_a_timeout_while_replaying_eager_blames_that_case_only(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    mark = tmp_path / "slow"
+    write(src, "test_replay.py", f"""
+    import os, time
+    import torch
+    import torch.nn as nn
+
+    time.sleep(0.5)   # a file that takes a moment to load, as real ones do
+
+
+    class SlowOnReplay(nn.Module):
+        def forward(self, x):
+            if os.path.exists({str(mark)!r}):
+                time.sleep(60)
+            return x * 2
+
+
+    class Fast(nn.Module):
+        def forward(self, x):
+            time.sleep(0.3)
+            return x * 3
+
+    TESTCASES = [(SlowOnReplay, lambda: ([], {{}}), lambda: ([torch.ones(2)], {{}}), True),
+                 (Fast, lambda: ([], {{}}), lambda: ([torch.ones(2)], {{}}), True)]
+    """)
+    out = tmp_path / "out"
+    cfg = RunConfig(compilers=("torchscript",))
+    old = {"eager": "torch T", "torchscript": "torch T; old"}
+    quiet_run(RunOptions(directory=src, out=out, config=cfg, builds=old, timeout_s=20))
+    mark.write_text("")
+    quiet_run(RunOptions(directory=src, out=out, config=cfg, builds={**old, "torchscript": "torch T; new"},
+                         timeout_s=3))
+    got = stages_of(out, "test_replay")
+    assert got[("SlowOnReplay", "torchscript")]["status"] == "timeout"   # the stage the replay was for
+    fast = got[("Fast", "torchscript")]       # it really ran (TorchScript rejects time.sleep)
+    assert fast["status"] == "error" and "sleep" in fast["error"] and fast["build"] == "torch T; new"
+
+
 def test_a_rerun_skips_recorded_stages_and_redoes_changed_files(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
