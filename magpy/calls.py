@@ -52,7 +52,9 @@ from .guards import (
     is_numeric_array,
 )
 from .objmodel import (
+    DICT_VIEWS,
     NO_VALUE,
+    SEQUENCE_ITERATORS,
     attr_location,
     has_python_call,
     is_immutable,
@@ -99,9 +101,6 @@ def _script_call(fn: torch.jit.ScriptFunction):
 
 
 # Builtins that compare their elements, or the results of a ``key=`` function when given one.
-_DICT_VIEWS = frozenset({type({}.values()), type({}.keys()), type(collections.OrderedDict().values()),
-                         type(collections.OrderedDict().keys())})
-_COPYABLE_ITERATOR_TYPES = frozenset({type(iter(())), type(iter([])), type(reversed([]))})
 #: dict-like constructors and updates whose keyword values are stored, never read.
 _STORING_CONSTRUCTORS = frozenset({dict, collections.OrderedDict, dict.update, collections.OrderedDict.update})
 #: Natives whose tensor arguments are only iterated (their rows taken), never read.
@@ -421,10 +420,10 @@ class CallRules:
             self._read_args([it])
             items = list(it)
             self._pend(fs, self._post_sum, (items, start, None))
-        elif type(it) in _COPYABLE_ITERATOR_TYPES and (items := peek_items(it)) is not None:
+        elif type(it) in SEQUENCE_ITERATORS:
             self._check_stateful_iterator(it, "sums")
-            self._pend(fs, self._post_sum, (items, start, None))
-        elif type(it) in _DICT_VIEWS:
+            self._pend(fs, self._post_sum, (peek_items(it), start, None))
+        elif type(it) in DICT_VIEWS:
             self._read_args([it.mapping] if self.node(it.mapping) is not None else [])
             self._pend(fs, self._post_sum, (list(it), start, None))   # sum(d.values())
         elif isinstance(it, types.GeneratorType):
@@ -448,9 +447,9 @@ class CallRules:
         if isinstance(it, (list, tuple)):
             self._read_args([it])
             self._pend(fs, self._post_fold, (op, list(it), start, None))
-        elif type(it) in _COPYABLE_ITERATOR_TYPES and (items := peek_items(it)) is not None:
+        elif type(it) in SEQUENCE_ITERATORS:
             self._check_stateful_iterator(it, "folds")
-            self._pend(fs, self._post_fold, (op, items, start, None))
+            self._pend(fs, self._post_fold, (op, peek_items(it), start, None))
         elif isinstance(it, types.GeneratorType):
             collector: list = []
             self.yield_collectors[id(it.gi_frame)] = collector

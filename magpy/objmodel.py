@@ -131,10 +131,15 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
     return "other", ""
 
 
+#: Iterators over a list or tuple (forward or reversed): what they give is the sequence's order.
+SEQUENCE_ITERATORS = frozenset({type(iter(())), type(iter([])), type(reversed([]))})
+#: Views of a dict's values or keys (plain or ordered dict).
+DICT_VIEWS = frozenset({type({}.values()), type({}.keys()), type(collections.OrderedDict().values()),
+                        type(collections.OrderedDict().keys())})
 _REITERABLE = (range, set, frozenset, dict, str, bytes, collections.deque, type({}.keys()),
                type({}.values()), type({}.items()))
-_COPYABLE_ITERATORS = tuple({type(iter(x)) for x in ([], (), range(0), range(2**70), "", b"", {}, set())}
-                            | {type(reversed([])), type(reversed(range(0))), type(reversed(()))})
+_COPYABLE_ITERATORS = SEQUENCE_ITERATORS | {type(iter(x)) for x in (range(0), range(2**70), "", b"", {}, set())} \
+    | {type(reversed(range(0))), type(reversed(()))}
 
 
 def peek_items(iterable: Any) -> list | None:
