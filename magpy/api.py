@@ -59,7 +59,7 @@ from .backends import resolve
 from .binding import bind_parameters, call_with_hooks, guard_entry
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
-from .cache import MISS, Record, RecordCache
+from .cache import MISS, UNHELD, Record, RecordCache
 from .codegen import generate
 from .global_state import global_hooks_present
 from .graph import Unsupported
@@ -83,6 +83,9 @@ _MONITORING_THREAD: int | None = None
 _get_ident = threading.get_ident
 _MONITOR_LOCK = threading.RLock()   # held for every monitor run, in any thread (see the module docstring)
 _EAGER = object()                   # "run the call eagerly", from a miss that could not be monitored
+# Speculative records (magpy.scalars) tried per call whose graph ran but whose assumptions failed,
+# before the call goes on as a miss: each such try costs a whole graph run.
+_MAX_UNHELD = 2
 
 
 @dataclass
@@ -291,14 +294,16 @@ class _Compiled:
                 self._stats.guard_hits += 1   # the guard passed: a matched call that raised
                 self._stats.mock_errors += 1
                 raise
-            if out is not MISS:
+            if out is not MISS and out is not UNHELD:
                 self._stats.guard_hits += 1
                 return out
-            return self._call(args, kwargs, run)
-        return self._call(args, kwargs, None)
+            return self._call(args, kwargs, run, [run] if out is UNHELD else [])
+        return self._call(args, kwargs, None, [])
 
-    def _call(self, args: tuple, kwargs: dict, tried: Callable | None) -> Any:
-        """Everything but a hit of the first record (whose ``run`` is ``tried``, if it ran)."""
+    def _call(self, args: tuple, kwargs: dict, tried: Callable | None, unheld: list) -> Any:
+        """Everything but a hit of the first record (whose ``run`` is ``tried``, if it ran).
+        ``unheld``: the ``run`` of each record whose guard passed but whose speculation did not
+        hold for this call (its graph ran: it is not tried again)."""
         if _MONITORING_THREAD is not None and _MONITORING_THREAD == _get_ident():
             # Called from a program that is being monitored: run as plain code, so the outer
             # monitor run sees (and compiles) what this function does.
@@ -308,10 +313,17 @@ class _Compiled:
             return self._target(*args, **kwargs)
         if self._profile:
             t0 = time.perf_counter()
-            found = self._lookup(args, kwargs)
-            return self._miss(args, kwargs) if found is None else self._hit_profiled(found, t0)
+            found = self._lookup(args, kwargs, unheld)
+            if found is not None:
+                out = self._hit_profiled(found, t0)
+                if out is not UNHELD:
+                    return out
+                unheld.append(found[0].run)
+            return self._miss(args, kwargs, unheld)
         # Each record's fused guard + mock, most recently hit first.
         for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
+            if len(unheld) >= _MAX_UNHELD:
+                break   # speculative records whose values did not hold: stop running graphs for nothing
             if rec.run is not tried:
                 try:
                     out = rec.run(args, kwargs)
@@ -319,20 +331,24 @@ class _Compiled:
                     self._stats.guard_hits += 1
                     self._stats.mock_errors += 1
                     raise
-                if out is not MISS:
+                if out is UNHELD:
+                    unheld.append(rec.run)
+                elif out is not MISS:
                     self._stats.guard_hits += 1
                     if i:
                         self._cache.promote(rec)
                     return out
             if rec.guard_bugs:
                 self._guard_raised(rec, rec.guard_bugs.pop())
-        return self._miss(args, kwargs)
+        return self._miss(args, kwargs, unheld)
 
-    def _lookup(self, args: tuple, kwargs: dict) -> tuple[Record, Any] | None:
+    def _lookup(self, args: tuple, kwargs: dict, unheld: list = ()) -> tuple[Record, Any] | None:
         """(record, fetched) of the first record whose guard passes, or None (guards alone:
-        the profiled path, which times guard and mock apart)."""
+        the profiled path, which times guard and mock apart). Records in ``unheld`` are skipped."""
         records = self._cache.records
         for i, rec in enumerate(records):
+            if rec.run in unheld:
+                continue
             try:
                 fetched = rec.guard(args, kwargs)
             except Exception as e:   # guards return None on a miss: an exception is a MagPy bug
@@ -345,25 +361,31 @@ class _Compiled:
         return None
 
     def _hit(self, rec: Record, fetched: Any) -> Any:
-        self._stats.guard_hits += 1
         try:
-            return rec.mock(fetched)
+            out = rec.mock(fetched)
         except Exception:
             # The user's operators raised (as the eager call would): propagate, never re-run the
             # call, whose in-place updates before the failure must not happen twice.
+            self._stats.guard_hits += 1
             self._stats.mock_errors += 1
             raise
+        if out is not UNHELD:
+            self._stats.guard_hits += 1
+        return out
 
     def _hit_profiled(self, found: tuple[Record, Any], t0: float) -> Any:
         st = self._stats
         t1 = time.perf_counter()
+        out = UNHELD
         try:
-            return self._hit(*found)
+            out = self._hit(*found)
+            return out
         finally:
             _sync()
-            st.matched_calls += 1
-            st.guard_time_s += t1 - t0
-            st.mock_time_s += time.perf_counter() - t1
+            if out is not UNHELD:
+                st.matched_calls += 1
+                st.guard_time_s += t1 - t0
+                st.mock_time_s += time.perf_counter() - t1
 
     def _guard_raised(self, rec: Record, e: Exception) -> None:
         if self._cache.remove(rec):
@@ -377,28 +399,32 @@ class _Compiled:
             log.debug("magpy: a guard of %s raised %s: %s", self._name, type(e).__name__, e)
 
     # -- a miss: monitor run, then a new record -----------------------------------------------------------
-    def _miss(self, args, kwargs):
+    def _miss(self, args, kwargs, unheld: list):
         st = self._stats
         if self._runner.hooks_reason() is not None:
             # Hooks run only in the real call. Not a give-up: the next call without hooks compiles.
             st.fallbacks += 1
             return self._target(*args, **kwargs)
-        found = None
         with _MONITOR_LOCK:
             # While this thread waited, another may have built the record this call needs, or given up.
-            if self._eager_reason is None:
+            while self._eager_reason is None:
                 t0 = time.perf_counter()
-                found = self._lookup(args, kwargs)
-                if found is None:
-                    if st.monitor_runs < self._recompile_limit:
-                        st.guard_misses += 1
-                        result = self._monitor_and_record(args, kwargs)
-                        if result is not _EAGER:
-                            return result
-                        return self._target(*args, **kwargs)
-                    self._limit_reached()
-        if found is not None:
-            return self._hit_profiled(found, t0) if self._profile else self._hit(*found)
+                found = self._lookup(args, kwargs, unheld) if len(unheld) < _MAX_UNHELD else None
+                if found is not None:
+                    # (a hit under the lock: rare, a record built while this thread waited)
+                    out = self._hit_profiled(found, t0) if self._profile else self._hit(*found)
+                    if out is not UNHELD:
+                        return out
+                    unheld.append(found[0].run)
+                    continue
+                if st.monitor_runs < self._recompile_limit:
+                    st.guard_misses += 1
+                    result = self._monitor_and_record(args, kwargs)
+                    if result is not _EAGER:
+                        return result
+                    return self._target(*args, **kwargs)
+                self._limit_reached()
+                break
         st.fallbacks += 1
         return self._target(*args, **kwargs)
 
@@ -667,12 +693,15 @@ class Explanation:
     op_count: int
     dynamic: bool
     graph: Any = None
+    assumptions: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
                  f"Dynamic behaviour detected: {self.dynamic}",
                  f"Break reasons ({len(self.break_reasons)}):"]
         lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)]
+        lines.append(f"Values read from tensors and assumed ({len(self.assumptions)}):")
+        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.assumptions)]
         lines.append("Guards:")
         lines += ["  " + g for g in self.guards.splitlines()]
         return "\n".join(lines)
@@ -718,7 +747,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
         op_count = mon.graph.op_count if mon is not None else 0
         return Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
                            guards=guards_text, op_count=op_count, dynamic=bool(mon is not None and mon.dynamic),
-                           graph=gm)
+                           graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [])
 
     return run
 

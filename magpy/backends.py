@@ -24,14 +24,15 @@ def _eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 
 def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     from torch._inductor.compile_fx import compile_fx
-    from torch._subclasses.fake_tensor import DynamicOutputShapeException
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
 
     try:
         return compile_fx(gm, example_inputs)
-    except DynamicOutputShapeException:
-        # A boolean mask or nonzero in the graph: its output shape depends on values, which
-        # compile_fx's static tracing cannot express. TorchDynamo in front of Inductor can
-        # (unbacked sizes), at the price of its own guards on each call.
+    except (DynamicOutputShapeException, DataDependentOutputException):
+        # A boolean mask or nonzero in the graph (its output shape depends on values), or a value
+        # read into a Python number (`item`, magpy.scalars): compile_fx's static tracing cannot
+        # express them. TorchDynamo in front of Inductor can (unbacked sizes and numbers), at
+        # the price of its own guards on each call.
         return _inductor_with_value_shapes(gm)
 
 
@@ -41,7 +42,7 @@ def _inductor_with_value_shapes(gm: torch.fx.GraphModule) -> Callable:
     compiled = torch.compile(gm.forward, backend="inductor")
 
     def run(*args):
-        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
             return compiled(*args)
 
     return run
@@ -53,7 +54,11 @@ def _torchscript(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         scripted = torch.jit.script(gm)
     except Exception:
         # Some fx targets (getattr on tensors, operator.*) do not script; tracing a
-        # straight-line graph records exactly the same operations.
+        # straight-line graph records exactly the same operations, unless the graph reads
+        # tensor values into Python numbers (magpy.scalars): a trace would keep the numbers
+        # of the example call as constants.
+        if _reads_values(gm):
+            raise
         with torch.no_grad():
             scripted = torch.jit.trace(gm, tuple(example_inputs), check_trace=False)
     scripted = scripted.eval()
@@ -62,6 +67,10 @@ def _torchscript(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     except Exception:
         pass
     return scripted
+
+
+def _reads_values(gm: torch.fx.GraphModule) -> bool:
+    return any(n.op == "call_method" and n.target in ("item", "tolist") for n in gm.graph.nodes)
 
 
 def _xla(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:

@@ -28,6 +28,19 @@ class _Miss:
 MISS = _Miss()
 
 
+class _Unheld:
+    """What a speculative record's mock returns when its graph computed a value other than the
+    one its monitor run depended on (see :mod:`magpy.scalars`): a miss, after the graph ran."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNHELD"
+
+
+UNHELD = _Unheld()
+
+
 @dataclass(eq=False)
 class Record:
     """guard(args, kwargs) -> fetched locals or None; mock(fetched) -> the call's result;

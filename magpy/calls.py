@@ -137,6 +137,13 @@ _CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.Context
 # Tensor methods that read a value into Python: fine for a small value-guarded tensor.
 _SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
 
+_NUMBER_CONVERSIONS = (float, int, bool)
+
+# Natives that store or move their arguments without reading their values.
+_PASSING_NATIVES = frozenset({list.append, list.insert, list.extend, collections.deque.append,
+                              collections.deque.appendleft, collections.deque.extend, setattr, len, iter,
+                              zip, enumerate, reversed, isinstance, type, callable, getattr, hasattr})
+
 # Container changes replayed by the mock as the same calls (see ``Monitor._log_mutation``).
 _LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collections.deque.append,
                                collections.deque.appendleft, set.add, dict.__setitem__})
@@ -219,6 +226,60 @@ class CallRules:
     contextvars: dict[int, tuple]
     uses_modules: bool
 
+    def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
+        """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):
+        if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
+        if type(t) is not torch.Tensor or (kind != "list" and t.numel() != 1) or t.numel() > 64 \
+                or (self.graph.node_of(t) is None and not self._from_outside(t)):
+            return False
+        self._pend(fs, self._post_assumed_read, (t, kind), opaque=True)
+        return True
+
+    def _post_assumed_read(self, fs, stack, data):
+        t, kind = data
+        if not self.assume_tensor_read(t, kind, stack[-1]):
+            self._dynamic("reads a tensor value into Python")
+
+    def _assume_extremum(self, fs: FrameState, fn, args: list) -> bool:
+        """``max(t, 1e-8)`` with one-element tensors among numbers: Python compares them in
+        order; each comparison's outcome is assumed, and the result is the argument that won."""
+        items = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
+        if not any(isinstance(a, torch.Tensor) for a in items) or len(items) > 8 or not all(
+                type(a) in (int, float, bool) or (type(a) is torch.Tensor and a.numel() == 1
+                                                  and (self.graph.node_of(a) is not None or self._from_outside(a)))
+                for a in items):
+            return False
+        cmp = _operator.gt if fn is max else _operator.lt
+        best = 0
+        for j in range(1, len(items)):
+            outcome = bool(cmp(items[j], items[best]))
+            node = self.graph.call("function", cmp, (self.to_arg(items[j]), self.to_arg(items[best])), {})
+            self.assume("truth", node, outcome)
+            if outcome:
+                best = j
+        self._pend(fs, self._post_new, 1, opaque=True)
+        return True
+
+    def _passes_numbers_on(self, fn, args: list, kwargs: dict) -> bool:
+        """Does calling ``fn`` only pass on the numbers read from tensors among its arguments
+        (to monitored Python code, to tensor operators, into containers), never read them?"""
+        if isinstance(getattr(fn, "__self__", None), torch.Tensor) or T.tensor_method_name(fn, args) is not None:
+            return True   # a tensor method: an operator (magpy.scalars.shape_safe decides)
+        if isinstance(fn, types.MethodType):
+            fn = fn.__func__
+        if isinstance(fn, (types.FunctionType, torch.nn.Module)) or T.is_torch_function(fn):
+            return True   # monitored Python code, or an operator
+        if isinstance(fn, type):
+            return is_python_class(fn) or fn in (list, tuple) or issubclass(fn, torch.Tensor) \
+                or (fn is dict and not args)
+        if fn in _PASSING_NATIVES:
+            return True
+        ann = lookup(fn)
+        if ann is not None and ann.value_read is not None:
+            return not any(ann.reads(i) and self.holds_scalar(a) for i, a in enumerate(args)) \
+                and not any(self.holds_scalar(v) for v in kwargs.values())
+        return False
+
     def _call(self, fs: FrameState, fn, args: list, kwargs: dict) -> None:
         """Decide what calling ``fn(*args, **kwargs)`` means for the record (Figure 12)."""
         _announce_callee(fn)
@@ -228,6 +289,23 @@ class CallRules:
             self._partial_fields(fn)
             self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
             return
+        if fn in _NUMBER_CONVERSIONS and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+            # float(t), int(t), bool(t): a small tensor from outside is guarded by value; a float
+            # stays in the graph; any other value read is assumed (magpy.scalars)
+            if self._value_guard(args[0]):
+                self._pend(fs, self._post_new, 1, opaque=True)
+                return
+            if fn is float and self.start_scalar_read(fs, args[0]):
+                return
+            if self._start_assumed_read(fs, args[0], "truth" if fn is bool else "item"):
+                return
+        if fn in (max, min) and not kwargs and args and self._assume_extremum(fs, fn, args):
+            return
+        if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
+            if self.scalar_call(fs, fn, args, kwargs):
+                return
+            if not self._passes_numbers_on(fn, args, kwargs):
+                self.scalar_escape(f"passes to `{getattr(fn, '__qualname__', type(fn).__name__)}`", args, kwargs, fn)
         legacy = _legacy_constructor(fn, args, kwargs)
         if legacy is not None:
             factory, fargs, fkwargs = legacy
@@ -307,6 +385,12 @@ class CallRules:
             if mname in T.DATA_DEPENDENT:
                 if mname in _SCALAR_READS and self._value_guard(args[0]):
                     self._pend(fs, self._post_new, 1, opaque=True)
+                    return
+                if mname in ("item", "__float__") and len(args) == 1 and not kwargs \
+                        and self.start_scalar_read(fs, args[0]):
+                    return
+                if mname in _SCALAR_READS and len(args) == 1 and not kwargs and self._start_assumed_read(
+                        fs, args[0], "list" if mname == "tolist" else "truth" if mname == "__bool__" else "item"):
                     return
                 self._dynamic(f"`Tensor.{mname}` reads tensor values")
             if mname == "new" and len(args) > 1 and (type(args[1]) is torch.Size and len(args) == 2

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from .cache import MISS
+from .cache import MISS, UNHELD
 from .graph import Unsupported
 from .guard_batch import batch_held
 
@@ -80,6 +80,45 @@ def _same_values(a, b) -> bool:
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b))
     return isinstance(a, float) and isinstance(b, float) and a != a and b != b
+
+
+def _speculation_state() -> tuple:
+    """What a speculative graph may change besides its outputs: the RNG states and grad mode."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda, torch.is_grad_enabled()
+
+
+def _restore_state(state: tuple) -> None:
+    cpu, cuda, grad = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+    torch.set_grad_enabled(grad)
+
+
+def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> list[str]:
+    """One Python condition per assumption of the run (see :meth:`ScalarFlow.assume`), over the
+    graph's outputs. A speculative graph must not change tensors from outside: when an
+    assumption fails, the call goes on as a miss and the program runs again."""
+    if not mon.assumptions:
+        return []
+    changed = [mon.rg.sn[nid] for nid in mon.mutated if isinstance(mon.rg.sn[nid].obj, torch.Tensor)]
+    if changed or mon.mutates_outside:
+        what = changed[0].source.describe() if changed else "a tensor from outside (through a view)"
+        raise Unsupported(f"reads tensor values into Python and changes {what} in place: "
+                          "the values read cannot be checked before the change")
+    checks = []
+    for kind, node, expected in mon.assumptions:
+        o = mb._graph_output(node)
+        if kind == "truth":
+            checks.append(f"bool({o}) is {bool(expected)!r}")
+        elif kind == "item":
+            checks.append(f"_same_values({o}.item(), {pool.ref(expected)})")
+        elif kind == "list":
+            checks.append(f"_same_values({o}.tolist(), {pool.ref(expected)})")
+        else:
+            checks.append(f"_same_values({o}, {pool.ref(expected)})")
+    return checks
 
 
 def _rebuild_object(cls, state: dict):
@@ -276,6 +315,10 @@ class _MockBuilder:
     def value(self, v: Any, depth: int = 0) -> str:
         if depth > 50:
             raise Unsupported("output structure nested too deeply")
+        if type(v) is float and self.mon.scalar_nodes:
+            n = self.mon.scalar_node(v)
+            if n is not None:
+                return self._graph_output(n)   # a number read from a tensor: the call's value
         if is_immutable(v):
             return literal(v, self.pool)
         hit = self.memo.get(id(v))
@@ -288,12 +331,7 @@ class _MockBuilder:
             n = self.mon.graph.node_of(v)
             if n is None:
                 raise Unsupported(f"returns a tensor {tuple(v.shape)} whose computation MagPy did not see")
-            idx = self._out_index.get(n)
-            if idx is None:
-                idx = len(self.outputs)
-                self.outputs.append(n)
-                self._out_index[n] = idx
-            return f"o[{idx}]"
+            return self._graph_output(n)
         t = type(v)
         if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType)):
             return self.pool.ref(v)
@@ -333,7 +371,17 @@ class _MockBuilder:
         self.memo[id(v)] = var
         return var
 
+    def _graph_output(self, n) -> str:
+        idx = self._out_index.get(n)
+        if idx is None:
+            idx = len(self.outputs)
+            self.outputs.append(n)
+            self._out_index[n] = idx
+        return f"o[{idx}]"
+
     def _key(self, k) -> str:
+        if self.mon.scalar_node(k) is not None:
+            raise Unsupported("a number read from a tensor value is a dict key")
         if not is_immutable(k):
             raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
         return literal(k, self.pool)
@@ -432,6 +480,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         if var.get(NO_VALUE) is not before:
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
+    checks = _assumption_checks(mon, mb, pool)
 
     # -- Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
     # with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and
@@ -559,7 +608,20 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     mlines = []
     if needed:
         mlines.append(f"{''.join(n + ', ' for n in needed)}= fetched")
-    if gm_needed:
+    if checks:
+        # Speculation (magpy.scalars): the graph computed values the run's path depended on. If
+        # one differs, or the graph fails, the record does not hold: the call is a miss, as if
+        # the graph had not run (it changed nothing outside but the RNG, which is put back).
+        mlines.append("_state = _speculation_state()")
+        mlines.append("try:")
+        mlines.append(f"    o = _graph({', '.join(input_vars)})")
+        mlines.append("except Exception:")
+        mlines.append("    _restore_state(_state)")
+        mlines.append("    return _UNHELD")
+        mlines.append(f"if not ({' and '.join(checks)}):")
+        mlines.append("    _restore_state(_state)")
+        mlines.append("    return _UNHELD")
+    elif gm_needed:
         mlines.append(f"o = _graph({', '.join(input_vars)})")
     mlines += mb.lines
     mlines += writes
@@ -567,6 +629,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 
     ns.update(pool.namespace())
+    ns.update(_speculation_state=_speculation_state, _restore_state=_restore_state, _UNHELD=UNHELD)
     ns.update(_same_values=_same_values, _storage_pattern=_storage_pattern, _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
               _rebuild_sequence=_rebuild_sequence)
     guard_ns = dict(ns)

@@ -72,6 +72,7 @@ from .objmodel import (
     peek_items,
 )
 from .refgraph import Const, RefGraph, ShadowNode
+from .scalars import ScalarFlow
 from .source import (
     ArgSource,
     AttrSource,
@@ -156,6 +157,8 @@ class _Deleted:
 
 _DELETED = _Deleted()
 _SINGLETONS = (None, True, False, Ellipsis, NotImplemented)
+# Opcodes that hash what they put in a set or dict (see Monitor._check_hashed).
+_HASHING = frozenset({"BUILD_SET", "BUILD_MAP", "SET_ADD", "MAP_ADD", "SET_UPDATE"})
 
 collections_deque = collections.deque
 _getitem = _operator.getitem
@@ -177,7 +180,7 @@ def _annotated_codes() -> frozenset:
     return REGISTRY.python_codes()
 
 
-class Monitor(CallRules, OpRecorder):
+class Monitor(CallRules, OpRecorder, ScalarFlow):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
@@ -185,7 +188,8 @@ class Monitor(CallRules, OpRecorder):
     return value, and ``graph``/``rg``/``guards``/``writes`` describe the call.
 
     The call decision comes from :class:`~magpy.calls.CallRules` and the recording of
-    tensor operations from :class:`~magpy.tensor_ops.OpRecorder`.
+    tensor operations from :class:`~magpy.tensor_ops.OpRecorder`; numbers read from tensor
+    values are followed by :class:`~magpy.scalars.ScalarFlow`.
     """
 
     def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
@@ -223,8 +227,11 @@ class Monitor(CallRules, OpRecorder):
         self.grad_enabled = torch.is_grad_enabled()
         self.global_state = GlobalState.capture()   # one guard for every process-wide switch
         self.graph_mutates = False                   # an operator changed a tensor in place
+        self.mutates_outside = False                 # ... one sharing memory with a tensor from outside
         self._entered: set = set()                   # generator frames whose parameters were bound
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
+        self.init_scalars()
+        self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
         for name, value in param_values.items():
@@ -298,6 +305,7 @@ class Monitor(CallRules, OpRecorder):
             self._instruction(fs, frame, offset, stack)
 
     def _instruction(self, fs, frame, offset: int, stack: list) -> None:
+        self._at = (fs, offset)
         try:
             if fs.pending is not None:
                 post, data = fs.pending
@@ -368,6 +376,13 @@ class Monitor(CallRules, OpRecorder):
         self.internal_error = internal
         self.opaque_frame = None
         capture.stop()
+
+    def where(self) -> str:
+        """The user's file:line of the instruction being monitored."""
+        fs, offset = self._at
+        ins = fs.instrs.get(offset)
+        line = ins.line if ins is not None and ins.line else fs.frame.f_lineno
+        return f"{fs.code.co_filename}:{line} in {fs.code.co_name}"
 
     def _dynamic(self, reason: str):
         self.dynamic = True
@@ -567,10 +582,26 @@ class Monitor(CallRules, OpRecorder):
 
     def op_PASS(self, fs: FrameState, ins, stack: list) -> None:
         """Moves references only (stack shuffles, jumps, constants): nothing to track."""
+        if self.scalar_nodes and ins.real in _HASHING:
+            self._check_hashed(ins, stack)
 
     def op_NEW(self, fs: FrameState, ins, stack: list) -> None:
         """Leaves a new object on top that only references its inputs (a container, a function)."""
+        if self.scalar_nodes and ins.real in _HASHING:
+            self._check_hashed(ins, stack)
         self._pend(fs, self._post_new, 1)
+
+    def _check_hashed(self, ins, stack: list) -> None:
+        """Set items and dict keys are hashed: a number read from a tensor cannot be one."""
+        real = ins.real
+        if real == "BUILD_SET":
+            keys = stack[len(stack) - ins.arg:] if ins.arg else []
+        elif real == "BUILD_MAP":
+            keys = stack[len(stack) - 2 * ins.arg::2] if ins.arg else []
+        else:   # SET_ADD, SET_UPDATE: the top; MAP_ADD: key below the value
+            keys = [stack[-2] if real == "MAP_ADD" else stack[-1]]
+        if self.holds_scalar(keys):
+            self.scalar_escape("hashes (a set item or dict key)", keys)
 
     def op_UNSUPPORTED(self, fs: FrameState, ins, stack: list) -> None:
         """An opcode MagPy has no rule for on this CPython: the call runs eagerly."""
@@ -698,6 +729,8 @@ class Monitor(CallRules, OpRecorder):
 
     # attributes
     def op_LOAD_ATTR(self, fs, ins, stack):
+        if self.scalar_nodes and self.scalar_node(stack[-1]) is not None:
+            self.scalar_escape(f"reads attribute `{ins.argval}` of", stack[-1])
         self._attr(fs, stack[-1], ins.argval, method=ins.method)
 
     def op_LOAD_SUPER_ATTR(self, fs, ins, stack):
@@ -845,6 +878,8 @@ class Monitor(CallRules, OpRecorder):
         self._subscr(fs, stack[-3], slice(stack[-2], stack[-1]))
 
     def _subscr(self, fs, container, key) -> None:
+        if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
+            self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
             self._pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
@@ -879,6 +914,8 @@ class Monitor(CallRules, OpRecorder):
         self._store_subscr(fs, stack[-3], slice(stack[-2], stack[-1]), stack[-4])
 
     def _store_subscr(self, fs, container, key, value) -> None:
+        if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
+            self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
             # (through a boolean mask too: the container keeps its shape; a value of the wrong
             # length fails in the graph as it does in eager)
@@ -899,6 +936,8 @@ class Monitor(CallRules, OpRecorder):
 
     def op_DELETE_SUBSCR(self, fs, ins, stack):
         container = stack[-2]
+        if self.holds_scalar(stack[-1]):
+            self.scalar_escape("indexes a container with", stack[-1])
         if isinstance(container, torch.Tensor):
             raise BreakCompile("deletes from a tensor")
         self._mutate(container)
@@ -907,6 +946,11 @@ class Monitor(CallRules, OpRecorder):
     def op_BINARY_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
         sym = ins.argrepr
+        if self.scalar_nodes and not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) \
+                and (self.scalar_node(a) is not None or self.scalar_node(b) is not None):
+            if self.scalar_binary(fs, sym, a, b):
+                return
+            self.scalar_escape(f"applies `{sym}` to", a, b)
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             fn = T.BINARY_OPS.get(sym if isinstance(a, torch.Tensor) else sym.rstrip("="))
             if fn is None:
@@ -924,6 +968,9 @@ class Monitor(CallRules, OpRecorder):
 
     def op_IS_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
+        if self.scalar_nodes and (self.scalar_node(a) is not None or self.scalar_node(b) is not None) \
+                and not any(a is s or b is s for s in _SINGLETONS):
+            self._dynamic("compares the identity of a number read from a tensor value")
         na, nb = self.node(a), self.node(b)
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             # Tensors from outside are not identity-guarded: guard this relation itself.
@@ -943,10 +990,19 @@ class Monitor(CallRules, OpRecorder):
     def op_COMPARE_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-            if ins.to_bool:
-                self._dynamic("branches on a tensor value (a tensor comparison used as a condition)")
             fn = T.COMPARE_OPS[ins.argval]
+            if ins.to_bool:
+                # 3.13: the comparison and its truth test in one instruction: the graph computes the
+                # comparison, the outcome the run saw is assumed (magpy.scalars)
+                if not all(type(v) is torch.Tensor or type(v) in (int, float, bool) for v in (a, b)) \
+                        or any(isinstance(v, torch.Tensor) and v.numel() != 1 for v in (a, b)):
+                    self._dynamic("branches on a tensor value (a tensor comparison used as a condition)")
+                self._pend(fs, self._post_assumed, ("function", fn, (self.to_arg(a), self.to_arg(b))), opaque=True)
+                return
             self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
+            return
+        if self.holds_scalar(a) or self.holds_scalar(b):
+            self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
         for v in (a, b):
             if not isinstance(v, CONTAINER_TYPES) and not isinstance(type(v).__eq__, types.FunctionType):
@@ -955,6 +1011,8 @@ class Monitor(CallRules, OpRecorder):
 
     def op_CONTAINS_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
+        if self.holds_scalar(a) or self.holds_scalar(b):
+            self.scalar_escape("tests membership with", a, b)
         if isinstance(a, torch.Tensor) and type(b) in (set, frozenset, dict) and self.node(b) is not None \
                 and self.node(b).source is None:
             # A set or dict made in the call (a memo of parameters seen): tensors hash by
@@ -979,6 +1037,9 @@ class Monitor(CallRules, OpRecorder):
 
     def _unary(self, fs, ins, stack):
         v = stack[-1]
+        if self.scalar_nodes and self.scalar_node(v) is not None:
+            self.scalar_unary(fs, ins.opname, v)
+            return
         if isinstance(v, torch.Tensor):
             fn = T.UNARY_OPS[ins.opname]
             self._pend_op(fs, "function", fn, [v], {}, fn.__name__)
@@ -988,7 +1049,9 @@ class Monitor(CallRules, OpRecorder):
     op_UNARY_NEGATIVE = op_UNARY_POSITIVE = op_UNARY_INVERT = _unary
 
     def _truth(self, v):
-        if isinstance(v, torch.Tensor) and not self._value_guard(v):
+        if self.scalar_nodes and self.scalar_node(v) is not None:
+            self.assume("truth", self.scalar_node(v), bool(v))
+        if isinstance(v, torch.Tensor) and not self._value_guard(v) and not self.assume_tensor_read(v, "truth", bool(v)):
             self._dynamic("branches on a tensor value")
         if isinstance(v, CONTAINER_TYPES) or isinstance(v, collections_deque):
             self._read_args([v])
@@ -1075,6 +1138,8 @@ class Monitor(CallRules, OpRecorder):
 
     def op_DICT_UPDATE(self, fs, ins, stack):
         v = stack[-1]
+        if self.scalar_nodes and isinstance(v, dict) and self.holds_scalar(list(v)):
+            self.scalar_escape("hashes (a dict key)", list(v))
         if isinstance(v, dict):
             self.full_read(v)
 
@@ -1084,6 +1149,8 @@ class Monitor(CallRules, OpRecorder):
         v = stack[-1] if (ins.arg & 0x04) == 0 else stack[-2]
         if isinstance(v, torch.Tensor) or T.contains_tensor(v):
             self._dynamic("formats a tensor as text (reads its values)")
+        if self.holds_scalar(v):
+            self.scalar_escape("formats", v)
         if isinstance(v, CONTAINER_TYPES):
             self.full_read(v)
 

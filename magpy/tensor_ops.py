@@ -29,6 +29,7 @@ from .annotations import torch_ops as T
 from .breaks import BreakCompile
 from .bytecode import catches_tensor_errors, catching_ranges
 from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_name
+from .scalars import shape_safe
 from .graph import OpGraph, Unsupported
 from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_numpy_number
@@ -99,6 +100,7 @@ class OpRecorder:
     frames: dict[int, FrameState]
     mutated: set[int]
     graph_mutates: bool
+    mutates_outside: bool
 
     def _pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
@@ -175,6 +177,10 @@ class OpRecorder:
                 return self.graph.placeholder(v, node.source)
             raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
         t = type(v)
+        if t is float and self.scalar_nodes:
+            node = self.scalar_node(v)
+            if node is not None:
+                return node
         if t in IMMUTABLE_TYPES or v is None:
             return v
         if t is type and v in _PYTHON_DTYPES:
@@ -252,6 +258,8 @@ class OpRecorder:
         """
         if name in T.DATA_DEPENDENT:
             self._dynamic(f"`{name}` reads tensor values")
+        if self.scalar_nodes and not shape_safe(name) and (self.holds_scalar(args) or self.holds_scalar(kwargs)):
+            self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", args, kwargs)
         value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs))
         if T.shape_depends_on_values(name, args, kwargs):
             if name in ("_pack_padded_sequence", "_pad_packed_sequence"):
@@ -314,6 +322,10 @@ class OpRecorder:
     def _tensor_mutated(self, t: torch.Tensor, n) -> None:
         """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
         self.graph_mutates = True
+        if not self.mutates_outside:
+            # Through any view: memory shared with a tensor from outside (a graph input) changed.
+            ptr = t.untyped_storage().data_ptr()
+            self.mutates_outside = any(x.untyped_storage().data_ptr() == ptr for _, x in self.graph.inputs)
         if n is not None:
             self.graph.bind(t, n)
         node = self.node(t)

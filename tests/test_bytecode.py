@@ -112,15 +112,16 @@ def test_keyword_and_star_calls():
     compiled_matches_eager(f, (x, {"scale": 2.0}), (x, {"scale": 3.0, "shift": 1.0}))
 
 
-def test_a_tensor_comparison_as_a_condition_is_dynamic():
+def test_a_tensor_comparison_as_a_condition_is_assumed():
     def f(x):
         if x.sum() > 0 and x.mean() < 10:    # 3.13: COMPARE_OP makes the bool itself
             return x * 2
         return x - 1
 
     ex = magpy.explain(f)(torch.ones(3))
-    assert ex.dynamic and "branches on a tensor value" in ex.break_reasons[0]
-    compiled_matches_eager(f, (torch.ones(3),), (-torch.ones(3),))
+    assert not ex.dynamic and ex.graph_count == 1 and len(ex.assumptions) == 2
+    assert "the truth of `gt`" in ex.assumptions[0] and "is True" in ex.assumptions[0]
+    compiled_matches_eager(f, (torch.ones(3),), (-torch.ones(3),), (torch.full((3,), 20.0),))
 
 
 def _make_closure(k):

@@ -32,8 +32,6 @@ def uses_random(x):
 
 
 @pytest.mark.parametrize("fn, reason", [
-    (data_branch, "branches on a tensor value"),
-    (item_use, "item"),
     (prints, "print"),
     (uses_random, "random"),
 ])
@@ -52,6 +50,24 @@ def test_dynamic_programs_break_with_reason_and_stay_correct(fn, reason):
     st = magpy.stats(cm)
     # the first call is a miss (its monitor run gives up); the two later calls are fallbacks
     assert st.monitor_runs == 1 and st.guard_misses == 1 and st.fallbacks == 2 and st.break_reasons
+
+
+@pytest.mark.parametrize("fn, assumed", [(data_branch, "the truth of `gt`"), (item_use, None)])
+def test_tensor_value_reads_compile_with_assumptions(fn, assumed):
+    # A branch on a tensor value is assumed (checked after the graph runs); a float read that only
+    # flows into operators is lifted into the graph (magpy.scalars, tests/test_scalar_reads.py).
+    ex = magpy.explain(fn)(torch.ones(4))
+    assert ex.graph_count == 1 and ex.break_reasons == [] and not ex.dynamic
+    if assumed is None:
+        assert ex.assumptions == []
+    else:
+        assert len(ex.assumptions) == 1 and assumed in ex.assumptions[0] and "test_dynamic_and_api.py:" in ex.assumptions[0]
+        assert "Values read from tensors and assumed (1)" in str(ex)
+    cm = magpy.compile(fn, backend="eager")
+    for _ in range(3):
+        x = torch.randn(4)
+        assert same(cm(x), fn(x))
+    assert magpy.stats(cm).fallbacks == 0
 
 
 def test_explain_reports_graph_guards_and_ops():

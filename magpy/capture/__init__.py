@@ -18,6 +18,8 @@ A backend provides:
 ``read_stack(frame) -> list``
     the frame's value stack, bottom to top, :data:`NULL` for empty slots; only valid
     inside ``hooks.instruction``.
+``top_address(frame)``
+    the address of the top value-stack slot, under the same condition (see :func:`replace_top`).
 ``frame_function(frame)``
     the function object a frame runs, or None when it cannot be told (3.10 frames do not
     record it: that backend also takes ``announce_call(fn)``, the callee the monitor sees).
@@ -34,6 +36,7 @@ Example::
 """
 from __future__ import annotations
 
+import ctypes
 import sys
 from typing import Any, Protocol
 
@@ -123,6 +126,24 @@ def announce_call(fn: Any) -> None:
 def read_stack(frame: Any) -> list:
     """The value stack of ``frame`` (bottom to top); valid only during ``hooks.instruction``."""
     return backend().read_stack(frame)
+
+
+_incref = ctypes.pythonapi.Py_IncRef
+_incref.argtypes = [ctypes.py_object]
+_decref = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("Py_DecRef", ctypes.pythonapi))
+
+
+def replace_top(frame: Any, value: Any) -> None:
+    """Put ``value`` in place of the top of ``frame``'s value stack; valid only during
+    ``hooks.instruction``. The program then goes on with ``value`` where the previous
+    instruction left its result: the monitor uses it to give a result a fresh identity
+    (``max(a, b)`` returns one of its arguments; see :mod:`magpy.scalars`)."""
+    slot = ctypes.c_void_p.from_address(backend().top_address(frame))
+    old = slot.value
+    _incref(value)
+    slot.value = id(value)
+    if old:
+        _decref(old)
 
 
 _probe_ok: bool | None = None

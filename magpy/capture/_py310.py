@@ -59,6 +59,14 @@ def read_stack(frame) -> list:
 _start, _stop = driver(read_stack)
 
 
+def top_address(frame) -> int:
+    """Address of the top value-stack slot, during an "opcode" event of ``frame``."""
+    depth = _int_at(id(frame) + _F_STACKDEPTH).value
+    if depth <= 0:
+        raise RuntimeError("top_address: the frame has no value on its stack or is not stopped at a trace event")
+    return _void_p_at(id(frame) + _F_VALUESTACK).value + (depth - 1) * _PTR
+
+
 def start(hooks) -> None:
     """Start capturing on this thread (see :mod:`magpy.capture`)."""
     _announced.clear()

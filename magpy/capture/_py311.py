@@ -62,6 +62,16 @@ def read_stack(frame) -> list:
 start, stop = driver(read_stack)
 
 
+def top_address(frame) -> int:
+    """Address of the top value-stack slot, during an opcode event of ``frame``."""
+    iframe = _void_p_at(id(frame) + _F_FRAME).value
+    first = _nlocalsplus(frame.f_code)
+    top = _int_at(iframe + _STACKTOP).value
+    if top <= first:
+        raise RuntimeError("top_address: the frame has no value on its stack")
+    return iframe + _LOCALSPLUS + (top - 1) * _PTR
+
+
 def frame_function(frame):
     """The function object a frame runs (``_PyInterpreterFrame.f_func``), or None."""
     iframe = _void_p_at(id(frame) + _F_FRAME).value

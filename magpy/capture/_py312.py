@@ -134,6 +134,16 @@ def _no_depth(code: CodeType, offset: int) -> RuntimeError:
                         f"({code.co_filename}:{code.co_firstlineno}); the analysis thought it unreachable")
 
 
+def top_address(frame) -> int:
+    """Address of the top value-stack slot while ``frame`` is stopped at an ``INSTRUCTION`` event."""
+    code = frame.f_code
+    info = _info(code)
+    depth = info.depth[frame.f_lasti >> 1]
+    if depth <= 0:
+        raise _no_depth(code, frame.f_lasti) if depth < 0 else RuntimeError("top_address: empty stack")
+    return _stack_address(frame, info) + (depth - 1) * _PTR
+
+
 def read_stack(frame) -> list:
     """Values on ``frame``'s value stack, bottom to top (NULL slots as :data:`NULL`).
 

@@ -1,0 +1,267 @@
+"""Tensor values read into Python numbers, kept in the graph (paper §6.1, lifting).
+
+``scale = float(w.abs().max()); y = torch.round(x / scale) * scale`` reads a tensor value
+into a Python float, computes with it, and hands it back to operators. Guarding the value
+would recompile on every call (it changes whenever the weights do) and breaking would
+send the call to eager; the paper's Quantized model does exactly this in every layer.
+Instead the read becomes an ``item`` node of the operator graph, and so does every
+Python computation on the number (``+``, ``max(s, 1e-8)``, ``math.sqrt``): at run time the
+compiled graph reads the value and computes with it exactly as the program did, so the
+number reaches the operators it fed as it does in eager.
+
+This holds as long as the number only flows: through locals, containers, arguments of
+Python functions, attributes and items, and into tensor operators whose output *shape*
+cannot depend on it (pointwise operators, fill values). Anything that reads the number
+in a way the graph cannot repeat is dynamic, as the read itself used to be: a branch or
+comparison (``if s > 0``), formatting, hashing (a dict key, a set), indexing, a native
+function outside the numeric ones below, an operator that may take it as a size
+(``F.interpolate(scale_factor=s)``). A number stored outside the call or returned is
+handed out by the graph (it is a graph output), so the mock writes the value of the call.
+
+Tracking is by identity: every float a read or a computation produces is a new object,
+held by the run, so its ``id`` names it while the run lasts. A result that is an existing
+object (``max(s, 1e-8)`` returns one of its arguments, possibly a constant shared by the
+code) is replaced on the value stack by a fresh copy (:func:`magpy.capture.replace_top`),
+so two meanings never share one identity. Integers cannot be tracked this way (small
+ints are shared by the interpreter), so an ``int`` read stays dynamic.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any
+
+import torch
+
+from . import capture
+
+#: Native functions of numbers that the graph repeats as they are (Python floats in, a float out).
+NUMERIC_FUNCTIONS = frozenset({
+    builtins.max, builtins.min, builtins.abs, builtins.float, builtins.pow,
+    math.sqrt, math.exp, math.log, math.log2, math.log10, math.log1p, math.expm1, math.pow, math.fabs,
+    math.sin, math.cos, math.tan, math.tanh, math.sinh, math.cosh, math.atan, math.atan2, math.asin,
+    math.acos, math.erf, math.erfc, math.hypot, math.copysign, math.fmod,
+})
+
+#: Python operators on numbers by the bytecode's symbol (augmented forms included: floats are immutable).
+NUMBER_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+                    "//": operator.floordiv, "%": operator.mod, "**": operator.pow}
+
+#: Operators whose output shape comes from tensors or explicit sizes, never from a number
+#: passed as a value, beyond the pointwise ones (``torch.Tag.pointwise``).
+_VALUE_ARGUMENT_OPS = frozenset({
+    "fill_", "masked_fill", "masked_fill_", "full", "full_like", "new_full", "tensor", "scalar_tensor",
+    "as_tensor", "new_tensor", "normal_", "uniform_", "floor_divide", "floor_divide_", "index_fill",
+    "index_fill_", "addcmul", "addcdiv", "addcmul_", "addcdiv_", "clamp", "clip", "clamp_", "clip_",
+})
+
+_NUMBERS = (int, float, bool)
+_pointwise_cache: dict[str, bool] = {}
+
+
+def shape_safe(name: str) -> bool:
+    """Can a number passed to operator ``name`` change only its values, never its shape?"""
+    hit = _pointwise_cache.get(name)
+    if hit is None:
+        base = name.strip("_") if name.startswith("__") else name
+        hit = name in _VALUE_ARGUMENT_OPS or base in _OPERATOR_NAMES or _aten_pointwise(base) \
+            or (base.endswith("_") and _aten_pointwise(base[:-1]))
+        _pointwise_cache[name] = hit
+    return hit
+
+
+# The operator module's names the monitor records tensor operators under (``operator.truediv``),
+# their reflected dunders and torch's spellings of the same arithmetic.
+_OPERATOR_NAMES = frozenset({
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs",
+    "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow",
+    "radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmod", "rpow", "rdiv", "div", "true_divide",
+    "lt", "le", "gt", "ge", "eq", "ne",
+})
+
+
+def _aten_pointwise(name: str) -> bool:
+    packet = getattr(torch.ops.aten, name, None)
+    if packet is None or not hasattr(packet, "overloads"):
+        return False
+    try:
+        return any(torch.Tag.pointwise in getattr(packet, o).tags for o in packet.overloads())
+    except Exception:   # noqa: BLE001 - an odd packet: not known to be pointwise
+        return False
+
+
+class ScalarFlow:
+    """The tracked numbers of a monitor run (mixed into :class:`~magpy.monitor.Monitor`).
+
+    The host provides ``graph`` (an :class:`~magpy.graph.OpGraph`), ``to_arg``, ``node``, ``_pend``,
+    ``_dynamic`` and ``where`` (the user's file:line now).
+    """
+
+    scalar_nodes: dict[int, tuple[float, Any]]
+    _scalar_inputs: tuple
+
+    assumptions: list
+
+    def init_scalars(self) -> None:
+        self.scalar_nodes = {}       # id -> (the float, held alive so the id stays its name; fx node)
+        self._scalar_inputs = ()     # the arguments of the numeric call in flight
+        self.assumptions = []        # (kind, fx node, value the run saw): checked after the graph runs
+        self.assumed_at = []         # file:line of each
+
+    # -- assumptions ---------------------------------------------------------------------------------------
+    def assume(self, kind: str, node: Any, expected: Any) -> None:
+        """The rest of the run depends on what ``node`` computes: the record holds only when the
+        graph computes the same again. ``kind``: ``"truth"`` (``bool(value)``), ``"item"``
+        (``tensor.item()``), ``"list"`` (``tensor.tolist()``), ``"scalar"`` (a Python number)."""
+        self.assumptions.append((kind, node, expected))
+        self.assumed_at.append(self.where())
+
+    def describe_assumptions(self) -> list[str]:
+        """One line per assumption: what the graph recomputes, the value the run saw, where."""
+        what = {"truth": "the truth of", "item": "the value of", "list": "the values of", "scalar": "the number"}
+        def name(node):
+            if getattr(node, "target", None) == "clone" and node.args:
+                node = node.args[0]   # (the copy assume_tensor_read takes)
+            return getattr(node, "name", node)
+
+        return [f"{what[kind]} `{name(node)}` is {expected!r} ({where})"
+                for (kind, node, expected), where in zip(self.assumptions, self.assumed_at)]
+
+    def assume_tensor_read(self, t: torch.Tensor, kind: str, value: Any) -> bool:
+        """The program reads ``t``'s value into Python (``bool(t)``, ``t.item()``, ``t.tolist()``)
+        and saw ``value``: assume it, if the graph can compute ``t``. False if it cannot."""
+        if type(t) is not torch.Tensor or (kind != "list" and t.numel() != 1) or t.numel() > 64:
+            return False
+        if self.graph.node_of(t) is None:
+            node = self.node(t)
+            if node is None or node.source is None:
+                return False
+        # (a copy: the graph may change t in place later, and the check reads it after the graph)
+        self.assume(kind, self.graph.call("method", "clone", (self.to_arg(t),), {}), value)
+        return True
+
+    def scalar_node(self, v: Any) -> Any:
+        """The graph node that computes ``v``, if ``v`` is a tracked number; else None."""
+        if type(v) is float:
+            hit = self.scalar_nodes.get(id(v))
+            if hit is not None and hit[0] is v:
+                return hit[1]
+        return None
+
+    def holds_scalar(self, v: Any, depth: int = 0) -> bool:
+        """Is a tracked number ``v`` or inside it (lists, tuples, dicts, slices, a bound method's self)?"""
+        if not self.scalar_nodes:
+            return False
+        t = type(v)
+        if t is float:
+            return self.scalar_node(v) is not None
+        if depth > 6:
+            return False
+        if t in (list, tuple) or isinstance(v, (list, tuple)):
+            return any(self.holds_scalar(e, depth + 1) for e in v)
+        if isinstance(v, dict):
+            return any(self.holds_scalar(e, depth + 1) for e in v.values()) \
+                or any(self.holds_scalar(k, depth + 1) for k in v)
+        if t is slice:
+            return any(self.holds_scalar(e, depth + 1) for e in (v.start, v.stop, v.step))
+        self_ = getattr(v, "__self__", None) if callable(v) else None
+        return type(self_) is float and self.scalar_node(self_) is not None
+
+    def track_scalar(self, fs: Any, value: Any, node: Any) -> None:
+        """``value`` (the result on top of ``fs``'s stack) is what ``node`` computes."""
+        if type(value) is not float:
+            self._dynamic(f"reads a tensor value into a Python {type(value).__name__}")
+        held, self._scalar_inputs = self._scalar_inputs, ()
+        if id(value) in self.scalar_nodes or any(value is a for a in held):
+            # An existing object (an argument of max/min, a constant of the code) would now mean
+            # something else too: the program goes on with a fresh copy of it.
+            value = value * 1.0
+            capture.replace_top(fs.frame, value)
+        self.scalar_nodes[id(value)] = (value, node)
+
+    def scalar_escape(self, what: str, *values: Any) -> None:
+        """Tracked numbers in ``values`` are read in a way the graph cannot repeat (``what``
+        says how): from here on the run depends on their exact values, which become assumptions."""
+        for v in self._tracked_in(values):
+            self.assume("scalar", self.scalar_node(v), v)
+
+    def _tracked_in(self, v: Any, depth: int = 0):
+        if type(v) is float:
+            if self.scalar_node(v) is not None:
+                yield v
+            return
+        if depth > 6:
+            return
+        if isinstance(v, (list, tuple)):
+            for e in v:
+                yield from self._tracked_in(e, depth + 1)
+        elif isinstance(v, dict):
+            for k, e in v.items():
+                yield from self._tracked_in(k, depth + 1)
+                yield from self._tracked_in(e, depth + 1)
+        elif type(v) is slice:
+            yield from self._tracked_in((v.start, v.stop, v.step), depth + 1)
+        elif callable(v) and type(getattr(v, "__self__", None)) is float:
+            yield from self._tracked_in(v.__self__, depth + 1)
+
+    def scalar_compare(self, fs: Any, fn: Any, a: Any, b: Any) -> None:
+        """``a < b`` (any comparison) with a tracked number: the graph computes the comparison
+        and its outcome is assumed (the number may change as long as the outcome does not)."""
+        if type(a) in _NUMBERS and type(b) in _NUMBERS:
+            self._pend(fs, self._post_assumed, ("function", fn, (self._scalar_arg(a), self._scalar_arg(b))))
+        else:
+            self.scalar_escape("compares", a, b)
+
+    def _post_assumed(self, fs, stack, data):
+        kind, target, args = data
+        self.assume("truth", self.graph.call(kind, target, args, {}), bool(stack[-1]))
+
+    # -- the producers -----------------------------------------------------------------------------------
+    def start_scalar_read(self, fs: Any, t: torch.Tensor) -> bool:
+        """``t.item()`` / ``float(t)`` runs next: keep it in the graph if the result is a float
+        of a tensor the graph computes. Returns False when it is not (the caller decides)."""
+        if type(t) is not torch.Tensor or not (t.is_floating_point()) or t.numel() != 1:
+            return False
+        node = self.to_arg(t)
+        self._pend(fs, self._post_scalar, ("method", "item", (node,)), opaque=True)
+        return True
+
+    def scalar_binary(self, fs: Any, sym: str, a: Any, b: Any) -> bool:
+        """``a <sym> b`` with a tracked number on either side; False if it is not arithmetic on numbers."""
+        fn = NUMBER_OPERATORS.get(sym.rstrip("=") if sym.endswith("=") and sym not in ("==", "!=") else sym)
+        if fn is None or type(a) not in _NUMBERS or type(b) not in _NUMBERS:
+            return False
+        self._pend(fs, self._post_scalar, ("function", fn, (self._scalar_arg(a), self._scalar_arg(b))))
+        return True
+
+    def scalar_unary(self, fs: Any, opname: str, v: Any) -> None:
+        if opname == "UNARY_NEGATIVE":
+            self._pend(fs, self._post_scalar, ("function", operator.neg, (self._scalar_arg(v),)))
+        elif opname != "UNARY_POSITIVE":   # (+x of a float is x itself)
+            self.scalar_escape(f"applies {opname} to", v)
+
+    def scalar_call(self, fs: Any, fn: Any, args: list, kwargs: dict) -> bool:
+        """A call with a tracked number among its arguments. True: handled (a graph node, or
+        the call only passes the number on); False: not a number function, the caller goes on."""
+        if fn is builtins.float and len(args) == 1 and not kwargs and type(args[0]) is float:
+            return True   # float(x) is x
+        if fn in NUMERIC_FUNCTIONS and not kwargs:
+            seq = len(args) == 1 and type(args[0]) in (list, tuple) and fn in (builtins.max, builtins.min)
+            flat = list(args[0]) if seq else list(args)
+            if all(type(a) in _NUMBERS for a in flat):
+                mapped = [self._scalar_arg(a) for a in flat]
+                self._scalar_inputs = tuple(flat)
+                self._pend(fs, self._post_scalar, ("function", fn, (type(args[0])(mapped),) if seq else tuple(mapped)),
+                           opaque=True)
+                return True
+        return False
+
+    def _scalar_arg(self, v: Any) -> Any:
+        node = self.scalar_node(v)
+        return v if node is None else node
+
+    def _post_scalar(self, fs, stack, data):
+        kind, target, args = data
+        node = self.graph.call(kind, target, args, {})
+        self.track_scalar(fs, stack[-1], node)

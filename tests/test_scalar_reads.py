@@ -1,0 +1,235 @@
+"""Tensor values read into Python (magpy.scalars): lifted into the graph, or assumed.
+
+Each program is run compiled and eagerly on the same inputs, with the values it reads
+changing between calls; results and outside state must match eager on every call, and
+the monitor-run and graph counts must be as designed (no eager fallback).
+"""
+from __future__ import annotations
+
+import torch
+
+import magpy
+from experiments.compare import EXACT, compare
+
+
+def assert_same(got, want):
+    c = compare(want, got, EXACT)
+    assert c, c
+
+
+def _calls(fn, inputs, state=None):
+    """Run ``magpy.compile(fn)`` and ``fn`` on each input; compare results (and ``state()``)."""
+    cf = magpy.compile(fn, backend="eager")
+    for x in inputs:
+        before = state() if state is not None else None
+        got = cf(x)
+        after_compiled = state() if state is not None else None
+        if state is not None:
+            _restore(before)
+        want = fn(x)
+        assert_same(got, want)
+        if state is not None:
+            assert_same(after_compiled, state())
+    return magpy.stats(cf)
+
+
+def _restore(snapshot):
+    for t, v in snapshot:
+        t.copy_(v)
+
+
+def test_float_read_flows_into_operators_one_graph():
+    class Q(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(8))
+
+        def forward(self, x):
+            scale = float(self.w.abs().max()) / 127.0
+            scale = max(scale, 1e-8)
+            return torch.round(x / scale) * scale + self.w
+
+    m = Q()
+    cm = magpy.compile(m, backend="eager")
+    with torch.no_grad():
+        for i in range(4):
+            m.w.mul_(1.5)   # the value read changes every call
+            x = torch.randn(8)
+            assert torch.equal(cm(x), m(x))
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.fallbacks, st.guard_hits) == (1, 1, 0, 3)
+
+
+def test_item_arithmetic_and_math_stay_in_graph():
+    import math
+
+    def f(x):
+        s = x.mean().item()
+        t = math.sqrt(abs(s) + 1.0) * 2 - s ** 2
+        return x * t, -s
+
+    st = _calls(f, [torch.randn(5) for _ in range(4)])
+    assert (st.monitor_runs, st.graph_count, st.fallbacks) == (1, 1, 0)
+
+
+def test_max_returning_a_constant_gets_a_fresh_identity():
+    # max(s, c) returns the object c when c wins: the constant of the code must not be taken
+    # for the tracked number in the next calls (or in a later use of c).
+    def f(x):
+        s = max(x.sum().item(), 0.5)
+        c = 0.5
+        return x * s + c
+
+    st = _calls(f, [torch.full((3,), v) for v in (-1.0, 2.0, -3.0, 4.0)])
+    assert (st.monitor_runs, st.fallbacks) == (1, 0)
+
+
+def test_branch_on_a_read_value_is_assumed_and_rechecked():
+    def f(x):
+        if x.sum().item() > 0:
+            return x * 2
+        return x - 1
+
+    xs = [torch.ones(3), -torch.ones(3), torch.ones(3) * 3, -torch.ones(3) * 2]
+    st = _calls(f, xs)
+    assert (st.monitor_runs, st.records, st.fallbacks) == (2, 2, 0)   # one record per outcome, then hits
+
+
+def test_branch_on_a_tensor_is_assumed():
+    def f(x):
+        y = x.relu()
+        if (y > 1).any():
+            y = y / y.max()
+        return y + 1
+
+    xs = [torch.tensor([0.5, 3.0]), torch.tensor([0.1, 0.2]), torch.tensor([2.0, 5.0]), torch.tensor([0.3, 0.9])]
+    st = _calls(f, xs)
+    assert (st.monitor_runs, st.fallbacks, st.guard_hits) == (2, 0, 2)
+
+
+def test_max_of_a_tensor_and_a_number():
+    def f(x):
+        scale = (x.max() - x.min()) / 255.0
+        scale = max(scale, 1e-8)
+        return torch.round(x / scale) * scale
+
+    xs = [torch.randn(6), torch.zeros(6), torch.randn(6) * 3, torch.ones(6)]
+    st = _calls(f, xs)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_int_read_used_by_python_is_assumed():
+    def f(x):
+        n = int(x[0].item()) % 3
+        y = x
+        for _ in range(n):
+            y = y * 2
+        return y
+
+    # int(t) is assumed to be the number the run read: the record of 1 serves the calls that read 1
+    xs = [torch.tensor([1.0, 2.0]), torch.tensor([1.0, 5.0]), torch.tensor([2.0, 0.0]), torch.tensor([1.0, 3.0])]
+    st = _calls(f, xs)
+    assert (st.fallbacks, st.monitor_runs, st.guard_hits) == (0, 2, 2)
+
+
+def test_returned_and_stored_numbers_are_the_calls_values():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.last = None
+            self.history = []
+
+        def forward(self, x):
+            s = x.mean().item()
+            self.last = s
+            self.history.append(s * 2)
+            return x - s, s
+
+    m = M()
+    cm = magpy.compile(m, backend="eager")
+    ref = M()
+    for v in (1.0, 2.0, 3.0):
+        x = torch.full((2,), v)
+        got, want = cm(x), ref(x)
+        assert_same(got, want)
+        assert m.last == ref.last and m.history == ref.history
+    assert magpy.stats(cm).monitor_runs == 1
+
+
+def test_formatting_and_hashing_read_the_exact_value():
+    def f(x):
+        s = x.sum().item()
+        d = {s: "k"}
+        return x + 1, f"{s:.2f}", len(d)
+
+    xs = [torch.ones(2), torch.ones(2), torch.zeros(2), torch.ones(2)]
+    st = _calls(f, xs)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_speculation_refused_when_an_outside_tensor_changes_in_place():
+    buf = torch.zeros(1)
+
+    def f(x):
+        buf.add_(1)   # must happen exactly once per call
+        if x.sum() > 0:
+            return x * buf
+        return x - buf
+
+    cf = magpy.compile(f, backend="eager")
+    ref = torch.zeros(1)
+    for v in (1.0, -1.0, 2.0):
+        x = torch.full((2,), v)
+        got = cf(x)
+        ref += 1
+        want = x * ref if v > 0 else x - ref
+        assert torch.equal(got, want) and torch.equal(buf, ref)
+    st = magpy.stats(cf)
+    assert st.records == 0 and st.fallbacks >= 1
+    assert "changes" in st.break_reasons[0]
+
+
+def test_unheld_speculation_leaves_the_rng_as_eager_does():
+    def f(x):
+        noise = torch.rand(2)
+        if x.sum() > 0:
+            return x + noise
+        return x - noise
+
+    xs = [torch.ones(2), -torch.ones(2), torch.ones(2), -torch.ones(2), torch.ones(2)]
+    torch.manual_seed(0)
+    cf = magpy.compile(f, backend="eager")
+    got = [cf(x) for x in xs] + [torch.rand(3)]
+    torch.manual_seed(0)
+    want = [f(x) for x in xs] + [torch.rand(3)]
+    assert_same(got, want)
+    assert magpy.stats(cf).fallbacks == 0
+
+
+def test_bool_of_a_tensor_argument():
+    def f(x, flag):
+        if flag:
+            return x + 1
+        return x - 1
+
+    cf = magpy.compile(f, backend="eager")
+    for v in (True, False, True):
+        flag = torch.tensor(v)   # a small input: guarded by value
+        x = torch.ones(2)
+        assert torch.equal(cf(x, flag), f(x, flag))
+    st = magpy.stats(cf)
+    assert (st.fallbacks, st.monitor_runs, st.guard_hits) == (0, 2, 1)
+
+
+def test_profiled_path_counts_unheld_calls_as_misses():
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+    cf = magpy.compile(f, backend="eager", profile=True)
+    for v in (1.0, -1.0, 1.0, -1.0, -1.0):
+        x = torch.full((2,), v)
+        assert torch.equal(cf(x), f(x))
+    st = magpy.stats(cf)
+    assert st.calls == 5 and st.guard_hits == 3 and st.guard_misses == 2 and st.matched_calls == 3
