@@ -84,7 +84,8 @@ _get_ident = threading.get_ident
 _MONITOR_LOCK = threading.RLock()   # held for every monitor run, in any thread (see the module docstring)
 _EAGER = object()                   # "run the call eagerly", from a miss that could not be monitored
 # Speculative records (magpy.scalars) tried per call whose graph ran but whose assumptions failed,
-# before the call goes on as a miss: each such try costs a whole graph run.
+# once the recompile limit is reached (before it, every record is tried: a monitor run costs more
+# than the graph runs): each such try costs a whole graph run, and then the call runs eagerly.
 _MAX_UNHELD = 2
 
 
@@ -322,8 +323,9 @@ class _Compiled:
             return self._miss(args, kwargs, unheld)
         # Each record's fused guard + mock, most recently hit first.
         for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
-            if len(unheld) >= _MAX_UNHELD:
-                break   # speculative records whose values did not hold: stop running graphs for nothing
+            if len(unheld) >= _MAX_UNHELD and self._limit_said:
+                break   # past the recompile limit, speculative records whose values did not hold are
+                #         tried no further: each costs a graph run, and the call then runs eagerly
             if rec.run is not tried:
                 try:
                     out = rec.run(args, kwargs)
@@ -409,7 +411,7 @@ class _Compiled:
             # While this thread waited, another may have built the record this call needs, or given up.
             while self._eager_reason is None:
                 t0 = time.perf_counter()
-                found = self._lookup(args, kwargs, unheld) if len(unheld) < _MAX_UNHELD else None
+                found = self._lookup(args, kwargs, unheld) if len(unheld) < _MAX_UNHELD or not self._limit_said else None
                 if found is not None:
                     # (a hit under the lock: rare, a record built while this thread waited)
                     out = self._hit_profiled(found, t0) if self._profile else self._hit(*found)
@@ -440,6 +442,9 @@ class _Compiled:
         changing = _changing_guards([r.guards_text for r in self._cache.records])
         if changing:
             reason += "; guards that differ between the records: " + "; ".join(changing)
+        assumed = _changing_guards(["\n".join(r.assumptions) for r in self._cache.records])
+        if assumed:
+            reason += "; values read from tensors that differ between the records: " + "; ".join(assumed)
         self._stats.break_reasons.append(reason)
         log.warning("magpy: %s: %s", self._name, reason)
 
@@ -506,7 +511,8 @@ class _Compiled:
         mock, run, bugs, inputs = gen.mock_factory(compiled)
         return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
-                      mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count)
+                      mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count,
+                      assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()))
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`)."""
@@ -645,6 +651,10 @@ for _name in ("_apply", "apply", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "f
     if hasattr(torch.nn.Module, _name):
         setattr(CompiledModule, _name, _delegate(_name))
 del _name
+
+
+def _without_location(assumption: str) -> str:
+    return assumption.rsplit(" (", 1)[0]
 
 
 def _changing_guards(texts: list[str], most: int = 3) -> list[str]:

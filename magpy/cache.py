@@ -64,6 +64,7 @@ class Record:
     op_count: int
     inputs: Callable | None = None   # fetched -> the compiled graph's inputs
     hits: int = 0
+    assumptions: tuple = ()          # values read from tensors the record holds for (magpy.scalars)
 
     def graph_inputs(self, args: tuple, kwargs: dict) -> list | None:
         """The compiled graph's inputs for a call with these arguments, None when the guard fails:

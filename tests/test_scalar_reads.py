@@ -233,3 +233,22 @@ def test_profiled_path_counts_unheld_calls_as_misses():
         assert torch.equal(cf(x), f(x))
     st = magpy.stats(cf)
     assert st.calls == 5 and st.guard_hits == 3 and st.guard_misses == 2 and st.matched_calls == 3
+
+
+def test_recompile_limit_names_the_value_that_kept_changing(caplog):
+    def f(x):
+        n = int(x[0])   # a different number every call: one record each
+        return x * n
+
+    cf = magpy.compile(f, backend="eager", recompile_limit=3)
+    for v in range(6):
+        x = torch.full((2,), float(v))
+        assert torch.equal(cf(x), f(x))
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.records, st.calls, st.fallbacks) == (3, 3, 6, 3)
+    reason = st.break_reasons[-1]
+    assert "recompile limit (3)" in reason and "values read from tensors that differ" in reason
+    assert "the value of `getitem` is 2" in reason
+    # the records still serve the calls they match
+    x = torch.full((2,), 1.0)
+    assert torch.equal(cf(x), f(x)) and magpy.stats(cf).guard_hits == 1
