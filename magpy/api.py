@@ -55,7 +55,7 @@ from typing import Any
 import torch
 
 from . import _logging, capture
-from .backends import resolve
+from .backends import compile_lifted, resolve, supports_lifting
 from .binding import bind_parameters, call_with_hooks, guard_entry
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
@@ -207,8 +207,9 @@ class _Runner:
             return "global module hooks are registered: calls run eagerly while they are"
         return None
 
-    def prepare(self, args: tuple, kwargs: dict) -> tuple[Monitor, tuple]:
-        """A monitor for this call and its call shape. Raises BreakCompile (or the call's TypeError)."""
+    def prepare(self, args: tuple, kwargs: dict, lift: Callable | None = None) -> tuple[Monitor, tuple]:
+        """A monitor for this call and its call shape. Raises BreakCompile (or the call's TypeError).
+        ``lift(values)``: the dimensions to lift per parameter, given the parameters' values."""
         if self.is_module:
             # What ``module(x)`` runs now: its class (or its forward) may have changed since compile.
             try:
@@ -216,7 +217,8 @@ class _Runner:
             except TypeError as e:
                 raise BreakCompile(str(e)) from None
         sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
-        mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__)
+        lifted = lift(values) if lift is not None else None
+        mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted)
         guard_entry(mon, self.target, self.fn, self.self_obj)
         if self.is_module:
             if self.fn is not call_with_hooks:   # (with hooks, the call of the module guards them)
@@ -258,12 +260,23 @@ class _Compiled:
     _target: Any
 
     def _setup(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-               recompile_limit: int = 16) -> None:
+               recompile_limit: int = 16, dynamic: bool | None = None) -> None:
         _check_python()
+        if dynamic not in (None, True, False):
+            raise TypeError(f"magpy.compile: dynamic must be None, True or False, got {dynamic!r}")
+        if dynamic and not supports_lifting(backend):
+            raise TypeError(f"magpy.compile: dynamic=True needs a backend that compiles for any input size "
+                            f"(\"eager\" or \"inductor\"), not {backend!r}")
         self._target = target
         self._runner = _Runner(target)
         self._options = dict(backend=backend, profile=profile, cache_limit=cache_limit,
-                             recompile_limit=recompile_limit)
+                             recompile_limit=recompile_limit, dynamic=dynamic)
+        # Lifted shapes (magpy.scalars): parameter name -> dimensions whose size is not guarded.
+        # dynamic=None lifts a dimension once two calls differed in its size (as TorchDynamo's
+        # automatic dynamic shapes do); True lifts every dimension of every tensor argument.
+        self._dynamic = dynamic
+        self._lifting = dynamic is not False and supports_lifting(backend)
+        self._lifted: dict[str, frozenset] = {}
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
         self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
         self._compile_graph = resolve(backend)
@@ -450,10 +463,22 @@ class _Compiled:
 
     def _monitor_and_record(self, args, kwargs):
         """The monitor run (caller holds ``_MONITOR_LOCK``); returns its result, or _EAGER if none ran."""
+        mon_box: list = []
+        result = None
+        try:
+            result = self._monitor_and_record_inner(args, kwargs, mon_box)
+        finally:
+            if mon_box and mon_box[0].lifted_dims:
+                # Sizes the run followed as LiftedInts go back to plain ints wherever the program left
+                # them outside the call (after the record was built from them), also when it raised.
+                result = mon_box[0].delift_outside(result)
+        return result
+
+    def _monitor_and_record_inner(self, args, kwargs, mon_box: list):
         st = self._stats
         t0 = time.perf_counter()
         try:
-            mon, shape = self._runner.prepare(args, kwargs)
+            mon, shape = self._runner.prepare(args, kwargs, self._lift if self._lifting else None)
         except BreakCompile as e:
             self._give_up(e.reason)
             return _EAGER
@@ -461,6 +486,7 @@ class _Compiled:
             # The arguments do not bind to the function MagPy would monitor: the real call
             # decides (it raises the user's TypeError, or takes a path MagPy did not foresee).
             return _EAGER
+        mon_box.append(mon)
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
@@ -476,6 +502,12 @@ class _Compiled:
                 mon.internal_error = True
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
+        if reason is not None and mon.lifted_dims and not mon.dynamic:
+            # What failed may be the lifting itself: the next miss monitors with every size guarded.
+            self._lifting = False
+            self._lifted = {}
+            _recompiles_log.info("%s: lifted sizes given up (%s); sizes are guarded from now on", self._name, reason)
+            return result
         if reason is not None:
             self._give_up(reason, internal=getattr(mon, "internal_error", False))
             return result
@@ -495,6 +527,23 @@ class _Compiled:
                        record.run_source)
         return result
 
+    def _lift(self, values: dict) -> dict[str, frozenset]:
+        """The dimensions to lift in this call: with ``dynamic=True`` all of every tensor argument;
+        otherwise those lifted before plus those whose size differs from the newest record with
+        the same argument ranks (the call would otherwise be one more record per size)."""
+        shapes = _arg_shapes(values)
+        if self._dynamic:
+            return {k: frozenset(range(len(s))) for k, s in shapes.items() if s}
+        for rec in self._cache.records:
+            old = rec.arg_shapes
+            if old is not None and old.keys() == shapes.keys() and all(len(old[k]) == len(s) for k, s in shapes.items()):
+                for k, s in shapes.items():
+                    changed = {d for d, (a, b) in enumerate(zip(old[k], s)) if a != b}
+                    if changed:
+                        self._lifted[k] = self._lifted.get(k, frozenset()) | changed
+                break
+        return {k: d for k, d in self._lifted.items() if k in shapes}
+
     def _record_stats(self) -> None:
         records = self._cache.records
         self._stats.records = len(records)
@@ -507,12 +556,17 @@ class _Compiled:
         if outputs or mon.graph.op_count:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
-            compiled = self._compile_graph(gm, example)
+            if mon.lifted_dims:
+                compiled = compile_lifted(self._options["backend"], gm, example)
+            else:
+                compiled = self._compile_graph(gm, example)
         mock, run, bugs, inputs = gen.mock_factory(compiled)
         return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
                       mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count,
-                      assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()))
+                      assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()),
+                      arg_shapes=_arg_shapes(mon.param_values),
+                      lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()})
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`)."""
@@ -527,6 +581,8 @@ class _Compiled:
     # -- introspection ------------------------------------------------------------------------------------
     def _reset(self) -> None:
         self._cache.clear()
+        self._lifted = {}
+        self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
         self._eager_reason = None
         self._fast = not self._profile
         self._limit_said = False
@@ -538,15 +594,15 @@ class CompiledFunction(_Compiled):
     """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
 
     def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-                 recompile_limit: int = 16):
-        self._setup(target, backend, profile, cache_limit, recompile_limit)
+                 recompile_limit: int = 16, dynamic: bool | None = None):
+        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic)
         functools.update_wrapper(self, self._runner.fn, updated=())
 
 
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said"})
+                  "_limit_said", "_dynamic", "_lifting", "_lifted"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):
@@ -565,10 +621,10 @@ class CompiledModule(_Compiled, torch.nn.Module):
     """
 
     def __init__(self, target: torch.nn.Module, backend: Any = "inductor", profile: bool = False,
-                 cache_limit: int = 64, recompile_limit: int = 16):
+                 cache_limit: int = 64, recompile_limit: int = 16, dynamic: bool | None = None):
         # nn.Module.__init__ is not called: it would give the wrapper tables of its own.
         object.__setattr__(self, "_orig_mod", target)
-        self._setup(target, backend, profile, cache_limit, recompile_limit)
+        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic)
 
     __call__ = _Compiled.__call__
 
@@ -653,6 +709,12 @@ for _name in ("_apply", "apply", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "f
 del _name
 
 
+def _arg_shapes(values: dict) -> dict[str, tuple]:
+    """Shapes of the tensor arguments (read without running a subclass's ``__torch_function__``)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        return {k: tuple(v.shape) for k, v in values.items() if isinstance(v, torch.Tensor)}
+
+
 def _without_location(assumption: str) -> str:
     return assumption.rsplit(" (", 1)[0]
 
@@ -680,7 +742,7 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
     runs the function runs eagerly, with a warning (values that change every call need lifting).
     A module compiles to a :class:`CompiledModule`, an ``nn.Module`` that stands in for it.
     """
-    known = {"profile", "cache_limit", "recompile_limit"}
+    known = {"profile", "cache_limit", "recompile_limit", "dynamic"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"magpy.compile: unknown options {sorted(bad)}; known: {sorted(known)}")

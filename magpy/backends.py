@@ -36,10 +36,10 @@ def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         return _inductor_with_value_shapes(gm)
 
 
-def _inductor_with_value_shapes(gm: torch.fx.GraphModule) -> Callable:
+def _inductor_with_value_shapes(gm: torch.fx.GraphModule, dynamic: bool | None = None) -> Callable:
     import torch._dynamo
 
-    compiled = torch.compile(gm.forward, backend="inductor")
+    compiled = torch.compile(gm.forward, backend="inductor", dynamic=dynamic)
 
     def run(*args):
         with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
@@ -77,6 +77,25 @@ def _xla(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     from torch._dynamo.backends.registry import lookup_backend
 
     return lookup_backend("openxla")(gm, example_inputs)
+
+
+#: Backends whose compiled graph serves any input size (lifted shapes, magpy.scalars): the eager graph
+#: itself, and Inductor compiled through TorchDynamo with dynamic shapes (it guards and recompiles
+#: itself where its code depends on a size). Other backends specialise on the example sizes.
+_LIFTING = ("eager", "inductor")
+
+
+def supports_lifting(backend: Any) -> bool:
+    return isinstance(backend, str) and backend in _LIFTING
+
+
+def compile_lifted(backend: str, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    """Compile a graph whose inputs' sizes vary between calls."""
+    if backend == "eager":
+        return gm.forward
+    if backend == "inductor":
+        return _inductor_with_value_shapes(gm, dynamic=True)
+    raise BackendError(f"backend {backend!r} cannot compile a graph for varying sizes")
 
 
 _NAMED = {"eager": _eager, "inductor": _inductor, "torchscript": _torchscript, "ts": _torchscript, "xla": _xla}

@@ -138,6 +138,8 @@ _CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.Context
 _SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
 
 _NUMBER_CONVERSIONS = (float, int, bool)
+# Tensor methods that read its shape, by what magpy.scalars calls the read.
+_SIZE_READS = {"size": "size", "numel": "numel", "nelement": "numel", "__len__": "len"}
 
 # Natives that store or move their arguments without reading their values.
 _PASSING_NATIVES = frozenset({list.append, list.insert, list.extend, collections.deque.append,
@@ -301,6 +303,10 @@ class CallRules:
                 return
         if fn in (max, min) and not kwargs and args and self._assume_extremum(fs, fn, args):
             return
+        if fn is len and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) \
+                and self.shape_is_lifted(args[0]):
+            self.start_size_read(fs, args[0], "len")
+            return
         if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
             if self.scalar_call(fs, fn, args, kwargs):
                 return
@@ -393,6 +399,10 @@ class CallRules:
                         fs, args[0], "list" if mname == "tolist" else "truth" if mname == "__bool__" else "item"):
                     return
                 self._dynamic(f"`Tensor.{mname}` reads tensor values")
+            if mname in _SIZE_READS and not kwargs and self.shape_is_lifted(args[0]) \
+                    and all(type(a) is int for a in args[1:]):
+                self.start_size_read(fs, args[0], _SIZE_READS[mname], tuple(args[1:]))
+                return
             if mname == "new" and len(args) > 1 and (type(args[1]) is torch.Size and len(args) == 2
                                                      or all(type(a) is int for a in args[1:])):
                 # Legacy `t.new(size)`: a torch.Size (or ints) means a size, a tuple means data,

@@ -16,6 +16,8 @@ path itself.
 from __future__ import annotations
 
 import collections
+import math
+import operator
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ try:   # the guard fast path (dict version tags), built from magpy/_speedups.c w
     from ._speedups import versions_same as _versions_same
 except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
     _dict_versions = _versions_same = None
-from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard
+from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
 from .refgraph import guard_nodes, mock_nodes
@@ -82,6 +84,12 @@ def _same_values(a, b) -> bool:
     return isinstance(a, float) and isinstance(b, float) and a != a and b != b
 
 
+#: Python functions of numbers a lifted-size guard may apply (what magpy.scalars records on sizes).
+_SIZE_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+                              operator.truediv, operator.pow, operator.neg, int, float, max, min, abs,
+                              math.ceil, math.floor, math.trunc})
+
+
 def _speculation_state() -> tuple:
     """What a speculative graph may change besides its outputs: the RNG states and grad mode."""
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
@@ -96,19 +104,30 @@ def _restore_state(state: tuple) -> None:
     torch.set_grad_enabled(grad)
 
 
-def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> list[str]:
-    """One Python condition per assumption of the run (see :meth:`ScalarFlow.assume`), over the
-    graph's outputs. A speculative graph must not change tensors from outside: when an
+def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list[str]]:
+    """The assumptions of the run (see :meth:`ScalarFlow.assume`): ``(shape_checks, checks)``.
+
+    An assumption on a number computed from the sizes of the graph's inputs alone (a lifted size
+    used by Python) is a guard, ``(expr, value)`` with ``expr(names)`` its source over the input
+    variables. Every other is one Python condition over the graph's outputs, checked after the
+    graph runs; such a speculative graph must not change tensors from outside: when an
     assumption fails, the call goes on as a miss and the program runs again."""
-    if not mon.assumptions:
-        return []
+    shape_checks, rest = [], []
+    for a in mon.assumptions:
+        expr = _size_expr(a[1], pool) if a[0] == "scalar" else None
+        if expr is not None:
+            shape_checks.append((expr, a[2]))
+        else:
+            rest.append(a)
+    if not rest:
+        return shape_checks, []
     changed = [mon.rg.sn[nid] for nid in mon.mutated if isinstance(mon.rg.sn[nid].obj, torch.Tensor)]
     if changed or mon.mutates_outside:
         what = changed[0].source.describe() if changed else "a tensor from outside (through a view)"
         raise Unsupported(f"reads tensor values into Python and changes {what} in place: "
                           "the values read cannot be checked before the change")
     checks = []
-    for kind, node, expected in mon.assumptions:
+    for kind, node, expected in rest:
         o = mb._graph_output(node)
         if kind == "truth":
             checks.append(f"bool({o}) is {bool(expected)!r}")
@@ -118,7 +137,32 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> list[str]:
             checks.append(f"_same_values({o}.tolist(), {pool.ref(expected)})")
         else:
             checks.append(f"_same_values({o}, {pool.ref(expected)})")
-    return checks
+    return shape_checks, checks
+
+
+def _size_expr(node: Any, pool: ConstPool, depth: int = 0) -> Callable | None:
+    """``names -> source`` of ``node`` as Python over the graph inputs' variables, if ``node`` is
+    a number computed only from input sizes (``i0.size(1) * 4``); else None."""
+    import torch.fx as fx
+
+    if depth > 20:
+        return None
+    if not isinstance(node, fx.Node):
+        if type(node) in (int, float, bool) or node is None:
+            return lambda names: repr(node)
+        return None
+    if node.op == "call_method" and node.target in ("size", "numel") and node.args \
+            and isinstance(node.args[0], fx.Node) and node.args[0].op == "placeholder" \
+            and all(type(a) is int for a in node.args[1:]) and not node.kwargs:
+        base, rest = node.args[0].name, "".join(repr(a) for a in node.args[1:])
+        return lambda names: f"{names[base]}.{node.target}({rest})"
+    if node.op == "call_function" and node.target in _SIZE_ARITHMETIC and not node.kwargs:
+        parts = [_size_expr(a, pool, depth + 1) for a in node.args]
+        if any(p is None for p in parts):
+            return None
+        fn = pool.ref(node.target)
+        return lambda names: f"{fn}(" + ", ".join(p(names) for p in parts) + ")"
+    return None
 
 
 def _rebuild_object(cls, state: dict):
@@ -150,27 +194,32 @@ def _rebuild_sequence(cls, items: list, state: dict):
 _tensor_guard_factory = None
 
 
-def _tensor_checker(tensors: list[torch.Tensor]) -> Callable:
+def _tensor_checker(tensors: list[torch.Tensor], dims: list[tuple[list, list]]) -> Callable:
     """One call that checks Python type, dtype, device, shape, strides, requires_grad of all inputs.
+    ``dims``: per tensor, the sizes and strides to check (None: any, a lifted dimension).
 
     torch's C++ ``TensorGuards`` does it at about 0.1 us a tensor; a Python loop is the fallback.
     """
+    assert len(dims) == len(tensors)
     try:
         from torch._C._dynamo.guards import TensorGuards
 
         with torch._C.DisableTorchFunctionSubclass():   # no user __torch_function__ for MagPy's reads
-            tg = TensorGuards(*tensors, dynamic_dims_sizes=[list(t.size()) for t in tensors],
-                              dynamic_dims_strides=[list(t.stride()) for t in tensors])
+            tg = TensorGuards(*tensors, dynamic_dims_sizes=[d[0] for d in dims],
+                              dynamic_dims_strides=[d[1] for d in dims])
             if tg.check(*tensors) and not tg.check(*[_retyped(t) for t in tensors]):
                 return tg.check
     except Exception:   # pragma: no cover - fallback when the torch helper changes
         pass
-    meta = [(type(t), t.dtype, t.device, tuple(t.shape), t.stride(), t.requires_grad) for t in tensors]
+    meta = [(type(t), t.dtype, t.device, d[0], d[1], t.requires_grad) for t, d in zip(tensors, dims)]
+
+    def same(actual, expected) -> bool:
+        return len(actual) == len(expected) and all(e is None or a == e for a, e in zip(actual, expected))
 
     def check(*ts):
         for t, (ty, dt, dev, shape, stride, rg) in zip(ts, meta):
-            if type(t) is not ty or t.dtype != dt or t.device != dev or tuple(t.shape) != shape \
-                    or t.stride() != stride or t.requires_grad != rg:
+            if type(t) is not ty or t.dtype != dt or t.device != dev or not same(t.shape, shape) \
+                    or not same(t.stride(), stride) or t.requires_grad != rg:
                 return False
         return True
 
@@ -480,7 +529,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         if var.get(NO_VALUE) is not before:
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
-    checks = _assumption_checks(mon, mb, pool)
+    shape_checks, checks = _assumption_checks(mon, mb, pool)
 
     # -- Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
     # with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and
@@ -518,6 +567,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
                            mon.global_state.description]
     tensor_vars: list[str] = []
     tensor_vals: list[torch.Tensor] = []
+    tensor_dims: list[tuple] = []
     object_vars: list[str] = []   # mutable objects guarded by type only
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
@@ -537,6 +587,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
                 ns["_HF_K"] = tuple(k for _, k, _, _ in held.tensors)
                 tensor_vars.extend(names)
                 tensor_vals.extend(t for _, _, _, t in held.tensors)
+                tensor_dims.extend((list(t.size()), list(t.stride())) for _, _, _, t in held.tensors)
             fetch = f"{', '.join(names)}, = map(_getitem, _HF_C, _HF_K)" if names else None
             if slow and _dict_versions is not None:
                 # Checks that only read dict contents run again only when a version tag moved.
@@ -573,12 +624,14 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         if tensor is not None and v not in tensor_vars:
             tensor_vars.append(v)
             tensor_vals.append(tensor)
+            tensor_dims.append((g.sizes(), g.strides()) if isinstance(g, TensorGuard)
+                               else (list(tensor.size()), list(tensor.stride())))
         if g.distinct_object and v not in object_vars:
             object_vars.append(v)
     vars_.emit_rest()
     _flush(vars_, body)
     if tensor_vars:
-        ns["_TG"] = _tensor_checker(tensor_vals)
+        ns["_TG"] = _tensor_checker(tensor_vals, tensor_dims)
         body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
     # Distinctness: with writes in the record, two outside objects that were distinct must stay
     # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
@@ -596,6 +649,13 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             pattern = _storage_pattern(tensor_vals[:arg_tensor_count])
             body.append(f"    if _storage_pattern(({args_t},)) != {pattern!r}: return None")
             readable.append(f"argument tensors share storage as {pattern}")
+    if shape_checks:
+        # Lifted shapes: what the run assumed of its inputs' sizes, checked before anything runs.
+        names = {f"i{k}": mb.src(src) for k, (src, _) in enumerate(mon.graph.inputs)}
+        for expr, expected in shape_checks:
+            code = expr(names)
+            body.append(f"    if not _same_values({code}, {pool.ref(expected)}): return None")
+            readable.append(f"lifted sizes: {code} == {expected!r}")
     needed = list(dict.fromkeys(mb.needed))
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
     # A path that no longer exists is a miss; any other exception is a MagPy bug that the

@@ -255,11 +255,23 @@ class TensorGuard(Guard):
 
     tensor: torch.Tensor
     kind: ClassVar[str] = "tensor"
+    dynamic_dims: frozenset = frozenset()   # lifted dimensions (magpy.scalars): any size
 
     def describe(self):
         p = self.tensor
-        return (f"{self.source.describe()}: Tensor dtype={p.dtype} device={p.device} shape={tuple(p.shape)} "
-                f"stride={p.stride()} requires_grad={p.requires_grad}")
+        shape = tuple("*" if d in self.dynamic_dims else n for d, n in enumerate(p.shape))
+        stride = tuple("*" if s is None else s for s in self.strides())
+        return (f"{self.source.describe()}: Tensor dtype={p.dtype} device={p.device} shape={shape} "
+                f"stride={stride} requires_grad={p.requires_grad}")
+
+    def sizes(self) -> list:
+        """Sizes to check, None for a lifted dimension."""
+        return [None if d in self.dynamic_dims else n for d, n in enumerate(self.tensor.shape)]
+
+    def strides(self) -> list:
+        """Strides to check, None where a stride is the product of sizes that include a lifted one."""
+        last = max(self.dynamic_dims, default=-1)
+        return [None if d < last else s for d, s in enumerate(self.tensor.stride())]
 
     @property
     def batched_tensor(self) -> torch.Tensor:

@@ -58,6 +58,7 @@ from .guards import (
     LenGuard,
     PresentGuard,
     SameGuard,
+    TensorGuard,
     TypeGuard,
     ValueGuard,
     guard_for_object,
@@ -72,7 +73,7 @@ from .objmodel import (
     peek_items,
 )
 from .refgraph import Const, RefGraph, ShadowNode
-from .scalars import ScalarFlow
+from .scalars import ScalarFlow, delift
 from .source import (
     ArgSource,
     AttrSource,
@@ -193,7 +194,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
     """
 
     def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
-                 top_closure: tuple | None = None) -> None:
+                 top_closure: tuple | None = None, lifted: dict[str, frozenset] | None = None) -> None:
         global _SKIP
         if _SKIP is None:
             _SKIP = _skip_codes()
@@ -234,6 +235,14 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
+        # Lifted shapes (magpy.scalars): parameters whose listed dimensions are not guarded; every
+        # size read that derives from them is a graph node.
+        self.lifted_dims: dict[Source, frozenset] = {}
+        for name, dims in (lifted or {}).items():
+            value = param_values.get(name)
+            if isinstance(value, torch.Tensor) and dims:
+                self.lifted_dims[param_sources[name]] = frozenset(dims)
+                self.mark_lifted_shape(value)
         for name, value in param_values.items():
             if not is_immutable(value):
                 self.on_read(value, param_sources[name], ("arg", name))
@@ -377,6 +386,29 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self.opaque_frame = None
         capture.stop()
 
+    def delift_outside(self, result: Any) -> Any:
+        """After the record is built: plain ints in place of the run's LiftedInts in what it wrote
+        outside (attributes, containers, globals, cells) and in its result."""
+        for nid, names in self.attr_writes.items():
+            obj = self.rg.sn[nid].obj
+            for name in names:
+                d = getattr(obj, "__dict__", None)
+                if isinstance(d, dict) and name in d:
+                    d[name] = delift(d[name])
+        for nid in [*self.appends, *self.mutated]:
+            obj = self.rg.sn[nid].obj
+            if isinstance(obj, (list, dict)):
+                delift(obj)
+        for g, name in self.global_writes.values():
+            if name in g:
+                g[name] = delift(g[name])
+        for cell in self.cell_writes.values():
+            try:
+                cell.cell_contents = delift(cell.cell_contents)
+            except ValueError:
+                pass
+        return delift(result)
+
     def where(self) -> str:
         """The user's file:line of the instruction being monitored."""
         fs, offset = self._at
@@ -398,6 +430,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if key in self._guarded:
             return
         self._guarded.add(key)
+        if self.lifted_dims and isinstance(guard, TensorGuard) and guard.source in self.lifted_dims:
+            guard.dynamic_dims = self.lifted_dims[guard.source]
         self.guards.append(guard)
 
     def on_read(self, value: Any, source: Source, relation: tuple | None = None,
@@ -753,6 +787,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                     raise BreakCompile("reads `is_leaf` of a tensor of unknown origin")
             if name in ("shape", "ndim"):
                 self.check_shape_read(obj, f"reads `.{name}`")
+            if name == "shape" and self.shape_is_lifted(obj):
+                self.start_size_read(fs, obj, "shape")
+                return
             if name in T.META_ATTRS or method or callable(getattr(type(obj), name, None)):
                 return   # metadata (guarded statically) or a bound method, classified when called
             if name in T.OP_ATTRS:

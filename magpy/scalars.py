@@ -30,15 +30,27 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import weakref
 from typing import Any
 
 import torch
 
 from . import capture
 
-#: Native functions of numbers that the graph repeats as they are (Python floats in, a float out).
+class LiftedInt(int):
+    """An ``int`` the monitor run follows: a size read from a tensor whose shape changes between
+    calls (lifted shapes), or an integer computed from one. Python shares small ints, so a plain
+    ``int`` has no identity to follow; the monitor puts a ``LiftedInt`` of the same value on the
+    value stack instead (:func:`magpy.capture.replace_top`). It is an ``int`` in every respect
+    but its type; the mock hands out plain ints."""
+
+    __slots__ = ()
+
+
+#: Native functions of numbers that the graph repeats as they are (numbers in, a number out).
 NUMERIC_FUNCTIONS = frozenset({
-    builtins.max, builtins.min, builtins.abs, builtins.float, builtins.pow,
+    builtins.max, builtins.min, builtins.abs, builtins.float, builtins.int, builtins.pow, math.ceil, math.floor,
+    math.trunc,
     math.sqrt, math.exp, math.log, math.log2, math.log10, math.log1p, math.expm1, math.pow, math.fabs,
     math.sin, math.cos, math.tan, math.tanh, math.sinh, math.cosh, math.atan, math.atan2, math.asin,
     math.acos, math.erf, math.erfc, math.hypot, math.copysign, math.fmod,
@@ -56,7 +68,8 @@ _VALUE_ARGUMENT_OPS = frozenset({
     "index_fill_", "addcmul", "addcdiv", "addcmul_", "addcdiv_", "clamp", "clip", "clamp_", "clip_",
 })
 
-_NUMBERS = (int, float, bool)
+_NUMBERS = (int, float, bool, LiftedInt)
+_TRACKED = (float, LiftedInt)
 _pointwise_cache: dict[str, bool] = {}
 
 
@@ -91,6 +104,38 @@ def _aten_pointwise(name: str) -> bool:
         return False
 
 
+def delift(v: Any, depth: int = 0) -> Any:
+    """``v`` with every :class:`LiftedInt` in it a plain ``int``: lists, dicts and plain objects are
+    changed in place (they keep their identity), tuples and sizes are rebuilt when they hold one."""
+    t = type(v)
+    if t is LiftedInt:
+        return int(v)
+    if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module, type)):
+        return v
+    if t is list:
+        for i, e in enumerate(v):
+            new = delift(e, depth + 1)
+            if new is not e:
+                v[i] = new
+        return v
+    if t is dict:
+        for k, e in list(v.items()):
+            new = delift(e, depth + 1)
+            if new is not e:
+                v[k] = new
+        return v
+    if t in (tuple, torch.Size):
+        items = [delift(e, depth + 1) for e in v]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        return t(items)
+    d = getattr(v, "__dict__", None)
+    if type(d) is dict and type(t) is type and t.__module__ not in ("builtins",) \
+            and not t.__module__.startswith("torch"):
+        delift(d, depth + 1)
+    return v
+
+
 class ScalarFlow:
     """The tracked numbers of a monitor run (mixed into :class:`~magpy.monitor.Monitor`).
 
@@ -108,6 +153,7 @@ class ScalarFlow:
         self._scalar_inputs = ()     # the arguments of the numeric call in flight
         self.assumptions = []        # (kind, fx node, value the run saw): checked after the graph runs
         self.assumed_at = []         # file:line of each
+        self.lifted_shape = set()    # ids of tensors whose shape derives from a lifted input dimension
 
     # -- assumptions ---------------------------------------------------------------------------------------
     def assume(self, kind: str, node: Any, expected: Any) -> None:
@@ -143,40 +189,45 @@ class ScalarFlow:
 
     def scalar_node(self, v: Any) -> Any:
         """The graph node that computes ``v``, if ``v`` is a tracked number; else None."""
-        if type(v) is float:
+        if type(v) in _TRACKED:
             hit = self.scalar_nodes.get(id(v))
             if hit is not None and hit[0] is v:
                 return hit[1]
         return None
 
-    def holds_scalar(self, v: Any, depth: int = 0) -> bool:
-        """Is a tracked number ``v`` or inside it (lists, tuples, dicts, slices, a bound method's self)?"""
+    def holds_scalar(self, v: Any, depth: int = 0, floats: bool = False) -> bool:
+        """Is a tracked number ``v`` or inside it (lists, tuples, dicts, slices, a bound method's
+        self)? ``floats``: only numbers read from tensor values count, not lifted sizes."""
         if not self.scalar_nodes:
             return False
         t = type(v)
-        if t is float:
-            return self.scalar_node(v) is not None
+        if t in _TRACKED:
+            return (t is float or not floats) and self.scalar_node(v) is not None
         if depth > 6:
             return False
         if t in (list, tuple) or isinstance(v, (list, tuple)):
-            return any(self.holds_scalar(e, depth + 1) for e in v)
+            return any(self.holds_scalar(e, depth + 1, floats) for e in v)
         if isinstance(v, dict):
-            return any(self.holds_scalar(e, depth + 1) for e in v.values()) \
-                or any(self.holds_scalar(k, depth + 1) for k in v)
+            return any(self.holds_scalar(e, depth + 1, floats) for e in v.values()) \
+                or any(self.holds_scalar(k, depth + 1, floats) for k in v)
         if t is slice:
-            return any(self.holds_scalar(e, depth + 1) for e in (v.start, v.stop, v.step))
+            return any(self.holds_scalar(e, depth + 1, floats) for e in (v.start, v.stop, v.step))
         self_ = getattr(v, "__self__", None) if callable(v) else None
-        return type(self_) is float and self.scalar_node(self_) is not None
+        return type(self_) in _TRACKED and self.scalar_node(self_) is not None
 
     def track_scalar(self, fs: Any, value: Any, node: Any) -> None:
         """``value`` (the result on top of ``fs``'s stack) is what ``node`` computes."""
-        if type(value) is not float:
-            self._dynamic(f"reads a tensor value into a Python {type(value).__name__}")
         held, self._scalar_inputs = self._scalar_inputs, ()
-        if id(value) in self.scalar_nodes or any(value is a for a in held):
+        if type(value) in (int, bool) and type(value) is not bool:
+            # a plain int has no identity of its own: the program goes on with a LiftedInt
+            value = LiftedInt(value)
+            capture.replace_top(fs.frame, value)
+        elif type(value) is not float and type(value) is not LiftedInt:
+            self._dynamic(f"reads a tensor value into a Python {type(value).__name__}")
+        elif id(value) in self.scalar_nodes or any(value is a for a in held):
             # An existing object (an argument of max/min, a constant of the code) would now mean
             # something else too: the program goes on with a fresh copy of it.
-            value = value * 1.0
+            value = value * 1.0 if type(value) is float else LiftedInt(value)
             capture.replace_top(fs.frame, value)
         self.scalar_nodes[id(value)] = (value, node)
 
@@ -187,7 +238,7 @@ class ScalarFlow:
             self.assume("scalar", self.scalar_node(v), v)
 
     def _tracked_in(self, v: Any, depth: int = 0):
-        if type(v) is float:
+        if type(v) in _TRACKED:
             if self.scalar_node(v) is not None:
                 yield v
             return
@@ -202,7 +253,7 @@ class ScalarFlow:
                 yield from self._tracked_in(e, depth + 1)
         elif type(v) is slice:
             yield from self._tracked_in((v.start, v.stop, v.step), depth + 1)
-        elif callable(v) and type(getattr(v, "__self__", None)) is float:
+        elif callable(v) and type(getattr(v, "__self__", None)) in _TRACKED:
             yield from self._tracked_in(v.__self__, depth + 1)
 
     def scalar_compare(self, fs: Any, fn: Any, a: Any, b: Any) -> None:
@@ -246,6 +297,9 @@ class ScalarFlow:
         the call only passes the number on); False: not a number function, the caller goes on."""
         if fn is builtins.float and len(args) == 1 and not kwargs and type(args[0]) is float:
             return True   # float(x) is x
+        if fn is builtins.int and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
+            self._pend(fs, self._post_rewrap, args[0])   # int(n) is n, as a plain int
+            return True
         if fn in NUMERIC_FUNCTIONS and not kwargs:
             seq = len(args) == 1 and type(args[0]) in (list, tuple) and fn in (builtins.max, builtins.min)
             flat = list(args[0]) if seq else list(args)
@@ -256,6 +310,51 @@ class ScalarFlow:
                            opaque=True)
                 return True
         return False
+
+    def _post_rewrap(self, fs, stack, lifted):
+        new = LiftedInt(stack[-1])
+        capture.replace_top(fs.frame, new)
+        self.scalar_nodes[id(new)] = (new, self.scalar_node(lifted))
+
+    # -- lifted shapes ---------------------------------------------------------------------------------
+    lifted_shape: set
+
+    def shape_is_lifted(self, t: Any) -> bool:
+        """Can ``t``'s shape differ between calls this record serves (it derives from a lifted input)?"""
+        return bool(self.lifted_shape) and id(t) in self.lifted_shape
+
+    def mark_lifted_shape(self, t: torch.Tensor) -> None:
+        if id(t) not in self.lifted_shape:
+            self.lifted_shape.add(id(t))
+            weakref.finalize(t, self.lifted_shape.discard, id(t))
+
+    def start_size_read(self, fs: Any, t: torch.Tensor, what: str, args: tuple = ()) -> None:
+        """``t.size(d)``, ``t.size()``, ``t.shape``, ``len(t)``, ``t.numel()`` of a tensor whose
+        shape is lifted: the numbers read are graph nodes (``t.size(d)``), followed like any
+        number read from a tensor."""
+        self._pend(fs, self._post_size_read, (t, what, args), opaque=True)
+
+    def _post_size_read(self, fs, stack, data):
+        t, what, args = data
+        node = self.to_arg(t)
+        out = stack[-1]
+        if what in ("size", "shape") and not args:
+            sizes = []
+            for d in range(t.dim()):
+                v = LiftedInt(out[d])
+                self.scalar_nodes[id(v)] = (v, self.graph.call("method", "size", (node, d), {}))
+                sizes.append(v)
+            new = torch.Size(sizes)
+            capture.replace_top(fs.frame, new)
+            self._new_outputs([new])
+            return
+        if what == "size":
+            target = ("method", "size", (node, args[0]))
+        elif what == "len":
+            target = ("method", "size", (node, 0))
+        else:
+            target = ("method", "numel", (node,))
+        self.track_scalar(fs, out, self.graph.call(*target, {}))
 
     def _scalar_arg(self, v: Any) -> Any:
         node = self.scalar_node(v)

@@ -29,7 +29,7 @@ from .annotations import torch_ops as T
 from .breaks import BreakCompile
 from .bytecode import catches_tensor_errors, catching_ranges
 from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_name
-from .scalars import shape_safe
+from .scalars import LiftedInt, shape_safe
 from .graph import OpGraph, Unsupported
 from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_numpy_number
@@ -152,6 +152,10 @@ class OpRecorder:
         if t.dim() == 0 or len(rows) != t.shape[0] or not all(_is_row_of(r, t) for r in rows):
             raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
         n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
+        if self.shape_is_lifted(t):
+            self.assume("scalar", self.graph.call("function", len, (n,), {}), len(rows))
+            for e in rows:
+                self.mark_lifted_shape(e)
         for i, e in enumerate(rows):
             self.graph.bind(e, self.graph.getitem(n, i))
 
@@ -177,7 +181,7 @@ class OpRecorder:
                 return self.graph.placeholder(v, node.source)
             raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
         t = type(v)
-        if t is float and self.scalar_nodes:
+        if (t is float or t is LiftedInt) and self.scalar_nodes:
             node = self.scalar_node(v)
             if node is not None:
                 return node
@@ -258,7 +262,8 @@ class OpRecorder:
         """
         if name in T.DATA_DEPENDENT:
             self._dynamic(f"`{name}` reads tensor values")
-        if self.scalar_nodes and not shape_safe(name) and (self.holds_scalar(args) or self.holds_scalar(kwargs)):
+        if self.scalar_nodes and not shape_safe(name) and (self.holds_scalar(args, floats=True)
+                                                           or self.holds_scalar(kwargs, floats=True)):
             self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", args, kwargs)
         value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs))
         if T.shape_depends_on_values(name, args, kwargs):
@@ -280,12 +285,26 @@ class OpRecorder:
                 self._bind_output(n, output)
                 if value_shaped:
                     self._mark_value_shaped(output)
+                if self.lifted_shape and (any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs))
+                                          or self.holds_scalar(args) or self.holds_scalar(kwargs)):
+                    # the output's shape may follow a lifted size; how many tensors it holds is assumed
+                    for t in T.tensors_in([output], {}):
+                        self.mark_lifted_shape(t)
+                    if isinstance(output, (tuple, list)):
+                        self.assume("scalar", self.graph.call("function", len, (n,), {}), len(output))
             for t in changed:
                 self._tensor_mutated(t, n if t is output else None)
             return
         if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
             if value_shaped and name not in _VALUE_FREE_META:
                 self._dynamic(f"`{name}` reads the shape of a tensor whose shape depends on tensor values")
+            if self.lifted_shape and name not in _VALUE_FREE_META and name not in ("dim", "ndimension") \
+                    and any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs)):
+                # metadata that follows a lifted shape (strides, contiguity, a size read otherwise than
+                # magpy.scalars lifts it): the value read is assumed
+                node = self.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
+                                       {k: self.to_arg(v) for k, v in kwargs.items()})
+                self.assume("scalar", node, output)
             return
         if target in T.GRAD_MODE_OPS or name in STATE_SETTER_NAMES:
             # Grad mode and autocast switches stay in the graph, in program order.
