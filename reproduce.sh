@@ -27,7 +27,8 @@ if [ -n "${PYTHON:-}" ] && [ -z "${MAGPY_VENV:-}" ]; then
     VENV="$ROOT/.venv-$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 fi
 CORE_TESTS=(tests/test_python_features.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
-            tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py tests/test_scalar_reads.py)
+            tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py tests/test_scalar_reads.py
+            tests/test_lifted_shapes.py)
 TORCH_PIN="2.13.0"
 CONSTRAINTS="$ROOT/constraints.txt"   # the versions the numbers were measured with
 

@@ -104,6 +104,13 @@ def _aten_pointwise(name: str) -> bool:
         return False
 
 
+def _replace_top(fs: Any, stack: list, value: Any) -> None:
+    """The program goes on with ``value`` on top of the stack (and so do the monitor's handlers of
+    the instruction about to run, which were handed ``stack`` as read before)."""
+    capture.replace_top(fs.frame, value)
+    stack[-1] = value
+
+
 def delift(v: Any, depth: int = 0) -> Any:
     """``v`` with every :class:`LiftedInt` in it a plain ``int``: lists, dicts and plain objects are
     changed in place (they keep their identity), tuples and sizes are rebuilt when they hold one."""
@@ -215,20 +222,21 @@ class ScalarFlow:
         self_ = getattr(v, "__self__", None) if callable(v) else None
         return type(self_) in _TRACKED and self.scalar_node(self_) is not None
 
-    def track_scalar(self, fs: Any, value: Any, node: Any) -> None:
-        """``value`` (the result on top of ``fs``'s stack) is what ``node`` computes."""
+    def track_scalar(self, fs: Any, stack: list, node: Any) -> None:
+        """The result on top of ``fs``'s stack is what ``node`` computes."""
+        value = stack[-1]
         held, self._scalar_inputs = self._scalar_inputs, ()
         if type(value) in (int, bool) and type(value) is not bool:
             # a plain int has no identity of its own: the program goes on with a LiftedInt
             value = LiftedInt(value)
-            capture.replace_top(fs.frame, value)
+            _replace_top(fs, stack, value)
         elif type(value) is not float and type(value) is not LiftedInt:
             self._dynamic(f"reads a tensor value into a Python {type(value).__name__}")
         elif id(value) in self.scalar_nodes or any(value is a for a in held):
             # An existing object (an argument of max/min, a constant of the code) would now mean
             # something else too: the program goes on with a fresh copy of it.
             value = value * 1.0 if type(value) is float else LiftedInt(value)
-            capture.replace_top(fs.frame, value)
+            _replace_top(fs, stack, value)
         self.scalar_nodes[id(value)] = (value, node)
 
     def scalar_escape(self, what: str, *values: Any) -> None:
@@ -313,7 +321,7 @@ class ScalarFlow:
 
     def _post_rewrap(self, fs, stack, lifted):
         new = LiftedInt(stack[-1])
-        capture.replace_top(fs.frame, new)
+        _replace_top(fs, stack, new)
         self.scalar_nodes[id(new)] = (new, self.scalar_node(lifted))
 
     # -- lifted shapes ---------------------------------------------------------------------------------
@@ -345,7 +353,7 @@ class ScalarFlow:
                 self.scalar_nodes[id(v)] = (v, self.graph.call("method", "size", (node, d), {}))
                 sizes.append(v)
             new = torch.Size(sizes)
-            capture.replace_top(fs.frame, new)
+            _replace_top(fs, stack, new)
             self._new_outputs([new])
             return
         if what == "size":
@@ -354,7 +362,7 @@ class ScalarFlow:
             target = ("method", "size", (node, 0))
         else:
             target = ("method", "numel", (node,))
-        self.track_scalar(fs, out, self.graph.call(*target, {}))
+        self.track_scalar(fs, stack, self.graph.call(*target, {}))
 
     def _scalar_arg(self, v: Any) -> Any:
         node = self.scalar_node(v)
@@ -363,4 +371,4 @@ class ScalarFlow:
     def _post_scalar(self, fs, stack, data):
         kind, target, args = data
         node = self.graph.call(kind, target, args, {})
-        self.track_scalar(fs, stack[-1], node)
+        self.track_scalar(fs, stack, node)

@@ -252,3 +252,13 @@ def test_recompile_limit_names_the_value_that_kept_changing(caplog):
     # the records still serve the calls they match
     x = torch.full((2,), 1.0)
     assert torch.equal(cf(x), f(x)) and magpy.stats(cf).guard_hits == 1
+
+
+def test_a_result_given_a_fresh_identity_is_what_the_next_instruction_uses():
+    # max() returns the constant 0.5 object when it wins; the multiplication right after it must
+    # get the graph's max, not the constant of the monitor run
+    def f(x):
+        return x * max(x.sum().item(), 0.5)
+
+    st = _calls(f, [torch.full((2,), v) for v in (-1.0, 3.0, 5.0, -2.0)])
+    assert (st.monitor_runs, st.fallbacks) == (1, 0)

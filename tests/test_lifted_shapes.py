@@ -1,0 +1,164 @@
+"""Lifted shapes (magpy.scalars, paper §6.1): sizes that change between calls stop being guarded.
+
+After two calls differ in a tensor argument's size (or from the first call with
+``dynamic=True``), that dimension is lifted: size reads become graph nodes, and a size that
+Python code uses otherwise (a loop count, an index, a comparison) is checked in the guard.
+Every call must match eager; the monitor-run counts are as designed (bounded, not one per size).
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from conftest import same
+
+import magpy
+
+
+def _stream(fn, inputs, **options):
+    cf = magpy.compile(fn, backend="eager", **options)
+    for args in inputs:
+        args = args if isinstance(args, tuple) else (args,)
+        assert same(cf(*args), fn(*args))
+    return magpy.stats(cf), cf
+
+
+class Flatten(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.lin = nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        y = F.relu(self.conv(x))
+        b, c, h, w = y.shape
+        return self.lin(y.view(b, c * h * w)) + y.size(0)
+
+
+def test_batch_sizes_two_records_at_most():
+    m = Flatten()
+    st, cm = _stream(m, [torch.randn(bs, 3, 8, 8) for bs in (2, 3, 5, 16, 2, 9, 4)])
+    assert (st.monitor_runs, st.records, st.fallbacks, st.guard_hits) == (2, 2, 0, 5)
+    lifted = magpy.records(cm)[0]
+    assert lifted.lifted == {"x": [0]} and "shape=('*', 3, 8, 8)" in lifted.guards_text
+
+
+def test_sequence_lengths_attention():
+    torch.manual_seed(0)
+    q = nn.Linear(8, 8)
+
+    def attend(x, mask):
+        b, n, d = x.shape
+        s = q(x) @ x.transpose(1, 2) / d ** 0.5
+        s = s.masked_fill(~mask[:, None, :].expand(b, n, n), float("-inf"))
+        pos = torch.arange(n).float()[None, :, None]
+        return s.softmax(-1) @ x + pos
+
+    xs = [(torch.randn(2, n, 8), torch.rand(2, n) > 0.2) for n in (8, 13, 32, 64, 9)]
+    for _, m in xs:
+        m[:, 0] = True
+    st, _ = _stream(attend, xs)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_dynamic_true_lifts_from_the_first_call():
+    st, cm = _stream(lambda x: x.view(x.size(0), -1).sum(1), [torch.randn(n, 2, 3) for n in (1, 4, 7)],
+                     dynamic=True)
+    assert st.monitor_runs == 1 and st.guard_hits == 2
+    with pytest.raises(TypeError, match="dynamic"):
+        magpy.compile(lambda x: x, backend="torchscript", dynamic=True)
+
+
+def test_dynamic_false_keeps_one_record_per_shape():
+    st, _ = _stream(lambda x: x * x.size(0), [torch.randn(n) for n in (1, 2, 3)], dynamic=False)
+    assert st.monitor_runs == 3
+
+
+def test_python_uses_of_a_lifted_size_are_guarded():
+    def f(x):
+        out = []
+        for i in range(x.size(0)):      # the loop unrolls: its count is checked before the call runs
+            out.append(x[i] * i)
+        return torch.stack(out) + len(out)
+
+    xs = [torch.randn(n, 2) for n in (2, 3, 3, 4, 2)]
+    st, cm = _stream(f, xs)
+    # 2 (static), 3 (lifted, count 3), 4 (count 4), then hits for 3... and 2 (static record)
+    assert st.fallbacks == 0 and st.monitor_runs == 3
+    assert any("lifted sizes" in r.guards_text for r in magpy.records(cm))
+
+
+def test_split_count_follows_the_size():
+    def f(x):
+        parts = x.split(2)
+        return torch.cat([p * (i + 1) for i, p in enumerate(parts)])
+
+    st, _ = _stream(f, [torch.randn(n) for n in (4, 6, 6, 5, 4, 8)])
+    assert st.fallbacks == 0 and st.monitor_runs <= 5
+
+
+def test_training_batchnorm_with_lifted_batch():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6))
+    ref = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6))
+    ref.load_state_dict(m.state_dict())
+    cm = magpy.compile(m, backend="eager")
+    for bs in (3, 5, 8, 5):
+        x = torch.randn(bs, 4)
+        assert same(cm(x), ref(x))
+        assert same(m[1].running_mean, ref[1].running_mean) and int(m[1].num_batches_tracked) == int(ref[1].num_batches_tracked)
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 2 and st.fallbacks == 0
+
+
+def test_sizes_left_outside_are_plain_ints():
+    class Log(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shapes = []
+            self.last = None
+
+        def forward(self, x):
+            self.shapes.append(tuple(x.shape))
+            self.last = x.size(0)
+            return x * 2, x.shape
+
+    m, ref = Log(), Log()
+    cm = magpy.compile(m, backend="eager")
+    for n in (2, 3, 4, 5):
+        x = torch.ones(n, 2)
+        got, want = cm(x), ref(x)
+        assert same(got, want) and type(got[1]) is torch.Size and all(type(v) is int for v in got[1])
+    assert m.shapes == ref.shapes and m.last == ref.last
+    assert all(type(v) is int for s in m.shapes for v in s) and type(m.last) is int
+
+
+def test_strides_and_contiguity_of_a_lifted_input():
+    def f(x):
+        if x.is_contiguous():
+            return x.view(-1) * 2
+        return x.reshape(-1) - 1
+
+    xs = [torch.randn(2, 3), torch.randn(4, 3), torch.randn(3, 5).t(), torch.randn(3, 7).t(), torch.randn(5, 3)]
+    st, _ = _stream(f, xs)
+    assert st.fallbacks == 0
+
+
+def test_numel_and_len_of_lifted_tensors():
+    def f(x):
+        return x.sum() / x.numel() + len(x) + x.nelement()
+
+    st, _ = _stream(f, [torch.randn(n, 3) for n in (1, 2, 5, 9)])
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_lifted_sizes_with_inductor():
+    def f(x):
+        return (x.view(x.size(0), -1) * 2).sum(1)
+
+    cf = magpy.compile(f, backend="inductor")
+    for n in (2, 3, 6, 11):
+        x = torch.randn(n, 2, 2)
+        assert same(cf(x), f(x))
+    assert magpy.stats(cf).monitor_runs == 2
