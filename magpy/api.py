@@ -65,7 +65,7 @@ from .global_state import global_hooks_present
 from .graph import Unsupported
 from .guards import NoHooksGuard
 from .monitor import Monitor
-from .source import ConstSource
+from .source import ConstSource, ItemSource
 
 log = logging.getLogger("magpy")
 _guards_log = _logging.channel("guards")
@@ -217,7 +217,7 @@ class _Runner:
             except TypeError as e:
                 raise BreakCompile(str(e)) from None
         sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
-        lifted = lift(values) if lift is not None else None
+        lifted = lift(sources, values) if lift is not None else None
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted)
         guard_entry(mon, self.target, self.fn, self.self_obj)
         if self.is_module:
@@ -276,7 +276,7 @@ class _Compiled:
         # automatic dynamic shapes do); True lifts every dimension of every tensor argument.
         self._dynamic = dynamic
         self._lifting = dynamic is not False and supports_lifting(backend)
-        self._lifted: dict[str, frozenset] = {}
+        self._lifted: dict[str, frozenset] = {}   # argument (described) -> lifted dimensions
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
         self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
         self._compile_graph = resolve(backend)
@@ -527,13 +527,15 @@ class _Compiled:
                        record.run_source)
         return result
 
-    def _lift(self, values: dict) -> dict[str, frozenset]:
-        """The dimensions to lift in this call: with ``dynamic=True`` all of every tensor argument;
-        otherwise those lifted before plus those whose size differs from the newest record with
-        the same argument ranks (the call would otherwise be one more record per size)."""
-        shapes = _arg_shapes(values)
+    def _lift(self, sources: dict, values: dict) -> list[tuple]:
+        """The dimensions to lift in this call, as ``(source, tensor, dims)`` per tensor argument
+        (also inside ``*args``/``**kwargs``): with ``dynamic=True`` all of every one; otherwise
+        those lifted before plus those whose size differs from the newest record with the same
+        argument ranks (the call would otherwise be one more record per size)."""
+        tensors = _arg_tensors(sources, values)
+        shapes = _arg_shapes(sources, values)
         if self._dynamic:
-            return {k: frozenset(range(len(s))) for k, s in shapes.items() if s}
+            return [(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]]
         for rec in self._cache.records:
             old = rec.arg_shapes
             if old is not None and old.keys() == shapes.keys() and all(len(old[k]) == len(s) for k, s in shapes.items()):
@@ -542,7 +544,7 @@ class _Compiled:
                     if changed:
                         self._lifted[k] = self._lifted.get(k, frozenset()) | changed
                 break
-        return {k: d for k, d in self._lifted.items() if k in shapes}
+        return [(tensors[k][0], tensors[k][1], d) for k, d in self._lifted.items() if k in tensors]
 
     def _record_stats(self) -> None:
         records = self._cache.records
@@ -565,7 +567,7 @@ class _Compiled:
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
                       mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count,
                       assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()),
-                      arg_shapes=_arg_shapes(mon.param_values),
+                      arg_shapes=_arg_shapes(mon.param_sources, mon.param_values),
                       lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()})
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
@@ -709,10 +711,31 @@ for _name in ("_apply", "apply", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "f
 del _name
 
 
-def _arg_shapes(values: dict) -> dict[str, tuple]:
+def _arg_tensors(sources: dict, values: dict) -> dict[str, tuple]:
+    """The tensor arguments of a call, directly or one level inside ``*args``/``**kwargs`` (or a
+    tuple, list or dict argument): ``{description: (source, tensor)}``."""
+    found = {}
+    for name, v in values.items():
+        src = sources[name]
+        if isinstance(v, torch.Tensor):
+            found[src.describe()] = (src, v)
+        elif type(v) in (tuple, list):
+            for i, e in enumerate(v):
+                if isinstance(e, torch.Tensor):
+                    s = ItemSource(src, i)
+                    found[s.describe()] = (s, e)
+        elif type(v) is dict:
+            for k, e in v.items():
+                if isinstance(e, torch.Tensor) and type(k) is str:
+                    s = ItemSource(src, k)
+                    found[s.describe()] = (s, e)
+    return found
+
+
+def _arg_shapes(sources: dict, values: dict) -> dict[str, tuple]:
     """Shapes of the tensor arguments (read without running a subclass's ``__torch_function__``)."""
     with torch._C.DisableTorchFunctionSubclass():
-        return {k: tuple(v.shape) for k, v in values.items() if isinstance(v, torch.Tensor)}
+        return {k: tuple(t.shape) for k, (_, t) in _arg_tensors(sources, values).items()}
 
 
 def _without_location(assumption: str) -> str:

@@ -194,7 +194,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
     """
 
     def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
-                 top_closure: tuple | None = None, lifted: dict[str, frozenset] | None = None) -> None:
+                 top_closure: tuple | None = None, lifted: list[tuple] | None = None) -> None:
         global _SKIP
         if _SKIP is None:
             _SKIP = _skip_codes()
@@ -235,13 +235,12 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
-        # Lifted shapes (magpy.scalars): parameters whose listed dimensions are not guarded; every
-        # size read that derives from them is a graph node.
+        # Lifted shapes (magpy.scalars): (source, tensor, dims) of arguments whose listed dimensions
+        # are not guarded; every size read that derives from them is a graph node.
         self.lifted_dims: dict[Source, frozenset] = {}
-        for name, dims in (lifted or {}).items():
-            value = param_values.get(name)
-            if isinstance(value, torch.Tensor) and dims:
-                self.lifted_dims[param_sources[name]] = frozenset(dims)
+        for src, value, dims in lifted or ():
+            if dims:
+                self.lifted_dims[src] = frozenset(dims)
                 self.mark_lifted_shape(value)
         for name, value in param_values.items():
             if not is_immutable(value):

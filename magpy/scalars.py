@@ -328,8 +328,16 @@ class ScalarFlow:
     lifted_shape: set
 
     def shape_is_lifted(self, t: Any) -> bool:
-        """Can ``t``'s shape differ between calls this record serves (it derives from a lifted input)?"""
-        return bool(self.lifted_shape) and id(t) in self.lifted_shape
+        """Can ``t``'s shape differ between calls this record serves? In a run with lifted inputs,
+        every tensor's can, but a tensor from outside that its guard pins (a parameter, an argument
+        whose sizes are all guarded): a tensor computed in the call may derive from a lifted size
+        by any path, and one that does not is only read through a graph node it need not have."""
+        if not self.lifted_shape:
+            return False
+        if id(t) in self.lifted_shape:
+            return True
+        node = self.node(t)
+        return node is None or node.source is None
 
     def mark_lifted_shape(self, t: torch.Tensor) -> None:
         if id(t) not in self.lifted_shape:
