@@ -38,6 +38,7 @@ from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGua
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
 from .refgraph import guard_nodes, mock_nodes
+from .scalars import LiftedInt
 from .source import (
     ArgSource,
     AttrSource,
@@ -87,7 +88,8 @@ def _same_values(a, b) -> bool:
 #: Python functions of numbers a lifted-size guard may apply (what magpy.scalars records on sizes).
 _SIZE_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
                               operator.truediv, operator.pow, operator.neg, int, float, max, min, abs,
-                              math.ceil, math.floor, math.trunc})
+                              math.ceil, math.floor, math.trunc, operator.lt, operator.le, operator.gt,
+                              operator.ge, operator.eq, operator.ne})
 
 
 def _speculation_state() -> tuple:
@@ -114,9 +116,9 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list[st
     assumption fails, the call goes on as a miss and the program runs again."""
     shape_checks, rest = [], []
     for a in mon.assumptions:
-        expr = _size_expr(a[1], pool) if a[0] == "scalar" else None
+        expr = _size_expr(a[1], pool) if a[0] in ("scalar", "truth") else None
         if expr is not None:
-            shape_checks.append((expr, a[2]))
+            shape_checks.append((expr, a[2], a[0]))
         else:
             rest.append(a)
     if not rest:
@@ -364,7 +366,7 @@ class _MockBuilder:
     def value(self, v: Any, depth: int = 0) -> str:
         if depth > 50:
             raise Unsupported("output structure nested too deeply")
-        if type(v) is float and self.mon.scalar_nodes:
+        if (type(v) is float or type(v) is LiftedInt) and self.mon.scalar_nodes:
             n = self.mon.scalar_node(v)
             if n is not None:
                 return self._graph_output(n)   # a number read from a tensor: the call's value
@@ -397,7 +399,9 @@ class _MockBuilder:
         elif isinstance(v, tuple) and hasattr(t, "_fields"):
             e = f"{self.pool.ref(t)}(" + ", ".join(self.value(x, depth + 1) for x in v) + ")"
         elif t is torch.Size:
-            e = self.pool.ref(v)
+            # (sizes read from a lifted shape are the call's, from the graph)
+            e = f"{self.pool.ref(torch.Size)}([" + ", ".join(self.value(x, depth + 1) for x in v) + "])" \
+                if self.mon.holds_scalar(v) else self.pool.ref(v)
         elif t is dict:
             e = "{" + ", ".join(f"{self._key(k)}: {self.value(x, depth + 1)}" for k, x in v.items()) + "}"
         elif t is set:
@@ -652,10 +656,14 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     if shape_checks:
         # Lifted shapes: what the run assumed of its inputs' sizes, checked before anything runs.
         names = {f"i{k}": mb.src(src) for k, (src, _) in enumerate(mon.graph.inputs)}
-        for expr, expected in shape_checks:
+        for expr, expected, kind in shape_checks:
             code = expr(names)
-            body.append(f"    if not _same_values({code}, {pool.ref(expected)}): return None")
-            readable.append(f"lifted sizes: {code} == {expected!r}")
+            if kind == "truth":
+                body.append(f"    if bool({code}) is not {bool(expected)!r}: return None")
+                readable.append(f"lifted sizes: bool({code}) is {bool(expected)!r}")
+            else:
+                body.append(f"    if not _same_values({code}, {pool.ref(expected)}): return None")
+                readable.append(f"lifted sizes: {code} == {expected!r}")
     needed = list(dict.fromkeys(mb.needed))
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
     # A path that no longer exists is a miss; any other exception is a MagPy bug that the

@@ -162,3 +162,26 @@ def test_lifted_sizes_with_inductor():
         x = torch.randn(n, 2, 2)
         assert same(cf(x), f(x))
     assert magpy.stats(cf).monitor_runs == 2
+
+
+def test_branch_on_a_lifted_size_is_a_guard_not_a_speculation():
+    # the comparison depends on input sizes only: checked in the guard, before the graph runs, so
+    # the record may change a buffer in place
+    torch.manual_seed(0)
+    bn, ref = nn.BatchNorm1d(3), nn.BatchNorm1d(3)
+
+    def f(m):
+        def g(x):
+            y = m(x)
+            if x.size(0) > 4:
+                return y * 2
+            return y
+        return g
+
+    cf = magpy.compile(f(bn), backend="eager")
+    for n in (2, 3, 6, 8, 3):
+        x = torch.randn(n, 3)
+        assert same(cf(x), f(ref)(x)) and same(bn.running_mean, ref.running_mean)
+    st = magpy.stats(cf)
+    assert st.fallbacks == 0 and st.monitor_runs == 3   # static 2, lifted n<=4, lifted n>4
+    assert any("lifted sizes: bool(" in r.guards_text for r in magpy.records(cf))

@@ -1,0 +1,84 @@
+"""Lifted shapes: inputs whose sizes change between calls (batch size, sequence length), with
+sizes read into Python, stored outside, used by loops, caches and in-place state."""
+from harness import program
+
+F_ = "liftedshapes"
+
+program(F_, "flatten_batch_sizes", """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, padding=1)
+        self.fc = nn.Linear(3 * 4 * 4, 2)
+    def forward(self, x):
+        y = self.conv(x).relu()
+        return self.fc(y.view(y.size(0), -1)), y.shape
+m = Net()
+def make(): return m
+def inputs(i): return torch.randn([2, 5, 1, 7, 3, 5][i], 2, 4, 4, generator=torch.Generator().manual_seed(i))
+NCALLS = 6
+""")
+
+program(F_, "positions_cache_grows_with_length", """
+class Pos(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = torch.zeros(0)
+        self.seen = []
+    def forward(self, x):
+        n = x.shape[1]
+        if self.cache.numel() < n:
+            self.cache = torch.arange(n).float()
+        self.seen.append(n)
+        return x + self.cache[:n]
+m = Pos()
+def make(): return m
+def inputs(i): return torch.ones(2, [4, 6, 3, 9, 5][i])
+NCALLS = 5
+""")
+
+program(F_, "loop_over_the_length", """
+def f(x):
+    h = torch.zeros(x.shape[0])
+    for t in range(x.shape[1]):
+        h = torch.tanh(h + x[:, t])
+    return h
+def make(): return f
+def inputs(i): return torch.randn(2, [3, 4, 4, 6, 3][i], generator=torch.Generator().manual_seed(i))
+NCALLS = 5
+""")
+
+program(F_, "running_stats_with_changing_batch", """
+m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU())
+def make(): return m
+def inputs(i): return torch.randn([4, 7, 2, 9][i], 3, generator=torch.Generator().manual_seed(i))
+""")
+
+program(F_, "chunks_depend_on_length", """
+def f(x):
+    return [c.sum() for c in x.split(3, dim=1)]
+def make(): return f
+def inputs(i): return torch.ones(2, [6, 7, 9, 6, 3][i])
+NCALLS = 5
+""")
+
+program(F_, "size_arithmetic_and_reshape", """
+def f(x):
+    b, n = x.shape[0], x.shape[1]
+    half = n // 2
+    y = x[:, :half] * x[:, half:2 * half]
+    return y.reshape(b * half), half, n % 2
+def make(): return f
+def inputs(i): return torch.arange(float(2 * [4, 5, 8, 3][i])).view(2, -1)
+""")
+
+program(F_, "transposed_inputs_with_changing_sizes", """
+def f(x):
+    if x.is_contiguous():
+        return x.view(-1)
+    return x.t().reshape(-1) * 2
+def make(): return f
+def inputs(i):
+    return [torch.ones(2, 3), torch.ones(4, 3), torch.ones(3, 5).t(), torch.ones(3, 2).t(), torch.ones(6, 3)][i]
+NCALLS = 5
+""")
