@@ -116,7 +116,8 @@ def prepare(compiler: Mapping[str, Any], model: torch.nn.Module, device: str | t
 
     ``example`` is one ``(args, kwargs)`` on ``device``; only frontends that need an example ahead of
     the first call (``fullgraph``, ``torchscript-regions``) use it. ``dynamic`` asks for
-    dynamic-shape compilation (only Dynamo has it: other frontends raise rather than ignore it),
+    dynamic-shape compilation (Dynamo's ``dynamic=True``, MagPy's lifted shapes from the first
+    call; other frontends raise rather than ignore it),
     ``profile`` for MagPy's matched-path timers, and ``region`` (a
     module class name) makes Dynamo compile only the submodules of that class, running the rest
     eagerly (Figure 18's LSTM cells). Nothing runs the model here except where the frontend
@@ -135,7 +136,7 @@ def prepare(compiler: Mapping[str, Any], model: torch.nn.Module, device: str | t
         model = model.to(device)
         if example is not None:
             example = to_device(example, device)
-    if dynamic and frontend not in ("eager", "dynamo"):
+    if dynamic and frontend not in ("eager", "dynamo", "magpy"):
         # Compiling without the option and adding a note would publish a number for a setting
         # that was never honoured.
         raise NotImplementedError(f"{frontend} has no dynamic-shape option; the cell asked for dynamic=True")
@@ -167,13 +168,15 @@ def _dynamo(model, backend, device, example, *, dynamic: bool, region: str | Non
                     notes=[f"dynamo compiles {len(regions)} {region} submodule(s); the rest runs eagerly"])
 
 
-def _magpy(model, backend, device, example, *, profile: bool, **_: Any) -> Compiled:
+def _magpy(model, backend, device, example, *, profile: bool, dynamic: bool = False, **_: Any) -> Compiled:
     import magpy
 
     magpy.reset()
     options: dict[str, Any] = {"backend": backend}
     if profile:
         options["profile"] = True
+    if dynamic:
+        options["dynamic"] = True   # (magpy.compile raises for a backend that cannot serve any size)
     cm = magpy.compile(model, **options)
     return Compiled(cm, device, device_sync(device), handle=cm)
 
