@@ -63,7 +63,7 @@ from .cache import MISS, UNHELD, Record, RecordCache
 from .codegen import generate
 from .global_state import global_hooks_present
 from .graph import Unsupported
-from .guards import NoHooksGuard
+from .guards import NoHooksGuard, ValueGuard
 from .monitor import Monitor
 from .source import ConstSource, ItemSource
 
@@ -217,8 +217,9 @@ class _Runner:
             except TypeError as e:
                 raise BreakCompile(str(e)) from None
         sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
-        lifted = lift(sources, values) if lift is not None else None
-        mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted)
+        lifted, lifted_values = lift(sources, values) if lift is not None else (None, frozenset())
+        mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted,
+                      lifted_values=lifted_values)
         guard_entry(mon, self.target, self.fn, self.self_obj)
         if self.is_module:
             if self.fn is not call_with_hooks:   # (with hooks, the call of the module guards them)
@@ -277,6 +278,7 @@ class _Compiled:
         self._dynamic = dynamic
         self._lifting = dynamic is not False and supports_lifting(backend)
         self._lifted: dict[str, frozenset] = {}   # argument (described) -> lifted dimensions
+        self._lifted_values: set[str] = set()     # sources (described) of ints read from outside, lifted
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
         self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
         self._compile_graph = resolve(backend)
@@ -468,7 +470,7 @@ class _Compiled:
         try:
             result = self._monitor_and_record_inner(args, kwargs, mon_box)
         finally:
-            if mon_box and mon_box[0].lifted_dims:
+            if mon_box and (mon_box[0].lifted_dims or mon_box[0].lifted_value_nodes):
                 # Sizes the run followed as LiftedInts go back to plain ints wherever the program left
                 # them outside the call (after the record was built from them), also when it raised.
                 result = mon_box[0].delift_outside(result)
@@ -502,10 +504,11 @@ class _Compiled:
                 mon.internal_error = True
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
-        if reason is not None and mon.lifted_dims and not mon.dynamic:
+        if reason is not None and (mon.lifted_dims or mon.lifted_value_nodes) and not mon.dynamic:
             # What failed may be the lifting itself: the next miss monitors with every size guarded.
             self._lifting = False
             self._lifted = {}
+            self._lifted_values = set()
             _recompiles_log.info("%s: lifted sizes given up (%s); sizes are guarded from now on", self._name, reason)
             return result
         if reason is not None:
@@ -527,15 +530,23 @@ class _Compiled:
                        record.run_source)
         return result
 
-    def _lift(self, sources: dict, values: dict) -> list[tuple]:
-        """The dimensions to lift in this call, as ``(source, tensor, dims)`` per tensor argument
-        (also inside ``*args``/``**kwargs``): with ``dynamic=True`` all of every one; otherwise
-        those lifted before plus those whose size differs from the newest record with the same
-        argument ranks (the call would otherwise be one more record per size)."""
+    def _lift(self, sources: dict, values: dict) -> tuple[list[tuple], frozenset]:
+        """What to lift in this call: ``(dims, values)``.
+
+        ``dims``: ``(source, tensor, dims)`` per tensor argument (also inside ``*args``/``**kwargs``):
+        with ``dynamic=True`` all dimensions of every one; otherwise those lifted before plus those
+        whose size differs from the newest record with the same argument ranks (the call would
+        otherwise be one more record per size). ``values``: sources of ints read from outside
+        whose value differs between the two newest records (``self.step += 1``)."""
+        recs = self._cache.records
+        if len(recs) >= 2 and recs[0].int_values and recs[1].int_values:
+            a, b = recs[0].int_values, recs[1].int_values
+            self._lifted_values |= {k for k in a.keys() & b.keys() if a[k] != b[k]}
         tensors = _arg_tensors(sources, values)
         shapes = _arg_shapes(sources, values)
         if self._dynamic:
-            return [(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]]
+            return ([(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]],
+                    frozenset(self._lifted_values))
         for rec in self._cache.records:
             old = rec.arg_shapes
             if old is not None and old.keys() == shapes.keys() and all(len(old[k]) == len(s) for k, s in shapes.items()):
@@ -544,7 +555,8 @@ class _Compiled:
                     if changed:
                         self._lifted[k] = self._lifted.get(k, frozenset()) | changed
                 break
-        return [(tensors[k][0], tensors[k][1], d) for k, d in self._lifted.items() if k in tensors]
+        return ([(tensors[k][0], tensors[k][1], d) for k, d in self._lifted.items() if k in tensors],
+                frozenset(self._lifted_values))
 
     def _record_stats(self) -> None:
         records = self._cache.records
@@ -558,7 +570,7 @@ class _Compiled:
         if outputs or mon.graph.op_count:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
-            if mon.lifted_dims:
+            if mon.lifted_dims or mon.lifted_value_nodes:
                 compiled = compile_lifted(self._options["backend"], gm, example)
             else:
                 compiled = self._compile_graph(gm, example)
@@ -568,6 +580,8 @@ class _Compiled:
                       mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count,
                       assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()),
                       arg_shapes=_arg_shapes(mon.param_sources, mon.param_values),
+                      int_values={g.source.describe(): g.value for g in mon.guards
+                                  if type(g) is ValueGuard and type(g.value) is int},
                       lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()})
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
@@ -584,6 +598,7 @@ class _Compiled:
     def _reset(self) -> None:
         self._cache.clear()
         self._lifted = {}
+        self._lifted_values = set()
         self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
         self._eager_reason = None
         self._fast = not self._profile
@@ -604,7 +619,7 @@ class CompiledFunction(_Compiled):
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_dynamic", "_lifting", "_lifted"})
+                  "_limit_said", "_dynamic", "_lifting", "_lifted", "_lifted_values"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):

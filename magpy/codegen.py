@@ -153,6 +153,9 @@ def _size_expr(node: Any, pool: ConstPool, depth: int = 0) -> Callable | None:
         if type(node) in (int, float, bool) or node is None:
             return lambda names: repr(node)
         return None
+    if node.op == "placeholder" and node.meta.get("magpy_scalar"):
+        name = node.name
+        return lambda names: names[name]
     if node.op == "call_method" and node.target in ("size", "numel") and node.args \
             and isinstance(node.args[0], fx.Node) and node.args[0].op == "placeholder" \
             and all(type(a) is int for a in node.args[1:]) and not node.kwargs:

@@ -54,6 +54,13 @@ class OpGraph:
         self.bind(tensor, node)
         return node
 
+    def scalar_input(self, value: Any, source: Any) -> fx.Node:
+        """A Python number the graph takes as an input (a lifted value, magpy.scalars)."""
+        node = self.graph.placeholder(f"i{len(self.inputs)}")
+        node.meta["magpy_scalar"] = True
+        self.inputs.append((source, value))
+        return node
+
     def constant(self, value: torch.Tensor) -> fx.Node:
         """A tensor the graph holds (a numpy array's values computed from guarded inputs)."""
         name = f"_const{len(self.constants)}"

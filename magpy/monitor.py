@@ -194,7 +194,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
     """
 
     def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
-                 top_closure: tuple | None = None, lifted: list[tuple] | None = None) -> None:
+                 top_closure: tuple | None = None, lifted: list[tuple] | None = None,
+                 lifted_values: frozenset = frozenset()) -> None:
         global _SKIP
         if _SKIP is None:
             _SKIP = _skip_codes()
@@ -238,6 +239,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         # Lifted shapes (magpy.scalars): (source, tensor, dims) of arguments whose listed dimensions
         # are not guarded; every size read that derives from them is a graph node.
         self.lifted_dims: dict[Source, frozenset] = {}
+        self.lifted_values = lifted_values   # descriptions of sources whose int values are graph inputs
+        self.lifted_value_nodes: dict[Source, Any] = {}
         for src, value, dims in lifted or ():
             if dims:
                 self.lifted_dims[src] = frozenset(dims)
@@ -750,6 +753,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
 
     def _post_global(self, fs, stack, data):
         g, name, ins = data
+        if self.lifted_values and DECODER.pushed(ins, stack) is stack[-1] \
+                and self.lift_value(fs, stack, GlobalSource(g, name)):
+            return
         # Imported modules, classes and functions are guarded like any other global:
         # rebinding `cfg`, `act` or `F` between calls is seen.
         self.on_read(DECODER.pushed(ins, stack), GlobalSource(g, name), ("global", id(g), name))
@@ -850,6 +856,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         value, unbound = DECODER.method_result(stack) if method else (stack[-1], False)
         if unbound:
             return   # an unbound function from the class; `self` stays as it was
+        if self.lifted_values and not method and self.lift_value(fs, stack, src):
+            return
         self.on_read(value, src, rel, node)
 
     def _post_new_attr(self, fs, stack, method):
@@ -941,6 +949,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
 
     def _post_item(self, fs, stack, data):
         node, rel, src = data
+        if self.lifted_values and self.lift_value(fs, stack, src):
+            return
         self.on_read(stack[-1], src, rel, node)
 
     def op_STORE_SUBSCR(self, fs, ins, stack):

@@ -350,6 +350,22 @@ class ScalarFlow:
         number read from a tensor."""
         self._pend(fs, self._post_size_read, (t, what, args), opaque=True)
 
+    def lift_value(self, fs: Any, stack: list, source: Any) -> bool:
+        """An ``int`` just read from outside through ``source`` that changed between records
+        (``self.step``): instead of a guard on its value it is a graph input (the guard checks its
+        type), followed as a LiftedInt. False if ``source`` is not lifted or the value is no int."""
+        value = stack[-1]
+        if type(value) is not int or source.describe() not in self.lifted_values:
+            return False
+        from .guards import TypeGuard
+
+        node = self.lifted_value_nodes.get(source)
+        if node is None:
+            self.add_guard(TypeGuard(source, int))
+            node = self.lifted_value_nodes[source] = self.graph.scalar_input(value, source)
+        self.track_scalar(fs, stack, node)
+        return True
+
     def _post_size_read(self, fs, stack, data):
         t, what, args = data
         node = self.to_arg(t)

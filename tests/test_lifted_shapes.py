@@ -185,3 +185,51 @@ def test_branch_on_a_lifted_size_is_a_guard_not_a_speculation():
     st = magpy.stats(cf)
     assert st.fallbacks == 0 and st.monitor_runs == 3   # static 2, lifted n<=4, lifted n>4
     assert any("lifted sizes: bool(" in r.guards_text for r in magpy.records(cf))
+
+
+def test_a_counter_written_every_call_is_lifted():
+    class Counted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.step = 0
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            self.step += 1
+            y = self.lin(x) * self.step
+            if self.step % 3 == 0:      # a guard on the lifted value, not on its number
+                y = y + 1
+            return y
+
+    torch.manual_seed(0)
+    m, ref = Counted(), Counted()
+    ref.load_state_dict(m.state_dict())
+    cm = magpy.compile(m, backend="eager")
+    for _ in range(12):
+        x = torch.randn(2, 3)
+        assert same(cm(x), ref(x))
+        assert m.step == ref.step and type(m.step) is int
+    st = magpy.stats(cm)
+    # step 1 and 2 are records with the value guarded; from step 3 it is a graph input, one record
+    # per outcome of `step % 3 == 0`
+    assert (st.monitor_runs, st.fallbacks) == (4, 0)
+    assert "type(self.step) is int" in magpy.records(cm)[0].guards_text
+
+
+def test_a_counter_in_a_dict_is_lifted():
+    def make():
+        state = {"calls": 0}
+
+        def f(x):
+            state["calls"] += 1
+            return x + state["calls"]
+        return f, state
+
+    f, state = make()
+    g, ref_state = make()
+    cf = magpy.compile(f, backend="eager")
+    for _ in range(8):
+        x = torch.ones(2)
+        assert same(cf(x), g(x)) and state == ref_state and type(state["calls"]) is int
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.fallbacks) == (3, 0)
