@@ -8,10 +8,14 @@ name is looked up in torch.compile's backend registry, and a callable is used as
 from __future__ import annotations
 
 import importlib.util
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import torch
+
+
+_log = logging.getLogger("magpy")
 
 
 class BackendError(ValueError):
@@ -39,11 +43,30 @@ def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 def _inductor_with_value_shapes(gm: torch.fx.GraphModule, dynamic: bool | None = None) -> Callable:
     import torch._dynamo
 
-    compiled = torch.compile(gm.forward, backend="inductor", dynamic=dynamic)
+    from torch._dynamo.exc import TorchDynamoException
+
+    # TorchDynamo compiles on the first call of each shape it has not seen. If it fails (it has
+    # bugs with unbacked sizes and numbers under dynamic shapes), it fails while tracing, before
+    # any operator ran: the call is retried with Dynamo's automatic dynamic shapes (static until
+    # a size changes), and then with the eager graph,
+    # which stays for every later call. A user's exception from the operators propagates.
+    chain = [torch.compile(gm.forward, backend="inductor", dynamic=dynamic)]
+    if dynamic:
+        chain.append(torch.compile(gm.forward, backend="inductor"))   # Dynamo's automatic dynamic shapes
+    chain.append(gm.forward)
 
     def run(*args):
-        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
-            return compiled(*args)
+        while True:
+            try:
+                with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
+                    return chain[0](*args)
+            except TorchDynamoException as e:
+                if len(chain) == 1:
+                    raise
+                _log.warning("magpy: TorchDynamo/Inductor failed on a graph (%s: %s); %s", type(e).__name__,
+                             str(e).splitlines()[0][:200], "retrying with automatic dynamic shapes" if len(chain) == 3
+                             else "the graph runs uncompiled")
+                chain.pop(0)
 
     return run
 
