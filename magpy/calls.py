@@ -228,6 +228,30 @@ class CallRules:
     contextvars: dict[int, tuple]
     uses_modules: bool
 
+    def _replay_print(self, args: list, kwargs: dict) -> bool:
+        """``print(...)`` of constants, tensors and numbers read from tensors, to standard output:
+        the mock prints the same, with the values the graph computed, after the graph ran (a
+        dynamic operation replayed instead of splitting the program). False if it cannot be."""
+        if any(k not in ("sep", "end", "flush") or not isinstance(v, (str, bool, type(None)))
+               for k, v in kwargs.items()):
+            return False
+        printed = []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                if type(a) is not torch.Tensor or a.requires_grad or (self.graph.node_of(a) is None
+                                                                       and not self._from_outside(a)):
+                    return False   # (a subclass's repr, or a grad_fn name, could differ)
+                # a copy: the graph may change the tensor later, and the mock prints after the graph
+                printed.append(("node", self.graph.call("method", "clone", (self.to_arg(a),), {})))
+            elif self.scalar_node(a) is not None or is_immutable(a) or (
+                    type(a) in (tuple, list, torch.Size) and all(is_immutable(e) or self.scalar_node(e) is not None
+                                                                  for e in a)):
+                printed.append(("value", a))   # (numbers read from tensors come from the graph)
+            else:
+                return False
+        self.prints.append((printed, dict(kwargs)))
+        return True
+
     def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
         """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):
         if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
@@ -306,6 +330,9 @@ class CallRules:
         if fn is len and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) \
                 and self.shape_is_lifted(args[0]):
             self.start_size_read(fs, args[0], "len")
+            return
+        if fn is print and self._replay_print(args, kwargs):
+            self._pend(fs, self._post_nothing, None, opaque=True)
             return
         if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
             if self.scalar_call(fs, fn, args, kwargs):

@@ -537,6 +537,11 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
     shape_checks, checks = _assumption_checks(mon, mb, pool)
+    prints = []
+    for printed, kwargs in mon.prints:
+        parts = [mb._graph_output(v) if kind == "node" else mb.value(v) for kind, v in printed]
+        parts += [f"{k}={literal(v, pool)}" for k, v in kwargs.items()]
+        prints.append(f"{pool.ref(print)}({', '.join(parts)})")
 
     # -- Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
     # with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and
@@ -692,9 +697,10 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         mlines.append(f"if not ({' and '.join(checks)}):")
         mlines.append("    _restore_state(_state)")
         mlines.append("    return _UNHELD")
-    elif gm_needed:
+    elif gm_needed or prints:
         mlines.append(f"o = _graph({', '.join(input_vars)})")
     mlines += mb.lines
+    mlines += prints   # (after the graph and its checks: printed once, with the call's values)
     mlines += writes
     mlines.append(f"return {ret}")
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"

@@ -233,6 +233,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._entered: set = set()                   # generator frames whose parameters were bound
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
+        self.prints: list = []                       # print calls the mock replays: ([(kind, value)], kwargs)
         self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import random
+import sys
 
 import pytest
 import torch
@@ -23,7 +24,7 @@ def item_use(x):
 
 
 def prints(x):
-    print("value", 3)
+    print("value", 3, file=sys.stderr)   # (to standard output it is replayed: tests/test_scalar_reads.py)
     return x + 1
 
 

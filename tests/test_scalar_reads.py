@@ -262,3 +262,60 @@ def test_a_result_given_a_fresh_identity_is_what_the_next_instruction_uses():
 
     st = _calls(f, [torch.full((2,), v) for v in (-1.0, 3.0, 5.0, -2.0)])
     assert (st.monitor_runs, st.fallbacks) == (1, 0)
+
+
+def test_print_is_replayed_with_the_values_of_the_call(capsys):
+    class Logged(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 2)
+
+        def forward(self, x):
+            y = self.lin(x)
+            print("mean", y.mean().item(), "shape", tuple(y.shape), sep="|")
+            z = y.relu()
+            print(z)
+            z.add_(1)   # printed before this change
+            return z
+
+    torch.manual_seed(0)
+    m = Logged()
+    cm = magpy.compile(m, backend="eager")
+    with torch.no_grad():
+        for i in range(3):
+            x = torch.randn(4, 3)
+            got = cm(x)
+            out_compiled = capsys.readouterr().out
+            want = m(x)
+            out_eager = capsys.readouterr().out
+            assert torch.equal(got, want) and out_compiled == out_eager and "mean|" in out_eager
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.guard_hits, st.fallbacks) == (1, 1, 2, 0)
+
+
+def test_print_to_a_file_is_still_dynamic():
+    import io
+
+    buf = io.StringIO()
+
+    def f(x):
+        print(x.sum(), file=buf)
+        return x + 1
+
+    ex = magpy.explain(f)(torch.ones(2))
+    assert ex.dynamic and "print" in ex.break_reasons[0]
+
+
+def test_print_of_lifted_sizes(capsys):
+    def f(x):
+        print("batch", x.shape, [x.size(0), 2])
+        return x * 2
+
+    cf = magpy.compile(f, backend="eager")
+    for n in (2, 3, 4, 5):
+        x = torch.ones(n, 2)
+        cf(x)
+        a = capsys.readouterr().out
+        f(x)
+        assert a == capsys.readouterr().out
+    assert magpy.stats(cf).monitor_runs == 2
