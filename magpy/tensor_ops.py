@@ -314,6 +314,10 @@ class OpRecorder:
             return
         if inputs_have_tensor:
             self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
+        if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs)):
+            # a value computed from numbers the graph follows (torch.broadcast_shapes of lifted
+            # sizes) is used by Python as it is: those numbers are assumed
+            self.scalar_escape(f"passes to `{name}`", args, kwargs)
         if output is None and kind == "method":
             return
         if output is None and is_state_setter_name(name) and name not in HARMLESS_NAMES:

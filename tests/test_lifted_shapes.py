@@ -233,3 +233,4 @@ def test_a_counter_in_a_dict_is_lifted():
         assert same(cf(x), g(x)) and state == ref_state and type(state["calls"]) is int
     st = magpy.stats(cf)
     assert (st.monitor_runs, st.fallbacks) == (3, 0)
+
