@@ -291,6 +291,15 @@ class CallRules:
         (to monitored Python code, to tensor operators, into containers), never read them?"""
         if isinstance(getattr(fn, "__self__", None), torch.Tensor) or T.tensor_method_name(fn, args) is not None:
             return True   # a tensor method: an operator (magpy.scalars.shape_safe decides)
+        self_ = getattr(fn, "__self__", None)
+        if isinstance(fn, types.BuiltinMethodType) and self_ is not None and not isinstance(self_, (types.ModuleType, type)):
+            unbound = getattr(type(self_), fn.__name__, None)   # `s.add` -> set.add(s, ...): the
+            if unbound is None:                                 # annotation's argument indices
+                return False
+            fn, args = unbound, [self_, *args]
+        owner = getattr(fn, "__objclass__", None)
+        if isinstance(self_, (set, frozenset, dict)) or (isinstance(owner, type) and issubclass(owner, (set, frozenset, dict))):
+            return False   # a set or dict method hashes (reads) what it is given
         if isinstance(fn, types.MethodType):
             fn = fn.__func__
         if isinstance(fn, (types.FunctionType, torch.nn.Module)) or T.is_torch_function(fn):

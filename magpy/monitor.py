@@ -400,7 +400,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                     d[name] = delift(d[name])
         for nid in [*self.appends, *self.mutated]:
             obj = self.rg.sn[nid].obj
-            if isinstance(obj, (list, dict)):
+            if isinstance(obj, (list, dict, set)):
                 delift(obj)
         for g, name in self.global_writes.values():
             if name in g:

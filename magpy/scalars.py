@@ -126,10 +126,21 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[i] = new
         return v
     if t is dict:
+        if any(type(k) is LiftedInt or (type(k) is tuple and any(type(e) is LiftedInt for e in k)) for k in v):
+            items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
+            v.clear()
+            v.update(items)   # (same order, keys that compare and hash equal)
+            return v
         for k, e in list(v.items()):
             new = delift(e, depth + 1)
             if new is not e:
                 v[k] = new
+        return v
+    if t is set:
+        if any(type(e) is LiftedInt or type(e) is tuple for e in v):
+            items = [delift(e, depth + 1) for e in v]
+            v.clear()
+            v.update(items)
         return v
     if t in (tuple, torch.Size):
         items = [delift(e, depth + 1) for e in v]
