@@ -14,7 +14,6 @@ from typing import Any
 
 import torch
 
-
 _log = logging.getLogger("magpy")
 
 
@@ -42,7 +41,6 @@ def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 
 def _inductor_with_value_shapes(gm: torch.fx.GraphModule, dynamic: bool | None = None) -> Callable:
     import torch._dynamo
-
     from torch._dynamo.exc import TorchDynamoException
 
     # TorchDynamo compiles on the first call of each shape it has not seen. If it fails (it has

@@ -37,6 +37,7 @@ import torch
 
 from . import capture
 
+
 class LiftedInt(int):
     """An ``int`` the monitor run follows: a size read from a tensor whose shape changes between
     calls (lifted shapes), or an integer computed from one. Python shares small ints, so a plain

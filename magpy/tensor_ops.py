@@ -29,11 +29,11 @@ from .annotations import torch_ops as T
 from .breaks import BreakCompile
 from .bytecode import catches_tensor_errors, catching_ranges
 from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_name
-from .scalars import LiftedInt, shape_safe
 from .graph import OpGraph, Unsupported
 from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_numpy_number
 from .refgraph import RefGraph
+from .scalars import LiftedInt, shape_safe
 
 if TYPE_CHECKING:
     from .monitor import FrameState

@@ -52,7 +52,7 @@ def test_float_read_flows_into_operators_one_graph():
     m = Q()
     cm = magpy.compile(m, backend="eager")
     with torch.no_grad():
-        for i in range(4):
+        for _ in range(4):
             m.w.mul_(1.5)   # the value read changes every call
             x = torch.randn(8)
             assert torch.equal(cm(x), m(x))
@@ -282,7 +282,7 @@ def test_print_is_replayed_with_the_values_of_the_call(capsys):
     m = Logged()
     cm = magpy.compile(m, backend="eager")
     with torch.no_grad():
-        for i in range(3):
+        for _ in range(3):
             x = torch.randn(4, 3)
             got = cm(x)
             out_compiled = capsys.readouterr().out
