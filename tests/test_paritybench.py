@@ -605,11 +605,14 @@ def test_corpus_run_matches_what_the_programs_declare(tmp_path):
     assert all(r["magpy_status"] != "error" or r["magpy_error_class"] != "ImportError" for r in rows)
     assert table.static_cases + table.dynamic_cases == table.cases == len(rows)
 
+    # A case declared static must be classified static. A case declared dynamic (it reads tensor
+    # values, prints, draws random numbers...) is either flagged dynamic or compiled and correct:
+    # MagPy lifts and speculates on values read from tensors and replays prints (magpy.scalars).
     wrong = [
         f"{r['file']}::{r['class']}: declared {r['expected']}, classified {r['kind']} "
         f"({r['magpy_dynamic_reason'] or r['magpy_error'] or r['magpy_status']})"
         for r in rows
-        if r["kind"] != r["expected"]
+        if r["kind"] != r["expected"] and not (r["expected"] == "dynamic" and r["magpy_status"] == "ok")
     ]
     assert not wrong, f"{len(wrong)} cases classified against their declaration:\n" + "\n".join(wrong)
 
