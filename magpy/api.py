@@ -107,7 +107,10 @@ class Stats:
     Calls from inside another compiled callable's monitor run run as plain code and are
     not counted. ``records`` is the number of records cached now and ``graph_count`` how
     many of them hold tensor operations. ``guard_errors`` counts records dropped because
-    their guard raised (a MagPy bug). ``matched_calls``, ``guard_time_s`` and
+    their guard raised (a MagPy bug). ``unheld`` counts tries of a speculative record whose
+    guard passed but whose assumptions on values read from tensors did not hold (its graph ran
+    and its result was dropped, :mod:`magpy.scalars`); such a call goes on to another record or
+    a miss, so ``unheld`` is not part of the sum above. ``matched_calls``, ``guard_time_s`` and
     ``mock_time_s`` are measured only with ``profile=True`` (then ``matched_calls ==
     guard_hits``); otherwise they are None. Counters are not locked: under concurrent calls
     from several threads an increment can be lost.
@@ -119,6 +122,7 @@ class Stats:
     fallbacks: int = 0
     mock_errors: int = 0
     guard_errors: int = 0
+    unheld: int = 0
     records: int = 0
     graph_count: int = 0
     analysis_time_s: float = 0.0
@@ -313,7 +317,10 @@ class _Compiled:
             if out is not MISS and out is not UNHELD:
                 self._stats.guard_hits += 1
                 return out
-            return self._call(args, kwargs, run, [run] if out is UNHELD else [])
+            if out is UNHELD:
+                self._stats.unheld += 1
+                return self._call(args, kwargs, run, [run])
+            return self._call(args, kwargs, run, [])
         return self._call(args, kwargs, None, [])
 
     def _call(self, args: tuple, kwargs: dict, tried: Callable | None, unheld: list) -> Any:
@@ -349,6 +356,7 @@ class _Compiled:
                     self._stats.mock_errors += 1
                     raise
                 if out is UNHELD:
+                    self._stats.unheld += 1
                     unheld.append(rec.run)
                 elif out is not MISS:
                     self._stats.guard_hits += 1
@@ -388,6 +396,8 @@ class _Compiled:
             raise
         if out is not UNHELD:
             self._stats.guard_hits += 1
+        else:
+            self._stats.unheld += 1
         return out
 
     def _hit_profiled(self, found: tuple[Record, Any], t0: float) -> Any:

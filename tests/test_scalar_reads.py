@@ -233,6 +233,24 @@ def test_profiled_path_counts_unheld_calls_as_misses():
         assert torch.equal(cf(x), f(x))
     st = magpy.stats(cf)
     assert st.calls == 5 and st.guard_hits == 3 and st.guard_misses == 2 and st.matched_calls == 3
+    # call 2 (-1): the record of +1 was tried and did not hold; calls 3 and 5 each tried the other
+    # record first (most recently hit first)
+    assert st.unheld == 3
+
+
+def test_unheld_counts_the_speculative_tries_that_failed():
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+    cf = magpy.compile(f, backend="eager")
+    for v in (1.0, 1.0, -1.0, -1.0, 1.0):
+        x = torch.full((2,), v)
+        assert torch.equal(cf(x), f(x))
+    st = magpy.stats(cf)
+    # -1 (first): record(+) unheld, then a monitor run; -1 again: hit; +1: record(-) unheld, record(+) hit
+    assert (st.monitor_runs, st.guard_hits, st.unheld, st.calls) == (2, 3, 2, 5)
 
 
 def test_recompile_limit_names_the_value_that_kept_changing(caplog):
