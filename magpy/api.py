@@ -553,7 +553,7 @@ class _Compiled:
             a, b = recs[0].int_values, recs[1].int_values
             self._lifted_values |= {k for k in a.keys() & b.keys() if a[k] != b[k]}
         tensors = _arg_tensors(sources, values)
-        shapes = _arg_shapes(sources, values)
+        shapes = _shapes_of(tensors)
         if self._dynamic:
             return ([(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]],
                     frozenset(self._lifted_values))
@@ -757,10 +757,15 @@ def _arg_tensors(sources: dict, values: dict) -> dict[str, tuple]:
     return found
 
 
-def _arg_shapes(sources: dict, values: dict) -> dict[str, tuple]:
-    """Shapes of the tensor arguments (read without running a subclass's ``__torch_function__``)."""
+def _shapes_of(tensors: dict) -> dict[str, tuple]:
+    """Shapes of :func:`_arg_tensors`' tensors (read without running a subclass's ``__torch_function__``)."""
     with torch._C.DisableTorchFunctionSubclass():
-        return {k: tuple(t.shape) for k, (_, t) in _arg_tensors(sources, values).items()}
+        return {k: tuple(t.shape) for k, (_, t) in tensors.items()}
+
+
+def _arg_shapes(sources: dict, values: dict) -> dict[str, tuple]:
+    """Shapes of the tensor arguments, as records keep them."""
+    return _shapes_of(_arg_tensors(sources, values))
 
 
 def _without_location(assumption: str) -> str:

@@ -255,8 +255,7 @@ class CallRules:
     def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
         """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):
         if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
-        if type(t) is not torch.Tensor or (kind != "list" and t.numel() != 1) or t.numel() > 64 \
-                or (self.graph.node_of(t) is None and not self._from_outside(t)):
+        if not self.can_assume_read(t, kind):
             return False
         self._pend(fs, self._post_assumed_read, (t, kind), opaque=True)
         return True

@@ -193,15 +193,21 @@ class ScalarFlow:
         return [f"{what[kind]} `{name(node)}` is {expected!r} ({where})"
                 for (kind, node, expected), where in zip(self.assumptions, self.assumed_at)]
 
+    def can_assume_read(self, t: Any, kind: str) -> bool:
+        """Can a read of ``t``'s value of this kind be an assumption: a plain tensor the graph
+        computes or reads from outside, one element (up to 64 for ``tolist``)?"""
+        if type(t) is not torch.Tensor or (kind != "list" and t.numel() != 1) or t.numel() > 64:
+            return False
+        if self.graph.node_of(t) is not None:
+            return True
+        node = self.node(t)
+        return node is not None and node.source is not None
+
     def assume_tensor_read(self, t: torch.Tensor, kind: str, value: Any) -> bool:
         """The program reads ``t``'s value into Python (``bool(t)``, ``t.item()``, ``t.tolist()``)
         and saw ``value``: assume it, if the graph can compute ``t``. False if it cannot."""
-        if type(t) is not torch.Tensor or (kind != "list" and t.numel() != 1) or t.numel() > 64:
+        if not self.can_assume_read(t, kind):
             return False
-        if self.graph.node_of(t) is None:
-            node = self.node(t)
-            if node is None or node.source is None:
-                return False
         # (a copy: the graph may change t in place later, and the check reads it after the graph)
         self.assume(kind, self.graph.call("method", "clone", (self.to_arg(t),), {}), value)
         return True
@@ -214,25 +220,10 @@ class ScalarFlow:
                 return hit[1]
         return None
 
-    def holds_scalar(self, v: Any, depth: int = 0, floats: bool = False) -> bool:
+    def holds_scalar(self, v: Any, floats: bool = False) -> bool:
         """Is a tracked number ``v`` or inside it (lists, tuples, dicts, slices, a bound method's
         self)? ``floats``: only numbers read from tensor values count, not lifted sizes."""
-        if not self.scalar_nodes:
-            return False
-        t = type(v)
-        if t in _TRACKED:
-            return (t is float or not floats) and self.scalar_node(v) is not None
-        if depth > 6:
-            return False
-        if t in (list, tuple) or isinstance(v, (list, tuple)):
-            return any(self.holds_scalar(e, depth + 1, floats) for e in v)
-        if isinstance(v, dict):
-            return any(self.holds_scalar(e, depth + 1, floats) for e in v.values()) \
-                or any(self.holds_scalar(k, depth + 1, floats) for k in v)
-        if t is slice:
-            return any(self.holds_scalar(e, depth + 1, floats) for e in (v.start, v.stop, v.step))
-        self_ = getattr(v, "__self__", None) if callable(v) else None
-        return type(self_) in _TRACKED and self.scalar_node(self_) is not None
+        return bool(self.scalar_nodes) and next(self._tracked_in(v, floats), None) is not None
 
     def track_scalar(self, fs: Any, stack: list, node: Any) -> None:
         """The result on top of ``fs``'s stack is what ``node`` computes."""
@@ -257,24 +248,26 @@ class ScalarFlow:
         for v in self._tracked_in(values):
             self.assume("scalar", self.scalar_node(v), v)
 
-    def _tracked_in(self, v: Any, depth: int = 0):
-        if type(v) in _TRACKED:
-            if self.scalar_node(v) is not None:
+    def _tracked_in(self, v: Any, floats: bool = False, depth: int = 0):
+        """The tracked numbers in ``v`` (see :meth:`holds_scalar`)."""
+        t = type(v)
+        if t in _TRACKED:
+            if (t is float or not floats) and self.scalar_node(v) is not None:
                 yield v
             return
         if depth > 6:
             return
         if isinstance(v, (list, tuple)):
             for e in v:
-                yield from self._tracked_in(e, depth + 1)
+                yield from self._tracked_in(e, floats, depth + 1)
         elif isinstance(v, dict):
             for k, e in v.items():
-                yield from self._tracked_in(k, depth + 1)
-                yield from self._tracked_in(e, depth + 1)
-        elif type(v) is slice:
-            yield from self._tracked_in((v.start, v.stop, v.step), depth + 1)
+                yield from self._tracked_in(k, floats, depth + 1)
+                yield from self._tracked_in(e, floats, depth + 1)
+        elif t is slice:
+            yield from self._tracked_in((v.start, v.stop, v.step), floats, depth + 1)
         elif callable(v) and type(getattr(v, "__self__", None)) in _TRACKED:
-            yield from self._tracked_in(v.__self__, depth + 1)
+            yield from self._tracked_in(v.__self__, floats, depth + 1)
 
     def scalar_compare(self, fs: Any, fn: Any, a: Any, b: Any) -> None:
         """``a < b`` (any comparison) with a tracked number: the graph computes the comparison
