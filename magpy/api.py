@@ -480,7 +480,7 @@ class _Compiled:
         try:
             result = self._monitor_and_record_inner(args, kwargs, mon_box)
         finally:
-            if mon_box and (mon_box[0].lifted_dims or mon_box[0].lifted_value_nodes):
+            if mon_box and (mon_box[0].lifted_dims or mon_box[0].lifted_value_nodes or mon_box[0].draws):
                 # Sizes the run followed as LiftedInts go back to plain ints wherever the program left
                 # them outside the call (after the record was built from them), also when it raised.
                 result = mon_box[0].delift_outside(result)
@@ -499,6 +499,7 @@ class _Compiled:
             # decides (it raises the user's TypeError, or takes a path MagPy did not foresee).
             return _EAGER
         mon_box.append(mon)
+        mon.redraw_ok = supports_lifting(self._options["backend"])   # (draws are graph inputs that change)
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
@@ -580,7 +581,7 @@ class _Compiled:
         if outputs or mon.graph.op_count:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
-            if mon.lifted_dims or mon.lifted_value_nodes:
+            if mon.lifted_dims or mon.lifted_value_nodes or mon.draws:
                 compiled = compile_lifted(self._options["backend"], gm, example)
             else:
                 compiled = self._compile_graph(gm, example)
@@ -841,7 +842,9 @@ def explain(target: Any) -> Callable[..., Explanation]:
     _check_python()
     if not callable(target):
         raise TypeError(f"magpy.explain expects a function or torch.nn.Module, got {type(target).__name__}")
+    backend = "eager"
     if isinstance(target, _Compiled):
+        backend = target._options["backend"]
         target = target._target
     runner = _Runner(target)
 
@@ -857,6 +860,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
                 except BreakCompile as e:
                     reason = e.reason
                 else:
+                    mon.redraw_ok = supports_lifting(backend)
                     runner.run(mon, args, kwargs)
                     reason = mon.broken
                     if reason is None:

@@ -63,6 +63,7 @@ from .objmodel import (
     peek_items,
     relation_present,
 )
+from .redraw import DrawSource, as_draw
 from .refgraph import RefGraph
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
@@ -252,6 +253,39 @@ class CallRules:
         self.prints.append((printed, dict(kwargs)))
         return True
 
+    def _start_draw(self, fs: FrameState, fn, draw: tuple, kwargs: dict) -> bool:
+        """``random.uniform(0.9, 1.1)``, ``np.random.rand()``: the mock draws the number again
+        (:mod:`magpy.redraw`), which the rest of the run follows as a graph input. False when
+        the draw cannot be repeated (arguments that are not constants, a generator the mock
+        cannot reach, a backend whose graph cannot take changing numbers)."""
+        gen, name, args = draw
+        if not self.redraw_ok or not all(is_immutable(a) for a in [*args, *kwargs.values()]) \
+                or self.holds_scalar(args) or self.holds_scalar(kwargs):
+            return False
+        fn_node = self.node(fn)
+        if getattr(fn, "__self__", None) is gen and fn_node is not None and fn_node.source is not None:
+            self._guard_identity(fn)   # (a bound method held outside: `random.random`, `np.random.rand`)
+            call = fn
+        else:
+            gen_node = self.node(gen)
+            method = getattr(type(gen), name, None)
+            if gen_node is None or gen_node.source is None or method is None:
+                return False
+            self._guard_identity(gen)
+            call = (method, gen)
+        label = f"{type(gen).__module__.split('.')[0]}.{name}"
+        self._pend(fs, self._post_draw, (call, gen, label, tuple(args), dict(kwargs)), opaque=True)
+        return True
+
+    def _post_draw(self, fs, stack, data):
+        call, gen, label, args, kwargs = data
+        value = stack[-1]
+        if type(value) not in (int, float):
+            self._dynamic(f"`{label}` drew a {type(value).__name__}, which the mock cannot draw again as a number")
+        src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where())
+        self.draws.append(src)
+        self.track_scalar(fs, stack, self.graph.draw_input(value, src))
+
     def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
         """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):
         if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
@@ -341,6 +375,9 @@ class CallRules:
             return
         if fn is print and self._replay_print(args, kwargs):
             self._pend(fs, self._post_nothing, None, opaque=True)
+            return
+        draw = as_draw(fn, args)
+        if draw is not None and self._start_draw(fs, fn, draw, kwargs):
             return
         if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
             if self.scalar_call(fs, fn, args, kwargs):

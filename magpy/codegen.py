@@ -37,6 +37,7 @@ except ImportError:   # pragma: no cover - no compiler at install time, or CPyth
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
+from .redraw import DrawSource, restore_states, save_states
 from .refgraph import guard_nodes, mock_nodes
 from .scalars import LiftedInt
 from .source import (
@@ -106,23 +107,30 @@ def _restore_state(state: tuple) -> None:
     torch.set_grad_enabled(grad)
 
 
-def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list[str]]:
-    """The assumptions of the run (see :meth:`ScalarFlow.assume`): ``(shape_checks, checks)``.
+def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list, list[str]]:
+    """The assumptions of the run (see :meth:`ScalarFlow.assume`): ``(shape_checks, draw_checks,
+    checks)``.
 
     An assumption on a number computed from the sizes of the graph's inputs alone (a lifted size
-    used by Python) is a guard, ``(expr, value)`` with ``expr(names)`` its source over the input
-    variables. Every other is one Python condition over the graph's outputs, checked after the
-    graph runs; such a speculative graph must not change tensors from outside: when an
-    assumption fails, the call goes on as a miss and the program runs again."""
-    shape_checks, rest = [], []
+    used by Python) is a guard, ``(expr, value, kind)`` with ``expr(names)`` its source over the
+    input variables. One that also involves numbers the mock draws (``random.random() < p``) is
+    checked by the mock right after drawing, before the graph runs. Every other is one Python
+    condition over the graph's outputs, checked after the graph runs; such a speculative graph
+    must not change tensors from outside: when an assumption fails, the call goes on as a miss
+    and the program runs again."""
+    shape_checks, draw_checks, rest = [], [], []
     for a in mon.assumptions:
         expr = _size_expr(a[1], pool) if a[0] in ("scalar", "truth") else None
         if expr is not None:
             shape_checks.append((expr, a[2], a[0]))
+            continue
+        expr = _size_expr(a[1], pool, draws=True) if a[0] in ("scalar", "truth") and mon.draws else None
+        if expr is not None:
+            draw_checks.append((expr, a[2], a[0]))
         else:
             rest.append(a)
     if not rest:
-        return shape_checks, []
+        return shape_checks, draw_checks, []
     changed = [mon.rg.sn[nid] for nid in mon.mutated if isinstance(mon.rg.sn[nid].obj, torch.Tensor)]
     if changed or mon.mutates_outside:
         what = changed[0].source.describe() if changed else "a tensor from outside (through a view)"
@@ -139,12 +147,21 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list[st
             checks.append(f"_same_values({o}.tolist(), {pool.ref(expected)})")
         else:
             checks.append(f"_same_values({o}, {pool.ref(expected)})")
-    return shape_checks, checks
+    return shape_checks, draw_checks, checks
 
 
-def _size_expr(node: Any, pool: ConstPool, depth: int = 0) -> Callable | None:
+def _check_code(expr: Callable, expected: Any, kind: str, names: dict, pool: ConstPool) -> tuple[str, str]:
+    """``(condition that fails, readable)`` of an assumption computed before the graph runs."""
+    code = expr(names)
+    if kind == "truth":
+        return f"bool({code}) is not {bool(expected)!r}", f"bool({code}) is {bool(expected)!r}"
+    return f"not _same_values({code}, {pool.ref(expected)})", f"{code} == {expected!r}"
+
+
+def _size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) -> Callable | None:
     """``names -> source`` of ``node`` as Python over the graph inputs' variables, if ``node`` is
-    a number computed only from input sizes (``i0.size(1) * 4``); else None."""
+    a number computed only from input sizes (``i0.size(1) * 4``), and with ``draws`` also from
+    numbers the mock draws (``i3 < 0.5``, magpy.redraw); else None."""
     import torch.fx as fx
 
     if depth > 20:
@@ -153,7 +170,7 @@ def _size_expr(node: Any, pool: ConstPool, depth: int = 0) -> Callable | None:
         if type(node) in (int, float, bool) or node is None:
             return lambda names: repr(node)
         return None
-    if node.op == "placeholder" and node.meta.get("magpy_scalar"):
+    if node.op == "placeholder" and node.meta.get("magpy_scalar") and (draws or not node.meta.get("magpy_draw")):
         name = node.name
         return lambda names: names[name]
     if node.op == "call_method" and node.target in ("size", "numel") and node.args \
@@ -162,7 +179,7 @@ def _size_expr(node: Any, pool: ConstPool, depth: int = 0) -> Callable | None:
         base, rest = node.args[0].name, "".join(repr(a) for a in node.args[1:])
         return lambda names: f"{names[base]}.{node.target}({rest})"
     if node.op == "call_function" and node.target in _SIZE_ARITHMETIC and not node.kwargs:
-        parts = [_size_expr(a, pool, depth + 1) for a in node.args]
+        parts = [_size_expr(a, pool, depth + 1, draws) for a in node.args]
         if any(p is None for p in parts):
             return None
         fn = pool.ref(node.target)
@@ -361,6 +378,8 @@ class _MockBuilder:
         return f"m{self._n}"
 
     def src(self, source: Source) -> str:
+        if isinstance(source, DrawSource):
+            return source.expr()   # drawn by the mock (never fetched by the guard)
         v = self.vars.get(source, emit=False)
         if v.startswith("v") and v not in self.needed:
             self.needed.append(v)
@@ -428,6 +447,9 @@ class _MockBuilder:
         return var
 
     def _graph_output(self, n) -> str:
+        drawn = n.meta.get("magpy_draw") if n.op == "placeholder" else None
+        if drawn is not None:
+            return drawn.expr()   # a number the mock drew itself
         idx = self._out_index.get(n)
         if idx is None:
             idx = len(self.outputs)
@@ -536,7 +558,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         if var.get(NO_VALUE) is not before:
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
-    shape_checks, checks = _assumption_checks(mon, mb, pool)
+    shape_checks, draw_checks, checks = _assumption_checks(mon, mb, pool)
     prints = []
     for printed, kwargs in mon.prints:
         parts = [mb._graph_output(v) if kind == "node" else mb.value(v) for kind, v in printed]
@@ -661,17 +683,13 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             pattern = _storage_pattern(tensor_vals[:arg_tensor_count])
             body.append(f"    if _storage_pattern(({args_t},)) != {pattern!r}: return None")
             readable.append(f"argument tensors share storage as {pattern}")
-    if shape_checks:
+    names = {f"i{k}": mb.src(src) for k, (src, _) in enumerate(mon.graph.inputs)} \
+        if shape_checks or draw_checks else {}
+    for expr, expected, kind in shape_checks:
         # Lifted shapes: what the run assumed of its inputs' sizes, checked before anything runs.
-        names = {f"i{k}": mb.src(src) for k, (src, _) in enumerate(mon.graph.inputs)}
-        for expr, expected, kind in shape_checks:
-            code = expr(names)
-            if kind == "truth":
-                body.append(f"    if bool({code}) is not {bool(expected)!r}: return None")
-                readable.append(f"lifted sizes: bool({code}) is {bool(expected)!r}")
-            else:
-                body.append(f"    if not _same_values({code}, {pool.ref(expected)}): return None")
-                readable.append(f"lifted sizes: {code} == {expected!r}")
+        fails, said = _check_code(expr, expected, kind, names, pool)
+        body.append(f"    if {fails}: return None")
+        readable.append(f"lifted sizes: {said}")
     needed = list(dict.fromkeys(mb.needed))
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
     # A path that no longer exists is a miss; any other exception is a MagPy bug that the
@@ -684,21 +702,48 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     mlines = []
     if needed:
         mlines.append(f"{''.join(n + ', ' for n in needed)}= fetched")
+    # Random draws (magpy.redraw): drawn again, in the run's order, before the graph that takes them.
+    draw_lines = [d.call_code(pool) for d in mon.draws]
+    draws = list(draw_lines)   # (emitted once, where the first thing that needs them is)
+    restore = "_restore_state(_state)"
+    if mon.draws:
+        ns["_G"] = tuple(dict.fromkeys(d.generator for d in mon.draws))
+        ns.update(_save_draws=save_states, _restore_draws=restore_states)
+        readable.extend(f"draws again: {d.describe()}" for d in mon.draws)
+        restore += "; _restore_draws(_G, _gs)"
+    if draw_checks:
+        # What the run's path assumed of the numbers drawn, checked as soon as they are drawn:
+        # a call that draws another path is a miss with the generators put back.
+        mlines.append("_gs = _save_draws(_G)")
+        mlines += draws
+        draws = []
+        for expr, expected, kind in draw_checks:
+            fails, said = _check_code(expr, expected, kind, names, pool)
+            mlines.append(f"if {fails}:")
+            mlines.append("    _restore_draws(_G, _gs)")
+            mlines.append("    return _UNHELD")
+            readable.append(f"drawn numbers: {said}")
     if checks:
         # Speculation (magpy.scalars): the graph computed values the run's path depended on. If
         # one differs, or the graph fails, the record does not hold: the call is a miss, as if
-        # the graph had not run (it changed nothing outside but the RNG, which is put back).
+        # the graph had not run (it changed nothing outside but the RNGs, which are put back).
         mlines.append("_state = _speculation_state()")
+        if mon.draws and not draw_checks:
+            mlines.append("_gs = _save_draws(_G)")
+        mlines += draws
         mlines.append("try:")
         mlines.append(f"    o = _graph({', '.join(input_vars)})")
         mlines.append("except Exception:")
-        mlines.append("    _restore_state(_state)")
+        mlines.append(f"    {restore}")
         mlines.append("    return _UNHELD")
         mlines.append(f"if not ({' and '.join(checks)}):")
-        mlines.append("    _restore_state(_state)")
+        mlines.append(f"    {restore}")
         mlines.append("    return _UNHELD")
     elif gm_needed or prints:
+        mlines += draws
         mlines.append(f"o = _graph({', '.join(input_vars)})")
+    else:
+        mlines += draws   # (drawn for their effect on the generators: nothing uses them)
     mlines += mb.lines
     mlines += prints   # (after the graph and its checks: printed once, with the call's values)
     mlines += writes
@@ -725,7 +770,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     run_src = "def run(args, kwargs):\n" + "\n".join("    " + line for line in run_lines) + "\n"
 
     # The graph's inputs from what the guard fetched (for benchmarks that time the bare graph).
-    inputs_lines = ([f"{''.join(n + ', ' for n in needed)}= fetched"] if needed else []) + \
+    inputs_lines = ([f"{''.join(n + ', ' for n in needed)}= fetched"] if needed else []) + draw_lines + \
         [f"return [{', '.join(input_vars)}]"]
     inputs_src = "def inputs(fetched):\n" + "\n".join("    " + line for line in inputs_lines) + "\n"
 

@@ -61,6 +61,13 @@ class OpGraph:
         self.inputs.append((source, value))
         return node
 
+    def draw_input(self, value: Any, source: Any) -> fx.Node:
+        """A number the mock draws again each call (magpy.redraw): an input of the graph, never
+        a function of the guarded inputs' sizes."""
+        node = self.scalar_input(value, source)
+        node.meta["magpy_draw"] = source
+        return node
+
     def constant(self, value: torch.Tensor) -> fx.Node:
         """A tensor the graph holds (a numpy array's values computed from guarded inputs)."""
         name = f"_const{len(self.constants)}"

@@ -234,6 +234,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
         self.prints: list = []                       # print calls the mock replays: ([(kind, value)], kwargs)
+        self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
+        self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
         self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.

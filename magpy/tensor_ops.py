@@ -348,7 +348,8 @@ class OpRecorder:
         if not self.mutates_outside:
             # Through any view: memory shared with a tensor from outside (a graph input) changed.
             ptr = t.untyped_storage().data_ptr()
-            self.mutates_outside = any(x.untyped_storage().data_ptr() == ptr for _, x in self.graph.inputs)
+            self.mutates_outside = any(isinstance(x, torch.Tensor) and x.untyped_storage().data_ptr() == ptr
+                                       for _, x in self.graph.inputs)
         if n is not None:
             self.graph.bind(t, n)
         node = self.node(t)

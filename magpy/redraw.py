@@ -1,0 +1,120 @@
+"""Random numbers drawn again by the mock (paper §5.3.1, footnote 4).
+
+``if random.random() < self.p: x = x.flip(3)``, ``x * np.random.uniform(0.9, 1.1)``,
+``k = random.randint(0, 3)``: a draw from Python's or numpy's random generator is not a pure
+closure (PureClosure=False), so the paper's general rule would split the program there. The
+paper special-cases these APIs: the mock draws the number again, with the same generator and
+the same arguments, in the order the program drew them, and hands it to the rest of the
+record. The monitor follows the number like one read from a tensor (:mod:`magpy.scalars`):
+arithmetic on it and the operators it feeds stay in the graph, where it is an input; any use
+by Python (a branch, an index, a format) is an *assumption* the matched path checks after the
+graph ran. A call whose draws make another path is a miss: the generators' states are put
+back (with torch's RNG and grad mode) so the next record, or the monitor run, draws the very
+same numbers eager would have drawn.
+
+What can be drawn again: a method of ``random.Random`` (the module-level functions are those of
+its hidden instance) or of numpy's ``RandomState``/``Generator`` (``np.random.rand`` and
+friends are those of the global ``RandomState``) that returns a Python ``float`` or ``int``,
+called with constant (guarded or literal) arguments, on a generator that exists outside the
+call (the mock reaches it through a guarded source). Anything else stays dynamic: ``shuffle``
+and ``sample`` (they change or build containers), draws that return arrays, generators made
+inside the call.
+
+    >>> import random
+    >>> as_draw(random.uniform, [0.9, 1.1]) == (random._inst, "uniform", [0.9, 1.1])
+    True
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .source import ConstPool, Source, literal
+
+#: ``random.Random`` methods that draw one number (``choice`` of a sequence of numbers included).
+PY_DRAWS = frozenset({"random", "uniform", "randint", "randrange", "gauss", "normalvariate", "lognormvariate",
+                      "expovariate", "vonmisesvariate", "gammavariate", "betavariate", "paretovariate",
+                      "weibullvariate", "triangular", "getrandbits", "choice", "binomialvariate"})
+#: numpy ``RandomState``/``Generator`` methods that draw one number when given no size.
+NUMPY_DRAWS = frozenset({"rand", "randn", "random", "random_sample", "ranf", "sample", "uniform", "normal",
+                         "randint", "integers", "beta", "binomial", "exponential", "gamma", "poisson", "choice",
+                         "standard_normal", "laplace", "lognormal", "geometric", "random_integers", "triangular"})
+
+
+def _numpy_generator_types() -> tuple:
+    try:
+        import numpy as np
+    except ImportError:   # pragma: no cover - numpy is a dependency of torch's tests, not of torch
+        return ()
+    return (np.random.RandomState, np.random.Generator)
+
+
+_NUMPY_GENERATORS = _numpy_generator_types()
+
+
+def is_generator(obj: Any) -> bool:
+    """A random generator whose draws the mock can repeat and whose state it can save."""
+    return isinstance(obj, random.Random) or (bool(_NUMPY_GENERATORS) and isinstance(obj, _NUMPY_GENERATORS))
+
+
+def as_draw(fn: Any, args: list) -> tuple[Any, str, list] | None:
+    """``(generator, method name, arguments)`` if calling ``fn(*args)`` draws one number from a
+    generator (bound, or 3.11's unpacked ``Random.uniform(gen, ...)``); else None."""
+    gen = getattr(fn, "__self__", None)
+    name = getattr(fn, "__name__", None)
+    if not is_generator(gen):
+        if not args or not is_generator(args[0]) or getattr(type(args[0]), name or "", None) is not fn:
+            return None
+        gen, args = args[0], list(args[1:])
+    allowed = PY_DRAWS if isinstance(gen, random.Random) else NUMPY_DRAWS
+    return (gen, name, list(args)) if name in allowed else None
+
+
+def save_states(gens: tuple) -> list:
+    """Each generator's state, to put back when a speculative record does not hold."""
+    return [g.getstate() if isinstance(g, random.Random) else
+            g.bit_generator.state if hasattr(g, "bit_generator") and not hasattr(g, "get_state") else g.get_state()
+            for g in gens]
+
+
+def restore_states(gens: tuple, states: list) -> None:
+    for g, s in zip(gens, states):
+        if isinstance(g, random.Random):
+            g.setstate(s)
+        elif hasattr(g, "set_state"):
+            g.set_state(s)
+        else:
+            g.bit_generator.state = s
+
+
+@dataclass(eq=False, frozen=True)
+class DrawSource(Source):
+    """A number the mock draws (the ``index``-th draw of the run): ``call(*args, **kwargs)``,
+    where ``call`` is the guarded bound method, or ``(method, generator)`` to call unbound.
+    Every draw is its own source (identity equality): two draws of one call are two numbers."""
+
+    index: int
+    call: Any
+    generator: Any
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    label: str = ""
+    where: str = ""
+
+    def expr(self, pool: ConstPool | None = None) -> str:
+        return f"_draw{self.index}"
+
+    def describe(self) -> str:
+        return f"draw {self.index}: {self.label}({', '.join(map(repr, self.args))}) at {self.where}"
+
+    def call_code(self, pool: ConstPool) -> str:
+        """The mock's statement that draws the number again."""
+        parts = [literal(a, pool) for a in self.args] + [f"{k}={literal(v, pool)}" for k, v in self.kwargs.items()]
+        if isinstance(self.call, tuple):
+            method, gen = self.call
+            parts.insert(0, pool.ref(gen))
+            fn = pool.ref(method)
+        else:
+            fn = pool.ref(self.call)
+        return f"{self.expr()} = {fn}({', '.join(parts)})"
