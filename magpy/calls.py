@@ -63,7 +63,7 @@ from .objmodel import (
     peek_items,
     relation_present,
 )
-from .redraw import DrawSource, as_draw
+from .redraw import DrawSource, as_argument, as_draw, pinnable
 from .refgraph import RefGraph
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
@@ -259,9 +259,13 @@ class CallRules:
         the draw cannot be repeated (arguments that are not constants, a generator the mock
         cannot reach, a backend whose graph cannot take changing numbers)."""
         gen, name, args = draw
-        if not self.redraw_ok or not all(is_immutable(a) for a in [*args, *kwargs.values()]) \
+        values = [*args, *kwargs.values()]
+        if not self.redraw_ok or not all(is_immutable(as_argument(a)) for a in values) \
                 or self.holds_scalar(args) or self.holds_scalar(kwargs):
             return False
+        for a in values:
+            if type(a) is list:
+                self.full_read(a)   # (its items are read: a list from outside is guarded whole)
         fn_node = self.node(fn)
         if getattr(fn, "__self__", None) is gen and fn_node is not None and fn_node.source is not None:
             self._guard_identity(fn)   # (a bound method held outside: `random.random`, `np.random.rand`)
@@ -274,17 +278,24 @@ class CallRules:
             self._guard_identity(gen)
             call = (method, gen)
         label = f"{type(gen).__module__.split('.')[0]}.{name}"
-        self._pend(fs, self._post_draw, (call, gen, label, tuple(args), dict(kwargs)), opaque=True)
+        self._pend(fs, self._post_draw, (call, gen, label, tuple(as_argument(a) for a in args),
+                                         {k: as_argument(v) for k, v in kwargs.items()}), opaque=True)
         return True
 
     def _post_draw(self, fs, stack, data):
         call, gen, label, args, kwargs = data
         value = stack[-1]
-        if type(value) not in (int, float):
-            self._dynamic(f"`{label}` drew a {type(value).__name__}, which the mock cannot draw again as a number")
-        src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where())
-        self.draws.append(src)
-        self.track_scalar(fs, stack, self.graph.draw_input(value, src))
+        if type(value) in (int, float):
+            src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where())
+            self.draws.append(src)
+            self.track_scalar(fs, stack, self.graph.draw_input(value, src))
+            return
+        if not pinnable(value):
+            self._dynamic(f"`{label}` drew a {type(value).__name__}, which the mock cannot draw again")
+        # Pinned: the record holds for this very value (checked right after the mock draws it).
+        pinned = value.copy() if hasattr(value, "copy") and not is_immutable(value) else value
+        self.draws.append(DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(), (pinned,)))
+        self._new_outputs([value])
 
     def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
         """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):

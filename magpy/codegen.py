@@ -37,7 +37,7 @@ except ImportError:   # pragma: no cover - no compiler at install time, or CPyth
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
-from .redraw import DrawSource, restore_states, save_states
+from .redraw import DrawSource, restore_states, same_draw, save_states
 from .refgraph import guard_nodes, mock_nodes
 from .scalars import LiftedInt
 from .source import (
@@ -708,14 +708,22 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     restore = "_restore_state(_state)"
     if mon.draws:
         ns["_G"] = tuple(dict.fromkeys(d.generator for d in mon.draws))
-        ns.update(_save_draws=save_states, _restore_draws=restore_states)
+        ns.update(_save_draws=save_states, _restore_draws=restore_states, _same_draw=same_draw)
         readable.extend(f"draws again: {d.describe()}" for d in mon.draws)
         restore += "; _restore_draws(_G, _gs)"
-    if draw_checks:
-        # What the run's path assumed of the numbers drawn, checked as soon as they are drawn:
-        # a call that draws another path is a miss with the generators put back.
+    pinned = [d for d in mon.draws if d.pinned is not None]
+    if draw_checks or pinned:
+        # What the run's path assumed of the numbers drawn, and the values it pinned, checked as
+        # soon as they are drawn: a call that draws another path is a miss with the generators
+        # put back.
         mlines.append("_gs = _save_draws(_G)")
-        mlines += draws
+        for d, line in zip(mon.draws, draws):
+            mlines.append(line)
+            if d.pinned is not None:
+                mlines.append(f"if {d.check_code(pool)}:")
+                mlines.append("    _restore_draws(_G, _gs)")
+                mlines.append("    return _UNHELD")
+                readable.append(f"draw {d.index} is pinned: {d.pinned[0]!r}"[:200])
         draws = []
         for expr, expected, kind in draw_checks:
             fails, said = _check_code(expr, expected, kind, names, pool)
@@ -728,7 +736,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         # one differs, or the graph fails, the record does not hold: the call is a miss, as if
         # the graph had not run (it changed nothing outside but the RNGs, which are put back).
         mlines.append("_state = _speculation_state()")
-        if mon.draws and not draw_checks:
+        if mon.draws and not (draw_checks or pinned):
             mlines.append("_gs = _save_draws(_G)")
         mlines += draws
         mlines.append("try:")

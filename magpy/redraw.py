@@ -14,10 +14,14 @@ same numbers eager would have drawn.
 
 What can be drawn again: a method of ``random.Random`` (the module-level functions are those of
 its hidden instance) or of numpy's ``RandomState``/``Generator`` (``np.random.rand`` and
-friends are those of the global ``RandomState``) that returns a Python ``float`` or ``int``,
-called with constant (guarded or literal) arguments, on a generator that exists outside the
-call (the mock reaches it through a guarded source). Anything else stays dynamic: ``shuffle``
-and ``sample`` (they change or build containers), draws that return arrays, generators made
+friends are those of the global ``RandomState``), called with constant (guarded or literal)
+arguments (tuples and lists of constants included), on a generator that exists outside the
+call (the mock reaches it through a guarded source). A Python ``float`` or ``int`` drawn is a
+graph input. Anything else drawn (a numpy array from ``np.random.choice(n, k)``, a numpy
+scalar, a bool) is *pinned*: the mock checks that it drew the very value the run drew, and the
+record holds only then (a program that reseeds before each call, or draws from a fixed seed,
+gets one record; one that draws new arrays every call misses, up to the recompile limit).
+Anything else stays dynamic: ``shuffle`` (it changes a container), ``sample``, generators made
 inside the call.
 
     >>> import random
@@ -101,12 +105,19 @@ class DrawSource(Source):
     kwargs: dict = field(default_factory=dict)
     label: str = ""
     where: str = ""
+    pinned: Any = None   # (the value drawn, compared by same_draw) for draws that are not graph inputs
 
     def expr(self, pool: ConstPool | None = None) -> str:
         return f"_draw{self.index}"
 
     def describe(self) -> str:
         return f"draw {self.index}: {self.label}({', '.join(map(repr, self.args))}) at {self.where}"
+
+    def check_code(self, pool: ConstPool) -> str | None:
+        """The condition under which a pinned draw differs from the run's (None: not pinned)."""
+        if self.pinned is None:
+            return None
+        return f"not _same_draw({self.expr()}, {pool.ref(self.pinned[0])})"
 
     def call_code(self, pool: ConstPool) -> str:
         """The mock's statement that draws the number again."""
@@ -118,3 +129,32 @@ class DrawSource(Source):
         else:
             fn = pool.ref(self.call)
         return f"{self.expr()} = {fn}({', '.join(parts)})"
+
+
+def same_draw(a: Any, b: Any) -> bool:
+    """Is draw ``a`` exactly ``b`` (type, dtype, shape and every value; NaN equals NaN)?"""
+    if type(a) is not type(b):
+        return False
+    if hasattr(b, "dtype") and hasattr(b, "shape"):
+        import numpy as np
+
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=b.dtype.kind in "fc"))
+    return a == b or (a != a and b != b)
+
+
+def pinnable(value: Any) -> bool:
+    """Can a draw's result be pinned (compared whole by :func:`same_draw`)?"""
+    if type(value) in (bool, int, float, str):
+        return True
+    mod = type(value).__module__ or ""
+    if mod == "numpy" and hasattr(value, "dtype"):
+        return value.dtype.kind in "biufc" and getattr(value, "size", 1) <= 1 << 20
+    return False
+
+
+def as_argument(value: Any) -> Any:
+    """A draw's argument as the mock passes it: lists of constants become tuples (the mock must
+    not hold the program's list; the draw reads only its items)."""
+    if type(value) is list:
+        return tuple(as_argument(v) for v in value)
+    return value

@@ -161,3 +161,36 @@ def step(i): random.seed(i)
 def inputs(i): return (torch.ones(2),)
 NCALLS = 8
 """ + _STATE)
+
+program(F_, "pinned_choice_of_modules_and_mask", """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+        self.prob = 0.5
+    def forward(self, x):
+        for i in np.random.choice(len(self.lins), 2, replace=False):
+            x = self.lins[i](x)
+        keep = np.random.choice([True, False], len(x), p=[self.prob, 1 - self.prob])
+        return x[torch.tensor(keep)]
+m = M()
+def make(): return m
+def step(i):
+    np.random.seed(i % 2 if i < 5 else i)
+    m.prob = 0.5 if i < 6 else 0.9
+def inputs(i): return (torch.ones(6, 4) * i,)
+NCALLS = 8
+""" + _STATE)
+
+program(F_, "pinned_draw_list_argument_changes", """
+WEIGHTS = [0.2, 0.8]
+def f(x):
+    k = np.random.choice(2, p=WEIGHTS)
+    return x * float(k + 1)
+def make(): return f
+def step(i):
+    np.random.seed(0)
+    WEIGHTS[:] = [0.2, 0.8] if i < 2 else [0.9, 0.1]
+def inputs(i): return (torch.ones(2),)
+NCALLS = 5
+""" + _STATE)
