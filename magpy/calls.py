@@ -171,6 +171,32 @@ def _announce_callee(fn) -> None:
         capture.announce_call(fn)
 
 
+#: Native callables (functions, methods, slot wrappers) that :meth:`CallRules._pure_by_inputs` may run.
+_NATIVE_CALLABLES = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodDescriptorType,
+                     types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType)
+#: Modules whose natives have effects or results beyond their arguments (clock, files, processes,
+#: threads, random numbers, the interpreter's own state): never run as pure by their inputs.
+_EFFECTFUL_MODULES = frozenset({
+    "os", "posix", "nt", "time", "random", "_random", "secrets", "socket", "select", "selectors", "io", "_io",
+    "sys", "gc", "threading", "_thread", "signal", "subprocess", "_posixsubprocess", "multiprocessing",
+    "_multiprocessing", "ctypes", "_ctypes", "mmap", "faulthandler", "tracemalloc", "resource", "datetime",
+    "_datetime", "uuid", "_uuid", "atexit", "weakref", "_weakref", "warnings", "_warnings", "importlib", "_imp",
+    "marshal", "pickle", "_pickle", "builtins", "torch", "numpy", "logging", "shutil", "tempfile", "fcntl",
+    "termios", "pty", "_signal", "asyncio", "_asyncio", "queue", "_queue", "ssl", "_ssl", "sqlite3", "_sqlite3",
+    "zoneinfo", "locale", "_locale", "getpass", "pwd", "grp", "platform", "_osx_support", "webbrowser",
+    "psutil", "_psutil_linux", "pynvml", "GPUtil",
+})
+_RE_PATTERN = type(__import__("re").compile(""))
+_RE_MATCH = type(__import__("re").match("", ""))
+
+
+def _constant_input(v) -> bool:
+    """An input a native can only read as a constant: an immutable value, a class, a compiled
+    regular expression or a match of one, or an instance of a subclass of str/bytes/int/float (``torch.__version__``
+    is a ``TorchVersion``), which the caller guards by identity when it comes from outside."""
+    return is_immutable(v) or isinstance(v, (type, _RE_PATTERN, _RE_MATCH)) or (
+        isinstance(v, (str, bytes, int, float)) and not isinstance(v, (bool, torch.Tensor)))
+
 #: Builtins that on tensors are tensor operators (through the tensor's dunder methods).
 _TENSOR_PROTOCOL_BUILTINS = frozenset({abs, pow, sum})
 
@@ -251,6 +277,29 @@ class CallRules:
             else:
                 return False
         self.prints.append((printed, dict(kwargs)))
+        return True
+
+    def _pure_by_inputs(self, fn, args: list, kwargs: dict) -> bool:
+        """An unannotated native whose every input is a guarded constant (numbers, strings, tuples of
+        them, classes, a compiled regular expression) and that belongs to no module with outside
+        effects (clock, files, processes, random) computes a function of guarded values: it runs
+        as it is, its result is a value of the record (``Pattern.search`` parsing a version
+        string, ``str.maketrans``). A native that receives anything mutable, or a tensor, does not."""
+        if not isinstance(fn, _NATIVE_CALLABLES):
+            return False
+        self_ = getattr(fn, "__self__", None)
+        owner = self_ if isinstance(self_, (types.ModuleType, type)) else type(self_) if self_ is not None \
+            else getattr(fn, "__objclass__", None)
+        module = getattr(fn, "__module__", None) or getattr(owner, "__module__", None) \
+            or getattr(owner, "__name__", None) or ""
+        if module.split(".")[0] in _EFFECTFUL_MODULES:
+            return False
+        if not (self_ is None or isinstance(self_, types.ModuleType) or _constant_input(self_)):
+            return False
+        if not all(_constant_input(a) for a in [*args, *kwargs.values()]):
+            return False
+        for v in (self_, *args, *kwargs.values()):
+            self._guard_identity(v)   # (which pattern, class or version string the native is given)
         return True
 
     def _start_draw(self, fs: FrameState, fn, draw: tuple, kwargs: dict) -> bool:
@@ -580,6 +629,9 @@ class CallRules:
             # ``type.__call__(cls, ...)`` / a metaclass's ``super().__call__(...)``: creating an
             # instance whose ``__new__``/``__init__`` are Python, as calling ``cls`` does.
             self._pend(fs, self._post_new, 1)
+            return
+        if self._pure_by_inputs(fn, args, kwargs):
+            self._pend(fs, self._post_new, 1, opaque=True)
             return
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
         # Figure 12, step 1: stop here. Reported as unsupported, not as dynamic behaviour:

@@ -29,6 +29,7 @@ holds the kinds of guard a read creates.
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 import operator as _operator
 import types
@@ -70,6 +71,7 @@ from .objmodel import (
     attr_location,
     has_instance_dict,
     is_immutable,
+    is_python_class,
     peek_items,
 )
 from .refgraph import Const, RefGraph, ShadowNode
@@ -91,6 +93,11 @@ def _identity_key(key: Any) -> bool:
     ``d[key]`` reads one item, as for a constant key (``typing._caches[func]``)."""
     return isinstance(key, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)) \
         and type(key).__eq__ is object.__eq__ and type(key).__hash__ is object.__hash__
+
+
+def _is_python_callable(fn: Any) -> bool:
+    """Would calling ``fn`` enter a Python frame first (a function, a method, a Python class)?"""
+    return isinstance(fn, (types.FunctionType, types.MethodType)) or (isinstance(fn, type) and is_python_class(fn))
 
 
 def _star_items(pos: Any) -> list:
@@ -1229,8 +1236,37 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             collector: list = []
             self.yield_collectors[id(pos.gi_frame)] = collector
             self.star_calls[id(pos.gi_frame)] = (fs, ins.offset, fn, collector, dict(kw))
+        elif type(pos) is map and peek_items(pos) is None and not _is_python_callable(fn) \
+                and self._star_map(fs, fn, pos, dict(kw)):
+            return
         else:
             self._call(fs, fn, _star_items(pos), dict(kw))
+
+    def _star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
+        """``zip(*map(f, xs))`` with a Python ``f`` (mmdet's ``multi_apply``): the interpreter
+        calls ``f`` on each item (monitored frames) to build the arguments, then calls the native
+        ``fn``. The arguments are what those frames return, so the call is decided right after it
+        ran, at the next instruction, with them. False: ``f`` is not Python code."""
+        func = pos.__reduce__()[1][0]
+        inner = func.func if type(func) is functools.partial else func
+        inner = getattr(inner, "__func__", inner)
+        code = getattr(inner, "__code__", None)
+        if not isinstance(inner, types.FunctionType) or code in self.return_collectors:
+            return False
+        collector: list = []
+        self.return_collectors[code] = collector
+        self._pend(fs, self._post_star_map, (fn, collector, kw, code))
+        return True
+
+    def _post_star_map(self, fs, stack, data):
+        fn, items, kw, code = data
+        self.return_collectors.pop(code, None)
+        self._call(fs, fn, list(items), kw)   # (the decision the call would have had before it ran)
+        if fs.pending is not None:
+            post, pdata = fs.pending
+            fs.pending = None
+            self.opaque_frame = None
+            post(fs, stack, pdata)
 
     def _star_generator_left(self, frame, fs: FrameState) -> None:
         """A generator unpacked by ``f(*gen)`` yielded or ended: on its return, ``f`` is next."""

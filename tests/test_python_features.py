@@ -829,3 +829,66 @@ def test_folds_sums_and_memos_over_parameters():
     with torch.no_grad():
         cm = run(net, (torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),))
     assert magpy.stats(cm).monitor_runs == 1
+
+
+def test_star_unpacked_map_of_a_python_function():
+    """mmdet's ``multi_apply``: ``zip(*map(f, xs))`` calls ``f`` per item from C while building
+    the arguments; the call is decided with what those monitored calls returned."""
+    import functools
+
+    def multi_apply(func, *args, **kwargs):
+        pfunc = functools.partial(func, **kwargs) if kwargs else func
+        return tuple(map(list, zip(*map(pfunc, *args))))
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 1)
+            self.scale = 2.0
+
+        def single(self, x, s, bias=0.0):
+            y = self.conv(x) * s + bias
+            return y, y.sum()
+
+        def forward(self, feats):
+            return multi_apply(self.single, feats, [1.0, self.scale], bias=0.5)
+
+    m = Head()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(4):
+        feats = [torch.randn(1, 3, 4, 4), torch.randn(1, 3, 2, 2)]
+        assert same(cm(feats), m(feats))
+        m.scale = 3.0 if i == 1 else 2.0
+    st = magpy.stats(cm)
+    assert st.fallbacks == 0 and st.monitor_runs == 2 and st.guard_hits == 2
+    assert magpy.explain(m)(feats).graph_count == 1
+
+
+def test_native_of_constants_runs_as_a_pure_function():
+    """A native with no annotation whose inputs are guarded constants (a version string parsed
+    by a regular expression) is a function of guarded values; the pattern is guarded by identity,
+    natives of effectful modules (the clock) are not run this way."""
+    import re
+    import time
+
+    ns = {"PAT": re.compile(r"(\d+)\.(\d+)")}
+
+    def f(x):
+        m = ns["PAT"].search(torch.__version__)
+        if torch.__version__ >= "1.6":
+            x = x + 1
+        return x * int(m.group(1))
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(4):
+        if i == 2:
+            ns["PAT"] = re.compile(r"(\d)")
+        assert same(cm(torch.ones(2)), f(torch.ones(2)))
+    st = magpy.stats(cm)
+    assert st.fallbacks == 0 and st.monitor_runs == 2
+
+    def clock(x):
+        return x * time.monotonic_ns()
+
+    ex = magpy.explain(clock)(torch.ones(2))
+    assert ex.graph_count == 0 and ex.break_reasons
