@@ -87,6 +87,11 @@ def _is_row_of(row: Any, t: torch.Tensor) -> bool:
     return row._base is base
 
 
+#: Operator names (substrings) that draw random numbers: their results are no record constants.
+_RANDOM_OPS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson", "uniform", "exponential",
+               "geometric", "cauchy")
+
+
 class OpRecorder:
     """Tensor operations of the monitor run become operator-graph nodes (mixed into ``Monitor``).
 
@@ -266,10 +271,18 @@ class OpRecorder:
                                                            or self.holds_scalar(kwargs, floats=True)):
             self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", args, kwargs)
         value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs))
+        fixed_lengths = False
         if T.shape_depends_on_values(name, args, kwargs):
             if name in ("_pack_padded_sequence", "_pad_packed_sequence"):
-                self._dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
-            value_shaped = True
+                # The sizes come from the values of `lengths` / `batch_sizes`: fine when those are
+                # constants of the record (a list the program built, lengths assumed by tolist()).
+                fixed_lengths = len(args) > 1 and (self.values_fixed(args[1]) or (
+                    # lengths computed from inputs: their values are assumed (checked after the graph)
+                    self.can_assume_read(args[1], "list") and self.assume_tensor_read(args[1], "list", args[1].tolist())))
+                if not fixed_lengths:
+                    self._dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
+            else:
+                value_shaped = True
         changed = [t for t, v in (versions or ()) if _version(t) != v]
         if changed or T.contains_tensor(output):
             if target in _ARRAY_CONVERSIONS and args and is_numeric_array(args[0]):
@@ -283,6 +296,8 @@ class OpRecorder:
             n = self.graph.call(kind, target, fx_args, fx_kwargs)
             if T.contains_tensor(output):
                 self._bind_output(n, output)
+                if fixed_lengths and name == "_pack_padded_sequence" and isinstance(output, tuple):
+                    self.graph.node_of(output[1]).meta["magpy_fixed"] = True   # batch_sizes: from lengths alone
                 if value_shaped:
                     self._mark_value_shaped(output)
                 if self.lifted_shape and (any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs))
@@ -325,6 +340,30 @@ class OpRecorder:
             # would not replay the change.
             self._dynamic(f"`torch.{name}` changes global torch state")
         # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
+
+    def values_fixed(self, t: Any) -> bool:
+        """Are ``t``'s values constants of the record: computed by the graph from literals alone
+        (no graph input, no random operator upstream), or marked so (``magpy_fixed``)?"""
+        if not isinstance(t, torch.Tensor):
+            return False
+        start = self.graph.node_of(t)
+        if start is None:
+            return False
+        seen, todo = set(), [start]
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if len(seen) > 256 or n.op == "placeholder":
+                return False
+            if n.meta.get("magpy_fixed"):
+                continue
+            name = getattr(n.target, "__name__", n.target) if n.op != "get_attr" else ""
+            if isinstance(name, str) and any(r in name for r in _RANDOM_OPS):
+                return False
+            todo.extend(n.all_input_nodes)
+        return True
 
     def _bind_output(self, n, output) -> None:
         """Bind each tensor of ``output`` (a tensor or nested tuples/lists) to ``n`` or its items."""

@@ -337,3 +337,35 @@ def test_print_of_lifted_sizes(capsys):
         f(x)
         assert a == capsys.readouterr().out
     assert magpy.stats(cf).monitor_runs == 2
+
+
+def test_packed_sequences_with_record_constant_or_assumed_lengths():
+    """pack_padded_sequence's sizes come from the values of `lengths`: a list the program holds
+    (here from `tolist()`, an assumption) or a lengths tensor argument (its values assumed) fixes
+    them for the record; other lengths are another record."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    class Enc(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.LSTM(4, 5, batch_first=True)
+
+        def forward(self, x, lens, as_list):
+            if as_list:
+                sl, idx = torch.sort(lens, 0, descending=True)
+                p = pack_padded_sequence(x[idx], sl.tolist(), batch_first=True)
+            else:
+                p = pack_padded_sequence(x, lens, batch_first=True, enforce_sorted=False)
+            out, (h, c) = self.rnn(p)
+            return pad_packed_sequence(out, batch_first=True)[0], h
+
+    m = Enc().eval()
+    for as_list in (True, False):
+        cm = magpy.compile(m, backend="eager")
+        with torch.no_grad():
+            for i in range(6):
+                x = torch.randn(3, 6, 4)
+                lens = torch.tensor([6, 3, 4]) if i % 2 else torch.tensor([2, 5, 1])
+                assert_same(cm(x, lens, as_list), m(x, lens, as_list))
+        st = magpy.stats(cm)
+        assert st.monitor_runs == 2 and st.fallbacks == 0 and st.guard_hits == 4, (as_list, st)

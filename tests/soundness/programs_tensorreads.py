@@ -146,3 +146,25 @@ def f(x):
 def make(): return f
 def inputs(i): return torch.tensor([1.0, 2.0]) * (1 if i % 2 == 0 else -1)
 """)
+
+program(F_, "packed_sequence_lengths_change", """
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(3, 4)
+        self.lengths = [5, 2, 4]
+    def forward(self, x, lens):
+        a = pack_padded_sequence(x, lens, enforce_sorted=False)
+        b = pack_padded_sequence(x, self.lengths, enforce_sorted=False)
+        ya, ha = self.rnn(a)
+        yb, hb = self.rnn(b)
+        return pad_packed_sequence(ya)[0], ha, pad_packed_sequence(yb, total_length=5)[0], hb
+m = Enc()
+def make(): return m
+def step(i):
+    if i == 3:
+        m.lengths = [1, 5, 3]
+def inputs(i): return (torch.randn(5, 3, 3), torch.tensor([5, 1 + i % 3, 3]))
+NCALLS = 6
+""")
