@@ -346,6 +346,25 @@ class CallRules:
         self.draws.append(DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(), (pinned,)))
         self._new_outputs([value])
 
+    def _start_equal(self, fs: FrameState, a, b) -> bool:
+        """``torch.equal(a, b)``: False for two shapes (fixed by the guards), else whether every
+        element is equal, which the graph computes and the record assumes (magpy.scalars)."""
+        if type(a) is not torch.Tensor or type(b) is not torch.Tensor or any(
+                self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)):
+            return False
+        if not all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (a, b)):
+            return False
+        if a.shape != b.shape:
+            self._pend(fs, self._post_nothing, None, opaque=True)
+        else:
+            self._pend(fs, self._post_equal, (a, b), opaque=True)
+        return True
+
+    def _post_equal(self, fs, stack, data):
+        a, b = data
+        same = self.graph.call("function", _operator.eq, (self.to_arg(a), self.to_arg(b)), {})
+        self.assume("truth", self.graph.call("method", "all", (same,), {}), bool(stack[-1]))
+
     def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
         """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):
         if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
@@ -527,6 +546,8 @@ class CallRules:
                 if mname in ("item", "__float__") and len(args) == 1 and not kwargs \
                         and self.start_scalar_read(fs, args[0]):
                     return
+                if mname == "equal" and len(args) == 2 and not kwargs and self._start_equal(fs, *args):
+                    return
                 if mname in _SCALAR_READS and len(args) == 1 and not kwargs and self._start_assumed_read(
                         fs, args[0], "list" if mname == "tolist" else "truth" if mname == "__bool__" else "item"):
                     return
@@ -559,6 +580,8 @@ class CallRules:
             fn, args, ann = fn.__func__, [fn.__self__, *args], lookup(fn.__func__)
         if ann is None and T.is_torch_function(fn):
             name = getattr(fn, "__name__", str(fn))
+            if name == "equal" and not kwargs and len(args) == 2 and self._start_equal(fs, *args):
+                return
             if name in T.DATA_DEPENDENT:
                 self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
             self._pend_op(fs, "function", fn, args, kwargs, name)

@@ -369,3 +369,24 @@ def test_packed_sequences_with_record_constant_or_assumed_lengths():
                 assert_same(cm(x, lens, as_list), m(x, lens, as_list))
         st = magpy.stats(cm)
         assert st.monitor_runs == 2 and st.fallbacks == 0 and st.guard_hits == 4, (as_list, st)
+
+
+def test_torch_equal_is_an_assumption():
+    """``torch.equal`` (multi-head attention's self-attention test): False for two shapes, else
+    the graph computes whether all elements match and the record assumes the outcome."""
+    def attn(q, k, v):
+        if torch.equal(q, k) and k.equal(v):
+            return q * 2
+        if torch.equal(q, torch.zeros(3)):
+            return q - 1
+        return q + k + v
+
+    x = torch.ones(3)
+    cases = [(x, x, x), (x, x * 2, x), (x, x, x), (torch.zeros(3), x, x), (x, x + 0, x.clone()), (x, x * 2, x),
+             (x, x, torch.ones(1, 3))]   # (two shapes: False, whatever the values)
+    cm = magpy.compile(attn, backend="eager")
+    for q, k, v in cases:
+        assert_same(cm(q, k, v), attn(q, k, v))
+    st = magpy.stats(cm)
+    # (case 5 passes distinct objects where case 1 passed one object three times: its own record)
+    assert st.fallbacks == 0 and st.monitor_runs == 5 and st.guard_hits == 2 and not st.break_reasons, st
