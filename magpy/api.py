@@ -500,6 +500,7 @@ class _Compiled:
             return _EAGER
         mon_box.append(mon)
         mon.redraw_ok = supports_lifting(self._options["backend"])   # (draws are graph inputs that change)
+        mon.float_inputs_ok = self._options["backend"] == "eager"
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
@@ -592,7 +593,7 @@ class _Compiled:
                       assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()),
                       arg_shapes=_arg_shapes(mon.param_sources, mon.param_values),
                       int_values={g.source.describe(): g.value for g in mon.guards
-                                  if type(g) is ValueGuard and type(g.value) is int},
+                                  if type(g) is ValueGuard and type(g.value) in (int, float)},
                       lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()})
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
@@ -861,6 +862,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
                     reason = e.reason
                 else:
                     mon.redraw_ok = supports_lifting(backend)
+                    mon.float_inputs_ok = backend == "eager"
                     runner.run(mon, args, kwargs)
                     reason = mon.broken
                     if reason is None:

@@ -67,7 +67,7 @@ class Record:
     assumptions: tuple = ()          # values read from tensors the record holds for (magpy.scalars)
     arg_shapes: dict | None = None   # parameter name -> shape of each tensor argument of its monitor run
     lifted: dict | None = None       # argument -> dimensions of any size (lifted shapes)
-    int_values: dict | None = None   # source -> int value guarded (what lifting compares between records)
+    int_values: dict | None = None   # source -> int or float value guarded (what lifting compares between records)
 
     def graph_inputs(self, args: tuple, kwargs: dict) -> list | None:
         """The compiled graph's inputs for a call with these arguments, None when the guard fails:

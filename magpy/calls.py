@@ -65,6 +65,7 @@ from .objmodel import (
 )
 from .redraw import DrawSource, as_argument, as_draw, pinnable
 from .refgraph import RefGraph
+from .scalars import delift
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:
@@ -309,9 +310,11 @@ class CallRules:
         cannot reach, a backend whose graph cannot take changing numbers)."""
         gen, name, args = draw
         values = [*args, *kwargs.values()]
-        if not self.redraw_ok or not all(is_immutable(as_argument(a)) for a in values) \
-                or self.holds_scalar(args) or self.holds_scalar(kwargs):
+        if not self.redraw_ok or not all(is_immutable(as_argument(a)) for a in values):
             return False
+        if self.holds_scalar(args) or self.holds_scalar(kwargs):
+            # a followed number as an argument (a lifted `self.p`): the draw depends on its exact value
+            self.scalar_escape("passes to a random draw", args, kwargs)
         for a in values:
             if type(a) is list:
                 self.full_read(a)   # (its items are read: a list from outside is guarded whole)
@@ -327,14 +330,14 @@ class CallRules:
             self._guard_identity(gen)
             call = (method, gen)
         label = f"{type(gen).__module__.split('.')[0]}.{name}"
-        self._pend(fs, self._post_draw, (call, gen, label, tuple(as_argument(a) for a in args),
-                                         {k: as_argument(v) for k, v in kwargs.items()}), opaque=True)
+        self._pend(fs, self._post_draw, (call, gen, label, tuple(as_argument(delift(a)) for a in args),
+                                         {k: as_argument(delift(v)) for k, v in kwargs.items()}), opaque=True)
         return True
 
     def _post_draw(self, fs, stack, data):
         call, gen, label, args, kwargs = data
         value = stack[-1]
-        if type(value) in (int, float):
+        if type(value) is int or (type(value) is float and self.float_inputs_ok):
             src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where())
             self.draws.append(src)
             self.track_scalar(fs, stack, self.graph.draw_input(value, src))

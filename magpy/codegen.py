@@ -361,6 +361,19 @@ def _key(src: Source):
     return src
 
 
+class _InputNames:
+    """``placeholder name -> variable`` of the graph's inputs, fetched (by the guard) when used."""
+
+    def __init__(self, mb: _MockBuilder):
+        self.mb = mb
+
+    def __getitem__(self, name: str) -> str:
+        for k, (src, _) in enumerate(self.mb.mon.graph.inputs):
+            if f"i{k}" == name:
+                return self.mb.src(src)
+        raise KeyError(name)
+
+
 class _MockBuilder:
     def __init__(self, mon: Monitor, vars_: _Vars, pool: ConstPool):
         self.mon = mon
@@ -450,6 +463,12 @@ class _MockBuilder:
         drawn = n.meta.get("magpy_draw") if n.op == "placeholder" else None
         if drawn is not None:
             return drawn.expr()   # a number the mock drew itself
+        expr = _size_expr(n, self.pool, draws=True) if self.mon.lifted_value_nodes or self.mon.draws else None
+        if expr is not None:
+            # A number computed from the graph's number inputs (and sizes) alone (`scale / 2` of a
+            # lifted argument): the mock computes it in Python. (A compiled graph need not hand back
+            # Python numbers it computed from numbers: TorchDynamo may fold them as constants.)
+            return expr(_InputNames(self))
         idx = self._out_index.get(n)
         if idx is None:
             idx = len(self.outputs)

@@ -243,6 +243,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self.prints: list = []                       # print calls the mock replays: ([(kind, value)], kwargs)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
+        # ... and floats among them? (TorchInductor 2.13 on CPU computed wrong results from a float
+        # input read back with item() in a fused kernel: with it, float draws are pinned and
+        # floats that change between calls stay guarded.)
+        self.float_inputs_ok = False
         self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
@@ -663,6 +667,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
     op_LOAD_FAST_CHECK = op_LOAD_FAST
 
     def _post_param(self, fs, stack, name):
+        if self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
+            return   # a number argument that changes between calls: a graph input
         self.on_read(stack[-1], self.param_sources[name], ("arg", name))
 
     def op_STORE_FAST(self, fs, ins, stack):
@@ -687,8 +693,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             self._pend(fs, self._post_param_pair, ins.argval)
 
     def _post_param_pair(self, fs, stack, names):
-        for name, value in zip(names, stack[-2:]):
+        for k, (name, value) in enumerate(zip(names, stack[-2:])):
             if name in fs.unwritten_params and name not in fs.code.co_cellvars:
+                if k == 1 and self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
+                    continue   # (only the top of the stack can be replaced by a followed number)
                 self.on_read(value, self.param_sources[name], ("arg", name))
 
     def op_STORE_FAST_LOAD_FAST(self, fs, ins, stack):

@@ -356,17 +356,20 @@ class ScalarFlow:
         self._pend(fs, self._post_size_read, (t, what, args), opaque=True)
 
     def lift_value(self, fs: Any, stack: list, source: Any) -> bool:
-        """An ``int`` just read from outside through ``source`` that changed between records
-        (``self.step``): instead of a guard on its value it is a graph input (the guard checks its
-        type), followed as a LiftedInt. False if ``source`` is not lifted or the value is no int."""
+        """An ``int`` or ``float`` just read from outside through ``source`` (an argument, an
+        attribute, an item, a global) that changed between records (``self.step``, a ``scale=``
+        argument): instead of a guard on its value it is a graph input (the guard checks its
+        type), followed as a LiftedInt or a tracked float. False if ``source`` is not lifted or
+        the value is no such number."""
         value = stack[-1]
-        if type(value) is not int or source.describe() not in self.lifted_values:
+        if not (type(value) is int or (type(value) is float and self.float_inputs_ok)) \
+                or source.describe() not in self.lifted_values:
             return False
         from .guards import TypeGuard
 
         node = self.lifted_value_nodes.get(source)
         if node is None:
-            self.add_guard(TypeGuard(source, int))
+            self.add_guard(TypeGuard(source, type(value)))
             node = self.lifted_value_nodes[source] = self.graph.scalar_input(value, source)
         self.track_scalar(fs, stack, node)
         return True

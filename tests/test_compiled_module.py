@@ -370,12 +370,13 @@ def test_threads_with_different_shapes_get_eager_results():
 # -- stats -----------------------------------------------------------------------------------------------
 def test_stats_identities():
     def f(x, k):
-        return x * k
+        return x * len(k)   # (a string: numbers that change would be lifted into the graph)
 
     cf = magpy.compile(f, backend="eager", recompile_limit=3)
     x = torch.randn(2)
     calls = 0
-    for k in (1, 1, 2, 2, 3, 1, 4, 4, 1, 2):   # the 4 reaches the limit: it runs eagerly, the records stay
+    for k in ("a", "a", "bb", "bb", "ccc", "a", "dddd", "dddd", "a", "bb"):   # "dddd" reaches the limit: it
+        # runs eagerly, the records stay
         assert same(cf(x, k), f(x, k))
         calls += 1
     st = magpy.stats(cf)

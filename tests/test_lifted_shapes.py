@@ -234,3 +234,46 @@ def test_a_counter_in_a_dict_is_lifted():
     st = magpy.stats(cf)
     assert (st.monitor_runs, st.fallbacks) == (3, 0)
 
+
+
+def test_number_arguments_and_float_attributes_are_lifted():
+    """An int or float argument, or a float attribute, that changes on every call becomes a graph
+    input after two records differ in it (paper §6.1); numbers computed from it alone and handed
+    back are computed by the mock; branches on it are guards."""
+    class Annealed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.temperature = 1.0
+
+        def forward(self, x, k, scale=1.0):
+            self.temperature *= 0.9
+            y = x * k / self.temperature + scale
+            if k > 100:
+                y = y - 1
+            return y, k * 2, scale / 2, self.temperature
+
+    m, ref = Annealed(), Annealed()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(12):
+        args = (torch.ones(3), i * 17, 0.5 * i)
+        got, want = cm(*args), ref(*args)
+        assert same(got, want)
+        assert type(got[1]) is int and type(got[2]) is float and m.temperature == ref.temperature
+    st = magpy.stats(cm)
+    # two records with values guarded, then one per outcome of `k > 100`
+    assert (st.monitor_runs, st.fallbacks) == (4, 0), st
+    guards = magpy.records(cm)[0].guards_text
+    assert "type(k) is int" in guards and "type(scale) is float" in guards and "type(self.temperature) is float" in guards
+
+
+def test_float_arguments_stay_guarded_with_inductor():
+    # (TorchInductor 2.13 on CPU computed wrong values from a float graph input in a fused kernel:
+    # with it floats are not lifted; ints are)
+    def f(x, scale, n):
+        return torch.full((3,), scale) + x.clamp(max=scale), torch.arange(3.0) * n, x.pow(scale)
+
+    cm = magpy.compile(f, backend="inductor")
+    for i in range(2, 7):
+        args = (torch.ones(3) * 0.3 * i, 0.1 + 0.25 * i, i)
+        assert same(cm(*args), f(*args))
+    assert magpy.stats(cm).monitor_runs == 5

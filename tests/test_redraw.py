@@ -52,9 +52,14 @@ def test_draws_feed_the_graph_and_branch_records(backend):
     c = magpy.compile(m, backend=backend)
     _side_by_side(m, c, lambda i: (torch.arange(8.0).reshape(2, 4) - i,), seeds=[0, 1, 2, 3, 4, 5, 6, 7, 0, 1])
     st = magpy.stats(c)
-    # one record per side of the branch on random.random(): every other call is a guard hit
-    assert st.monitor_runs == 2 and st.fallbacks == 0 and st.guard_hits == 8
-    assert st.break_reasons == []
+    assert st.fallbacks == 0 and st.break_reasons == []
+    if backend == "eager":
+        # one record per side of the branch on random.random(): every other call is a guard hit
+        assert st.monitor_runs == 2 and st.guard_hits == 8
+    else:
+        # Inductor takes int draws as inputs; float draws are pinned (magpy.redraw): a record
+        # per drawn value, each correct
+        assert "is pinned" in magpy.records(c)[0].guards_text
 
 
 def test_explain_lists_the_draws():
