@@ -319,6 +319,12 @@ class CallRules:
             if type(a) is list:
                 self.full_read(a)   # (its items are read: a list from outside is guarded whole)
         fn_node = self.node(fn)
+        if gen is None:   # a clock reading: the guarded function itself
+            if fn_node is None or fn_node.source is None:
+                return False
+            self._guard_identity(fn)
+            self._pend(fs, self._post_draw, (fn, None, f"time.{name}", (), {}), opaque=True)
+            return True
         if getattr(fn, "__self__", None) is gen and fn_node is not None and fn_node.source is not None:
             self._guard_identity(fn)   # (a bound method held outside: `random.random`, `np.random.rand`)
             call = fn
@@ -338,7 +344,8 @@ class CallRules:
         call, gen, label, args, kwargs = data
         value = stack[-1]
         if type(value) is int or (type(value) is float and self.float_inputs_ok):
-            src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where())
+            src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(),
+                             after_ops=self.graph.op_count)
             self.draws.append(src)
             self.track_scalar(fs, stack, self.graph.draw_input(value, src))
             return

@@ -150,6 +150,21 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list, l
     return shape_checks, draw_checks, checks
 
 
+def _feeds_graph(node: Any, assumed: set) -> bool:
+    """Does number input ``node`` reach an operator of the graph, or an assumption? (Python
+    arithmetic on numbers alone the mock computes itself, see ``_MockBuilder._graph_output``.)"""
+    todo, seen = list(node.users), set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n in assumed or n.op != "call_function" or n.target not in _SIZE_ARITHMETIC or n.kwargs:
+            return True
+        todo.extend(n.users)
+    return False
+
+
 def _check_code(expr: Callable, expected: Any, kind: str, names: dict, pool: ConstPool) -> tuple[str, str]:
     """``(condition that fails, readable)`` of an assumption computed before the graph runs."""
     code = expr(names)
@@ -723,7 +738,19 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         mlines.append(f"{''.join(n + ', ' for n in needed)}= fetched")
     # Random draws (magpy.redraw): drawn again, in the run's order, before the graph that takes them.
     draw_lines = [d.call_code(pool) for d in mon.draws]
-    draws = list(draw_lines)   # (emitted once, where the first thing that needs them is)
+    # A clock read after operators ran, that no operator takes, is read after the graph ran (where
+    # the program read it: `elapsed = time.perf_counter() - t0` measures the graph).
+    assumed = {a[1] for a in mon.assumptions}
+    used = {n.meta["magpy_draw"] for n in mon.graph.graph.nodes
+            if n.op == "placeholder" and n.meta.get("magpy_draw") is not None and _feeds_graph(n, assumed)}
+    late = [line for d, line in zip(mon.draws, draw_lines)
+            if d.generator is None and d.after_ops and d not in used and d.pinned is None]
+    draws = [line for line in draw_lines if line not in late]   # (emitted once, before the graph)
+    early = [(d, line) for d, line in zip(mon.draws, draw_lines) if line not in late]
+    late_draws = {d for d, line in zip(mon.draws, draw_lines) if line in late}
+    # (the graph does not use a late reading: it gets the run's value in its place)
+    input_vars = [literal(v, pool) if src in late_draws else var
+                  for (src, v), var in zip(mon.graph.inputs, input_vars)]
     restore = "_restore_state(_state)"
     if mon.draws:
         ns["_G"] = tuple(dict.fromkeys(d.generator for d in mon.draws))
@@ -736,7 +763,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         # soon as they are drawn: a call that draws another path is a miss with the generators
         # put back.
         mlines.append("_gs = _save_draws(_G)")
-        for d, line in zip(mon.draws, draws):
+        for d, line in early:
             mlines.append(line)
             if d.pinned is not None:
                 mlines.append(f"if {d.check_code(pool)}:")
@@ -771,6 +798,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         mlines.append(f"o = _graph({', '.join(input_vars)})")
     else:
         mlines += draws   # (drawn for their effect on the generators: nothing uses them)
+    mlines += late
     mlines += mb.lines
     mlines += prints   # (after the graph and its checks: printed once, with the call's values)
     mlines += writes

@@ -22,7 +22,8 @@ scalar, a bool) is *pinned*: the mock checks that it drew the very value the run
 record holds only then (a program that reseeds before each call, or draws from a fixed seed,
 gets one record; one that draws new arrays every call misses, up to the recompile limit).
 Anything else stays dynamic: ``shuffle`` (it changes a container), ``sample``, generators made
-inside the call.
+inside the call. Clock readings (``time.time()``, ``time.perf_counter()``) are repeated the same
+way: the mock reads the clock where the program did.
 
     >>> import random
     >>> as_draw(random.uniform, [0.9, 1.1]) == (random._inst, "uniform", [0.9, 1.1])
@@ -31,6 +32,7 @@ inside the call.
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,9 +64,19 @@ def is_generator(obj: Any) -> bool:
     return isinstance(obj, random.Random) or (bool(_NUMPY_GENERATORS) and isinstance(obj, _NUMPY_GENERATORS))
 
 
+#: Clock readings: no state to draw from or put back, a new number every call (the paper's dynamic
+#: operations that split the program): the mock reads the clock again where the program did.
+CLOCKS = frozenset({time.time, time.time_ns, time.perf_counter, time.perf_counter_ns, time.monotonic,
+                    time.monotonic_ns, time.process_time, time.process_time_ns, time.thread_time,
+                    time.thread_time_ns})
+
+
 def as_draw(fn: Any, args: list) -> tuple[Any, str, list] | None:
     """``(generator, method name, arguments)`` if calling ``fn(*args)`` draws one number from a
-    generator (bound, or 3.11's unpacked ``Random.uniform(gen, ...)``); else None."""
+    generator (bound, or 3.11's unpacked ``Random.uniform(gen, ...)``), or reads a clock
+    (generator None); else None."""
+    if fn in CLOCKS and not args:
+        return None, fn.__name__, []
     gen = getattr(fn, "__self__", None)
     name = getattr(fn, "__name__", None)
     if not is_generator(gen):
@@ -77,13 +89,15 @@ def as_draw(fn: Any, args: list) -> tuple[Any, str, list] | None:
 
 def save_states(gens: tuple) -> list:
     """Each generator's state, to put back when a speculative record does not hold."""
-    return [g.getstate() if isinstance(g, random.Random) else
+    return [None if g is None else g.getstate() if isinstance(g, random.Random) else
             g.bit_generator.state if hasattr(g, "bit_generator") and not hasattr(g, "get_state") else g.get_state()
             for g in gens]
 
 
 def restore_states(gens: tuple, states: list) -> None:
     for g, s in zip(gens, states):
+        if g is None:
+            continue   # (a clock: nothing to put back)
         if isinstance(g, random.Random):
             g.setstate(s)
         elif hasattr(g, "set_state"):
@@ -106,6 +120,7 @@ class DrawSource(Source):
     label: str = ""
     where: str = ""
     pinned: Any = None   # (the value drawn, compared by same_draw) for draws that are not graph inputs
+    after_ops: int = 0   # operators recorded before the draw
 
     def expr(self, pool: ConstPool | None = None) -> str:
         return f"_draw{self.index}"

@@ -191,3 +191,35 @@ def test_backend_without_lifting_keeps_draws_dynamic():
     assert ex.dynamic and "random" in ex.break_reasons[0]
     ex = magpy.explain(f)(torch.ones(2))
     assert not ex.dynamic
+
+
+def test_clock_readings_are_read_again_where_the_program_read_them():
+    """``time.perf_counter()`` around the work (a module that times itself): the first reading
+    comes before the graph, the second after it, so the elapsed time the mock writes measures the
+    compiled graph; a reading that feeds an operator is read before the graph."""
+    import time
+
+    class Timed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+            self.elapsed = 0.0
+            self.calls = 0
+
+        def forward(self, x):
+            t0 = time.perf_counter()
+            y = self.lin(x).relu()
+            self.elapsed += time.perf_counter() - t0
+            self.calls += 1
+            return y * (time.time() > 0)
+
+    m = Timed()
+    c = magpy.compile(m, backend="eager")
+    for i in range(6):
+        before = m.elapsed
+        torch.testing.assert_close(c(torch.ones(2, 3)), m.lin(torch.ones(2, 3)).relu())
+        assert m.calls == i + 1 and m.elapsed > before and type(m.elapsed) is float
+    st = magpy.stats(c)
+    assert st.fallbacks == 0 and st.monitor_runs == 3 and st.guard_hits == 3   # then elapsed/calls are lifted
+    run = magpy.records(c)[0].run_source
+    assert run.index("o = _graph(") < run.index("_draw1 = ")   # the second reading after the graph
