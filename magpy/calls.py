@@ -187,6 +187,9 @@ _EFFECTFUL_MODULES = frozenset({
     "zoneinfo", "locale", "_locale", "getpass", "pwd", "grp", "platform", "_osx_support", "webbrowser",
     "psutil", "_psutil_linux", "pynvml", "GPUtil",
 })
+#: Names of natives that change state rather than compute (``cv2.setNumThreads(2)``): never pure.
+_SETTER_PREFIXES = ("set", "seed", "reset", "clear", "register", "enable", "disable", "push", "pop", "add",
+                    "write", "flush", "update", "put", "init", "load", "save", "open", "close", "start", "stop")
 _RE_PATTERN = type(__import__("re").compile(""))
 _RE_MATCH = type(__import__("re").match("", ""))
 
@@ -293,7 +296,7 @@ class CallRules:
             else getattr(fn, "__objclass__", None)
         module = getattr(fn, "__module__", None) or getattr(owner, "__module__", None) \
             or getattr(owner, "__name__", None) or ""
-        if module.split(".")[0] in _EFFECTFUL_MODULES:
+        if module.split(".")[0] in _EFFECTFUL_MODULES or getattr(fn, "__name__", "").lstrip("_").startswith(_SETTER_PREFIXES):
             return False
         if not (self_ is None or isinstance(self_, types.ModuleType) or _constant_input(self_)):
             return False

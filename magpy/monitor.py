@@ -229,6 +229,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self.value_shaped: set[int] = set()                  # ids of tensors whose shape depends on values
         self.star_calls: dict[int, tuple] = {}              # generator frame id -> f(*gen) waiting for it
         self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
+        self.star_maps: dict[Any, tuple] = {}                # code of f in g(*map(f, ..)) -> (returns, g's frame)
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
         self.uses_modules = False
@@ -362,6 +363,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         collector = self.return_collectors.get(fs.code)
         if collector is not None:
             collector.append(value)
+        mapped = self.star_maps.get(fs.code)
+        if mapped is not None and frame.f_back is mapped[1]:
+            mapped[0].append(value)   # (called by map from that frame: not a recursive call)
         if fs.is_top and self.broken is None:
             self.finished = True
             self.result = value
@@ -1259,16 +1263,16 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         inner = func.func if type(func) is functools.partial else func
         inner = getattr(inner, "__func__", inner)
         code = getattr(inner, "__code__", None)
-        if not isinstance(inner, types.FunctionType) or code in self.return_collectors:
+        if not isinstance(inner, types.FunctionType) or code in self.star_maps:
             return False
         collector: list = []
-        self.return_collectors[code] = collector
+        self.star_maps[code] = (collector, fs.frame)
         self._pend(fs, self._post_star_map, (fn, collector, kw, code))
         return True
 
     def _post_star_map(self, fs, stack, data):
         fn, items, kw, code = data
-        self.return_collectors.pop(code, None)
+        self.star_maps.pop(code, None)
         self._call(fs, fn, list(items), kw)   # (the decision the call would have had before it ran)
         if fs.pending is not None:
             post, pdata = fs.pending

@@ -892,3 +892,21 @@ def test_native_of_constants_runs_as_a_pure_function():
 
     ex = magpy.explain(pid)(torch.ones(2))
     assert ex.graph_count == 0 and ex.break_reasons
+
+
+def test_star_unpacked_map_of_a_recursive_function():
+    # the arguments are what map's own calls return, not the recursive calls inside them
+    def rec(x, n):
+        if n == 0:
+            return x, x.sum()
+        y, s = rec(x * 2, n - 1)
+        return y + 1, s
+
+    def f(xs):
+        return tuple(zip(*map(rec, xs, [2, 1])))
+
+    cm = magpy.compile(f, backend="eager")
+    xs = [torch.ones(2), torch.ones(3)]
+    for _ in range(3):
+        assert same(cm(xs), f(xs))
+    assert magpy.stats(cm).monitor_runs == 1 and magpy.stats(cm).fallbacks == 0
