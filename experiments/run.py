@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments.cells import default_mem_limit_bytes, run_cell
 from experiments.compilers import missing_requirements
+from experiments.isolation import interrupt_on_sigterm
 from experiments.plan import Plan, SettingsError, make_plan, override_keys, resolve_device, resolve_size
 from experiments.results import RunStore, cell_settings, environment
 
@@ -263,10 +263,6 @@ def overrides_last(argv: list[str]) -> list[str]:
     return [argv[0], *flags, *overrides]
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt  # scancel / docker stop: kill the running cell's session as Ctrl-C does
-
-
 def _config_error(err: Exception) -> str:
     """Hydra's multi-line config errors (``model=nosuch``) as one line."""
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
@@ -278,7 +274,7 @@ def _config_error(err: Exception) -> str:
 
 if __name__ == "__main__":
     sys.argv = overrides_last(sys.argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    interrupt_on_sigterm()  # scancel / docker stop: kill the running cell's session as Ctrl-C does
     # Hydra re-raises config errors instead of printing them over several lines; they become one below.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     try:

@@ -181,7 +181,7 @@ def _spec(tiny_builder: str, tmp_path: Path) -> dict:
 
 @pytest.mark.parametrize(("builder", "timeout_s", "status", "message"), [
     ("tinymodel:build_segfault", 60, "crash", "signal SIGSEGV"),
-    ("tinymodel:build_hang", 4, "timeout", "4 s limit"),
+    ("tinymodel:build_hang", 4, "timeout", "killed at its 4 s time limit"),
     ("tinymodel:build_hog", 60, "error", "MemoryError"),
     ("tinymodel:build_raise", 60, "error", "RuntimeError: this model does not build"),
 ])
