@@ -297,6 +297,17 @@ def test_override_keys() -> None:
 
 
 # -- results keyed by their settings ---------------------------------------------------------------
+def test_a_figures_words_are_not_part_of_its_cells_identity() -> None:
+    """Rewording a title or a caption note must not turn measured cells into stale ones."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=fig18", "device=cpu", "size=smoke"])
+        options = make_plan(cfg, cli_keys=set()).settings()["options"]
+    assert cfg.experiment.note and "note" not in options and "title" not in options
+    assert options["region"] is True  # a setting that changes the numbers stays
+
+
 
 
 def test_rerun_with_other_settings_refuses_then_force_remeasures(tiny: Path, tmp_path: Path) -> None:
