@@ -451,6 +451,17 @@ def test_progress_prints_one_line_per_cell_when_not_a_terminal(capsys: pytest.Ca
     ]
 
 
+def test_the_terminal_bar_counts_down_the_same_eta() -> None:
+    """rich's own ETA forgets progress older than 30 s; the bar shows Progress's estimate instead."""
+    from experiments.run import Progress, _countdown
+
+    progress = Progress("fig15", 3, enabled=False, processes=3)
+    assert progress.seconds_left() is None and _countdown(progress).render(None).plain == "ETA -:--"
+    progress.finish("experiment=fig15,model=bert,compiler=eager,bs=1", {"status": "ok", "cell_wall_s": 60.0}, 60.0)
+    assert 119 < progress.seconds_left() <= 120   # two cells left at 60 s each
+    assert _countdown(progress).render(None).plain in ("ETA 2:00", "ETA 1:59")
+
+
 def test_a_setting_that_cannot_be_honoured_fails_the_cell() -> None:
     from experiments.compilers import prepare
 
