@@ -20,8 +20,8 @@ left) is the caller's. :func:`interrupt_on_sigterm` makes ``scancel``/``docker s
 as Ctrl-C does, so the same code kills the sessions on the way out.
 
     >>> worker = Worker.module("json.tool", ["--help"], log_path=Path("log.txt"), mem_limit_bytes=2**30)
-    >>> worker.wait(limit_s=60).status, str(Ending(-11)), str(Ending(None, limit_s=4))
-    ('ok', 'worker exited with signal SIGSEGV', 'worker killed at its 4 s time limit')
+    >>> worker.wait(limit_s=60).exitcode, str(Ending(-11)), str(Ending(None, limit_s=4))
+    (0, 'worker exited with signal SIGSEGV', 'worker killed at its 4 s time limit')
 """
 
 from __future__ import annotations
@@ -51,10 +51,9 @@ class Ending:
 
     @property
     def status(self) -> str:
-        """``ok`` (exit status 0), ``timeout`` or ``crash``: the words of both result formats."""
-        if self.limit_s is not None:
-            return "timeout"
-        return "ok" if self.exitcode == 0 else "crash"
+        """``timeout`` or ``crash``: the word both result formats use for a worker that ended
+        without its result (exit status 0 included: a worker must say it finished, not just exit)."""
+        return "timeout" if self.limit_s is not None else "crash"
 
     def __str__(self) -> str:
         if self.limit_s is not None:
