@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 import textwrap
@@ -37,6 +38,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+
+# Writing a PDF subsets its fonts with fontTools, which logs ~50 INFO lines per figure; a run's log
+# (Hydra sets the root logger to INFO) is for the run's progress.
+logging.getLogger("fontTools").setLevel(logging.WARNING)
 
 from experiments.markdown import markdown_table  # noqa: E402
 from experiments.outcomes import OUTCOMES, outcome, reason, table2_cell  # noqa: E402

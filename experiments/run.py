@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments.cells import default_mem_limit_bytes, run_cell
 from experiments.compilers import missing_requirements
+from experiments.isolation import interrupt_on_sigterm
 from experiments.plan import Plan, SettingsError, make_plan, override_keys, resolve_device, resolve_size
 from experiments.results import RunStore, cell_settings, environment
 
@@ -99,8 +99,9 @@ class Interrupted(Exception):
 class Progress:
     """One report per finished cell, with an ETA from the cells measured so far.
 
-    In a terminal: a rich progress bar (failures printed above it). Otherwise (a Slurm log,
-    ``docker run`` without ``-t``, ``| tee``): one plain, flushed line per cell::
+    In a terminal: a rich progress bar counting the ETA down (failures printed above it).
+    Otherwise (a Slurm log, ``docker run`` without ``-t``, ``| tee``): one plain, flushed line per
+    cell::
 
         [2/6] model=bert,compiler=eager,bs=1: ok, median 1.23 ms (4.1 s; ETA 0:16)
 
@@ -114,13 +115,14 @@ class Progress:
         self.terminal = sys.stdout.isatty() if terminal is None else terminal
         self.measured_s = 0.0
         self.measured = 0
+        self._eta_at: tuple[float, float] | None = None  # (ETA, when it was estimated), for the bar
         self._bar = None
         if enabled and self.terminal:
             import rich.progress as rp
 
             self._bar = rp.Progress(rp.TextColumn("[bold]{task.description}"), rp.BarColumn(),
-                                    rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), rp.TextColumn("ETA"),
-                                    rp.TimeRemainingColumn(), rp.TextColumn("{task.fields[cell]}"))
+                                    rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), _countdown(self),
+                                    rp.TextColumn("{task.fields[cell]}"))
             self._task = self._bar.add_task(name, total=total, cell="")
 
     def __enter__(self) -> Progress:
@@ -144,12 +146,21 @@ class Progress:
             return None
         return self.measured_s / self.measured * max(0, self.processes - self.measured)
 
+    def seconds_left(self) -> float | None:
+        """:meth:`eta_s` as of the last finished cell, counted down since (what the bar shows)."""
+        if self._eta_at is None:
+            return None
+        eta, at = self._eta_at
+        return max(0.0, eta - (time.monotonic() - at))
+
     def finish(self, cid: str, row: dict[str, Any], seconds: float) -> None:
         """Cell ``cid`` finished with ``row`` after ``seconds``."""
         self.done += 1
         if row.get("cell_wall_s") is not None:
             self.measured_s += seconds
             self.measured += 1
+        eta = self.eta_s()
+        self._eta_at = None if eta is None else (eta, time.monotonic())
         if not self.enabled:
             return
         if self._bar is not None:
@@ -162,6 +173,22 @@ class Progress:
         eta = self.eta_s()
         when = f"{seconds:.1f} s" + (f"; ETA {_seconds(eta)}" if eta is not None and self.done < self.total else "")
         print(f"[{self.done}/{self.total}] {cid}: {describe_row(row)} ({when})", flush=True)
+
+
+def _countdown(progress: Progress) -> Any:
+    """A rich column: ``ETA 0:42``, counting down :meth:`Progress.seconds_left`.
+
+    rich's own TimeRemainingColumn estimates from the last 30 s only: with cells that take
+    minutes it would never show one."""
+    import rich.progress as rp
+    from rich.text import Text
+
+    class Countdown(rp.ProgressColumn):
+        def render(self, task: Any) -> Text:
+            left = progress.seconds_left()
+            return Text(f"ETA {'-:--' if left is None else _seconds(left)}", style="progress.remaining")
+
+    return Countdown()
 
 
 def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
@@ -263,10 +290,6 @@ def overrides_last(argv: list[str]) -> list[str]:
     return [argv[0], *flags, *overrides]
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt  # scancel / docker stop: kill the running cell's session as Ctrl-C does
-
-
 def _config_error(err: Exception) -> str:
     """Hydra's multi-line config errors (``model=nosuch``) as one line."""
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
@@ -278,7 +301,7 @@ def _config_error(err: Exception) -> str:
 
 if __name__ == "__main__":
     sys.argv = overrides_last(sys.argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    interrupt_on_sigterm()  # scancel / docker stop: kill the running cell's session as Ctrl-C does
     # Hydra re-raises config errors instead of printing them over several lines; they become one below.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     try:

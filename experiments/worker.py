@@ -1,10 +1,12 @@
 """The process that measures one cell: ``python -m experiments.worker spec.json result.json``.
 
-Started by :func:`experiments.cells.run_cell`. It caps its own address space, seeds torch, turns
-off autograd (every experiment is inference), runs ``experiments.runners.<spec["runner"]>.measure``
-and writes one JSON row. Every Python-level failure becomes a row: ``unavailable`` when a required
-package is missing (``compilers.Unavailable``), ``error`` for any other exception, with the
-exception's type and message; the full traceback goes to the cell's log.
+Started by :func:`experiments.cells.run_cell` as an isolated worker (:mod:`experiments.isolation`
+caps its address space before this module runs; run by hand, it runs uncapped). It seeds torch,
+turns off autograd (every experiment is inference), runs
+``experiments.runners.<spec["runner"]>.measure`` and writes one JSON row. Every Python-level
+failure becomes a row: ``unavailable`` when a required package is missing
+(``compilers.Unavailable``), ``error`` for any other exception, with the exception's type and
+message; the full traceback goes to the cell's log.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any
-
-from experiments.isolation import cap_memory
 
 log = logging.getLogger("experiments.worker")
 
@@ -64,7 +64,6 @@ def main(argv: list[str]) -> int:
         return 2
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
-    cap_memory(spec.get("mem_limit_bytes"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     log.info("cell %s", spec.get("cell_id"))
     row = measure(spec)

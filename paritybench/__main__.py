@@ -2,7 +2,10 @@
 
 import sys
 
+from experiments.isolation import interrupt_on_sigterm
+
 from .cli import main
 
 if __name__ == "__main__":
+    interrupt_on_sigterm()  # scancel / docker stop end the run as Ctrl-C does, workers killed
     sys.exit(main())

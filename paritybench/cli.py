@@ -96,7 +96,8 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; bad flags and Ctrl-C end with one line (exit status 2 and 130)."""
+    """Run the command line; bad flags (exit status 2), a bad directory or a foreign run directory (1)
+    and Ctrl-C (130; SIGTERM too under ``python -m paritybench``) end with one line."""
     try:
         return _main(argv)
     except KeyboardInterrupt:

@@ -1,9 +1,11 @@
 """Running a directory of ParityBench files: one worker process per file, in parallel.
 
-Each file runs in its own process (see :mod:`paritybench.worker`) with a memory cap and a
-per-stage timeout. A stage that hangs is killed and recorded as ``timeout``; a worker that
-dies (segfault, killed by the OS) gets its in-flight stage recorded as ``crash``; then a new
-worker continues with the stages left. Nothing a user program does ends the run.
+Each file runs in its own worker process (see :mod:`paritybench.worker`), started, capped,
+killed and described by the artifact's one runner, :class:`experiments.isolation.Worker`; this
+module decides when. Each stage has its own time limit, read from the file's event log: a stage
+that hangs is killed and recorded as ``timeout``; a worker that dies (segfault, killed by the
+OS) gets its in-flight stage recorded as ``crash``; then a new worker continues with the stages
+left. Nothing a user program does ends the run.
 
 Results live in the run directory::
 
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.isolation import describe_exit
+from experiments.isolation import Ending, Worker
 
 from .evaluate import RunConfig
 from .loader import find_testfiles
@@ -133,7 +135,7 @@ class _FileJob:
         self.log_path = out / "logs" / f"{self.stem}.log"
         self.opts = opts
         self.stages = stages
-        self.process: mp.process.BaseProcess | None = None
+        self.worker: Worker | None = None
         self.started_at = 0.0
         self.restarts = 0
         self.began = time.perf_counter()
@@ -154,21 +156,11 @@ class _FileJob:
 
     def start(self, ctx: mp.context.BaseContext) -> None:
         prog = self.progress()
-        self.process = ctx.Process(
-            target=run_file,
-            args=(
-                str(self.path),
-                str(self.events_path),
-                str(self.log_path),
-                self.opts.config.as_json(),
-                {case: sorted(stages) for case, stages in prog.done.items()},
-                self.opts.name_filter,
-                self.opts.builds or {},
-                int(self.opts.memory_gb * 2**30) if self.opts.memory_gb > 0 else 0,
-            ),
-            name=f"paritybench:{self.stem}",
-        )
-        self.process.start()
+        args = (str(self.path), str(self.events_path), self.opts.config.as_json(),
+                {case: sorted(stages) for case, stages in prog.done.items()}, self.opts.name_filter,
+                self.opts.builds or {})
+        self.worker = Worker.call(ctx, run_file, args, log_path=self.log_path, name=f"paritybench:{self.stem}",
+                                  mem_limit_bytes=int(self.opts.memory_gb * 2**30))
         self.started_at = time.time()
 
     def overdue(self, now: float) -> bool:
@@ -179,17 +171,18 @@ class _FileJob:
             since = max(self.started_at, _last_event_time(self.events_path))
         return now - since > self.opts.timeout_s
 
-    def record_death(self, how: str) -> None:
+    def record_death(self, ending: Ending) -> None:
         """The worker is gone without finishing: blame its in-flight stage (or its loading)."""
         events = read_events(self.events_path)
         prog = file_progress(events, self.opts.builds)
+        how = ending.status
         if prog.ended and how == "crash":
             return
         from .worker import EventLog
 
         log = EventLog(self.events_path)
         try:
-            message = self._death_message(how)
+            message = str(ending) if how == "timeout" else f"{ending} before finishing"
             if prog.loaded is None:
                 log.write({"event": "load", "ok": False, "error_class": how.capitalize(), "error": message})
                 return
@@ -217,12 +210,6 @@ class _FileJob:
     def _build(self, stage: str) -> dict[str, str]:
         build = (self.opts.builds or {}).get(stage)
         return {"build": build} if build is not None else {}
-
-    def _death_message(self, how: str) -> str:
-        if how == "timeout":
-            return f"killed after {self.opts.timeout_s:g} s without finishing"
-        code = self.process.exitcode if self.process is not None else None
-        return f"worker exited with {describe_exit(code)} before finishing"
 
 
 def _last_event_time(path: Path) -> float:
@@ -333,17 +320,15 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
             time.sleep(_POLL_S)
             now = time.time()
             for job in list(active):
-                assert job.process is not None
-                if job.process.is_alive():
+                assert job.worker is not None
+                if job.worker.alive():
                     if not job.overdue(now):
                         continue
-                    job.process.kill()
-                    job.process.join()
-                    job.record_death("timeout")
+                    job.record_death(job.worker.stop(opts.timeout_s))
                 else:
-                    job.process.join()
+                    ending = job.worker.stop()
                     if not job.progress().ended:
-                        job.record_death("crash")
+                        job.record_death(ending)
                 limit = opts.max_restarts if opts.max_restarts is not None else _stage_count(job) + 2
                 if not job.finished() and job.restarts < limit:
                     job.restarts += 1
@@ -357,11 +342,10 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
                 eta = (time.perf_counter() - started) / (finished - skipped) * left if left else 0.0
                 say(f"[{finished}/{len(jobs)}] {job.stem}: {_summary(job)} ({time.perf_counter() - job.began:.1f}s"
                     + (f"; ETA {eta / 60:.0f} min" if eta >= 90 else f"; ETA {eta:.0f} s" if left else "") + ")")
-    finally:
+    finally:  # Ctrl-C (or SIGTERM, see paritybench.cli) ends the run: kill what still runs
         for job in active:
-            if job.process is not None and job.process.is_alive():
-                job.process.kill()
-                job.process.join()
+            if job.worker is not None:
+                job.worker.stop()
     return opts.out
 
 

@@ -1,9 +1,9 @@
 """The child process that runs one ParityBench file, stage by stage, writing events as it goes.
 
-The runner (:mod:`paritybench.runner`) starts one worker per file. The worker caps its own
-memory, sends the user program's prints to a log file, loads the file (stubbing missing
-libraries), and for every selected test case runs the eager stage and then one stage per
-compiler. Before a stage it appends a ``stage_start`` event to the file's event log and
+The runner (:mod:`paritybench.runner`) starts one worker per file as an isolated
+:class:`~experiments.isolation.Worker` (own session, memory cap, the user program's prints in
+the file's log). The worker loads the file (stubbing missing libraries), and for every selected
+test case runs the eager stage and then one stage per compiler. Before a stage it appends a ``stage_start`` event to the file's event log and
 after it a ``stage`` event with the result, flushed at once: if the process hangs or dies
 the runner knows which stage did it, records that stage as a timeout or crash, and starts a
 new worker for what is left. A stage already recorded in the log (by the current build) is
@@ -27,8 +27,6 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-from experiments.isolation import cap_memory
 
 __all__ = ["EventLog", "case_selected", "file_digest", "read_events", "run_file"]
 
@@ -74,15 +72,6 @@ def case_selected(file_stem: str, case_name: str, name_filter: str | None) -> bo
     return not name_filter or name_filter in f"{file_stem}::{case_name}"
 
 
-def _redirect_output(log_path: str) -> None:
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-
-
 def _stamp(result: dict[str, Any], stage: str, builds: dict[str, str] | None) -> None:
     """Record which build made a stage result (the runner reruns stages of another build)."""
     if builds and stage in builds:
@@ -92,17 +81,12 @@ def _stamp(result: dict[str, Any], stage: str, builds: dict[str, str] | None) ->
 def run_file(
     path: str,
     events_path: str,
-    log_path: str,
     config: dict[str, Any],
     done: dict[str, Iterable[str]],
     name_filter: str | None = None,
     builds: dict[str, str] | None = None,
-    memory_bytes: int = 0,
 ) -> None:
     """Worker entry point: run every selected, not yet recorded stage of one file."""
-    _redirect_output(log_path)
-    cap_memory(memory_bytes)
-
     import torch
 
     torch.set_num_threads(1)

@@ -181,7 +181,7 @@ def _spec(tiny_builder: str, tmp_path: Path) -> dict:
 
 @pytest.mark.parametrize(("builder", "timeout_s", "status", "message"), [
     ("tinymodel:build_segfault", 60, "crash", "signal SIGSEGV"),
-    ("tinymodel:build_hang", 4, "timeout", "4 s limit"),
+    ("tinymodel:build_hang", 4, "timeout", "killed at its 4 s time limit"),
     ("tinymodel:build_hog", 60, "error", "MemoryError"),
     ("tinymodel:build_raise", 60, "error", "RuntimeError: this model does not build"),
 ])
@@ -297,6 +297,17 @@ def test_override_keys() -> None:
 
 
 # -- results keyed by their settings ---------------------------------------------------------------
+def test_a_figures_words_are_not_part_of_its_cells_identity() -> None:
+    """Rewording a title or a caption note must not turn measured cells into stale ones."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=fig18", "device=cpu", "size=smoke"])
+        options = make_plan(cfg, cli_keys=set()).settings()["options"]
+    assert cfg.experiment.note and "note" not in options and "title" not in options
+    assert options["region"] is True  # a setting that changes the numbers stays
+
+
 
 
 def test_rerun_with_other_settings_refuses_then_force_remeasures(tiny: Path, tmp_path: Path) -> None:
@@ -438,6 +449,17 @@ def test_progress_prints_one_line_per_cell_when_not_a_terminal(capsys: pytest.Ca
         "(4.0 s; ETA 0:00)",
         "[3/3] model=bert,compiler=dynamo-xla,bs=1: unavailable: torch_xla not installed (0.0 s)",
     ]
+
+
+def test_the_terminal_bar_counts_down_the_same_eta() -> None:
+    """rich's own ETA forgets progress older than 30 s; the bar shows Progress's estimate instead."""
+    from experiments.run import Progress, _countdown
+
+    progress = Progress("fig15", 3, enabled=False, processes=3)
+    assert progress.seconds_left() is None and _countdown(progress).render(None).plain == "ETA -:--"
+    progress.finish("experiment=fig15,model=bert,compiler=eager,bs=1", {"status": "ok", "cell_wall_s": 60.0}, 60.0)
+    assert 119 < progress.seconds_left() <= 120   # two cells left at 60 s each
+    assert _countdown(progress).render(None).plain in ("ETA 2:00", "ETA 1:59")
 
 
 def test_a_setting_that_cannot_be_honoured_fails_the_cell() -> None:
