@@ -1076,6 +1076,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             if not isinstance(v, CONTAINER_TYPES) and not isinstance(type(v).__eq__, types.FunctionType):
                 self._guard_identity(v)   # compared by identity or by a native __eq__ MagPy cannot see into
         self._read_args([v for v in (a, b) if isinstance(v, CONTAINER_TYPES)])
+        self._pend(fs, self._post_new, 1)   # (a new object, when not a bool: numpy's elementwise `arr > p`)
 
     def op_CONTAINS_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]

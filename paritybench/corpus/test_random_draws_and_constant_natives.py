@@ -2,8 +2,8 @@
 drop, random subsets of relations), natives run on constants (version strings parsed by a regular
 expression), `zip(*map(f, ...))` (mmdet's multi_apply), packed sequences with lengths from
 `tolist()`, and `torch.equal` in attention. The runner reseeds every generator before each call
-with a seed of its own: a draw that only scales values is one record; draws that choose which
-layers or relations run take another path on most calls (declared dynamic)."""
+with a seed of its own: a draw that only scales values, or a branch on one, is one record per
+side (draws that choose the structure are in test_dynamic_random_draws.py)."""
 from _paritybench_helpers import _mock_config, patch_functional
 import abc, collections, copy, enum, functools, itertools, math, numbers, random, re, string, typing, warnings, matplotlib, numpy, pandas, scipy, sklearn, tensorflow, torch, torchaudio, torchvision
 import numpy as np
@@ -41,36 +41,6 @@ class RandomJitter(nn.Module):
         if random.random() < self.p:
             y = y.flip(-1)
         return y + np.random.rand()
-
-
-class LayerDrop(nn.Module):
-    """Skips each layer with probability `drop`, as wav2vec-style adapters do in training."""
-
-    def __init__(self, dim, layers=3, drop=0.3):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in range(layers))
-        self.drop = drop
-
-    def forward(self, x):
-        for layer in self.layers:
-            if np.random.random() > self.drop:
-                x = torch.relu(layer(x))
-        return x
-
-
-class RandomRelations(nn.Module):
-    """Fuses a random subset of relation features (np.random.choice without replacement)."""
-
-    def __init__(self, dim, relations=4, keep=2):
-        super().__init__()
-        self.fc = nn.ModuleList(nn.Linear(dim, dim) for _ in range(relations))
-        self.keep = keep
-
-    def forward(self, x):
-        out = 0
-        for idx in np.random.choice(len(self.fc), self.keep, replace=False):
-            out = out + self.fc[idx](x)
-        return out
 
 
 class VersionGated(nn.Module):
@@ -135,8 +105,6 @@ class SelfAttentionCheck(nn.Module):
 
 TESTCASES = [
     (RandomJitter, lambda: ([], {'dim': 4}), lambda: ([torch.rand([2, 4])], {}), False),
-    (LayerDrop, lambda: ([], {'dim': 4}), lambda: ([torch.rand([3, 4])], {}), False),
-    (RandomRelations, lambda: ([], {'dim': 4}), lambda: ([torch.rand([2, 4])], {}), False),
     (VersionGated, lambda: ([], {'dim': 4}), lambda: ([torch.rand([2, 4])], {}), False),
     (MultiLevelHead, lambda: ([], {'channels': 3}), lambda: ([torch.rand([1, 3, 4, 4])], {}), False),
     (SortedPackedGRU, lambda: ([], {'dim': 3}), lambda: ([torch.rand([3, 5, 3]), torch.tensor([5, 2, 4])], {}), False),
@@ -145,8 +113,6 @@ TESTCASES = [
 
 EXPECTED = {
     'RandomJitter': {'dynamic': False, 'features': ['random.uniform/random.random drawn again', 'np.random.rand']},
-    'LayerDrop': {'dynamic': True, 'features': ['np.random.random per layer chooses the path']},
-    'RandomRelations': {'dynamic': True, 'features': ['np.random.choice array pinned: chooses the path']},
     'VersionGated': {'dynamic': False, 'features': ['re.Pattern.match on torch.__version__']},
     'MultiLevelHead': {'dynamic': False, 'features': ['zip(*map(partial...))', 'multi_apply']},
     'SortedPackedGRU': {'dynamic': False, 'features': ['pack_padded_sequence(tolist lengths)', 'pad_packed_sequence']},
