@@ -743,11 +743,11 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     assumed = {a[1] for a in mon.assumptions}
     used = {n.meta["magpy_draw"] for n in mon.graph.graph.nodes
             if n.op == "placeholder" and n.meta.get("magpy_draw") is not None and _feeds_graph(n, assumed)}
-    late = [line for d, line in zip(mon.draws, draw_lines)
-            if d.generator is None and d.after_ops and d not in used and d.pinned is None]
-    draws = [line for line in draw_lines if line not in late]   # (emitted once, before the graph)
-    early = [(d, line) for d, line in zip(mon.draws, draw_lines) if line not in late]
-    late_draws = {d for d, line in zip(mon.draws, draw_lines) if line in late}
+    late_draws = {d for d in mon.draws
+                  if d.generator is None and d.after_ops and d not in used and d.pinned is None}
+    late = [line for d, line in zip(mon.draws, draw_lines) if d in late_draws]
+    early = [(d, line) for d, line in zip(mon.draws, draw_lines) if d not in late_draws]
+    draws = [line for _, line in early]   # (emitted once, before the graph)
     # (the graph does not use a late reading: it gets the run's value in its place)
     input_vars = [literal(v, pool) if src in late_draws else var
                   for (src, v), var in zip(mon.graph.inputs, input_vars)]

@@ -89,9 +89,17 @@ def as_draw(fn: Any, args: list) -> tuple[Any, str, list] | None:
 
 def save_states(gens: tuple) -> list:
     """Each generator's state, to put back when a speculative record does not hold."""
-    return [None if g is None else g.getstate() if isinstance(g, random.Random) else
-            g.bit_generator.state if hasattr(g, "bit_generator") and not hasattr(g, "get_state") else g.get_state()
-            for g in gens]
+    return [_state_of(g) for g in gens]
+
+
+def _state_of(g: Any) -> Any:
+    if g is None:
+        return None   # (a clock: nothing to put back)
+    if isinstance(g, random.Random):
+        return g.getstate()
+    if hasattr(g, "get_state"):
+        return g.get_state()   # numpy RandomState
+    return g.bit_generator.state   # numpy Generator
 
 
 def restore_states(gens: tuple, states: list) -> None:
