@@ -60,6 +60,7 @@ from .objmodel import (
     is_immutable,
     is_python_class,
     module_has_hooks,
+    operator_lookups,
     peek_items,
     relation_present,
 )
@@ -170,6 +171,26 @@ def _announce_callee(fn) -> None:
         fn = fn.__func__
     if isinstance(fn, types.FunctionType):
         capture.announce_call(fn)
+
+
+def announce_operator(symbol: str, a, b) -> None:
+    """Tell the capture which Python functions an operator ``a <symbol> b`` may enter from C
+    (3.10; see ``capture.announce_call``): the left operand's dunder, the right one's reflected
+    dunder and, for ``x op= y``, the in-place dunder. Functions that share one code object but
+    are different objects (``setattr(C, name, lambda ..., m=name: ...)`` for several names) are
+    not announced: the frame alone could not say which one runs, so it stays unknown."""
+    if capture._announce is None:
+        return
+    found = [getattr(type(v), name, None) for v, names in operator_lookups(symbol, a, b) for name in names]
+    by_code: dict = {}
+    for fn in found:
+        if isinstance(fn, types.FunctionType):
+            by_code.setdefault(fn.__code__, set()).add(fn)
+    for fns in by_code.values():
+        if len(fns) == 1:
+            capture.announce_call(next(iter(fns)))
+        else:
+            capture.announce_unknown(next(iter(fns)).__code__)   # (and forget an earlier announcement)
 
 
 #: Native callables (functions, methods, slot wrappers) that :meth:`CallRules._pure_by_inputs` may run.

@@ -45,7 +45,7 @@ from .annotations import torch_ops as T
 from .binding import bind_callee
 from .breaks import BreakCompile
 from .bytecode import DECODER, instructions
-from .calls import CallRules
+from .calls import CallRules, announce_operator
 from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
 from .guards import (
@@ -68,11 +68,15 @@ from .objmodel import (
     CONTAINER_TYPES,
     NO_NODE_TYPES,
     NO_VALUE,
+    PROTOCOL_EVENTS,
     attr_location,
+    dunders_naming,
     has_instance_dict,
     is_immutable,
+    is_mutable_class,
     is_python_class,
     peek_items,
+    protocol_lookups,
 )
 from .refgraph import Const, RefGraph, ShadowNode
 from .scalars import ScalarFlow, delift
@@ -303,6 +307,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                     # object reaches (CPython 3.10 frames do not name it; see capture._py310).
                     raise BreakCompile(f"cannot tell which function object runs `{code.co_name}`")
                 bind_callee(self, frame, code)
+                self._guard_dunder_entry(frame, code)
             except BreakCompile as e:
                 self._break(e.reason, fs, frame.f_lasti)
         return True
@@ -341,6 +346,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             ins = fs.instrs.get(offset)
             if ins is None:
                 return
+            if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
+                self._guard_protocol(ins, stack)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
         except BreakCompile as e:
             self._break(e.reason, fs, offset)
@@ -483,6 +490,40 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             # The bound object is outside state too (its attributes are read by the method).
             self.on_read(value.__self__, AttrSource(source, "__self__"), ("attr", "__self__"), node)
 
+    def _guard_protocol(self, ins, stack: list) -> None:
+        """An instruction that looks up dunders on its operands' types (``a + b``, ``if a``,
+        ``a[k]``, ``with a``): what each lookup finds, or that it finds nothing, is outside state
+        (``C.__add__ = f`` between calls changes the program)."""
+        event = ins.opname if ins.opname in PROTOCOL_EVENTS else ins.real
+        symbol = ins.argrepr if event == "BINARY_OP" else ins.argval
+        for value, names in protocol_lookups(event, symbol, stack):
+            self._guard_dunders(value, names)
+
+    def _guard_dunders(self, value: Any, names) -> None:
+        """Pin ``type(value)`` and what looking up each of ``names`` on it finds."""
+        node = self.node(value)
+        if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
+            self.add_guard(TypeGuard(node.source, type(value)))   # identity guards do not pin `__class__`
+        for name in names:
+            self._guard_class_attr(type(value), name)
+
+    def _guard_dunder_entry(self, frame, code) -> None:
+        """A frame entered by the interpreter for a dunder of its first argument's class (``len(c)``
+        runs ``C.__len__``, ``sorted`` runs ``__lt__``): which function the class holds there is
+        outside state, as for the operators :meth:`_guard_protocol` sees."""
+        if not code.co_argcount:
+            return
+        first = frame.f_locals.get(code.co_varnames[0], NO_VALUE)
+        cls = type(first)
+        if not is_mutable_class(cls) or isinstance(first, (torch.Tensor, type)):
+            return
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        if isinstance(fn, types.FunctionType):
+            names = [name for _klass, name in dunders_naming(cls, fn)]
+            if names:
+                self._guard_dunders(first, names)
+
     def _guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None:
         """``cls.name`` resolved through the MRO: the class that defines it still holds the same
         object and no class before it in the MRO has gained one (methods, properties,
@@ -492,6 +533,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if after is not None and after in mro:
             mro = mro[mro.index(after) + 1:]
         for klass in mro:
+            if not is_mutable_class(klass):
+                if name in klass.__dict__:
+                    return   # found in a class that cannot change (object, a builtin or extension type)
+                continue
             ksrc = AttrSource(ConstSource(klass, klass.__qualname__), "__dict__")
             if name in klass.__dict__:
                 value = klass.__dict__[name]
@@ -1025,6 +1070,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 raise BreakCompile(f"unsupported tensor operator {sym}")
             self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
+        announce_operator(sym, a, b)
         if sym.endswith("=") and isinstance(a, (list, dict, set, collections_deque)):
             self._mutate(a)
             self._read_args([b])
@@ -1072,6 +1118,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if self.holds_scalar(a) or self.holds_scalar(b):
             self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
+        announce_operator(ins.argval, a, b)
         for v in (a, b):
             if not isinstance(v, CONTAINER_TYPES) and not isinstance(type(v).__eq__, types.FunctionType):
                 self._guard_identity(v)   # compared by identity or by a native __eq__ MagPy cannot see into

@@ -70,6 +70,86 @@ def is_python_class(fn: Any) -> bool:
     return py_init and py_new and not issubclass(fn, torch.Tensor)
 
 
+_HEAPTYPE = 1 << 9        # Py_TPFLAGS_HEAPTYPE: made by a class statement or type(...)
+_IMMUTABLETYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE (3.10+): its attributes cannot be set
+
+
+def is_mutable_class(cls: type) -> bool:
+    """A class whose attributes a program can replace (``C.__add__ = f``): a class statement's,
+    not a builtin or extension type (``object``, ``int``, ``torch._C`` types cannot change)."""
+    flags = cls.__flags__
+    return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLETYPE
+
+
+#: Operator symbol -> (dunder tried on the left operand, reflected dunder tried on the right one).
+OPERATOR_DUNDERS = {
+    "<": ("__lt__", "__gt__"), "<=": ("__le__", "__ge__"), "==": ("__eq__", "__eq__"),
+    "!=": ("__ne__", "__ne__"), ">": ("__gt__", "__lt__"), ">=": ("__ge__", "__le__"),
+    "+": ("__add__", "__radd__"), "-": ("__sub__", "__rsub__"), "*": ("__mul__", "__rmul__"),
+    "/": ("__truediv__", "__rtruediv__"), "//": ("__floordiv__", "__rfloordiv__"),
+    "%": ("__mod__", "__rmod__"), "**": ("__pow__", "__rpow__"), "@": ("__matmul__", "__rmatmul__"),
+    "&": ("__and__", "__rand__"), "|": ("__or__", "__ror__"), "^": ("__xor__", "__rxor__"),
+    "<<": ("__lshift__", "__rlshift__"), ">>": ("__rshift__", "__rrshift__"),
+}
+_COMPARISONS = frozenset({"<", "<=", "==", "!=", ">", ">="})
+_ITERATION = ("__iter__", "__getitem__")
+# Event -> (stack position of the operand, dunders the interpreter looks up on its type).
+_PROTOCOLS = {
+    "UNARY_NEGATIVE": (-1, ("__neg__",)), "UNARY_POSITIVE": (-1, ("__pos__",)),
+    "UNARY_INVERT": (-1, ("__invert__",)), "TRUTH": (-1, ("__bool__", "__len__")),
+    "BINARY_SUBSCR": (-2, ("__getitem__",)), "STORE_SUBSCR": (-2, ("__setitem__",)),
+    "DELETE_SUBSCR": (-2, ("__delitem__",)), "BINARY_SLICE": (-3, ("__getitem__",)),
+    "STORE_SLICE": (-3, ("__setitem__",)), "CONTAINS_OP": (-1, ("__contains__", *_ITERATION)),
+    "GET_ITER": (-1, _ITERATION), "GET_YIELD_FROM_ITER": (-1, _ITERATION), "FOR_ITER": (-1, ("__next__",)),
+    "UNPACK_SEQUENCE": (-1, _ITERATION), "UNPACK_EX": (-1, _ITERATION), "LIST_EXTEND": (-1, _ITERATION),
+    "SET_UPDATE": (-1, _ITERATION), "BEFORE_WITH": (-1, ("__enter__", "__exit__")),
+    "SETUP_WITH": (-1, ("__enter__", "__exit__")),
+}
+#: Events (and real opcodes, for ``with``) whose operands are looked up by :func:`protocol_lookups`.
+PROTOCOL_EVENTS = frozenset({"BINARY_OP", "COMPARE_OP", *_PROTOCOLS})
+
+
+def operator_lookups(symbol: str, a: Any, b: Any) -> list[tuple[Any, tuple[str, ...]]]:
+    """``a <symbol> b``: the dunders looked up on ``type(a)`` (``__iadd__`` first for ``+=``) and
+    the reflected one on ``type(b)``, as ``[(a, names), (b, names)]``; empty for no such operator."""
+    inplace = symbol.endswith("=") and symbol not in _COMPARISONS
+    left, right = OPERATOR_DUNDERS.get(symbol[:-1] if inplace else symbol, (None, None))
+    if left is None:
+        return []
+    return [(a, ("__i" + left[2:], left) if inplace else (left,)), (b, (right,))]
+
+
+def protocol_lookups(event: str, symbol: str, stack: list) -> list[tuple[Any, tuple[str, ...]]]:
+    """What an instruction about to run looks up on its operands' types: ``(operand, dunders)``
+    for each operand of a mutable class (:func:`is_mutable_class`). ``a + b`` asks ``type(a)``
+    for ``__add__`` and ``type(b)`` for ``__radd__``; ``if a`` asks for ``__bool__`` then
+    ``__len__``. A dunder the class lacks counts as much as one it has: adding ``__bool__`` to a
+    class changes what ``if a`` does. ``symbol`` is the operator of ``BINARY_OP``/``COMPARE_OP``."""
+    if event in ("BINARY_OP", "COMPARE_OP"):
+        pairs = operator_lookups(symbol, stack[-2], stack[-1])
+    else:
+        at, names = _PROTOCOLS[event]
+        if len(stack) < -at:
+            return []
+        pairs = [(stack[at], names)]
+    return [(v, names) for v, names in pairs
+            if is_mutable_class(type(v)) and not isinstance(v, (torch.Tensor, type))]
+
+
+def dunders_naming(cls: type, fn: Any) -> list[tuple[type, str]]:
+    """Where ``fn`` is one of ``cls``'s dunders: ``(class in the MRO, name)`` for each name under
+    which the lookup from ``cls`` finds ``fn`` (a lambda set as ``__ge__`` is named ``<lambda>``)."""
+    found = []
+    seen: set = set()
+    for klass in cls.__mro__:
+        for name, value in klass.__dict__.items():
+            if name not in seen and name[:2] == "__" == name[-2:]:
+                seen.add(name)
+                if value is fn:
+                    found.append((klass, name))
+    return found
+
+
 def has_python_call(fn: Any) -> bool:
     """An instance whose class defines ``__call__`` in Python (calling it runs monitored frames)."""
     call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)

@@ -894,6 +894,36 @@ def test_native_of_constants_runs_as_a_pure_function():
     assert ex.graph_count == 0 and ex.break_reasons
 
 
+def test_operator_dunders_sharing_one_code_object():
+    """Comparison dunders made by one lambda in a loop (``setattr(C, name, lambda a, b, m=name:
+    ...)``, as torch's TorchVersion does) share a code object and differ in their defaults: the
+    frame the operator enters must be matched with the right function (3.10's frames do not name
+    it), and a changed default must not be answered from the record."""
+    class Level:
+        def __init__(self, v):
+            self.v = v
+
+    for name, scale in (("__ge__", 1), ("__le__", -1)):
+        setattr(Level, name, lambda a, b, m=name, s=scale: s * a.v >= s * b.v)
+
+    lo, hi = Level(1), Level(2)
+
+    def f(x):
+        if hi >= lo:
+            x = x + 1
+        if lo <= hi:   # the other lambda of the same code
+            x = x * 2
+        if hi <= hi:
+            x = x - 3
+        return x
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(4):
+        if i == 2:
+            Level.__ge__.__defaults__ = ("__ge__", -1)   # hi >= lo is now False
+        assert same(cm(torch.ones(2)), f(torch.ones(2))), i
+
+
 def test_star_unpacked_map_of_a_recursive_function():
     # the arguments are what map's own calls return, not the recursive calls inside them
     def rec(x, n):

@@ -95,6 +95,7 @@ try:
 except Exception as e:  # noqa: BLE001 - reported at first use, not at import
     _backend_error = e
 _announce = getattr(_backend, "announce_call", None)
+_unannounce = getattr(_backend, "announce_unknown", None)
 
 
 def backend():
@@ -165,3 +166,10 @@ def check_supported() -> None:
         _probe_ok = False
         raise UnsupportedPython(f"MagPy capture self-check failed on Python {sys.version.split()[0]}: {problem}")
     _probe_ok = True
+
+
+def announce_unknown(code: Any) -> None:
+    """The next frame running ``code`` may belong to one of several functions: forget any
+    function announced for it, so the backend searches (and gives up when it cannot tell)."""
+    if _unannounce is not None:
+        _unannounce(code)

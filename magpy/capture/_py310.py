@@ -92,6 +92,11 @@ def announce_call(fn) -> None:
     _announced[id(code)] = (code, fn)
 
 
+def announce_unknown(code) -> None:
+    """The next frame of ``code`` may run one of several functions: forget the announced one."""
+    _announced.pop(id(code), None)
+
+
 def _free_cells(frame) -> tuple:
     """The closure cells a frame runs with: the slots just below its value stack."""
     code = frame.f_code
