@@ -420,8 +420,8 @@ class _MockBuilder:
             n = self.mon.scalar_node(v)
             if n is not None:
                 return self._graph_output(n)   # a number read from a tensor: the call's value
-        if is_immutable(v):
-            return literal(v, self.pool)
+        if is_immutable(v) and not (type(v) is tuple and self.mon.holds_scalar(v)):
+            return literal(v, self.pool)   # (a tuple holding numbers read from tensors is the call's)
         hit = self.memo.get(id(v))
         if hit is not None:
             return hit

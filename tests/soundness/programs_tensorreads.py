@@ -168,3 +168,18 @@ def step(i):
 def inputs(i): return (torch.randn(5, 3, 3), torch.tensor([5, 1 + i % 3, 3]))
 NCALLS = 6
 """)
+
+program(F_, "read_numbers_returned_in_a_tuple", """
+class Clamp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        y = self.fc(x)
+        lo, hi = y.min().item(), y.max().item()
+        self.range = (lo, hi)
+        return y.clamp(-5, 5), (lo, hi), ((lo,), 2)
+m = Clamp()
+def make(): return m
+def inputs(i): return torch.randn(3, 4) * (0.1 if i % 2 else 1.0)
+""")
