@@ -480,7 +480,7 @@ class _Compiled:
         try:
             result = self._monitor_and_record_inner(args, kwargs, mon_box)
         finally:
-            if mon_box and (mon_box[0].lifted_dims or mon_box[0].lifted_value_nodes or mon_box[0].draws):
+            if mon_box and mon_box[0].follows_changing_numbers():
                 # Sizes the run followed as LiftedInts go back to plain ints wherever the program left
                 # them outside the call (after the record was built from them), also when it raised.
                 result = mon_box[0].delift_outside(result)
@@ -582,7 +582,7 @@ class _Compiled:
         if outputs or mon.graph.op_count:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
-            if mon.lifted_dims or mon.lifted_value_nodes or mon.draws:
+            if mon.follows_changing_numbers():
                 compiled = compile_lifted(self._options["backend"], gm, example)
             else:
                 compiled = self._compile_graph(gm, example)

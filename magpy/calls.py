@@ -833,6 +833,11 @@ class CallRules:
         if ann is DYNAMIC or not ann.pure_closure:
             self._dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
         if ann.meta:
+            if fn is torch.numel and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+                if self.shape_is_lifted(args[0]):
+                    self.start_size_read(fs, args[0], "numel")   # as `t.numel()`
+                    return
+                self.check_shape_read(args[0], "`torch.numel`")
             self._pend(fs, self._post_new, 1, opaque=True)
             return
         if ann.as_op_node is not None:
@@ -868,6 +873,9 @@ class CallRules:
                 if isinstance(obj, torch.Tensor):
                     if rel[0] == "attr" and rel[1] in ("shape", "ndim"):
                         self.check_shape_read(obj, f"reads `.{rel[1]}`")
+                    if rel == ("attr", "shape") and self.shape_is_lifted(obj):
+                        self.start_size_read(fs, obj, "shape")   # getattr(t, "shape"): as `t.shape`
+                        return
                     if isinstance(rel[1], str) and not any(rel[1] in k.__dict__ for k in type(obj).__mro__):
                         self._tensor_user_attr(fs, obj, rel[1])   # (t._is_param: its instance dict)
                         return

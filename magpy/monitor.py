@@ -1348,4 +1348,18 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         collector = self.yield_collectors.get(id(fs.frame))
         if collector is not None:
             collector.append(stack[-1])
+        if self.scalar_nodes and self.holds_scalar(stack[-1]) and not self._resumed_by_python(fs.frame):
+            # `sum(d for d in t.shape)`: native code computes with the number and its result is
+            # nobody the graph follows; the run depends on the exact value.
+            self.scalar_escape("yields to native code", stack[-1])
+
+    def _resumed_by_python(self, frame) -> bool:
+        """Is the generator ``frame`` being advanced by a monitored ``for`` or ``yield from``
+        (which hand the yielded object on as it is), rather than by native code (``sum(gen)``)?"""
+        back = frame.f_back
+        bfs = self.frames.get(id(back)) if back is not None else None
+        if bfs is None or bfs.frame is not back:
+            return False
+        at = bfs.instrs.get(back.f_lasti)
+        return at is not None and at.real in ("FOR_ITER", "SEND", "YIELD_FROM")
 

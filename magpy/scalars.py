@@ -173,6 +173,9 @@ class ScalarFlow:
         self.assumptions = []        # (kind, fx node, value the run saw): checked after the graph runs
         self.assumed_at = []         # file:line of each
         self.lifted_shape = set()    # ids of tensors whose shape derives from a lifted input dimension
+        # A size of a value-shaped tensor (a boolean mask's result) was followed as a graph node:
+        # from then on any tensor computed in the call may have a shape that follows it.
+        self.value_sizes_followed = False
 
     # -- assumptions ---------------------------------------------------------------------------------------
     def assume(self, kind: str, node: Any, expected: Any) -> None:
@@ -332,12 +335,18 @@ class ScalarFlow:
     # -- lifted shapes ---------------------------------------------------------------------------------
     lifted_shape: set
 
+    def follows_changing_numbers(self) -> bool:
+        """Does the graph take or compute numbers that change between the calls the record serves
+        (lifted sizes and values, draws, sizes of value-shaped tensors)? Then the backend compiles
+        it for changing sizes, and the run's LiftedInts left outside go back to plain ints."""
+        return bool(self.lifted_dims or self.lifted_value_nodes or self.draws or self.value_sizes_followed)
+
     def shape_is_lifted(self, t: Any) -> bool:
         """Can ``t``'s shape differ between calls this record serves? In a run with lifted inputs,
         every tensor's can, but a tensor from outside that its guard pins (a parameter, an argument
         whose sizes are all guarded): a tensor computed in the call may derive from a lifted size
         by any path, and one that does not is only read through a graph node it need not have."""
-        if not self.lifted_shape:
+        if not self.lifted_shape and not self.value_sizes_followed:
             return False
         if id(t) in self.lifted_shape:
             return True

@@ -143,10 +143,15 @@ class OpRecorder:
             if id(t) not in self.value_shaped:
                 self.value_shaped.add(id(t))
                 weakref.finalize(t, self.value_shaped.discard, id(t))
+            if self.redraw_ok:
+                # The backend serves changing sizes (as for lifted shapes): sizes read from this
+                # tensor are graph nodes, followed like numbers read from tensor values.
+                self.value_sizes_followed = True
 
     def check_shape_read(self, t: Any, what: str) -> None:
-        """The program reads ``t``'s shape into Python: dynamic if that shape depends on values."""
-        if self.is_value_shaped(t):
+        """The program reads ``t``'s shape into Python: dynamic if that shape depends on values,
+        unless the read is followed as a graph node (:meth:`shape_is_lifted`)."""
+        if self.is_value_shaped(t) and not self.shape_is_lifted(t):
             self._dynamic(f"{what} of a tensor whose shape depends on tensor values")
 
     def bind_rows(self, t: torch.Tensor, rows: Any) -> None:
@@ -300,7 +305,8 @@ class OpRecorder:
                     self.graph.node_of(output[1]).meta["magpy_fixed"] = True   # batch_sizes: from lengths alone
                 if value_shaped:
                     self._mark_value_shaped(output)
-                if self.lifted_shape and (any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs))
+                if (self.lifted_shape or self.value_sizes_followed) and (
+                        any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs))
                                           or self.holds_scalar(args) or self.holds_scalar(kwargs)):
                     # the output's shape may follow a lifted size; how many tensors it holds is assumed
                     for t in T.tensors_in([output], {}):
@@ -311,9 +317,10 @@ class OpRecorder:
                 self._tensor_mutated(t, n if t is output else None)
             return
         if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
-            if value_shaped and name not in _VALUE_FREE_META:
+            if value_shaped and name not in _VALUE_FREE_META and not (
+                    name in ("dim", "ndimension") or (self.value_sizes_followed and T.tensors_in(args, kwargs))):
                 self._dynamic(f"`{name}` reads the shape of a tensor whose shape depends on tensor values")
-            if self.lifted_shape and name not in _VALUE_FREE_META and name not in ("dim", "ndimension") \
+            if (self.lifted_shape or self.value_sizes_followed) and name not in _VALUE_FREE_META and name not in ("dim", "ndimension") \
                     and any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs)):
                 # metadata that follows a lifted shape (strides, contiguity, a size read otherwise than
                 # magpy.scalars lifts it): the value read is assumed

@@ -631,12 +631,60 @@ def test_boolean_masks_stay_in_the_graph_until_their_shape_is_read():
         return getattr(y, attr)[0] + y.sum() + len(y)   # the builtin getattr reads it too
 
     for fn in (reads_shape, reads_size):
+        # sizes of value-shaped tensors are graph nodes (with a backend that serves changing sizes)
         cm = magpy.compile(fn, backend="eager")
         for _ in range(3):
             x = torch.randn(6, generator=gen)
             assert same(cm(x), fn(x))
         st = magpy.stats(cm)
+        assert st.graph_count == 1 and st.monitor_runs == 1 and st.guard_hits == 2
+        # a backend compiled for fixed sizes cannot serve them: the call runs eagerly, saying why
+        cm = magpy.compile(fn, backend=lambda gm, example: gm.forward)
+        for _ in range(2):
+            x = torch.randn(6, generator=gen)
+            assert same(cm(x), fn(x))
+        st = magpy.stats(cm)
         assert st.graph_count == 0 and "shape depends on tensor values" in st.break_reasons[0]
+
+
+def test_sizes_of_value_shaped_tensors_are_followed_in_the_graph():
+    """A size read from a tensor whose shape depends on values (a boolean mask's result, unique,
+    nonzero) is the graph's: arithmetic on it and tensors shaped by it stay in the graph, it is
+    returned or stored as the call's plain int, a branch or loop count on it is an assumption."""
+    class Box:
+        pass
+
+    box = Box()
+
+    def count_and_scale(x):
+        n = x[x > 0].shape[0]
+        box.n = n
+        z = torch.zeros(n + 1)       # shaped by the count: its own sizes are followed too
+        return x * n, n, z.shape[0] * 2, z.size()
+
+    def mean_if_enough(x):
+        p = x[x > 0]
+        if len(p) > 2:               # an assumption, checked after the graph
+            return p.sum() / len(p)
+        return x.sum()
+
+    def distinct(x):
+        u = torch.unique((x * 2).round())
+        k = u.numel()
+        return u * k, k, min(x.nonzero().shape[0], 3)
+
+    gen = torch.Generator().manual_seed(3)
+    xs = [torch.randn(8, generator=gen) for _ in range(6)]
+    assert len({int((x > 0).sum()) for x in xs}) > 2   # the counts change between calls
+    for fn, max_runs in ((count_and_scale, 1), (distinct, 1), (mean_if_enough, 2)):
+        cm = magpy.compile(fn, backend="eager")
+        for x in xs:
+            got, want = cm(x), fn(x)
+            assert same(got, want) and repr(got) == repr(want)
+        if fn is count_and_scale:
+            assert type(box.n) is int and type(cm(xs[0])[1]) is int
+        st = magpy.stats(cm)
+        assert st.fallbacks == 0 and st.graph_count == st.monitor_runs <= max_runs, (fn.__name__, st)
 
 
 def test_distributions_and_python_descriptors_are_monitored():

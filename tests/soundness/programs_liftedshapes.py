@@ -82,3 +82,36 @@ def inputs(i):
     return [torch.ones(2, 3), torch.ones(4, 3), torch.ones(3, 5).t(), torch.ones(3, 2).t(), torch.ones(6, 3)][i]
 NCALLS = 5
 """)
+
+program(F_, "sizes_read_through_builtins", """
+import operator
+def f(x):
+    a = getattr(x, "shape")[0]                  # getattr of `shape`
+    b = torch.numel(x)                          # torch.numel, a function
+    c = sum(d for d in x.shape)                 # a generator of sizes summed in C
+    return x * a + b - c, (a, b, c)
+def make(): return f
+def inputs(i): return torch.ones([3, 4, 5, 4, 6, 2][i], 2)
+NCALLS = 6
+""")
+
+program(F_, "value_shaped_counts", """
+class Anchors(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.counts = []
+    def forward(self, x):
+        y = self.fc(x)
+        pos = y[y[:, 0] > 0]
+        n = pos.shape[0]
+        self.counts.append(n)
+        pad = torch.zeros(n + 1, 3)
+        pad[:n] = pos
+        k = torch.unique((y * 2).round()).numel()
+        return pad * k, n, pad.size(), len(pos) / max(1, n)
+m = Anchors()
+def make(): return m
+def inputs(i): return torch.randn(6, 3, generator=torch.Generator().manual_seed(i))
+NCALLS = 6
+""")
