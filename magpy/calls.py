@@ -27,6 +27,7 @@ import abc
 import collections
 import contextvars
 import functools
+import inspect
 import operator as _operator
 import random
 import types
@@ -192,6 +193,13 @@ def announce_operator(symbol: str, a, b) -> None:
         else:
             capture.announce_unknown(next(iter(fns)).__code__)   # (and forget an earlier announcement)
 
+
+#: ``torch.allclose``'s parameters (a native: no signature to inspect).
+_ALLCLOSE_SIGNATURE = inspect.Signature([
+    inspect.Parameter("input", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    inspect.Parameter("other", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    *(inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d)
+      for k, d in (("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False)))])
 
 #: Native callables (functions, methods, slot wrappers) that :meth:`CallRules._pure_by_inputs` may run.
 _NATIVE_CALLABLES = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodDescriptorType,
@@ -399,6 +407,29 @@ class CallRules:
         same = self.graph.call("function", _operator.eq, (self.to_arg(a), self.to_arg(b)), {})
         self.assume("truth", self.graph.call("method", "all", (same,), {}), bool(stack[-1]))
 
+    def _start_allclose(self, fs: FrameState, args: list, kwargs: dict) -> bool:
+        """``torch.allclose(a, b, rtol, atol, equal_nan)``: whether ``isclose`` holds everywhere,
+        which the graph computes and the record assumes (a convergence test in a ``while`` loop)."""
+        try:
+            bound = _ALLCLOSE_SIGNATURE.bind(*args, **kwargs).arguments
+        except TypeError:
+            return False
+        a, b = bound["input"], bound["other"]
+        opts = {k: bound.get(k, d) for k, d in (("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))}
+        if type(a) is not torch.Tensor or type(b) is not torch.Tensor or any(
+                self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)) \
+                or not all(type(v) in (int, float, bool) and self.scalar_node(v) is None for v in opts.values()):
+            return False
+        if not all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (a, b)):
+            return False
+        self._pend(fs, self._post_allclose, (a, b, opts), opaque=True)
+        return True
+
+    def _post_allclose(self, fs, stack, data):
+        a, b, opts = data
+        close = self.graph.call("function", torch.isclose, (self.to_arg(a), self.to_arg(b)), dict(opts))
+        self.assume("truth", self.graph.call("method", "all", (close,), {}), bool(stack[-1]))
+
     def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
         """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):
         if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
@@ -582,6 +613,8 @@ class CallRules:
                     return
                 if mname == "equal" and len(args) == 2 and not kwargs and self._start_equal(fs, *args):
                     return
+                if mname == "allclose" and self._start_allclose(fs, args, kwargs):
+                    return
                 if mname in _SCALAR_READS and len(args) == 1 and not kwargs and self._start_assumed_read(
                         fs, args[0], "list" if mname == "tolist" else "truth" if mname == "__bool__" else "item"):
                     return
@@ -615,6 +648,8 @@ class CallRules:
         if ann is None and T.is_torch_function(fn):
             name = getattr(fn, "__name__", str(fn))
             if name == "equal" and not kwargs and len(args) == 2 and self._start_equal(fs, *args):
+                return
+            if name == "allclose" and self._start_allclose(fs, args, kwargs):
                 return
             if name in T.DATA_DEPENDENT:
                 self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")

@@ -371,6 +371,37 @@ def test_packed_sequences_with_record_constant_or_assumed_lengths():
         assert st.monitor_runs == 2 and st.fallbacks == 0 and st.guard_hits == 4, (as_list, st)
 
 
+def test_torch_allclose_is_an_assumption():
+    """``torch.allclose`` (a convergence test that ends a ``while`` loop): the graph computes
+    ``isclose(...).all()`` with the call's tolerances and the record assumes the outcome."""
+    w = torch.tensor([[0.9, 0.2], [0.1, 0.8]])
+
+    def power_iteration(v, tol):
+        for step in range(40):
+            nv = w @ v
+            nv = nv / nv.norm()
+            if torch.allclose(nv, v, atol=tol):
+                return nv, step
+            v = nv
+        return v, -1
+
+    def pick(a, b):
+        return a * 2 if a.allclose(b, 1e-3, 1e-2) else b - 1
+
+    cm = magpy.compile(power_iteration, backend="eager")
+    starts = [torch.tensor([1.0, 0.0]), torch.tensor([1.0, 0.0]) * 1.0, torch.tensor([0.0, 1.0])]
+    for v in starts:
+        assert_same(cm(v, 1e-4), power_iteration(v, 1e-4))
+    st = magpy.stats(cm)
+    assert st.fallbacks == 0 and st.monitor_runs == 2 and st.guard_hits == 1 and not st.break_reasons, st
+    cp = magpy.compile(pick, backend="eager")
+    for d in (0.0, 0.001, 0.5, 0.002, 0.7):
+        a = torch.ones(3)
+        assert_same(cp(a, a + d), pick(a, a + d))
+    st = magpy.stats(cp)
+    assert st.fallbacks == 0 and st.monitor_runs == 2 and st.guard_hits == 3, st
+
+
 def test_torch_equal_is_an_assumption():
     """``torch.equal`` (multi-head attention's self-attention test): False for two shapes, else
     the graph computes whether all elements match and the record assumes the outcome."""
