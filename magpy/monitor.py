@@ -422,6 +422,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 d = getattr(obj, "__dict__", None)
                 if isinstance(d, dict) and name in d:
                     d[name] = delift(d[name])
+                elif isinstance(obj, type) and isinstance(d, types.MappingProxyType) and name in d \
+                        and type(d[name]) is not delift(d[name]).__class__:
+                    type.__setattr__(obj, name, delift(d[name]))   # a class attribute (`type(self).calls += 1`)
         for nid in [*self.appends, *self.mutated]:
             obj = self.rg.sn[nid].obj
             if isinstance(obj, (list, dict, set)):
@@ -532,6 +535,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         mro = cls.__mro__
         if after is not None and after in mro:
             mro = mro[mro.index(after) + 1:]
+        if is_mutable_class(cls):
+            # the MRO itself: `C.__bases__ = (...)` gives C a new `__mro__` tuple
+            self.add_guard(IdGuard(AttrSource(ConstSource(cls, cls.__qualname__), "__mro__"), cls.__mro__))
         for klass in mro:
             if not is_mutable_class(klass):
                 if name in klass.__dict__:

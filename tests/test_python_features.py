@@ -972,6 +972,23 @@ def test_operator_dunders_sharing_one_code_object():
         assert same(cm(torch.ones(2)), f(torch.ones(2))), i
 
 
+def test_class_attribute_counter_is_left_a_plain_int():
+    """``type(self).calls += 1`` in forward: once the counter is a graph input (it changes every
+    call), the value the run leaves on the class is a plain int, as eager leaves it."""
+    class Counted(torch.nn.Module):
+        calls = 0
+
+        def forward(self, x):
+            type(self).calls += 1
+            return x * type(self).calls
+
+    m = Counted()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(5):
+        assert same(cm(torch.ones(2)), torch.ones(2) * (i + 1))
+        assert type(Counted.__dict__["calls"]) is int and Counted.calls == i + 1
+
+
 def test_star_unpacked_map_of_a_recursive_function():
     # the arguments are what map's own calls return, not the recursive calls inside them
     def rec(x, n):

@@ -163,3 +163,19 @@ def inputs(i): return torch.zeros(2)
 def step(i):
     if i == 2: m.__class__ = B
 """)
+
+program(F_, "bases_reassigned_between_calls", """
+class Small:
+    def scale(self): return 2.0
+class Large:
+    def scale(self): return 3.0
+class Head(Small):
+    pass
+head = Head()
+def f(x):
+    return x * head.scale()
+def make(): return f
+def inputs(i): return torch.ones(3)
+def step(i):
+    if i == 2: Head.__bases__ = (Large,)
+""")
