@@ -292,9 +292,11 @@ class CallRules:
         """``print(...)`` of constants, tensors and numbers read from tensors, to standard output:
         the mock prints the same, with the values the graph computed, after the graph ran (a
         dynamic operation replayed instead of splitting the program). False if it cannot be."""
-        if any(k not in ("sep", "end", "flush") or not isinstance(v, (str, bool, type(None)))
+        if any(not (k in ("sep", "end", "flush") and isinstance(v, (str, bool, type(None)))
+                    or (k == "file" and v is None))   # (file=None is standard output)
                for k, v in kwargs.items()):
             return False
+        kwargs = {k: v for k, v in kwargs.items() if k != "file"}
         printed = []
         for a in args:
             if isinstance(a, torch.Tensor):

@@ -323,6 +323,13 @@ def test_print_to_a_file_is_still_dynamic():
     ex = magpy.explain(f)(torch.ones(2))
     assert ex.dynamic and "print" in ex.break_reasons[0]
 
+    def g(x):
+        print(x.sum(), file=None)   # standard output: replayed
+        return x + 1
+
+    ex = magpy.explain(g)(torch.ones(2))
+    assert not ex.dynamic and ex.graph_count == 1
+
 
 def test_print_of_lifted_sizes(capsys):
     def f(x):
