@@ -39,7 +39,8 @@ import torch
 from . import capture
 from .annotations import DYNAMIC, Annotation, lookup
 from .annotations import torch_ops as T
-from .annotations.numpy_ops import numpy_annotation
+from .annotations.numpy_ops import NUMPY as NUMPY_PURE
+from .annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
 from .breaks import BreakCompile
 from .graph import OpGraph, Unsupported
 from .guards import (
@@ -193,6 +194,16 @@ def announce_operator(symbol: str, a, b) -> None:
         else:
             capture.announce_unknown(next(iter(fns)).__code__)   # (and forget an earlier announcement)
 
+
+try:
+    import numpy as _np
+
+    #: numpy functions that make an array of a tensor's values (``np.asarray(t)``).
+    _NUMPY_FROM_TENSOR = frozenset({_np.asarray, _np.array, _np.ascontiguousarray})
+except ImportError:   # pragma: no cover
+    _NUMPY_FROM_TENSOR = frozenset()
+#: ndarray methods that change the array in place.
+_NUMPY_MUTATING = NUMPY_MUTATING_METHODS
 
 #: ``torch.allclose``'s parameters (a native: no signature to inspect).
 _ALLCLOSE_SIGNATURE = inspect.Signature([
@@ -432,6 +443,51 @@ class CallRules:
         close = self.graph.call("function", torch.isclose, (self.to_arg(a), self.to_arg(b)), dict(opts))
         self.assume("truth", self.graph.call("method", "all", (close,), {}), bool(stack[-1]))
 
+    def _start_numpy(self, fs: FrameState, t, args, kwargs: dict) -> bool:
+        """``t.numpy()`` (or ``np.asarray(t)``) of a tensor the graph computes or reads: a graph
+        node, and the array is followed as a value read from tensors (``ScalarFlow.numpy_op``):
+        numpy computations on it stay in the graph, Python reads of it are assumptions. Only with
+        backends that serve values that change between calls (eager, Inductor)."""
+        if not self.redraw_ok or type(t) is not torch.Tensor or t.requires_grad or args \
+                or any(k != "force" for k in kwargs) or not (
+                self.graph.node_of(t) is not None or self._from_outside(t)):
+            return False
+        self.numpy_op(fs, "method", "numpy", (t,), dict(kwargs))
+        return True
+
+    def _numpy_call(self, fs: FrameState, fn, args: list, kwargs: dict) -> bool:
+        """A numpy function or method applied to numpy values read from tensors (or
+        ``np.asarray(t)``/``np.array(t)`` of a tensor): a graph node (``ScalarFlow.numpy_op``).
+        A method that changes the array in place, or ``out=``, is dynamic: the graph's array
+        would not see it."""
+        if not self.scalar_nodes and not (fn in _NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor)):
+            return False
+        if fn in _NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor):
+            if not self.redraw_ok or len(args) > 2 or any(k not in ("dtype", "copy") for k in kwargs) \
+                    or type(args[0]) is not torch.Tensor or args[0].requires_grad:
+                return False
+            if not (self.graph.node_of(args[0]) is not None or self._from_outside(args[0])):
+                return False
+            self.numpy_op(fs, "function", fn, tuple(args), dict(kwargs))
+            return True
+        self_ = getattr(fn, "__self__", None)
+        bound = self.numpy_node(self_) is not None and not isinstance(fn, types.MethodType)
+        if not (bound or self.holds_numpy(args) or self.holds_numpy(kwargs)):
+            return False
+        name = getattr(fn, "__name__", "")
+        if bound and name in _NUMPY_MUTATING:
+            self._dynamic(f"changes an array read from tensor values in place (`{name}`)")
+        if "out" in kwargs or numpy_annotation(fn) is not NUMPY_PURE or any(
+                isinstance(a, torch.Tensor) for a in [*args, *kwargs.values()]):
+            return False   # (the caller assumes the values, or the call is dynamic)
+        if bound:
+            self.numpy_op(fs, "method", name, (self_, *args), dict(kwargs))
+        elif type(fn).__name__ == "method_descriptor":
+            self.numpy_op(fs, "method", name, tuple(args), dict(kwargs))   # ndarray.mean(a): a.mean()
+        else:
+            self.numpy_op(fs, "function", fn, tuple(args), dict(kwargs))
+        return True
+
     def _start_assumed_read(self, fs: FrameState, t, kind: str) -> bool:
         """``t``'s value is read into Python next (``int(t)``, ``t.item()``, ``t.tolist()``):
         if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
@@ -525,6 +581,8 @@ class CallRules:
         draw = as_draw(fn, args)
         if draw is not None and self._start_draw(fs, fn, draw, kwargs):
             return
+        if self._numpy_call(fs, fn, args, kwargs):
+            return
         if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
             if self.scalar_call(fs, fn, args, kwargs):
                 return
@@ -616,6 +674,8 @@ class CallRules:
                 if mname == "equal" and len(args) == 2 and not kwargs and self._start_equal(fs, *args):
                     return
                 if mname == "allclose" and self._start_allclose(fs, args, kwargs):
+                    return
+                if mname == "numpy" and self._start_numpy(fs, args[0], args[1:], kwargs):
                     return
                 if mname in _SCALAR_READS and len(args) == 1 and not kwargs and self._start_assumed_read(
                         fs, args[0], "list" if mname == "tolist" else "truth" if mname == "__bool__" else "item"):

@@ -25,6 +25,11 @@ from typing import Any
 
 import torch
 
+try:
+    import numpy as _np
+except ImportError:   # pragma: no cover
+    _np = None
+
 from .cache import MISS, UNHELD
 from .graph import Unsupported
 from .guard_batch import batch_held
@@ -39,7 +44,6 @@ from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
 from .redraw import DrawSource, restore_states, same_draw, save_states
 from .refgraph import guard_nodes, mock_nodes
-from .scalars import LiftedInt
 from .source import (
     ArgSource,
     AttrSource,
@@ -78,7 +82,10 @@ def _storage_pattern(tensors) -> tuple:
 
 
 def _same_values(a, b) -> bool:
-    """``a == b`` for (nested lists of) numbers, with NaN equal to NaN."""
+    """``a == b`` for (nested lists of) numbers and numpy values, with NaN equal to NaN."""
+    if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
+        return type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and bool(
+            _np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     if a == b:
         return True
     if isinstance(a, list):
@@ -416,10 +423,10 @@ class _MockBuilder:
     def value(self, v: Any, depth: int = 0) -> str:
         if depth > 50:
             raise Unsupported("output structure nested too deeply")
-        if (type(v) is float or type(v) is LiftedInt) and self.mon.scalar_nodes:
+        if self.mon.scalar_nodes:
             n = self.mon.scalar_node(v)
             if n is not None:
-                return self._graph_output(n)   # a number read from a tensor: the call's value
+                return self._graph_output(n)   # a number (or numpy value) read from a tensor: the call's value
         if is_immutable(v) and not (type(v) is tuple and self.mon.holds_scalar(v)):
             return literal(v, self.pool)   # (a tuple holding numbers read from tensors is the call's)
         hit = self.memo.get(id(v))
@@ -434,7 +441,8 @@ class _MockBuilder:
                 raise Unsupported(f"returns a tensor {tuple(v.shape)} whose computation MagPy did not see")
             return self._graph_output(n)
         t = type(v)
-        if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType)):
+        if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType)) \
+                or (_np is not None and isinstance(v, _np.dtype)):
             return self.pool.ref(v)
         if isinstance(v, types.FunctionType):
             if v.__closure__:
@@ -726,9 +734,10 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         readable.append(f"lifted sizes: {said}")
     needed = list(dict.fromkeys(mb.needed))
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
-    # A path that no longer exists is a miss; any other exception is a MagPy bug that the
-    # caller reports instead of treating it as a miss forever.
-    body.append("except (LookupError, AttributeError, TypeError):")
+    # A path that no longer exists is a miss, so is a value that no longer compares (a dict that
+    # held numbers now holds a numpy array: `!=` raises ValueError); any other exception is a
+    # MagPy bug that the caller reports instead of treating it as a miss forever.
+    body.append("except (LookupError, AttributeError, TypeError, ValueError):")
     body.append("    return None")
     guard_src = "def guard(args, kwargs):\n" + "\n".join("    " + line for line in body) + "\n"
 
@@ -819,7 +828,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     # miss). The mock part runs outside it, so the user's exceptions propagate as eager's would.
     run_lines = ["try:"]
     run_lines += [line.replace("return None", "return _MISS") for line in body[1:-3]]
-    run_lines += ["except (LookupError, AttributeError, TypeError):", "    return _MISS",
+    run_lines += ["except (LookupError, AttributeError, TypeError, ValueError):", "    return _MISS",
                   "except Exception as e:", "    _BUGS.append(e)", "    return _MISS"]
     run_lines += mlines[1:] if needed else mlines
     run_src = "def run(args, kwargs):\n" + "\n".join("    " + line for line in run_lines) + "\n"

@@ -159,7 +159,8 @@ class HeldBatch:
             ns[f"_{name}_C"], ns[f"_{name}_K"], ns[f"_{name}_V"] = c, k, v
             ns[f"_{name}_T"] = tuple(type(x) for x in v)
             return [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
-                    f"if _hv != _{name}_V or tuple(map(type, _hv)) != _{name}_T: return None"]
+                    # (types first: a value of another type may not compare to a bool, an array)
+                    f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return None"]
         group("HV", self.value_items, values, lambda r: watch(r[0]))
 
         def absent(name, rows):

@@ -79,7 +79,7 @@ from .objmodel import (
     protocol_lookups,
 )
 from .refgraph import Const, RefGraph, ShadowNode
-from .scalars import ScalarFlow, delift
+from .scalars import NUMPY_VALUES, ScalarFlow, delift
 from .source import (
     ArgSource,
     AttrSource,
@@ -112,6 +112,13 @@ def _star_items(pos: Any) -> list:
         raise BreakCompile(f"unpacks a `{type(pos).__name__}` into call arguments: its items cannot be read "
                            "without consuming it")
     return items
+
+
+#: Events whose native code takes elements out of an array (iteration, unpacking, membership,
+#: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
+_NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
+                                  "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
+                                  "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
 
 
 @dataclass
@@ -348,6 +355,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 return
             if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
                 self._guard_protocol(ins, stack)
+            if self.scalar_nodes and ins.opname in _NUMPY_OPAQUE_EVENTS and self.holds_numpy(stack[-3:]):
+                # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
+                # native code hands out its elements, which nobody follows: its values are assumed
+                self.scalar_escape(f"{ins.real} of", stack[-3:])
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
         except BreakCompile as e:
             self._break(e.reason, fs, offset)
@@ -841,6 +852,12 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
 
     # attributes
     def op_LOAD_ATTR(self, fs, ins, stack):
+        if self.numpy_node(stack[-1]) is not None:
+            if ins.method or callable(getattr(stack[-1], ins.argval, None)):
+                return   # a method: the call decides (a numpy node, or an assumption)
+            # `a.shape`, `a.T`, `a.dtype`: a node; an array is followed, anything else assumed
+            self.numpy_op(fs, "function", getattr, (stack[-1], ins.argval), {})
+            return
         if self.scalar_nodes and self.scalar_node(stack[-1]) is not None:
             self.scalar_escape(f"reads attribute `{ins.argval}` of", stack[-1])
         self._attr(fs, stack[-1], ins.argval, method=ins.method)
@@ -995,6 +1012,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._subscr(fs, stack[-3], slice(stack[-2], stack[-1]))
 
     def _subscr(self, fs, container, key) -> None:
+        if self.numpy_node(container) is not None and not T.contains_tensor(key):
+            self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
+            return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
@@ -1033,6 +1053,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._store_subscr(fs, stack[-3], slice(stack[-2], stack[-1]), stack[-4])
 
     def _store_subscr(self, fs, container, key, value) -> None:
+        if self.numpy_node(container) is not None:
+            self._dynamic("changes an array read from tensor values in place (item assignment)")
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
@@ -1067,6 +1089,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         sym = ins.argrepr
         if self.scalar_nodes and not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) \
                 and (self.scalar_node(a) is not None or self.scalar_node(b) is not None):
+            if self._numpy_operator(fs, sym, a, b):
+                return
             if self.scalar_binary(fs, sym, a, b):
                 return
             self.scalar_escape(f"applies `{sym}` to", a, b)
@@ -1122,6 +1146,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
         if self.holds_scalar(a) or self.holds_scalar(b):
+            if not ins.to_bool and self._numpy_operator(fs, ins.argval, a, b):
+                return
             self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
         announce_operator(ins.argval, a, b)
@@ -1157,8 +1183,25 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         node, needle, inverted = data
         self.add_guard(ContainsGuard(node.source, needle, bool(stack[-1]) != inverted))
 
+    def _numpy_operator(self, fs, sym: str, a, b) -> bool:
+        """``a <sym> b`` with a numpy value read from tensors (``arr * 2``, ``arr > p``, ``s + 1``):
+        a graph node. In place on an array (``arr += 1``) is dynamic."""
+        if self.numpy_node(a) is None and self.numpy_node(b) is None:
+            return False
+        inplace = sym.endswith("=") and sym not in ("==", "!=", "<=", ">=")
+        if inplace and isinstance(a, NUMPY_VALUES[0]) and self.numpy_node(a) is not None:
+            self._dynamic(f"changes an array read from tensor values in place (`{sym}`)")
+        fn = T.COMPARE_OPS.get(sym) or T.BINARY_OPS.get(sym.rstrip("=") if inplace else sym)
+        if fn is None or T.contains_tensor([a, b]):
+            return False
+        self.numpy_op(fs, "function", fn, (a, b), {})
+        return True
+
     def _unary(self, fs, ins, stack):
         v = stack[-1]
+        if self.numpy_node(v) is not None:
+            self.numpy_op(fs, "function", T.UNARY_OPS[ins.opname], (v,), {})
+            return
         if self.scalar_nodes and self.scalar_node(v) is not None:
             self.scalar_unary(fs, ins.opname, v)
             return

@@ -71,6 +71,14 @@ _VALUE_ARGUMENT_OPS = frozenset({
 
 _NUMBERS = (int, float, bool, LiftedInt)
 _TRACKED = (float, LiftedInt)
+try:
+    import numpy as _np
+
+    #: numpy values read from tensors (``t.numpy()`` and what numpy computes from it) are followed too.
+    NUMPY_VALUES: tuple = (_np.ndarray, _np.generic)
+except ImportError:   # pragma: no cover
+    _np = None
+    NUMPY_VALUES = ()
 _pointwise_cache: dict[str, bool] = {}
 
 
@@ -182,6 +190,8 @@ class ScalarFlow:
         """The rest of the run depends on what ``node`` computes: the record holds only when the
         graph computes the same again. ``kind``: ``"truth"`` (``bool(value)``), ``"item"``
         (``tensor.item()``), ``"list"`` (``tensor.tolist()``), ``"scalar"`` (a Python number)."""
+        if _np is not None and isinstance(expected, _np.ndarray):
+            expected = expected.copy()   # (the program may change its array after the run)
         self.assumptions.append((kind, node, expected))
         self.assumed_at.append(self.where())
 
@@ -217,11 +227,20 @@ class ScalarFlow:
 
     def scalar_node(self, v: Any) -> Any:
         """The graph node that computes ``v``, if ``v`` is a tracked number; else None."""
-        if type(v) in _TRACKED:
+        if type(v) in _TRACKED or isinstance(v, NUMPY_VALUES):
             hit = self.scalar_nodes.get(id(v))
             if hit is not None and hit[0] is v:
                 return hit[1]
         return None
+
+    def numpy_node(self, v: Any) -> Any:
+        """The graph node that computes ``v``, if ``v`` is a numpy value read from tensors."""
+        return self.scalar_node(v) if self.scalar_nodes and isinstance(v, NUMPY_VALUES) else None
+
+    def holds_numpy(self, v: Any, arrays_only: bool = False) -> bool:
+        """Is a numpy value read from tensors ``v`` or inside it (``arrays_only``: an ndarray)?"""
+        kinds = (_np.ndarray,) if arrays_only else NUMPY_VALUES
+        return bool(self.scalar_nodes) and any(isinstance(e, kinds) for e in self._tracked_in(v))
 
     def holds_scalar(self, v: Any, floats: bool = False) -> bool:
         """Is a tracked number ``v`` or inside it (lists, tuples, dicts, slices, a bound method's
@@ -254,8 +273,8 @@ class ScalarFlow:
     def _tracked_in(self, v: Any, floats: bool = False, depth: int = 0):
         """The tracked numbers in ``v`` (see :meth:`holds_scalar`)."""
         t = type(v)
-        if t in _TRACKED:
-            if (t is float or not floats) and self.scalar_node(v) is not None:
+        if t in _TRACKED or isinstance(v, NUMPY_VALUES):
+            if (t is not LiftedInt or not floats) and self.scalar_node(v) is not None:
                 yield v
             return
         if depth > 6:
@@ -269,7 +288,8 @@ class ScalarFlow:
                 yield from self._tracked_in(e, floats, depth + 1)
         elif t is slice:
             yield from self._tracked_in((v.start, v.stop, v.step), floats, depth + 1)
-        elif callable(v) and type(getattr(v, "__self__", None)) in _TRACKED:
+        elif callable(v) and (type(getattr(v, "__self__", None)) in _TRACKED
+                              or isinstance(getattr(v, "__self__", None), NUMPY_VALUES)):
             yield from self._tracked_in(v.__self__, floats, depth + 1)
 
     def scalar_compare(self, fs: Any, fn: Any, a: Any, b: Any) -> None:
@@ -313,6 +333,10 @@ class ScalarFlow:
         the call only passes the number on); False: not a number function, the caller goes on."""
         if fn is builtins.float and len(args) == 1 and not kwargs and type(args[0]) is float:
             return True   # float(x) is x
+        if (fn in NUMERIC_FUNCTIONS or fn in (builtins.sum, builtins.round, builtins.len)) and not kwargs \
+                and self.holds_numpy(args):
+            self.numpy_op(fs, "function", fn, tuple(args), {})   # float(np.percentile(a, 95)), abs(s), max(a)
+            return True
         if fn is builtins.int and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
             self._pend(fs, self._post_rewrap, args[0])   # int(n) is n, as a plain int
             return True
@@ -408,6 +432,43 @@ class ScalarFlow:
     def _scalar_arg(self, v: Any) -> Any:
         node = self.scalar_node(v)
         return v if node is None else node
+
+    # -- numpy values ----------------------------------------------------------------------------------
+    def numpy_op(self, fs: Any, kind: str, target: Any, args: tuple, kwargs: dict) -> None:
+        """A numpy computation on values read from tensors (``t.numpy()``, ``np.percentile(a, 99)``,
+        ``a.argsort()``, ``a > p``): a graph node that runs it, its result followed like a number
+        read from a tensor (:meth:`track_value`)."""
+        fx_args = tuple(self._numpy_arg(a) for a in args)
+        fx_kwargs = {k: self._numpy_arg(v) for k, v in kwargs.items()}
+        self._pend(fs, self._post_numpy, (kind, target, fx_args, fx_kwargs), opaque=True)
+
+    def _numpy_arg(self, v: Any) -> Any:
+        """An argument of a numpy node: a dtype or scalar type (``astype(np.float32)``) as it is,
+        anything else as operators take it (``to_arg``)."""
+        if _np is not None and (isinstance(v, _np.dtype) or any(v is k for k in (float, int, bool, complex)) or (
+                isinstance(v, type) and issubclass(v, _np.generic))):
+            return _np.dtype(v).str   # (a dtype's string, which generated code can spell: '<f4')
+        return self.to_arg(v)
+
+    def _post_numpy(self, fs, stack, data):
+        kind, target, args, kwargs = data
+        self.track_value(fs, stack, self.graph.call(kind, target, args, kwargs))
+
+    def track_value(self, fs: Any, stack: list, node: Any) -> None:
+        """The result on top of the stack is what ``node`` computes from tensor values: a numpy
+        array or scalar is followed by identity, a float as a tracked number, a tuple of arrays
+        element by element; anything else (an int, a list, a bool) is assumed."""
+        value = stack[-1]
+        if isinstance(value, NUMPY_VALUES):
+            self.scalar_nodes[id(value)] = (value, node)
+        elif type(value) is float:
+            self.track_scalar(fs, stack, node)
+        elif type(value) is tuple and value and all(isinstance(e, NUMPY_VALUES) for e in value):
+            for i, e in enumerate(value):
+                self.scalar_nodes[id(e)] = (e, self.graph.call("function", operator.getitem, (node, i), {}))
+        else:
+            self.assume("scalar", node, value)
+            self._post_new(fs, stack, 1)   # (an object of the call from here on: a dtype, a list)
 
     def _post_scalar(self, fs, stack, data):
         kind, target, args = data

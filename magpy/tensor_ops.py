@@ -33,7 +33,7 @@ from .graph import OpGraph, Unsupported
 from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_numpy_number
 from .refgraph import RefGraph
-from .scalars import LiftedInt, shape_safe
+from .scalars import NUMPY_VALUES, LiftedInt, shape_safe
 
 if TYPE_CHECKING:
     from .monitor import FrameState
@@ -191,7 +191,7 @@ class OpRecorder:
                 return self.graph.placeholder(v, node.source)
             raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
         t = type(v)
-        if (t is float or t is LiftedInt) and self.scalar_nodes:
+        if self.scalar_nodes and (t is float or t is LiftedInt or isinstance(v, NUMPY_VALUES)):
             node = self.scalar_node(v)
             if node is not None:
                 return node
@@ -272,10 +272,14 @@ class OpRecorder:
         """
         if name in T.DATA_DEPENDENT:
             self._dynamic(f"`{name}` reads tensor values")
-        if self.scalar_nodes and not shape_safe(name) and (self.holds_scalar(args, floats=True)
-                                                           or self.holds_scalar(kwargs, floats=True)):
-            self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", args, kwargs)
-        value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs))
+        if self.scalar_nodes and not shape_safe(name):
+            # (an array read from tensor values passed to an operator is data, like a tensor: the
+            # output's shape may follow the array's, so the output counts as value-shaped below)
+            numbers = [v for v in self._tracked_in((args, kwargs), True) if not isinstance(v, NUMPY_VALUES[0])]
+            if numbers:
+                self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", numbers)
+        value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs)) \
+            or (bool(self.scalar_nodes) and self.holds_numpy((args, kwargs), arrays_only=True))
         fixed_lengths = False
         if T.shape_depends_on_values(name, args, kwargs):
             if name in ("_pack_padded_sequence", "_pad_packed_sequence"):
@@ -290,7 +294,7 @@ class OpRecorder:
                 value_shaped = True
         changed = [t for t, v in (versions or ()) if _version(t) != v]
         if changed or T.contains_tensor(output):
-            if target in _ARRAY_CONVERSIONS and args and is_numeric_array(args[0]):
+            if target in _ARRAY_CONVERSIONS and args and is_numeric_array(args[0]) and self.numpy_node(args[0]) is None:
                 # the array is a constant tensor in the graph
                 const = self._array_constant(args[0], aliasing=target is not torch.tensor)
                 kind, target = "function", array_tensor

@@ -428,3 +428,59 @@ def test_torch_equal_is_an_assumption():
     st = magpy.stats(cm)
     # (case 5 passes distinct objects where case 1 passed one object three times: its own record)
     assert st.fallbacks == 0 and st.monitor_runs == 5 and st.guard_hits == 2 and not st.break_reasons, st
+
+
+def test_numpy_values_read_from_tensors_stay_in_the_graph():
+    """``t.numpy()`` and numpy computations on the array are graph nodes (the paper's split at a
+    dynamic operation, kept in one graph): numbers drawn from them flow into operators, the array
+    returned or stored outside is the call's, a branch on them is an assumption, and an array
+    changed in place runs eagerly."""
+    import numpy as np
+
+    fc = torch.nn.Linear(4, 4)
+    box = {"order": None}
+
+    def clip(x):
+        y = fc(x)
+        a = y.detach().numpy()
+        hi = float(np.percentile(a, 90))
+        box["order"] = np.argsort(-a[:, 0])
+        return y.clamp(max=hi), a.mean(), torch.from_numpy(box["order"].copy())
+
+    def branchy(x):
+        a = np.asarray(x)
+        return x / 2 if a.max() > 1.0 else x
+
+    def writes(x):
+        a = x.numpy()
+        a[0] = 0.0
+        return x + 1
+
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        cm = magpy.compile(clip, backend="eager")
+        for _ in range(4):
+            x = torch.randn(5, 4, generator=gen)
+            got, want = cm(x), clip(x)
+            order = box["order"].copy()
+            assert_same(got[0], want[0]) and assert_same(got[2], want[2])
+            assert type(got[1]) is type(want[1]) and got[1] == want[1] and np.array_equal(order, box["order"])
+        st = magpy.stats(cm)
+        # (the second run: `box` held None at the first call's entry, an array since)
+        assert st.fallbacks == 0 and st.monitor_runs == st.graph_count == 2 and st.guard_hits == 2, st
+        ex = magpy.explain(clip)(torch.randn(5, 4, generator=gen))
+        assert "numpy" in ex.graph.code and "percentile" in ex.graph.code
+
+    cb = magpy.compile(branchy, backend="eager")
+    for s in (0.1, 3.0, 0.2, 4.0):
+        x = torch.ones(3) * s
+        assert_same(cb(x), branchy(x))
+    st = magpy.stats(cb)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0) and st.guard_hits == 2, st
+
+    ex = magpy.explain(writes)(torch.ones(3))
+    assert ex.graph_count == 0 and "in place" in ex.break_reasons[0]
+    # a backend compiled ahead for fixed values (TorchScript) does not take numpy nodes
+    ex = magpy.compile(branchy, backend="torchscript")
+    ex(torch.ones(3))
+    assert magpy.stats(ex).graph_count == 0

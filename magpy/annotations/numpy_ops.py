@@ -42,6 +42,10 @@ def is_numpy_function(fn: Any) -> bool:
     return mod.startswith("numpy") and not mod.startswith(_NUMPY_IMPURE) and callable(fn)
 
 
+#: ndarray methods that change the array (or its flags) in place (public name).
+NUMPY_MUTATING_METHODS = _MUTATING_METHODS
+
+
 def numpy_annotation(fn: Any) -> Annotation | None:
     """The annotation of a numpy function not in the registry; None if ``fn`` is not one."""
     if is_numpy_function(fn):
