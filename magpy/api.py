@@ -55,7 +55,7 @@ from typing import Any
 import torch
 
 from . import _logging, capture
-from .backends import compile_lifted, resolve, supports_lifting
+from .backends import compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
 from .binding import bind_parameters, call_with_hooks, guard_entry
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
@@ -582,10 +582,16 @@ class _Compiled:
         if outputs or mon.graph.op_count:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
+            backend = self._options["backend"]
             if mon.follows_changing_numbers():
-                compiled = compile_lifted(self._options["backend"], gm, example)
+                compile_fn = functools.partial(compile_lifted, backend)
             else:
-                compiled = self._compile_graph(gm, example)
+                compile_fn = self._compile_graph
+            if backend != "eager" and python_nodes(gm):
+                # numpy nodes run in Python between compiled regions (only eager runs them in its graph)
+                compiled, _regions = compile_regions(gm, example, compile_fn)
+            else:
+                compiled = compile_fn(gm, example)
         mock, run, bugs, inputs = gen.mock_factory(compiled)
         return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,

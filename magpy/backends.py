@@ -142,3 +142,65 @@ def resolve(backend: Any) -> Callable:
         except Exception:
             known = sorted(_NAMED)
         raise BackendError(f"unknown backend {backend!r}; known: {', '.join(known)}") from e
+
+
+def python_nodes(gm: torch.fx.GraphModule) -> set:
+    """Nodes of ``gm`` that run Python rather than tensor operators: numpy computations on values
+    read from tensors (``meta["magpy_python"]``, see ``ScalarFlow.numpy_op``) and the operators
+    that take their results (``torch.from_numpy(a)``, ``y.clamp(max=float(p))``)."""
+    marked = set()
+    for n in gm.graph.nodes:
+        if n.meta.get("magpy_python") or any(i.meta.get("magpy_python") for i in n.all_input_nodes):
+            marked.add(n)
+    return marked
+
+
+class _CompiledOnFirstCall(torch.nn.Module):
+    """A region of a split graph, compiled by ``compile_fn`` with the inputs of its first call
+    (they exist only once the Python region before it ran). If compiling fails, the region runs
+    uncompiled from then on, with a warning."""
+
+    def __init__(self, region: torch.fx.GraphModule, compile_fn: Callable) -> None:
+        super().__init__()
+        self.region = region
+        self._compile_fn = compile_fn
+        self._fn: Callable | None = None
+
+    def forward(self, *args):
+        if self._fn is None:
+            try:
+                self._fn = self._compile_fn(self.region, list(args))
+            except Exception as e:   # noqa: BLE001 - the backend's failure: the region runs as it is
+                _log.warning("magpy: the backend failed on a region of a split graph (%s: %s); it runs "
+                             "uncompiled", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+                self._fn = self.region.forward
+        return self._fn(*args)
+
+
+def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: Callable) -> tuple[Callable, int]:
+    """Compile ``gm`` with ``compile_fn``, split at the Python nodes (:func:`python_nodes`) when it
+    has some (the paper's split at a dynamic operation): the runs of tensor operators between them
+    are compiled, the Python nodes run as they are, in program order. Returns the callable and how
+    many compiled regions it has."""
+    marked = python_nodes(gm)
+    if not marked:
+        return compile_fn(gm, example_inputs), 1
+    from torch.fx.passes.split_module import split_module
+
+    part: dict = {}
+    tensor_parts: set = set()
+    k, prev = 0, None
+    for n in gm.graph.nodes:
+        if n.op in ("placeholder", "get_attr", "output"):
+            continue
+        python = n in marked
+        if python != prev:
+            k, prev = k + 1, python
+            if not python:
+                tensor_parts.add(k)
+        part[n] = k
+    split = split_module(gm, gm, lambda n: part[n], keep_original_order=True)
+    for name, region in list(split.named_children()):
+        if name.startswith("submod_") and int(name[len("submod_"):]) in tensor_parts:
+            setattr(split, name, _CompiledOnFirstCall(region, compile_fn))
+    return split.forward, len(tensor_parts)

@@ -452,7 +452,9 @@ class ScalarFlow:
 
     def _post_numpy(self, fs, stack, data):
         kind, target, args, kwargs = data
-        self.track_value(fs, stack, self.graph.call(kind, target, args, kwargs))
+        node = self.graph.call(kind, target, args, kwargs)
+        node.meta["magpy_python"] = True   # (a backend compiles around it: backends.compile_regions)
+        self.track_value(fs, stack, node)
 
     def track_value(self, fs: Any, stack: list, node: Any) -> None:
         """The result on top of the stack is what ``node`` computes from tensor values: a numpy

@@ -74,3 +74,65 @@ def test_inductor_compiles_a_graph_with_a_boolean_mask():
         assert same(cm(*args), masked(*args))
     st = magpy.stats(cm)
     assert st.break_reasons == [] and st.graph_count == 1 and st.monitor_runs == 1 and st.fallbacks == 0
+
+
+def test_numpy_nodes_split_the_graph_into_compiled_regions():
+    """A graph with numpy computations on tensor values (magpy.scalars) is split for a backend
+    other than eager: the tensor operators between them are compiled region by region, with the
+    inputs of their first call; the numpy nodes and the operators that take their results run
+    in Python, in program order; a region the backend fails on runs uncompiled."""
+    import numpy as np
+
+    from magpy.backends import compile_regions, python_nodes
+
+    w = torch.randn(4, 4)
+
+    def f(x):
+        y = (x @ w).relu()
+        hi = float(np.percentile(y.numpy(), 75))
+        order = torch.from_numpy(np.argsort(-y[:, 0].numpy()).copy())
+        return (y.clamp(max=hi) * 2)[order].sum(0) + 1
+
+    x = torch.randn(5, 4)
+    gm = magpy.explain(f)(x).graph
+    assert len(python_nodes(gm)) >= 4
+    compiled_with = []
+
+    def backend(region, example):
+        assert not python_nodes(region) and all(isinstance(t, torch.Tensor) for t in example)
+        compiled_with.append(len(example))
+        return region.forward
+
+    run, regions = compile_regions(gm, [x, w], backend)
+    assert regions >= 2 and not compiled_with          # compiled on first use, not before
+    for _ in range(2):
+        x = torch.randn(5, 4)
+        assert same(run(x, w)[0], f(x))
+    assert len(compiled_with) == regions               # each once
+
+    def failing(region, example):
+        raise RuntimeError("unsupported")
+
+    run, _ = compile_regions(gm, [x, w], failing)
+    assert same(run(x, w)[0], f(x))                    # the regions run uncompiled
+
+
+@pytest.mark.slow
+def test_inductor_with_numpy_values():
+    import numpy as np
+
+    fc = torch.nn.Linear(4, 4)
+
+    def clip(x):
+        y = fc(x)
+        hi = float(np.percentile(y.detach().numpy(), 90))
+        return y.clamp(max=hi) * 2
+
+    cm = magpy.compile(clip, backend="inductor")
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(5, 4, generator=gen)
+            assert same(cm(x), clip(x))
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.graph_count == 1 and st.monitor_runs == 1 and st.fallbacks == 0
