@@ -827,6 +827,9 @@ class Explanation:
     dynamic: bool
     graph: Any = None
     assumptions: list = field(default_factory=list)
+    #: dynamic operations kept in the record: each runs in Python (between compiled regions,
+    #: for backends other than eager) with the values the graph computed, in program order
+    splits: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
@@ -835,6 +838,8 @@ class Explanation:
         lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)]
         lines.append(f"Values read from tensors and assumed ({len(self.assumptions)}):")
         lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.assumptions)]
+        lines.append(f"Dynamic operations run in Python inside the record ({len(self.splits)}):")
+        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.splits)]
         lines.append("Guards:")
         lines += ["  " + g for g in self.guards.splitlines()]
         return "\n".join(lines)
@@ -884,9 +889,18 @@ def explain(target: Any) -> Callable[..., Explanation]:
         op_count = mon.graph.op_count if mon is not None else 0
         return Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
                            guards=guards_text, op_count=op_count, dynamic=bool(mon is not None and mon.dynamic),
-                           graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [])
+                           graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [],
+                           splits=_splits(gm))
 
     return run
+
+
+def _splits(gm: Any) -> list[str]:
+    """The dynamic operations a record's graph runs in Python (numpy nodes), with file:line."""
+    if gm is None:
+        return []
+    return [f"`{getattr(n.target, '__name__', n.target)}` on values read from tensors ({n.meta['magpy_where']})"
+            for n in gm.graph.nodes if n.meta.get("magpy_python") and "magpy_where" in n.meta]
 
 
 def stats(compiled: CompiledFunction | CompiledModule) -> Stats:

@@ -454,6 +454,7 @@ class ScalarFlow:
         kind, target, args, kwargs = data
         node = self.graph.call(kind, target, args, kwargs)
         node.meta["magpy_python"] = True   # (a backend compiles around it: backends.compile_regions)
+        node.meta["magpy_where"] = self.where()
         self.track_value(fs, stack, node)
 
     def track_value(self, fs: Any, stack: list, node: Any) -> None:

@@ -470,6 +470,8 @@ def test_numpy_values_read_from_tensors_stay_in_the_graph():
         assert st.fallbacks == 0 and st.monitor_runs == st.graph_count == 2 and st.guard_hits == 2, st
         ex = magpy.explain(clip)(torch.randn(5, 4, generator=gen))
         assert "numpy" in ex.graph.code and "percentile" in ex.graph.code
+        assert any("`percentile`" in s and "test_scalar_reads.py" in s for s in ex.splits), ex.splits
+        assert "Dynamic operations run in Python inside the record" in str(ex)
 
     cb = magpy.compile(branchy, backend="eager")
     for s in (0.1, 3.0, 0.2, 4.0):
