@@ -294,6 +294,7 @@ class _Compiled:
         self._recompile_limit = recompile_limit
         self._guard_bug_warned = False
         self._limit_said = False
+        self._stopped = False    # no more monitor runs (a later run broke), the records keep serving
         for key in [k for k, r in _ALL.items() if r() is None]:
             del _ALL[key]
         _ALL[id(self)] = weakref.ref(self)
@@ -345,7 +346,7 @@ class _Compiled:
             return self._miss(args, kwargs, unheld)
         # Each record's fused guard + mock, most recently hit first.
         for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
-            if len(unheld) >= _MAX_UNHELD and self._limit_said:
+            if len(unheld) >= _MAX_UNHELD and (self._limit_said or self._stopped):
                 break   # past the recompile limit, speculative records whose values did not hold are
                 #         tried no further: each costs a graph run, and the call then runs eagerly
             if rec.run is not tried:
@@ -436,7 +437,8 @@ class _Compiled:
             # While this thread waited, another may have built the record this call needs, or given up.
             while self._eager_reason is None:
                 t0 = time.perf_counter()
-                found = self._lookup(args, kwargs, unheld) if len(unheld) < _MAX_UNHELD or not self._limit_said else None
+                found = self._lookup(args, kwargs, unheld) \
+                    if len(unheld) < _MAX_UNHELD or not (self._limit_said or self._stopped) else None
                 if found is not None:
                     # (a hit under the lock: rare, a record built while this thread waited)
                     out = self._hit_profiled(found, t0) if self._profile else self._hit(*found)
@@ -444,6 +446,8 @@ class _Compiled:
                         return out
                     unheld.append(found[0].run)
                     continue
+                if self._stopped:
+                    break
                 if st.monitor_runs < self._recompile_limit:
                     st.guard_misses += 1
                     result = self._monitor_and_record(args, kwargs)
@@ -501,6 +505,7 @@ class _Compiled:
         mon_box.append(mon)
         mon.redraw_ok = supports_lifting(self._options["backend"])   # (draws are graph inputs that change)
         mon.float_inputs_ok = self._options["backend"] == "eager"
+        mon.raising_ok = self._options["backend"] == "eager"
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
@@ -603,7 +608,16 @@ class _Compiled:
                       lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()})
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
-        """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`)."""
+        """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`); if
+        records exist (a later path of the program broke: a tensor operation that raised inside
+        ``try``, a print to a file on the other side of a branch), they keep serving the calls
+        they match and only the others run eagerly, without further monitor runs."""
+        if self._cache.records and not internal:
+            self._stopped = True
+            self._stats.break_reasons.append(reason)
+            _breaks_log.info("graph break in %s: %s (its %d records are still used)", self._name, reason,
+                             len(self._cache.records))
+            return
         self._eager_reason = reason
         self._fast = False
         self._stats.break_reasons.append(reason)
@@ -621,6 +635,7 @@ class _Compiled:
         self._eager_reason = None
         self._fast = not self._profile
         self._limit_said = False
+        self._stopped = False
         self._guard_bug_warned = False
         self._stats = self._new_stats()
 
@@ -637,7 +652,7 @@ class CompiledFunction(_Compiled):
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_dynamic", "_lifting", "_lifted", "_lifted_values"})
+                  "_limit_said", "_stopped", "_dynamic", "_lifting", "_lifted", "_lifted_values"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):
@@ -874,6 +889,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
                 else:
                     mon.redraw_ok = supports_lifting(backend)
                     mon.float_inputs_ok = backend == "eager"
+                    mon.raising_ok = backend == "eager"
                     runner.run(mon, args, kwargs)
                     reason = mon.broken
                     if reason is None:

@@ -136,14 +136,18 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list, l
             draw_checks.append((expr, a[2], a[0]))
         else:
             rest.append(a)
-    if not rest:
+    if not rest and not mon.speculative_ops:
         return shape_checks, draw_checks, []
     changed = [mon.rg.sn[nid] for nid in mon.mutated if isinstance(mon.rg.sn[nid].obj, torch.Tensor)]
     if changed or mon.mutates_outside:
         what = changed[0].source.describe() if changed else "a tensor from outside (through a view)"
+        if not rest:
+            raise Unsupported(f"runs a tensor operation inside `try`/`except` ({mon.speculative_ops[0]}) and "
+                              f"changes {what} in place: a call whose graph raises could not be undone")
         raise Unsupported(f"reads tensor values into Python and changes {what} in place: "
                           "the values read cannot be checked before the change")
-    checks = []
+    # (a tensor operation inside try/except: the graph must not raise, see below)
+    checks = [] if rest else ["True"]
     for kind, node, expected in rest:
         o = mb._graph_output(node)
         if kind == "truth":

@@ -259,6 +259,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         # input read back with item() in a fused kernel: with it, float draws are pinned and
         # floats that change between calls stay guarded.)
         self.float_inputs_ok = False
+        # ... and does it raise where eager raises (a tensor operation inside `try`/`except` is then
+        # speculated on: the record holds while the graph does not raise)? The eager graph does;
+        # a compiled kernel need not check what eager's operator checks.
+        self.raising_ok = False
+        self.speculative_ops: list = []              # file:line of tensor operations inside try/except
         self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.

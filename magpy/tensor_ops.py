@@ -111,8 +111,12 @@ class OpRecorder:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
         tensors = T.tensors_in(args, kwargs)
         if tensors and name not in T.META_METHODS and self._inside_except():
-            self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
-                          "tensor values, so the branch taken cannot be guarded")
+            if not self.raising_ok:
+                self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
+                              "tensor values, so the branch taken cannot be guarded")
+            # Speculation: the record holds for calls on which the graph does not raise (as this
+            # run's operator did not); one that raises is a miss, and the program runs again.
+            self.speculative_ops.append(self.where())
         versions = [(t, _version(t)) for t in tensors]
         self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 

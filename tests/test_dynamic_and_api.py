@@ -282,3 +282,43 @@ def test_monitor_run_does_not_keep_every_activation_alive():
     refs.clear()
     _, alive_monitored = magpy.compile(f, backend="eager")(x)   # the first call is the monitor run
     assert alive_eager <= 2 and alive_monitored <= 2, (alive_eager, alive_monitored)
+
+
+def test_tensor_operation_inside_try_is_speculated_on_and_records_outlive_a_later_break():
+    """A tensor operation inside ``try``/``except`` (a Cholesky with a fallback): with the eager
+    graph, which raises where eager raises, the record holds for calls on which the graph does
+    not raise; a call that raises is a miss, its monitor run takes the ``except`` path for real
+    and is dynamic, and from then on the record still serves the calls it matches while the
+    others run eagerly."""
+    class Whiten(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fallbacks = 0
+
+        def forward(self, a):
+            try:
+                L = torch.linalg.cholesky(a)
+            except RuntimeError:
+                self.fallbacks += 1
+                L = torch.linalg.cholesky(a + 10 * torch.eye(a.shape[0]))
+            return L
+
+    def mat(i):
+        a = torch.eye(3) * 2
+        if i in (2, 4):
+            a[0, 0] = -1.0   # not positive definite
+        return a
+
+    m, ref = Whiten(), Whiten()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(6):
+        assert same(cm(mat(i)), ref(mat(i)))
+        assert m.fallbacks == ref.fallbacks
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.guard_hits, st.fallbacks, st.unheld) == (2, 3, 1, 2), st
+    assert "raised" in st.break_reasons[0]
+
+    # a compiled kernel need not raise where eager's operator does: dynamic with other backends
+    ex = magpy.compile(Whiten(), backend=lambda gm, example: gm.forward)
+    ex(mat(0))
+    assert magpy.stats(ex).graph_count == 0 and "inside `try`" in magpy.stats(ex).break_reasons[0]
