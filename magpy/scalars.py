@@ -24,6 +24,12 @@ object (``max(s, 1e-8)`` returns one of its arguments, possibly a constant share
 code) is replaced on the value stack by a fresh copy (:func:`magpy.capture.replace_top`),
 so two meanings never share one identity. Integers cannot be tracked this way (small
 ints are shared by the interpreter), so an ``int`` read stays dynamic.
+
+Numpy values read from tensors (``t.numpy()``, ``np.asarray(t)``) are followed the same way
+(:meth:`ScalarFlow.numpy_op`): numpy functions, methods, operators and indexing on them are
+graph nodes (marked ``magpy_python``: a backend other than eager compiles the tensor regions
+around them), a float drawn from them is a tracked float, and any other use is an assumption on
+the value; changing an array in place is dynamic.
 """
 from __future__ import annotations
 
