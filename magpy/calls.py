@@ -175,6 +175,13 @@ def _announce_callee(fn) -> None:
         capture.announce_call(fn)
 
 
+def no_class_dict_view(cls: type) -> None:
+    """``C.__dict__`` / ``vars(C)`` is a live read-only view of the class's namespace (a
+    ``mappingproxy``): what the program reads through it is not followed, so the call breaks."""
+    raise BreakCompile(f"reads `{cls.__qualname__}.__dict__`, a live view of a class namespace "
+                       "that MagPy does not follow")
+
+
 def announce_operator(symbol: str, a, b) -> None:
     """Tell the capture which Python functions an operator ``a <symbol> b`` may enter from C
     (3.10; see ``capture.announce_call``): the left operand's dunder, the right one's reflected
@@ -956,6 +963,8 @@ class CallRules:
                 self._mutate(args[i])
         if ann.relation is not None and args:
             rel = ann.relation(args, kwargs)
+            if rel == ("attr", "__dict__") and isinstance(args[0], type):
+                no_class_dict_view(args[0])   # vars(C), getattr(C, "__dict__")
             if rel is not None and rel[0] in ("setattr", "delattr"):
                 obj = args[0]
                 node = self.node(obj)

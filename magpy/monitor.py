@@ -45,7 +45,7 @@ from .annotations import torch_ops as T
 from .binding import bind_callee
 from .breaks import BreakCompile
 from .bytecode import DECODER, instructions
-from .calls import CallRules, announce_operator
+from .calls import CallRules, announce_operator, no_class_dict_view
 from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
 from .guards import (
@@ -878,6 +878,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._pend(fs, self._post_new_attr, ins.method)
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
+        if name == "__dict__" and isinstance(obj, type):
+            no_class_dict_view(obj)
         if isinstance(obj, torch.Tensor):
             if name == "is_leaf":
                 node = self.node(obj)

@@ -179,3 +179,19 @@ def inputs(i): return torch.ones(3)
 def step(i):
     if i == 2: Head.__bases__ = (Large,)
 """)
+
+program(F_, "class_namespace_read_through_dunder_dict", """
+class Base:
+    scale = 2.0
+class Head(Base):
+    pass
+head = Head()
+def f(x):
+    own = type(head).__dict__["scale"] if "scale" in type(head).__dict__ else 3.0
+    return x * own * vars(Base)["scale"]
+def make(): return f
+def inputs(i): return torch.ones(3)
+def step(i):
+    if i == 2: Head.scale = 5.0
+    if i == 3: Base.scale = 7.0
+""")
