@@ -83,6 +83,8 @@ def _storage_pattern(tensors) -> tuple:
 
 def _same_values(a, b) -> bool:
     """``a == b`` for (nested lists of) numbers and numpy values, with NaN equal to NaN."""
+    if type(b) is bool and _np is not None and type(a) is _np.bool_:
+        return bool(a) is b   # (3.13's fused comparison and truth test saw the bool of a numpy bool)
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
         return type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and bool(
             _np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))

@@ -1153,8 +1153,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
         if self.holds_scalar(a) or self.holds_scalar(b):
-            if not ins.to_bool and self._numpy_operator(fs, ins.argval, a, b):
-                return
+            if self._numpy_operator(fs, ins.argval, a, b):
+                return   # (3.13's comparison used as a condition leaves a bool: its outcome is assumed)
             self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
         announce_operator(ins.argval, a, b)

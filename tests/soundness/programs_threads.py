@@ -52,7 +52,10 @@ def invoke(f, i):
     outs = [None] * 10
     def work(j):
         for k in range(j, 10, 2):
-            outs[k] = f(torch.full((3,), float(k)))
+            # (the lock: `total += x` from two threads at once is a data race in eager too, since
+            # torch releases the GIL inside the add; the calls still alternate between threads)
+            with m.lock:
+                outs[k] = f(torch.full((3,), float(k)))
     ts = [threading.Thread(target=work, args=(j,)) for j in range(2)]
     for t in ts: t.start()
     for t in ts: t.join()
