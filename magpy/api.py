@@ -295,6 +295,7 @@ class _Compiled:
         self._guard_bug_warned = False
         self._limit_said = False
         self._stopped = False    # no more monitor runs (a later run broke), the records keep serving
+        self._retried = False    # the first call broke and the next one was monitored again
         for key in [k for k, r in _ALL.items() if r() is None]:
             del _ALL[key]
         _ALL[id(self)] = weakref.ref(self)
@@ -612,6 +613,14 @@ class _Compiled:
         records exist (a later path of the program broke: a tensor operation that raised inside
         ``try``, a print to a file on the other side of a branch), they keep serving the calls
         they match and only the others run eagerly, without further monitor runs."""
+        if not internal and not self._cache.records and self._stats.monitor_runs == 1 and not self._retried:
+            # The first call may have been the special one (a data-aware initialisation, a cache
+            # filled on first use, a warm-up branch): the next call is monitored once more, and
+            # only a second break gives up.
+            self._retried = True
+            self._stats.break_reasons.append(reason)
+            _breaks_log.info("graph break in %s: %s (the next call is monitored again)", self._name, reason)
+            return
         if self._cache.records and not internal:
             self._stopped = True
             self._stats.break_reasons.append(reason)
@@ -636,6 +645,7 @@ class _Compiled:
         self._fast = not self._profile
         self._limit_said = False
         self._stopped = False
+        self._retried = False
         self._guard_bug_warned = False
         self._stats = self._new_stats()
 
@@ -652,7 +662,7 @@ class CompiledFunction(_Compiled):
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_stopped", "_dynamic", "_lifting", "_lifted", "_lifted_values"})
+                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):

@@ -215,7 +215,7 @@ class ScalarFlow:
     def can_assume_read(self, t: Any, kind: str) -> bool:
         """Can a read of ``t``'s value of this kind be an assumption: a plain tensor the graph
         computes or reads from outside, one element (up to 64 for ``tolist``)?"""
-        if type(t) is not torch.Tensor or (kind != "list" and t.numel() != 1) or t.numel() > 64:
+        if type(t) not in (torch.Tensor, torch.nn.Parameter) or (kind != "list" and t.numel() != 1) or t.numel() > 64:
             return False
         if self.graph.node_of(t) is not None:
             return True

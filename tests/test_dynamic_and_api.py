@@ -47,8 +47,9 @@ def test_dynamic_programs_break_with_reason_and_stay_correct(fn, reason):
         x = torch.randn(4)
         assert same(cm(x), fn(x))
     st = magpy.stats(cm)
-    # the first call is a miss (its monitor run gives up); the two later calls are fallbacks
-    assert st.monitor_runs == 1 and st.guard_misses == 1 and st.fallbacks == 2 and st.break_reasons
+    # the first call is a miss whose monitor run breaks; the second is monitored once more (the
+    # first call may have been special, an initialisation) and breaks too; the third is a fallback
+    assert st.monitor_runs == 2 and st.guard_misses == 2 and st.fallbacks == 1 and len(st.break_reasons) == 2
 
 
 @pytest.mark.parametrize("fn, assumed", [(data_branch, "the truth of `gt`"), (item_use, None)])
@@ -322,3 +323,33 @@ def test_tensor_operation_inside_try_is_speculated_on_and_records_outlive_a_late
     ex = magpy.compile(Whiten(), backend=lambda gm, example: gm.forward)
     ex(mat(0))
     assert magpy.stats(ex).graph_count == 0 and "inside `try`" in magpy.stats(ex).break_reasons[0]
+
+
+def test_a_first_call_that_breaks_is_monitored_once_more():
+    """Data-aware initialisation on the first call (``bool(flag.item())`` decides to initialise,
+    the module writes its parameters through ``.data``): that call breaks, the next one is
+    monitored again and compiles; a function that breaks twice runs eagerly from then on."""
+    class Init(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+            self.flag = torch.nn.Parameter(torch.tensor(0, dtype=torch.uint8), requires_grad=False)
+            self.ready = None
+
+        def forward(self, x):
+            if self.ready is None:
+                self.ready = bool(self.flag.item())
+            if not self.ready:
+                self.w.data[...] = x.mean(0).detach()   # data-aware init
+                self.flag.data[...] = 1
+                self.ready = True
+            return x * self.w
+
+    m, ref = Init(), Init()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(4):
+        x = torch.randn(2, 3) + i
+        assert same(cm(x), ref(x))
+    assert same(m.w, ref.w)
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.guard_hits, st.fallbacks) == (2, 2, 0) and len(st.break_reasons) == 1, st
