@@ -967,6 +967,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
     def op_STORE_ATTR(self, fs, ins, stack):
         self._attr_write(fs, stack[-1], ins.argval, stack[-2])
 
+    def _post_requires_grad(self, fs, stack, data):
+        t, value = data
+        self.graph.call("method", "requires_grad_", (self.to_arg(t), value), {})
+
     def _attr_write(self, fs, obj, name: str, value) -> None:
         """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
         ``type(obj).__setattr__``): a write the mock replays, or a property setter monitored."""
@@ -975,6 +979,12 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 # A no-op (`mask.requires_grad = False` on a tensor that has none): for a tensor from
                 # outside, its requires_grad is part of the tensor guard.
                 self._pend(fs, self._post_nothing, None, opaque=True)
+                return
+            if name == "requires_grad" and type(value) is bool and type(obj) is torch.Tensor \
+                    and obj.grad_fn is None and self.graph.node_of(obj) is not None and not self._from_outside(obj):
+                # `out = torch.zeros(...); out.requires_grad = True`: a leaf the call made becomes one
+                # autograd records, as `requires_grad_` in the graph, in program order.
+                self._pend(fs, self._post_requires_grad, (obj, value), opaque=True)
                 return
             raise BreakCompile(f"writes tensor attribute `{name}`")
         node = self._held_node(obj)

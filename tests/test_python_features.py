@@ -1005,3 +1005,27 @@ def test_star_unpacked_map_of_a_recursive_function():
     for _ in range(3):
         assert same(cm(xs), f(xs))
     assert magpy.stats(cm).monitor_runs == 1 and magpy.stats(cm).fallbacks == 0
+
+
+def test_requires_grad_set_on_a_leaf_made_in_the_call():
+    """``out = torch.zeros_like(x); out.requires_grad = True`` is ``requires_grad_`` in the graph:
+    the returned leaf requires grad as eager's does; on a tensor from outside it still breaks."""
+    def zero(x):
+        out = torch.zeros_like(x)
+        out.requires_grad = True
+        return out, out * 2
+
+    cm = magpy.compile(zero, backend="eager")
+    for _ in range(3):
+        x = torch.randn(3)
+        (a, b), (c, d) = cm(x), zero(x)
+        assert a.requires_grad and a.is_leaf and same(a, c) and same(b, d) and b.grad_fn is not None
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.fallbacks) == (1, 1, 0), st
+
+    def outside(x):
+        x.requires_grad = True
+        return x * 2
+
+    ex = magpy.explain(outside)(torch.randn(2))
+    assert ex.graph_count == 0 and "requires_grad" in ex.break_reasons[0]

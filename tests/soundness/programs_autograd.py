@@ -185,3 +185,24 @@ def post(out, i):
     out.sum().backward()       # no zero_grad: grads accumulate across calls
     return m.weight.grad.clone()
 """)
+
+program(F_, "leaf_made_in_the_call_gets_requires_grad", """
+class Lego(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.aux = nn.Parameter(torch.randn(2, 3, 4))
+        self.coef = nn.Parameter(torch.randn(2, 3, 4))
+    def forward(self, x):
+        self.proxy = torch.zeros(self.aux.size())
+        self.proxy.scatter_(2, self.aux.argmax(dim=2, keepdim=True), 1)
+        self.proxy.requires_grad = True
+        return x @ (self.coef * self.proxy).sum(0).t()
+m = Lego()
+def make(): return m
+def inputs(i): return torch.randn(5, 4)
+def post(out, i):
+    out.sum().backward()
+    g = (m.proxy.grad.clone(), m.coef.grad.clone())
+    m.coef.grad = None
+    return g
+""")
