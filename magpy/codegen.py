@@ -206,6 +206,20 @@ def _size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) 
             and all(type(a) is int for a in node.args[1:]) and not node.kwargs:
         base, rest = node.args[0].name, "".join(repr(a) for a in node.args[1:])
         return lambda names: f"{names[base]}.{node.target}({rest})"
+    if node.op == "call_function" and node.target is len and len(node.args) == 1 and not node.kwargs \
+            and isinstance(node.args[0], fx.Node):
+        # how many rows iterating an input gave (`for x_t in x.unbind(0)`, an LSTM's time loop):
+        # the input's size along that dimension
+        rows = node.args[0]
+        if ((rows.op == "call_method" and rows.target == "unbind") or (rows.op == "call_function"
+                                                                      and rows.target is torch.unbind)) \
+                and rows.args and isinstance(rows.args[0], fx.Node) and rows.args[0].op == "placeholder" \
+                and not rows.args[0].meta.get("magpy_scalar"):
+            dim = rows.args[1] if len(rows.args) > 1 else rows.kwargs.get("dim", 0)
+            if type(dim) is int:
+                base = rows.args[0].name
+                return lambda names: f"{names[base]}.size({dim})"
+        return None
     if node.op == "call_function" and node.target in _SIZE_ARITHMETIC and not node.kwargs:
         parts = [_size_expr(a, pool, depth + 1, draws) for a in node.args]
         if any(p is None for p in parts):

@@ -187,6 +187,30 @@ def test_branch_on_a_lifted_size_is_a_guard_not_a_speculation():
     assert any("lifted sizes: bool(" in r.guards_text for r in magpy.records(cf))
 
 
+def test_loop_over_the_rows_of_a_lifted_input_is_checked_in_the_guard():
+    """``for x_t in x.unbind(0)`` (an RNN's time loop) over a lifted length: each trip count is a
+    record, and which record fits is decided by the guard from ``x.size(0)``, before any graph
+    runs (as a speculation each call would run the graphs of the records before the right one)."""
+    torch.manual_seed(0)
+    cell = nn.Linear(6, 3)
+
+    def rnn(x, h):
+        outs = []
+        for x_t in x.unbind(0):
+            h = torch.tanh(cell(torch.cat([x_t, h], -1)))
+            outs.append(h)
+        return torch.stack(outs), h
+
+    cf = magpy.compile(rnn, backend="eager")
+    lengths = [2, 3, 5, 3, 2, 5, 4]
+    for t in lengths:
+        x, h = torch.randn(t, 2, 3), torch.zeros(2, 3)
+        assert same(cf(x, h), rnn(x, h))
+    st = magpy.stats(cf)
+    assert st.fallbacks == 0 and st.unheld == 0 and st.monitor_runs == 4, st   # static 2, lifted 3, 5, 4
+    assert any("lifted sizes:" in r.guards_text and ".size(0)" in r.guard_source for r in magpy.records(cf))
+
+
 def test_a_counter_written_every_call_is_lifted():
     class Counted(nn.Module):
         def __init__(self):
