@@ -106,7 +106,8 @@ class Stats:
     so ``calls == guard_hits + guard_misses + fallbacks`` and ``monitor_runs <= guard_misses``.
     Calls from inside another compiled callable's monitor run run as plain code and are
     not counted. ``records`` is the number of records cached now and ``graph_count`` how
-    many of them hold tensor operations. ``guard_errors`` counts records dropped because
+    many compiled graphs they run (one per record with tensor operations; a record split at
+    numpy nodes for a backend other than eager counts each compiled region). ``guard_errors`` counts records dropped because
     their guard raised (a MagPy bug). ``unheld`` counts tries of a speculative record whose
     guard passed but whose assumptions on values read from tensors did not hold (its graph ran
     and its result was dropped, :mod:`magpy.scalars`); such a call goes on to another record or
@@ -579,12 +580,13 @@ class _Compiled:
     def _record_stats(self) -> None:
         records = self._cache.records
         self._stats.records = len(records)
-        self._stats.graph_count = sum(1 for r in records if r.op_count)
+        self._stats.graph_count = sum(r.regions for r in records if r.op_count)
 
     def _build_record(self, mon: Monitor, gen) -> Record:
         outputs = gen.graph_output_nodes
         gm = None
         compiled = None
+        regions = 1
         if outputs or mon.graph.op_count:
             gm = mon.graph.finish(outputs)
             example = [t for _, t in mon.graph.inputs]
@@ -595,7 +597,7 @@ class _Compiled:
                 compile_fn = self._compile_graph
             if backend != "eager" and python_nodes(gm):
                 # numpy nodes run in Python between compiled regions (only eager runs them in its graph)
-                compiled, _regions = compile_regions(gm, example, compile_fn)
+                compiled, regions = compile_regions(gm, example, compile_fn)
             else:
                 compiled = compile_fn(gm, example)
         mock, run, bugs, inputs = gen.mock_factory(compiled)
@@ -606,7 +608,7 @@ class _Compiled:
                       arg_shapes=_arg_shapes(mon.param_sources, mon.param_values),
                       int_values={g.source.describe(): g.value for g in mon.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
-                      lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()})
+                      lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()}, regions=regions)
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`); if

@@ -68,6 +68,7 @@ class Record:
     arg_shapes: dict | None = None   # parameter name -> shape of each tensor argument of its monitor run
     lifted: dict | None = None       # argument -> dimensions of any size (lifted shapes)
     int_values: dict | None = None   # source -> int or float value guarded (what lifting compares between records)
+    regions: int = 1                 # compiled graphs it runs (more when split at numpy nodes, backends.compile_regions)
 
     def graph_inputs(self, args: tuple, kwargs: dict) -> list | None:
         """The compiled graph's inputs for a call with these arguments, None when the guard fails:

@@ -126,7 +126,7 @@ def test_inductor_with_numpy_values():
     def clip(x):
         y = fc(x)
         hi = float(np.percentile(y.detach().numpy(), 90))
-        return y.clamp(max=hi) * 2
+        return y.clamp(max=hi) * 2, (y * 3).relu()
 
     cm = magpy.compile(clip, backend="inductor")
     gen = torch.Generator().manual_seed(0)
@@ -135,4 +135,6 @@ def test_inductor_with_numpy_values():
             x = torch.randn(5, 4, generator=gen)
             assert same(cm(x), clip(x))
     st = magpy.stats(cm)
-    assert st.break_reasons == [] and st.graph_count == 1 and st.monitor_runs == 1 and st.fallbacks == 0
+    # split at the numpy nodes, in program order: `fc` compiled; `numpy`, `percentile`, `float` and
+    # the clamp that takes their number in Python; `* 2`, `* 3`, `relu` compiled: two regions
+    assert st.break_reasons == [] and st.graph_count == 2 and st.monitor_runs == 1 and st.fallbacks == 0
