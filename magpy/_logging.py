@@ -1,7 +1,8 @@
 """Logging channels: ``MAGPY_LOGS=guards,graph,recompiles,breaks`` (like TORCH_LOGS for Dynamo).
 
 Everything goes through the standard ``logging`` module under the ``magpy`` logger;
-each channel is a child logger (``magpy.guards``...) switched to INFO by the variable.
+each channel is a child logger (``magpy.guards``...) switched to INFO by the variable, and
+to WARNING otherwise (a program's ``logging.basicConfig(level=logging.INFO)`` leaves them quiet).
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def configure(spec: str | None = None) -> None:
         h = logging.StreamHandler()
         h.setFormatter(logging.Formatter("[magpy.%(name)s] %(message)s".replace("magpy.%(name)s", "%(name)s")))
         log.addHandler(h)
-    for n in names:
-        if n in CHANNELS:
+    for n in CHANNELS:
+        if n in names:
             channel(n).setLevel(logging.INFO)
+        else:   # (off unless asked for: a program's logging.basicConfig(level=INFO) would turn them on)
+            channel(n).setLevel(logging.WARNING)

@@ -28,6 +28,7 @@ import collections
 import contextvars
 import functools
 import inspect
+import logging
 import operator as _operator
 import random
 import types
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from . import capture
+from . import capture, effects
 from .annotations import DYNAMIC, Annotation, lookup
 from .annotations import torch_ops as T
 from .annotations.numpy_ops import NUMPY as NUMPY_PURE
@@ -68,7 +69,7 @@ from .objmodel import (
 )
 from .redraw import DrawSource, as_argument, as_draw, pinnable
 from .refgraph import RefGraph
-from .scalars import delift
+from .scalars import TEXT_BUILTINS, call_text, delift
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:
@@ -306,31 +307,94 @@ class CallRules:
     contextvars: dict[int, tuple]
     uses_modules: bool
 
-    def _replay_print(self, args: list, kwargs: dict) -> bool:
-        """``print(...)`` of constants, tensors and numbers read from tensors, to standard output:
-        the mock prints the same, with the values the graph computed, after the graph ran (a
-        dynamic operation replayed instead of splitting the program). False if it cannot be."""
-        if any(not (k in ("sep", "end", "flush") and isinstance(v, (str, bool, type(None)))
-                    or (k == "file" and v is None))   # (file=None is standard output)
-               for k, v in kwargs.items()):
+    def _replay_effect(self, fs: FrameState, fn, args: list, kwargs: dict) -> bool:
+        """``print(...)`` (to standard output or to a file object from outside), a logging call
+        on a logger from outside, ``time.sleep(s)``: the mock makes the same call after the graph
+        ran, in program order with the others, with the values the graph computed (a dynamic
+        operation replayed instead of splitting the program, :mod:`magpy.effects`). False if it
+        cannot be (the caller goes on: the call is monitored or breaks)."""
+        where = None
+        if fn is print:
+            kw_ok = all(k in ("sep", "end", "flush", "file") for k in kwargs)
+            refs = ("file",)
+        elif effects.log_call(fn):
+            kw_ok = effects.log_kwargs_ok(kwargs)
+            refs = ()
+            if fn in effects.LOG_METHODS:   # (3.11+ calls a method unbound: Logger.info(log, ...))
+                if not args or not isinstance(args[0], logging.Logger):
+                    return False
+                fn, args = types.MethodType(fn, args[0]), args[1:]
+            logger = getattr(fn, "__self__", None)
+            if logger is not None:
+                if not self._from_outside(logger):
+                    return False   # (a logger made in the call: the record could not name it)
+                self._guard_identity(logger)
+            fs_, offset = self._at
+            ins = fs_.instrs.get(offset)
+            where = (fs_.code.co_filename, ins.line if ins is not None and ins.line else fs_.frame.f_lineno,
+                     fs_.code.co_name)
+        elif effects.sleep_call(fn):
+            kw_ok = not kwargs
+            refs = ()
+        else:
             return False
-        kwargs = {k: v for k, v in kwargs.items() if k != "file"}
-        printed = []
+        if not kw_ok:
+            return False
+        replayed_args = []
         for a in args:
-            if isinstance(a, torch.Tensor):
-                if type(a) is not torch.Tensor or a.requires_grad or (self.graph.node_of(a) is None
-                                                                       and not self._from_outside(a)):
-                    return False   # (a subclass's repr, or a grad_fn name, could differ)
-                # a copy: the graph may change the tensor later, and the mock prints after the graph
-                printed.append(("node", self.graph.call("method", "clone", (self.to_arg(a),), {})))
-            elif self.scalar_node(a) is not None or is_immutable(a) or (
-                    type(a) in (tuple, list, torch.Size) and all(is_immutable(e) or self.scalar_node(e) is not None
-                                                                  for e in a)):
-                printed.append(("value", a))   # (numbers read from tensors come from the graph)
-            else:
+            kind = self._replayed(a)
+            if kind is None:
                 return False
-        self.prints.append((printed, dict(kwargs)))
+            replayed_args.append(kind)
+        replayed_kwargs = {}
+        for k, v in kwargs.items():
+            if k in refs and v is not None and not is_immutable(v):
+                if not self._from_outside(v):
+                    return False
+                self._guard_identity(v)   # (the mock writes to this very file object)
+                replayed_kwargs[k] = ("ref", v)
+                continue
+            kind = self._replayed(v)
+            if kind is None:
+                return False
+            replayed_kwargs[k] = kind
+        self.effects.append((fn, replayed_args, replayed_kwargs, where))
+        self._pend(fs, self._post_nothing, None, opaque=True)
         return True
+
+    def _text_call(self, fs: FrameState, fn, args: list, kwargs: dict) -> bool:
+        """``str(v)``, ``repr(v)``, ``format(v, spec)``, ``"{:.2f}".format(v)``, ``sep.join(parts)``
+        of values read from tensors, or of a tensor: a text node (``ScalarFlow.text_op``)."""
+        name = next((n for f, n in TEXT_BUILTINS if f is fn), None)
+        if name is not None:
+            template = ""
+        elif type(fn) is types.BuiltinMethodType and type(fn.__self__) is str and fn.__name__ in ("format", "join"):
+            name, template = fn.__name__, fn.__self__
+        elif (fn is str.format or fn is str.join) and args and type(args[0]) is str:
+            name, template, args = fn.__name__, args[0], args[1:]
+        else:
+            return False
+        if not (self.holds_scalar(args) or self.holds_scalar(kwargs)
+                or any(isinstance(a, torch.Tensor) for a in args) and name != "join"):
+            return False
+        if name == "join" and (kwargs or len(args) != 1 or type(args[0]) not in (list, tuple)):
+            return False   # (a generator or another iterable: the join consumes it)
+        return self.text_op(fs, call_text, (template, name, *args), kwargs)
+
+    def _replayed(self, a):
+        """How the mock hands ``a`` to a replayed call: ``("node", fx node)`` for a tensor (a copy the
+        graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
+        the graph computes; None if it cannot."""
+        if isinstance(a, torch.Tensor):
+            if type(a) is not torch.Tensor or a.requires_grad or (self.graph.node_of(a) is None
+                                                                   and not self._from_outside(a)):
+                return None   # (a subclass's repr, or a grad_fn name, could differ)
+            return ("node", self.graph.call("method", "clone", (self.to_arg(a),), {}))
+        if self.scalar_node(a) is not None or is_immutable(a) or (
+                type(a) in (tuple, list, torch.Size) and all(is_immutable(e) or self.scalar_node(e) is not None
+                                                              for e in a)):
+            return ("value", a)   # (numbers and text read from tensors come from the graph)
+        return None
 
     def _pure_by_inputs(self, fn, args: list, kwargs: dict) -> bool:
         """An unannotated native whose every input is a guarded constant (numbers, strings, tuples of
@@ -582,8 +646,9 @@ class CallRules:
                 and self.shape_is_lifted(args[0]):
             self.start_size_read(fs, args[0], "len")
             return
-        if fn is print and self._replay_print(args, kwargs):
-            self._pend(fs, self._post_nothing, None, opaque=True)
+        if (fn is print or effects.sleep_call(fn) or effects.log_call(fn)) and self._replay_effect(fs, fn, args, kwargs):
+            return
+        if self._text_call(fs, fn, args, kwargs):
             return
         draw = as_draw(fn, args)
         if draw is not None and self._start_draw(fs, fn, draw, kwargs):

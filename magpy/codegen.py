@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import math
 import operator
+import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ try:
 except ImportError:   # pragma: no cover
     _np = None
 
+from . import effects
 from .cache import MISS, UNHELD
 from .graph import Unsupported
 from .guard_batch import batch_held
@@ -621,11 +623,22 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     ret = mb.value(mon.result)
     shape_checks, draw_checks, checks = _assumption_checks(mon, mb, pool)
-    prints = []
-    for printed, kwargs in mon.prints:
-        parts = [mb._graph_output(v) if kind == "node" else mb.value(v) for kind, v in printed]
-        parts += [f"{k}={literal(v, pool)}" for k, v in kwargs.items()]
-        prints.append(f"{pool.ref(print)}({', '.join(parts)})")
+    prints = []   # (replayed effects, magpy.effects: print, logging, sleep)
+
+    def replayed(kind, v):
+        return mb._graph_output(v) if kind == "node" else pool.ref(v) if kind == "ref" else mb.value(v)
+
+    if mon.effects and mon.draws and any(fn is time.sleep for fn, *_ in mon.effects):
+        raise Unsupported("sleeps in a call that reads the clock (the mock sleeps after the graph)")
+    for fn, eargs, ekwargs, where in mon.effects:
+        parts = [replayed(*a) for a in eargs]
+        kparts = [f"{k}={replayed(*a)}" for k, a in ekwargs.items()]
+        if where is None:
+            prints.append(f"{pool.ref(fn)}({', '.join(parts + kparts)})")
+        else:   # called from a frame that names the user's file, line and function (logging's caller)
+            kw = ", ".join(f"{k!r}: {replayed(*a)}" for k, a in ekwargs.items())
+            tramp = effects.trampoline(*where)
+            prints.append(f"{pool.ref(tramp)}({pool.ref(fn)}, ({''.join(p + ', ' for p in parts)}), {{{kw}}})")
 
     # -- Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
     # with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and

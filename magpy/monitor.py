@@ -79,7 +79,7 @@ from .objmodel import (
     protocol_lookups,
 )
 from .refgraph import Const, RefGraph, ShadowNode
-from .scalars import NUMPY_VALUES, ScalarFlow, delift
+from .scalars import NUMPY_VALUES, ScalarFlow, delift, format_text, join_text
 from .source import (
     ArgSource,
     AttrSource,
@@ -252,7 +252,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._entered: set = set()                   # generator frames whose parameters were bound
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
-        self.prints: list = []                       # print calls the mock replays: ([(kind, value)], kwargs)
+        self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
         # ... and floats among them? (TorchInductor 2.13 on CPU computed wrong results from a float
@@ -1105,7 +1105,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         a, b = stack[-2], stack[-1]
         sym = ins.argrepr
         if self.scalar_nodes and not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) \
-                and (self.scalar_node(a) is not None or self.scalar_node(b) is not None):
+                and (self.scalar_node(a) is not None or self.scalar_node(b) is not None
+                     or (isinstance(a, str) and sym in ("%", "%=") and self.holds_scalar(b))):
             if self._numpy_operator(fs, sym, a, b):
                 return
             if self.scalar_binary(fs, sym, a, b):
@@ -1329,12 +1330,22 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
 
     def op_FORMAT_VALUE(self, fs, ins, stack):
         v = stack[-1] if (ins.arg & 0x04) == 0 else stack[-2]
+        spec = stack[-1] if ins.arg & 0x04 else ""
+        if (isinstance(v, torch.Tensor) or T.contains_tensor(v) or self.holds_scalar(v) or self.holds_scalar(spec)) \
+                and self.text_op(fs, format_text, (v, ins.arg & 3, spec)):
+            return   # text of values read from tensors: a node (magpy.scalars.LiftedStr)
         if isinstance(v, torch.Tensor) or T.contains_tensor(v):
             self._dynamic("formats a tensor as text (reads its values)")
         if self.holds_scalar(v):
             self.scalar_escape("formats", v)
         if isinstance(v, CONTAINER_TYPES):
             self.full_read(v)
+
+    def op_BUILD_STRING(self, fs, ins, stack):
+        """An f-string's pieces joined: a text node when one of them is (``magpy.scalars.LiftedStr``)."""
+        parts = stack[len(stack) - ins.arg:] if ins.arg else []
+        if self.scalar_nodes and self.holds_scalar(parts) and not self.text_op(fs, join_text, tuple(parts)):
+            self.scalar_escape("joins", *parts)
 
     # calls
     def op_KW_NAMES(self, fs, ins, stack):

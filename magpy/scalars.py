@@ -54,6 +54,59 @@ class LiftedInt(int):
     __slots__ = ()
 
 
+class LiftedStr(str):
+    """A ``str`` the monitor run follows: text formatted from values read from tensors
+    (``f"loss {loss.item():.3f}"``, ``"%.2f" % s``, ``str(t)`` of a tensor). It is a graph node
+    that formats the call's values, so a ``print`` or a log call the mock replays shows the
+    call's text instead of the first run's. Equal strings may share one object (single
+    characters always do), so the monitor puts a ``LiftedStr`` of the same text on the value
+    stack instead, as it does with :class:`LiftedInt`; the mock hands out plain strings."""
+
+    __slots__ = ()
+
+
+def format_text(value: Any, conversion: int, spec: str = "") -> str:
+    """What an f-string's ``{value!conversion:spec}`` makes of ``value`` (a text node of the graph)."""
+    if conversion == 1:
+        value = str(value)
+    elif conversion == 2:
+        value = repr(value)
+    elif conversion == 3:
+        value = ascii(value)
+    return format(value, spec)
+
+
+def join_text(*parts: str) -> str:
+    """An f-string's pieces joined (``BUILD_STRING``), a text node of the graph."""
+    return "".join(parts)
+
+
+def percent_text(template: str, values: Any) -> str:
+    """``template % values`` (a text node of the graph)."""
+    return template % values
+
+
+def call_text(template: str, name: str, *args: Any, **kwargs: Any) -> str:
+    """``template.format(...)``, ``str(v)``, ``repr(v)``... as a text node: ``name`` is the method
+    of ``str`` (``"format"``), or ``"str"``/``"repr"``/``"ascii"``/``"format_builtin"`` for the builtins."""
+    if name == "format":
+        return template.format(*args, **kwargs)
+    if name == "join":
+        return template.join(*args)
+    if name == "str":
+        return str(*args)
+    if name == "repr":
+        return repr(*args)
+    if name == "ascii":
+        return ascii(*args)
+    return format(*args)
+
+
+#: Text builtins whose result is a text node when given values read from tensors.
+TEXT_BUILTINS = ((builtins.str, "str"), (builtins.repr, "repr"), (builtins.ascii, "ascii"),
+                 (builtins.format, "format_builtin"))
+
+
 #: Native functions of numbers that the graph repeats as they are (numbers in, a number out).
 NUMERIC_FUNCTIONS = frozenset({
     builtins.max, builtins.min, builtins.abs, builtins.float, builtins.int, builtins.pow, math.ceil, math.floor,
@@ -76,7 +129,8 @@ _VALUE_ARGUMENT_OPS = frozenset({
 })
 
 _NUMBERS = (int, float, bool, LiftedInt)
-_TRACKED = (float, LiftedInt)
+_TRACKED = (float, LiftedInt, LiftedStr)
+_LIFTED = (LiftedInt, LiftedStr)   # (the run's own types, plain int/str again wherever the program left them)
 try:
     import numpy as _np
 
@@ -127,11 +181,13 @@ def _replace_top(fs: Any, stack: list, value: Any) -> None:
 
 
 def delift(v: Any, depth: int = 0) -> Any:
-    """``v`` with every :class:`LiftedInt` in it a plain ``int``: lists, dicts and plain objects are
+    """``v`` with every :class:`LiftedInt` in it a plain ``int`` (and :class:`LiftedStr` a ``str``): lists, dicts and plain objects are
     changed in place (they keep their identity), tuples and sizes are rebuilt when they hold one."""
     t = type(v)
     if t is LiftedInt:
         return int(v)
+    if t is LiftedStr:
+        return str.__str__(v)
     if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module, type)):
         return v
     if t is list:
@@ -141,7 +197,7 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[i] = new
         return v
     if t is dict:
-        if any(type(k) is LiftedInt or (type(k) is tuple and any(type(e) is LiftedInt for e in k)) for k in v):
+        if any(type(k) in _LIFTED or (type(k) is tuple and any(type(e) in _LIFTED for e in k)) for k in v):
             items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
             v.clear()
             v.update(items)   # (same order, keys that compare and hash equal)
@@ -152,7 +208,7 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[k] = new
         return v
     if t is set:
-        if any(type(e) is LiftedInt or type(e) is tuple for e in v):
+        if any(type(e) in _LIFTED or type(e) is tuple for e in v):
             items = [delift(e, depth + 1) for e in v]
             v.clear()
             v.update(items)
@@ -167,6 +223,10 @@ def delift(v: Any, depth: int = 0) -> Any:
             and not t.__module__.startswith("torch"):
         delift(d, depth + 1)
     return v
+
+
+class _NotText(Exception):
+    """A value text cannot be formatted from in the graph (an object of the call, a tensor subclass)."""
 
 
 class ScalarFlow:
@@ -190,6 +250,7 @@ class ScalarFlow:
         # A size of a value-shaped tensor (a boolean mask's result) was followed as a graph node:
         # from then on any tensor computed in the call may have a shape that follows it.
         self.value_sizes_followed = False
+        self.made_text = False       # a LiftedStr exists (plain strings again wherever the program left them)
 
     # -- assumptions ---------------------------------------------------------------------------------------
     def assume(self, kind: str, node: Any, expected: Any) -> None:
@@ -198,6 +259,8 @@ class ScalarFlow:
         (``tensor.item()``), ``"list"`` (``tensor.tolist()``), ``"scalar"`` (a Python number)."""
         if _np is not None and isinstance(expected, _np.ndarray):
             expected = expected.copy()   # (the program may change its array after the run)
+        elif kind == "scalar" and any(k == kind and n is node for k, n, _ in self.assumptions[-8:]):
+            return   # (the same value read again: `counts.get(key)` then `counts[key] = ...`)
         self.assumptions.append((kind, node, expected))
         self.assumed_at.append(self.where())
 
@@ -209,7 +272,7 @@ class ScalarFlow:
                 node = node.args[0]   # (the copy assume_tensor_read takes)
             return getattr(node, "name", node)
 
-        return [f"{what[kind]} `{name(node)}` is {expected!r} ({where})"
+        return [f"{'the text' if isinstance(expected, str) else what[kind]} `{name(node)}` is {expected!r} ({where})"
                 for (kind, node, expected), where in zip(self.assumptions, self.assumed_at)]
 
     def can_assume_read(self, t: Any, kind: str) -> bool:
@@ -321,7 +384,12 @@ class ScalarFlow:
         return True
 
     def scalar_binary(self, fs: Any, sym: str, a: Any, b: Any) -> bool:
-        """``a <sym> b`` with a tracked number on either side; False if it is not arithmetic on numbers."""
+        """``a <sym> b`` with a tracked number on either side; False if it is not arithmetic on numbers
+        (or text: ``"%.3f" % s``, ``prefix + text``)."""
+        if sym in ("%", "%=") and isinstance(a, str):
+            return self.text_op(fs, percent_text, (a, b))
+        if sym in ("+", "+=") and isinstance(a, str) and isinstance(b, str):
+            return self.text_op(fs, join_text, (a, b))
         fn = NUMBER_OPERATORS.get(sym.rstrip("=") if sym.endswith("=") and sym not in ("==", "!=") else sym)
         if fn is None or type(a) not in _NUMBERS or type(b) not in _NUMBERS:
             return False
@@ -478,6 +546,56 @@ class ScalarFlow:
         else:
             self.assume("scalar", node, value)
             self._post_new(fs, stack, 1)   # (an object of the call from here on: a dtype, a list)
+
+    # -- text ------------------------------------------------------------------------------------------
+    def text_op(self, fs: Any, fn: Any, args: tuple, kwargs: dict | None = None) -> bool:
+        """Text made from values read from tensors, or from a tensor (``f"{loss.item():.3f}"``,
+        ``"%.2f" % s``, ``str(t)``): a graph node that formats the call's values (run in Python,
+        like a numpy node), its result followed as a :class:`LiftedStr`. Only with backends that
+        serve changing values; False when an argument cannot be a graph argument."""
+        if not self.redraw_ok:
+            return False
+        try:
+            fx_args = tuple(self._text_arg(a) for a in args)
+            fx_kwargs = {k: self._text_arg(v) for k, v in (kwargs or {}).items()}
+        except _NotText:
+            return False
+        self._pend(fs, self._post_text, (fn, fx_args, fx_kwargs), opaque=True)
+        return True
+
+    def _text_arg(self, v: Any, depth: int = 0) -> Any:
+        node = self.scalar_node(v)
+        if node is not None:
+            return node
+        t = type(v)
+        if isinstance(v, torch.Tensor):
+            # (a subclass's text, or a grad_fn name, could differ from the graph's tensor)
+            if t is not torch.Tensor or v.requires_grad or not (
+                    self.graph.node_of(v) is not None or self._from_outside(v)):
+                raise _NotText
+            return self.to_arg(v)
+        if v is None or t in (str, int, float, bool, bytes):
+            return v
+        if t in (tuple, list) and depth < 4:
+            return t(self._text_arg(e, depth + 1) for e in v)
+        if t is dict and depth < 4 and all(type(k) is str for k in v):
+            return {k: self._text_arg(e, depth + 1) for k, e in v.items()}
+        raise _NotText
+
+    def _post_text(self, fs, stack, data):
+        fn, args, kwargs = data
+        node = self.graph.call("function", fn, args, kwargs)
+        node.meta["magpy_python"] = True   # (a backend compiles around it: backends.compile_regions)
+        node.meta["magpy_where"] = self.where()
+        value = stack[-1]
+        if type(value) is not str and type(value) is not LiftedStr:   # (a format that changes nothing may
+            self.assume("scalar", node, value)   # return its input); a __format__ that returns no str: assumed
+            self._post_new(fs, stack, 1)
+            return
+        new = LiftedStr(value)
+        _replace_top(fs, stack, new)
+        self.scalar_nodes[id(new)] = (new, node)
+        self.made_text = True
 
     def _post_scalar(self, fs, stack, data):
         kind, target, args = data

@@ -311,26 +311,6 @@ def test_print_is_replayed_with_the_values_of_the_call(capsys):
     assert (st.monitor_runs, st.graph_count, st.guard_hits, st.fallbacks) == (1, 1, 2, 0)
 
 
-def test_print_to_a_file_is_still_dynamic():
-    import io
-
-    buf = io.StringIO()
-
-    def f(x):
-        print(x.sum(), file=buf)
-        return x + 1
-
-    ex = magpy.explain(f)(torch.ones(2))
-    assert ex.dynamic and "print" in ex.break_reasons[0]
-
-    def g(x):
-        print(x.sum(), file=None)   # standard output: replayed
-        return x + 1
-
-    ex = magpy.explain(g)(torch.ones(2))
-    assert not ex.dynamic and ex.graph_count == 1
-
-
 def test_print_of_lifted_sizes(capsys):
     def f(x):
         print("batch", x.shape, [x.size(0), 2])

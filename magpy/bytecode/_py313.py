@@ -13,7 +13,8 @@
 * Superinstructions ``LOAD_FAST_LOAD_FAST``, ``STORE_FAST_LOAD_FAST``,
   ``STORE_FAST_STORE_FAST`` (``argval`` is the pair of names).
 * f-strings: ``FORMAT_SIMPLE`` / ``FORMAT_WITH_SPEC`` / ``CONVERT_VALUE`` replace
-  ``FORMAT_VALUE`` (normalised to its ``arg & 4`` = "a spec sits above the value").
+  ``FORMAT_VALUE`` (normalised to its ``arg & 4`` = "a spec sits above the value" and
+  ``arg & 3`` = the conversion).
 * ``SET_FUNCTION_ATTRIBUTE`` finishes ``MAKE_FUNCTION``; ``EXIT_INIT_CHECK`` after ``__init__``.
 """
 from __future__ import annotations
@@ -46,8 +47,10 @@ class Py313(Py312):
         out = super().normalise(ins, out)
         if ins.opname == "FORMAT_WITH_SPEC":
             out.arg = 4
-        elif ins.opname in ("FORMAT_SIMPLE", "CONVERT_VALUE"):
+        elif ins.opname == "FORMAT_SIMPLE":
             out.arg = 0
+        elif ins.opname == "CONVERT_VALUE":
+            out.arg = ins.arg & 3   # (the conversion: 1 str, 2 repr, 3 ascii, as FORMAT_VALUE's low bits)
         elif ins.opname == "COMPARE_OP":
             out.to_bool = bool(ins.arg & 16)
         return out

@@ -1,0 +1,75 @@
+"""Outside effects the mock replays instead of splitting the program (paper §5.3.1).
+
+``print(...)``, a logging call (``log.info("loss %.4f", loss.item())``) or ``time.sleep(s)``
+is a dynamic operation: it must run on every call, with the call's values. The paper splits
+the program there (the code before is one graph, the operation runs, the code after is the
+next graph). These operations hand nothing back that the program goes on with (they return
+``None``) and change no state the program reads later, so the mock can run them *after* the
+graph, in program order among themselves, with the values the graph computed (numbers and
+text read from tensors are graph outputs, tensors are copies taken where the program printed):
+the output is the same as the split program's and the record keeps one graph.
+
+What the monitor hands over (``Monitor.effects``): the callable, its arguments as kinds
+(``value``: a constant or a tracked value the graph computes, ``node``: a tensor copy the
+graph outputs, ``ref``: an outside object guarded by identity, such as a file or a logger),
+and for logging the user's file, line and function. A logging call finds its caller by
+walking the stack (``%(funcName)s``, ``%(lineno)d``, ``%(pathname)s``): the mock calls it
+through a *trampoline* whose code object carries the user's file name, line and function
+name, so the record says what the eager call would have said.
+"""
+from __future__ import annotations
+
+import functools
+import keyword
+import logging
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+#: Logger methods replayed (``Logger.warn`` and ``exception`` are left out: the first warns about
+#: itself, the second reads the exception being handled, which the mock has not).
+LOG_METHODS = frozenset({logging.Logger.debug, logging.Logger.info, logging.Logger.warning,
+                         logging.Logger.error, logging.Logger.critical, logging.Logger.log})
+
+#: The logging module's functions of the root logger.
+LOG_FUNCTIONS = frozenset({logging.debug, logging.info, logging.warning, logging.error,
+                           logging.critical, logging.log})
+
+#: Keyword arguments of a logging call the mock can repeat, with the values it accepts.
+_LOG_KWARGS = {"exc_info": (None, False), "stack_info": (False,), "stacklevel": (1,), "extra": (None,)}
+
+
+def log_call(fn: Any) -> bool:
+    """Is ``fn`` a logging call the mock can replay (a Logger method bound to a logger, or the
+    logging module's function)?"""
+    if type(fn) is types.FunctionType:
+        return fn in LOG_FUNCTIONS or fn in LOG_METHODS   # (a method called unbound: the logger comes first)
+    return type(fn) is types.MethodType and fn.__func__ in LOG_METHODS and isinstance(fn.__self__, logging.Logger)
+
+
+def log_kwargs_ok(kwargs: dict) -> bool:
+    """Only keyword arguments whose meaning does not depend on where the call runs from."""
+    return all(k in _LOG_KWARGS and any(v is a or (type(v) is type(a) and v == a) for a in _LOG_KWARGS[k])
+               for k, v in kwargs.items())
+
+
+def sleep_call(fn: Any) -> bool:
+    return fn is time.sleep
+
+
+@functools.lru_cache(maxsize=512)
+def trampoline(filename: str, lineno: int, name: str) -> Callable:
+    """A function ``t(fn, args, kwargs)`` that calls ``fn(*args, **kwargs)`` from a frame whose code
+    says ``filename``, ``lineno`` and function ``name`` (the user's, where the program made the call)."""
+    ident = name if name.isidentifier() and not keyword.iskeyword(name) else "_magpy_caller"
+    src = "\n" * max(lineno - 1, 0) + f"def {ident}(fn, args, kwargs): return fn(*args, **kwargs)\n"
+    ns: dict = {}
+    exec(compile(src, filename, "exec"), ns)   # noqa: S102 - our own one-line source
+    fn = ns[ident]
+    if ident != name:
+        changes = {"co_name": name}
+        if hasattr(fn.__code__, "co_qualname"):
+            changes["co_qualname"] = name
+        fn.__code__ = fn.__code__.replace(**changes)
+    return fn

@@ -1,0 +1,192 @@
+"""Replayed effects (print to a file, logging, sleep) and text formatted from tensor values: one
+graph, one monitor run, the call's values in the output (magpy/effects.py, magpy/scalars.py)."""
+from __future__ import annotations
+
+import io
+import logging
+import sys
+import time
+
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+
+
+class _Keep(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, r):
+        self.records.append((r.levelname, r.getMessage(), r.funcName, r.lineno, r.pathname))
+
+
+def _logger(name):
+    lg = logging.getLogger(name)
+    lg.propagate = False
+    lg.setLevel(logging.DEBUG)
+    keep = _Keep()
+    lg.addHandler(keep)
+    return lg, keep
+
+
+def _run(cm, fn, calls, make_input):
+    for i in range(calls):
+        x = make_input(i)
+        assert same(cm(x), fn(x))
+
+
+def test_logging_in_a_submodule_is_one_graph_with_the_callers_file_and_line():
+    log, keep = _logger("magpy.test.effects.sub")
+
+    class Sub(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.fc(x)
+            log.info("mean %.4f", y.mean().item())
+            log.debug(f"max {y.max().item():.3f} rows {y.shape[0]}")
+            return y.relu()
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = Sub()
+
+        def forward(self, x):
+            return self.sub(x) * 2
+
+    torch.manual_seed(0)
+    m = M()
+    cm = magpy.compile(m, backend="eager")
+    with torch.no_grad():
+        for i in range(4):
+            x = torch.randn(2, 4, generator=torch.Generator().manual_seed(i))
+            got, n = cm(x), len(keep.records)
+            compiled_records = keep.records[n - 2:]
+            want = m(x)
+            assert same(got, want)
+            assert compiled_records == keep.records[-2:]   # same messages, function, line and file
+    assert keep.records[0][2] == "forward" and keep.records[0][4] == __file__
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.guard_hits, st.fallbacks, st.unheld) == (1, 1, 3, 0, 0)
+    # the logger's level is read when the call runs: raised, nothing is logged, as in eager
+    log.setLevel(logging.WARNING)
+    n = len(keep.records)
+    with torch.no_grad():
+        cm(torch.randn(2, 4))
+    assert len(keep.records) == n and magpy.stats(cm).monitor_runs == 1
+
+
+def test_replacing_the_logger_or_the_file_is_a_miss():
+    a, keep_a = _logger("magpy.test.effects.a")
+    b, keep_b = _logger("magpy.test.effects.b")
+    box = {"log": a}
+    buf = io.StringIO()
+    state = {"file": buf}
+
+    def f(x):
+        y = x + 1
+        box["log"].warning("s=%s", "%.2f" % y.sum().item())   # noqa: UP031 - the user's spelling under test
+        print("max", y.max(), file=state["file"])
+        return y
+
+    cm = magpy.compile(f, backend="eager")
+    _run(cm, f, 2, lambda i: torch.full((3,), float(i)))
+    assert [r[1] for r in keep_a.records] == ["s=3.00", "s=3.00", "s=6.00", "s=6.00"]
+    box["log"] = b
+    other = io.StringIO()
+    state["file"] = other
+    x = torch.full((3,), 5.0)
+    assert same(cm(x), x + 1)
+    assert [r[1] for r in keep_b.records] == ["s=18.00"] and len(keep_a.records) == 4
+    assert other.getvalue() == "max tensor(6.)\n"
+    assert buf.getvalue() == "max tensor(1.)\n" * 2 + "max tensor(2.)\n" * 2
+    assert magpy.stats(cm).monitor_runs == 2
+
+
+def test_print_to_standard_error_and_sleep_are_replayed(capsys):
+    def f(x):
+        y = x * 2
+        print(f"total {y.sum().item():.1f}", file=sys.stderr)
+        time.sleep(0)
+        return y
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(3):
+        cm(torch.full((2,), float(i)))
+    assert capsys.readouterr().err == "total 0.0\ntotal 4.0\ntotal 8.0\n"
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.guard_hits) == (1, 1, 2)
+
+
+def test_text_from_tensor_values_is_a_graph_node_and_plain_str_outside():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.msg = ""
+
+        def forward(self, x):
+            s = x.std().item()
+            self.msg = "std {:.2f} / mean %s".format(s) % str(x.mean().item())   # noqa: UP031,UP032 - under test
+            return x * 2, f"{s!r:>12}", ", ".join([f"{v:.1f}" for v in (s, x.max().item())]), repr(x[:2])
+
+    m = M()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(4):
+        x = torch.randn(5, generator=torch.Generator().manual_seed(i))
+        got = cm(x)
+        msg = m.msg
+        want = m(x)
+        assert same(got, want) and msg == m.msg
+        assert type(msg) is str and all(type(t) is str for t in got[1:])
+    ex = magpy.explain(M())(x)
+    assert ex.graph_count == 1 and ex.assumptions == [] and not ex.dynamic
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.unheld) == (1, 1, 0)
+
+
+def test_text_used_as_a_key_or_in_a_branch_is_assumed():
+    counts = {}
+
+    def f(x):
+        key = f"{x.sum().item():.0f}"
+        counts[key] = counts.get(key, 0) + 1
+        return x + 1
+
+    cm = magpy.compile(f, backend="eager")
+    for v in (1.0, 2.0, 1.0, 3.0):
+        cm(torch.tensor([v]))
+    assert counts == {"1": 2, "2": 1, "3": 1}
+    ex = magpy.explain(f)(torch.tensor([1.0]))
+    assert len(ex.assumptions) == 1 and "'1'" in ex.assumptions[0]
+
+
+def test_text_without_a_backend_that_takes_values_is_assumed():
+    # TorchScript compiles for fixed values: the formatted number is an assumption (a record per value)
+    def f(x):
+        return x + 1, f"{x.sum().item():.1f}"
+
+    cm = magpy.compile(f, backend="torchscript")
+    for v in (1.0, 2.0, 1.0):
+        out = cm(torch.tensor([v]))
+        assert out[1] == f"{v:.1f}"
+    assert magpy.stats(cm).records == 2
+
+
+def test_magpy_logs_stay_quiet_under_a_programs_basic_config(capsys):
+    root = logging.getLogger()
+    old_level, handler = root.level, logging.StreamHandler(sys.stdout)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        cm = magpy.compile(lambda x: x + 1, backend="eager")
+        cm(torch.ones(2))
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    assert "guards of record" not in capsys.readouterr().out
