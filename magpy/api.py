@@ -508,6 +508,7 @@ class _Compiled:
         mon.redraw_ok = supports_lifting(self._options["backend"])   # (draws are graph inputs that change)
         mon.float_inputs_ok = self._options["backend"] == "eager"
         mon.raising_ok = self._options["backend"] == "eager"
+        mon.eager_graph = self._options["backend"] == "eager"
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
@@ -902,6 +903,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
                     mon.redraw_ok = supports_lifting(backend)
                     mon.float_inputs_ok = backend == "eager"
                     mon.raising_ok = backend == "eager"
+                    mon.eager_graph = backend == "eager"
                     runner.run(mon, args, kwargs)
                     reason = mon.broken
                     if reason is None:

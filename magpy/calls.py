@@ -386,9 +386,16 @@ class CallRules:
         graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
         the graph computes; None if it cannot."""
         if isinstance(a, torch.Tensor):
-            if type(a) is not torch.Tensor or a.requires_grad or (self.graph.node_of(a) is None
-                                                                   and not self._from_outside(a)):
-                return None   # (a subclass's repr, or a grad_fn name, could differ)
+            if type(a) is not torch.Tensor or (self.graph.node_of(a) is None and not self._from_outside(a)):
+                return None   # (a subclass's repr could differ)
+            if a.requires_grad:
+                if not self.eager_graph or self.graph.node_of(a) is None:
+                    return None   # (the repr names the grad_fn: only a graph run op by op has eager's)
+                # its text, made where the program printed (print writes str() of each argument)
+                node = self.graph.call("function", call_text, ("", "str", self.to_arg(a)), {})
+                node.meta["magpy_python"] = True
+                node.meta["magpy_where"] = self.where()
+                return ("node", node)
             return ("node", self.graph.call("method", "clone", (self.to_arg(a),), {}))
         if self.scalar_node(a) is not None or is_immutable(a) or (
                 type(a) in (tuple, list, torch.Size) and all(is_immutable(e) or self.scalar_node(e) is not None

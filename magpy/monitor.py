@@ -263,6 +263,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         # speculated on: the record holds while the graph does not raise)? The eager graph does;
         # a compiled kernel need not check what eager's operator checks.
         self.raising_ok = False
+        self.eager_graph = False                     # does the graph run op by op (backend "eager": same grad_fns)?
         self.speculative_ops: list = []              # file:line of tensor operations inside try/except
         self._at = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method

@@ -109,7 +109,8 @@ TEXT_BUILTINS = ((builtins.str, "str"), (builtins.repr, "repr"), (builtins.ascii
 
 #: Native functions of numbers that the graph repeats as they are (numbers in, a number out).
 NUMERIC_FUNCTIONS = frozenset({
-    builtins.max, builtins.min, builtins.abs, builtins.float, builtins.int, builtins.pow, math.ceil, math.floor,
+    builtins.max, builtins.min, builtins.abs, builtins.float, builtins.int, builtins.pow, builtins.round, math.ceil,
+    math.floor,
     math.trunc,
     math.sqrt, math.exp, math.log, math.log2, math.log10, math.log1p, math.expm1, math.pow, math.fabs,
     math.sin, math.cos, math.tan, math.tanh, math.sinh, math.cosh, math.atan, math.atan2, math.asin,

@@ -190,3 +190,22 @@ def test_magpy_logs_stay_quiet_under_a_programs_basic_config(capsys):
         root.removeHandler(handler)
         root.setLevel(old_level)
     assert "guards of record" not in capsys.readouterr().out
+
+
+def test_print_of_a_tensor_with_grad_shows_eagers_grad_fn(capsys):
+    lin = nn.Linear(3, 3)
+
+    def f(x):
+        y = lin(x)
+        print("loss", y.sum(), round(y.mean().item(), 3))
+        return y
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(3):
+        x = torch.randn(2, 3, generator=torch.Generator().manual_seed(i))
+        cm(x)
+        got = capsys.readouterr().out
+        f(x)
+        assert got == capsys.readouterr().out and "grad_fn=<SumBackward0>" in got
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.guard_hits) == (1, 1, 2)

@@ -46,7 +46,7 @@ import logging
 records = []
 class Keep(logging.Handler):
     def emit(self, r):
-        records.append((r.levelname, r.getMessage(), r.funcName, r.lineno, r.pathname == __file__))
+        records.append((r.levelname, r.getMessage(), r.funcName, r.lineno, r.filename.startswith("<soundness")))
 log = logging.Logger("sound.effects.sub")   # (unregistered: each world has its own)
 log.setLevel(logging.INFO)
 h = Keep()
