@@ -163,7 +163,8 @@ def _top_function(target: Any) -> tuple[Any, Any]:
             if isinstance(call, types.FunctionType):
                 return call, target
             raise TypeError(f"magpy.compile: {type(target).__name__}.__call__ is not a Python function")
-        if target._forward_hooks or target._forward_pre_hooks:
+        if target._forward_hooks or target._forward_pre_hooks or isinstance(target, torch.jit.ScriptModule):
+            # (a scripted module's forward is compiled code: monitored from its Module.__call__)
             return call_with_hooks, target
         fwd = target.forward
         if isinstance(fwd, types.MethodType) and isinstance(fwd.__func__, types.FunctionType):

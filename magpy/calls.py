@@ -96,14 +96,28 @@ def _legacy_constructor(fn, args: list, kwargs: dict):
     return None
 
 
-def _script_call(fn: torch.jit.ScriptFunction):
-    """A Python function calling TorchScript function ``fn``: the graph node's target. (torch.fx
-    would spell the ScriptFunction itself by its class's import path, not hold the object.)"""
+def _script_call(fn, name: str, *bound):
+    """A Python function calling TorchScript function or method ``fn`` (with ``bound`` first): the
+    graph node's target. (torch.fx would spell the ScriptFunction itself by its class's import
+    path, not hold the object.)"""
     def call(*args, **kwargs):
-        return fn(*args, **kwargs)
+        return fn(*bound, *args, **kwargs)
 
-    call.__name__ = call.__qualname__ = f"script_{fn.name}"
+    call.__name__ = call.__qualname__ = f"script_{name}"
     return call
+
+
+def _script_method(fn, args: list):
+    """``(callable, bound arguments, the ScriptMethod)`` when calling ``fn(*args)`` runs a method of a
+    scripted module: a ScriptMethod itself (``self.forward`` of a ``torch.jit.ScriptModule``), or
+    ``ScriptMethod.__call__`` called with one (what a patched ``__call__``, such as
+    ``torch.testing``'s profiling wrapper, calls); else None."""
+    if type(fn) is torch._C.ScriptMethod:
+        return fn, (), fn
+    if args and type(args[0]) is torch._C.ScriptMethod and type(fn).__name__ == "instancemethod" \
+            and getattr(fn, "__func__", None) is not None and getattr(fn.__func__, "__name__", "") == "__call__":
+        return fn, (args[0],), args[0]
+    return None
 
 
 # Builtins that compare their elements, or the results of a ``key=`` function when given one.
@@ -778,9 +792,32 @@ class CallRules:
             if node is not None and node.source is not None:
                 self.on_read(fn._target, AttrSource(node.source, "_target", "__dict__"), ("attr", "_target"), node)
             fn = fn._target
+        if isinstance(fn, torch.jit.ScriptModule) and type(fn).__call__ is torch.nn.Module.__call__ \
+                and not module_has_hooks(fn) and self._from_outside(fn):
+            # A scripted module (a `torch.jit.ScriptModule` subclass with `script_method`s, or what
+            # `torch.jit.script` returns): compiled code reading its own parameters and attributes
+            # when it runs. One operator node that calls the module, identity-guarded (which
+            # compiled code runs is fixed by the object; it has no Python hooks).
+            self._guard_identity(fn)
+            self.add_guard(NoHooksGuard(self.node(fn).source))
+            # (it may change its own buffers: the graph always runs, and is never speculated on)
+            self.graph_mutates = self.mutates_outside = True
+            self._pend_op(fs, "function", _script_call(fn, type(fn).__name__), args, kwargs,
+                          f"scripted module {type(fn).__name__}")
+            return
         if isinstance(fn, torch.nn.Module):
             self._call_module(fn)
             self._pend(fs, self._post_new, 1)
+            return
+        script = _script_method(fn, args)
+        if script is not None:
+            # A method of a scripted module (``torch.jit.ScriptModule``): compiled code that reads its
+            # module's parameters and attributes when it runs (the module is identity-guarded where
+            # the method was read). One operator node that calls it, as the program does.
+            target, bound, method = script
+            self.graph_mutates = self.mutates_outside = True   # (it may change its module's buffers)
+            self._pend_op(fs, "function", _script_call(target, method.name, *bound), args[len(bound):], kwargs,
+                          f"script method {method.name}")
             return
         ann = lookup(fn)
         if ann is None and isinstance(fn, types.MethodType) and lookup(fn.__func__) is not None:
@@ -801,7 +838,7 @@ class CallRules:
             # of globals was frozen when it was scripted). One operator node that calls it, as
             # the eager program does; in-place changes of its inputs show in their versions.
             self._guard_identity(fn)   # which scripted function runs is that very object
-            self._pend_op(fs, "function", _script_call(fn), args, kwargs, f"script function {fn.name}")
+            self._pend_op(fs, "function", _script_call(fn, fn.name), args, kwargs, f"script function {fn.name}")
             return
         if isinstance(fn, functools._lru_cache_wrapper):
             self._cached_call(fs, fn, args, kwargs)

@@ -906,6 +906,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         # A class or module reached without a path (`type(self)`, `cls` in a classmethod, a
         # module imported inside a function) is held by the record; its attributes are guarded.
         node = self._held_node(obj)
+        if node is not None and isinstance(obj, torch.jit.ScriptModule):
+            # A scripted module keeps its methods, parameters and attributes in C++ (read through
+            # its __getattr__, not followed): the value read is what the record sees.
+            self._pend(fs, self._post_script_attr, (obj, node, name, method), opaque=True)
+            return
         if node is None and not is_immutable(obj) and not isinstance(obj, NO_NODE_TYPES):
             # An object MagPy never saw arrive (passed by C code it does not follow): its
             # attributes could be outside state with no path to guard them.
@@ -957,6 +962,16 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if self.lifted_values and not method and self.lift_value(fs, stack, src):
             return
         self.on_read(value, src, rel, node)
+
+    def _post_script_attr(self, fs, stack, data):
+        obj, node, name, method = data
+        value = DECODER.method_result(stack)[0] if method else stack[-1]
+        if isinstance(value, torch._C.ScriptMethod) or node.source is None:
+            # Which compiled method runs is fixed by the module object: guard that object.
+            self._guard_identity(obj)
+            self._new_outputs([value])
+            return
+        self.on_read(value, AttrSource(node.source, name), ("attr", name), node)
 
     def _post_new_attr(self, fs, stack, method):
         self._new_outputs([DECODER.method_result(stack)[0] if method else stack[-1]])

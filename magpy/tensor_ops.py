@@ -31,7 +31,7 @@ from .bytecode import catches_tensor_errors, catching_ranges
 from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_name
 from .graph import OpGraph, Unsupported
 from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
-from .objmodel import IMMUTABLE_TYPES, is_numpy_number
+from .objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
 from .refgraph import RefGraph
 from .scalars import NUMPY_VALUES, LiftedInt, LiftedStr, shape_safe
 
@@ -392,6 +392,12 @@ class OpRecorder:
                     self.graph.bind(e, self.graph.getitem(n, i))
                 elif isinstance(e, (tuple, list)) and T.contains_tensor(e):
                     self._bind_output(self.graph.getitem(n, i), e)
+                elif e is not None and is_immutable(e):
+                    # a number (or text) the operator computed beside its tensors (a scripted
+                    # function returning `(y, int(count))`): the record holds for that value
+                    self.assume("scalar", self.graph.getitem(n, i), e)
+                elif e is not None:
+                    raise Unsupported(f"operator returned a {type(e).__name__} beside its tensors")
             self._new_outputs([output, *output])   # torch.return_types results are new objects too
             return
         raise Unsupported(f"operator returned a {type(output).__name__} holding tensors")

@@ -473,14 +473,50 @@ def test_a_library_base_class_call_is_what_gets_compiled():
         cm(y=torch.randn(4))   # the real call's own error, as eager raises it
 
 
-def test_a_torchscript_module_compiles_and_runs_eagerly_with_the_reason():
+def test_a_torchscript_module_is_one_operator_node_that_reads_its_parameters_when_it_runs():
     m = torch.jit.script(nn.Linear(4, 4))
     cm = magpy.compile(m, backend="eager")
     x = torch.randn(2, 4)
-    for _ in range(2):
+    for i in range(3):
+        if i == 2:
+            with torch.no_grad():
+                m.weight.mul_(2)   # (read by the scripted code itself when it runs)
         assert same(cm(x), m(x))
     st = magpy.stats(cm)
-    assert st.records == 0 and "forward is not a Python function" in st.break_reasons[0]
+    assert (st.records, st.monitor_runs, st.guard_hits, st.break_reasons) == (1, 1, 2, [])
+
+
+def test_a_script_module_subclass_inside_a_model_and_its_other_script_methods():
+    class Enc(torch.jit.ScriptModule):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        @torch.jit.script_method
+        def encode(self, x):
+            return self.fc(x) * 2
+
+        @torch.jit.script_method
+        def forward(self, x):
+            return self.encode(x).tanh()
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = Enc()
+
+        def forward(self, x):
+            return self.enc(x) + self.enc.encode(x)
+
+    m = M()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(4):
+        if i == 2:
+            m.enc = Enc()   # another scripted module: a miss (identity-guarded)
+        x = torch.randn(2, 3)
+        assert same(cm(x), m(x))
+    st = magpy.stats(cm)
+    assert (st.records, st.monitor_runs, st.graph_count) == (2, 2, 2) and st.break_reasons == []
 
 
 def test_a_lazy_module_runs_its_initializing_call_eagerly_then_compiles():

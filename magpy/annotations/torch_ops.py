@@ -127,7 +127,7 @@ def is_torch_function(fn) -> bool:
                        "torch.autograd.function",
                        "torch._dynamo", "torch.fx", "torch.jit._script", "torch._jit_internal",
                        "torch.ao.nn", "torch.nn.quantized", "torch.nn.qat", "torch.nn.intrinsic",
-                       "torch.ao.quantization", "torch.nn.init", "torch.nn.parameter")):
+                       "torch.ao.quantization", "torch.nn.init", "torch.nn.parameter", "torch.testing")):
         return False
     if isinstance(fn, types.FunctionType) and _is_object_method(fn):
         # A method of a torch class that is not a tensor (FloatFunctional.cat, Normal.sample,
