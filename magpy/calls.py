@@ -395,6 +395,18 @@ class CallRules:
             return False   # (a generator or another iterable: the join consumes it)
         return self.text_op(fs, call_text, (template, name, *args), kwargs)
 
+    def _post_get_logger(self, fs, stack, name):
+        logger = stack[-1]
+        mod = ConstSource(logging, "logging")
+        if logger is logging.root:
+            src = AttrSource(mod, "root")
+        elif isinstance(logger, logging.Logger) and logging.Logger.manager.loggerDict.get(name) is logger:
+            src = ItemSource(AttrSource(AttrSource(AttrSource(mod, "Logger"), "manager"), "loggerDict"), name)
+        else:
+            raise BreakCompile(f"`logging.getLogger({name!r})` returned a {type(logger).__name__} the registry does not hold")
+        self.on_read(logger, src)
+        self._guard_identity(logger)
+
     def _replayed(self, a):
         """How the mock hands ``a`` to a replayed call: ``("node", fx node)`` for a tensor (a copy the
         graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
@@ -668,6 +680,11 @@ class CallRules:
             self.start_size_read(fs, args[0], "len")
             return
         if (fn is print or effects.sleep_call(fn) or effects.log_call(fn)) and self._replay_effect(fs, fn, args, kwargs):
+            return
+        if fn is logging.getLogger and not kwargs and len(args) <= 1 and (not args or args[0] is None or type(args[0]) is str):
+            # `logging.getLogger(__name__)` inside the program: the registry's logger of that name
+            # (made on first use, as eager makes it), reached from outside through the registry.
+            self._pend(fs, self._post_get_logger, args[0] if args else None, opaque=True)
             return
         if self._text_call(fs, fn, args, kwargs):
             return

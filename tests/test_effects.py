@@ -209,3 +209,28 @@ def test_print_of_a_tensor_with_grad_shows_eagers_grad_fn(capsys):
         assert got == capsys.readouterr().out and "grad_fn=<SumBackward0>" in got
     st = magpy.stats(cm)
     assert (st.monitor_runs, st.graph_count, st.guard_hits) == (1, 1, 2)
+
+
+def test_get_logger_inside_forward_is_the_registrys_logger():
+    name = "magpy.test.effects.getlogger"
+    lg, keep = _logger(name)
+
+    def f(x):
+        y = x * 2
+        logging.getLogger(name).info("sum %.1f", y.sum().item())
+        return y
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(3):
+        cm(torch.full((2,), float(i)))
+    assert [r[1] for r in keep.records] == ["sum 0.0", "sum 4.0", "sum 8.0"]
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.graph_count, st.guard_hits) == (1, 1, 2)
+    # another logger registered under that name: the registry entry is guarded
+    other, keep2 = _logger(name + ".other")
+    logging.Logger.manager.loggerDict[name] = other
+    try:
+        cm(torch.ones(2))
+    finally:
+        logging.Logger.manager.loggerDict[name] = lg
+    assert [r[1] for r in keep2.records] == ["sum 4.0"] and magpy.stats(cm).monitor_runs == 2

@@ -202,3 +202,29 @@ m = Timed()
 def make(): return m
 def inputs(i): return (torch.randn(1, 2, generator=torch.Generator().manual_seed(i)),)
 """)
+
+program(F_, "get_logger_inside_the_call_made_on_first_use", """
+import logging
+got = []
+class Keep(logging.Handler):
+    def emit(self, r):
+        got.append((r.levelname, r.getMessage(), r.funcName))
+def f(x):
+    y = x.sigmoid()
+    logging.getLogger(__name__ + ".sub").info("mean=%.3f", y.mean().item())
+    return y
+def make(): return f
+def inputs(i): return (torch.randn(4, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    lg = logging.getLogger(__name__ + ".sub")
+    if i == 1:
+        k = Keep()
+        lg.addHandler(k)
+        lg.propagate = False
+        lg.setLevel(logging.INFO)
+        CLEANUP.append(lambda: lg.removeHandler(k))
+    if i == 3:
+        lg.setLevel(logging.ERROR)
+def state(): return got
+NCALLS = 5
+""")
