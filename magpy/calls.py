@@ -412,11 +412,14 @@ class CallRules:
         graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
         the graph computes; None if it cannot."""
         if isinstance(a, torch.Tensor):
-            if type(a) is not torch.Tensor or (self.graph.node_of(a) is None and not self._from_outside(a)):
-                return None   # (a subclass's repr could differ)
-            if a.requires_grad:
-                if not self.eager_graph or self.graph.node_of(a) is None:
-                    return None   # (the repr names the grad_fn: only a graph run op by op has eager's)
+            computed = self.graph.node_of(a) is not None and not self._from_outside(a)
+            if not computed and not self._from_outside(a):
+                return None
+            if a.requires_grad or type(a) is not torch.Tensor:
+                if computed and (type(a) is not torch.Tensor or not self.eager_graph):
+                    # (a subclass's repr, or the grad_fn it names, could differ: only a graph run op
+                    # by op has eager's; a tensor from outside is the very object in the graph)
+                    return None
                 # its text, made where the program printed (print writes str() of each argument)
                 node = self.graph.call("function", call_text, ("", "str", self.to_arg(a)), {})
                 node.meta["magpy_python"] = True

@@ -234,3 +234,22 @@ def test_get_logger_inside_forward_is_the_registrys_logger():
     finally:
         logging.Logger.manager.loggerDict[name] = lg
     assert [r[1] for r in keep2.records] == ["sum 4.0"] and magpy.stats(cm).monitor_runs == 2
+
+
+def test_print_of_a_parameter_from_outside_shows_its_repr_with_the_calls_values(capsys):
+    lin = nn.Linear(2, 2)
+
+    def f(x):
+        print(lin.bias)
+        return lin(x)
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(3):
+        if i == 2:
+            with torch.no_grad():
+                lin.bias.add_(1)   # (changed in place between calls: the record holds, the text follows)
+        cm(torch.ones(1, 2))
+        got = capsys.readouterr().out
+        f(torch.ones(1, 2))
+        assert got == capsys.readouterr().out and got.startswith("Parameter containing:")
+    assert magpy.stats(cm).monitor_runs == 1
