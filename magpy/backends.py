@@ -146,9 +146,13 @@ def resolve(backend: Any) -> Callable:
 
 def python_nodes(gm: torch.fx.GraphModule) -> set:
     """Nodes of ``gm`` that run Python rather than tensor operators: numpy computations on values
-    read from tensors (``meta["magpy_python"]``, see ``ScalarFlow.numpy_op``) and the operators
+    read from tensors and text made from them (``meta["magpy_python"]``, see ``ScalarFlow.numpy_op``),
+    calls of TorchScript code (their target's ``magpy_python``) and the operators
     that take their results (``torch.from_numpy(a)``, ``y.clamp(max=float(p))``)."""
     marked = set()
+    for n in gm.graph.nodes:
+        if n.meta.get("magpy_python") or getattr(n.target, "magpy_python", False):
+            n.meta["magpy_python"] = True   # (calls of TorchScript code: magpy.calls._script_call)
     for n in gm.graph.nodes:
         if n.meta.get("magpy_python") or any(i.meta.get("magpy_python") for i in n.all_input_nodes):
             marked.add(n)

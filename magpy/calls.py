@@ -104,6 +104,7 @@ def _script_call(fn, name: str, *bound):
         return fn(*bound, *args, **kwargs)
 
     call.__name__ = call.__qualname__ = f"script_{name}"
+    call.magpy_python = True   # (TorchScript runs as it is: a backend compiles around it, backends.python_nodes)
     return call
 
 

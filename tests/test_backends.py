@@ -138,3 +138,30 @@ def test_inductor_with_numpy_values():
     # split at the numpy nodes, in program order: `fc` compiled; `numpy`, `percentile`, `float` and
     # the clamp that takes their number in Python; `* 2`, `* 3`, `relu` compiled: two regions
     assert st.break_reasons == [] and st.graph_count == 2 and st.monitor_runs == 1 and st.fallbacks == 0
+
+
+@pytest.mark.slow
+def test_inductor_compiles_around_text_and_torchscript(capsys):
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(4, 4)
+            self.head = torch.jit.script(torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Linear(4, 3)))
+
+        def forward(self, x):
+            y = self.a(x) * 2
+            print(f"mean {y.mean().item():.3f}")
+            return self.head(y).sigmoid() + 1
+
+    m = M()
+    cm = magpy.compile(m, backend="inductor")
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(2, 4, generator=gen)
+            got = cm(x)
+            out = capsys.readouterr().out
+            assert same(got, m(x)) and out == capsys.readouterr().out
+    st = magpy.stats(cm)
+    # the text and the scripted module run in Python between the compiled regions
+    assert st.break_reasons == [] and st.monitor_runs == 1 and st.fallbacks == 0 and st.graph_count == 2
