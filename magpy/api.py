@@ -487,7 +487,7 @@ class _Compiled:
         try:
             result = self._monitor_and_record_inner(args, kwargs, mon_box)
         finally:
-            if mon_box and (mon_box[0].follows_changing_numbers() or mon_box[0].made_text):
+            if mon_box and mon_box[0].follows_changing_numbers():
                 # Sizes the run followed as LiftedInts go back to plain ints wherever the program left
                 # them outside the call (after the record was built from them), also when it raised.
                 result = mon_box[0].delift_outside(result)

@@ -69,7 +69,7 @@ from .objmodel import (
 )
 from .redraw import DrawSource, as_argument, as_draw, pinnable
 from .refgraph import RefGraph
-from .scalars import TEXT_BUILTINS, call_text, delift
+from .scalars import TEXT_BUILTINS, LiftedInt, call_text, delift
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:
@@ -396,6 +396,10 @@ class CallRules:
             return False   # (a generator or another iterable: the join consumes it)
         return self.text_op(fs, call_text, (template, name, *args), kwargs)
 
+    def _post_plain_type(self, fs, stack, plain):
+        capture.replace_top(fs.frame, plain)
+        stack[-1] = plain
+
     def _post_get_logger(self, fs, stack, name):
         logger = stack[-1]
         mod = ConstSource(logging, "logging")
@@ -666,6 +670,10 @@ class CallRules:
             # arguments are reached from the (identity-guarded) partial object.
             self._partial_fields(fn)
             self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
+            return
+        if fn is type and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
+            # type() of a LiftedInt: the program sees int, as in eager
+            self._pend(fs, self._post_plain_type, int, opaque=True)
             return
         if fn in _NUMBER_CONVERSIONS and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             # float(t), int(t), bool(t): a small tensor from outside is guarded by value; a float

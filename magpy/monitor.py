@@ -1349,7 +1349,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         spec = stack[-1] if ins.arg & 0x04 else ""
         if (isinstance(v, torch.Tensor) or T.contains_tensor(v) or self.holds_scalar(v) or self.holds_scalar(spec)) \
                 and self.text_op(fs, format_text, (v, ins.arg & 3, spec)):
-            return   # text of values read from tensors: a node (magpy.scalars.LiftedStr)
+            return   # text of values read from tensors: a node (ScalarFlow.text_op)
         if isinstance(v, torch.Tensor) or T.contains_tensor(v):
             self._dynamic("formats a tensor as text (reads its values)")
         if self.holds_scalar(v):
@@ -1358,7 +1358,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             self.full_read(v)
 
     def op_BUILD_STRING(self, fs, ins, stack):
-        """An f-string's pieces joined: a text node when one of them is (``magpy.scalars.LiftedStr``)."""
+        """An f-string's pieces joined: a text node when one of them is (``ScalarFlow.text_op``)."""
         parts = stack[len(stack) - ins.arg:] if ins.arg else []
         if self.scalar_nodes and self.holds_scalar(parts) and not self.text_op(fs, join_text, tuple(parts)):
             self.scalar_escape("joins", *parts)

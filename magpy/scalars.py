@@ -49,20 +49,17 @@ class LiftedInt(int):
     calls (lifted shapes), or an integer computed from one. Python shares small ints, so a plain
     ``int`` has no identity to follow; the monitor puts a ``LiftedInt`` of the same value on the
     value stack instead (:func:`magpy.capture.replace_top`). It is an ``int`` in every respect
-    but its type; the mock hands out plain ints."""
+    but its type (``type(n)`` in a monitored frame gives ``int``: ``ScalarFlow.plain_type``;
+    ``n.__class__``, pickling and copying give plain ints too); the mock hands out plain ints."""
 
     __slots__ = ()
 
+    @property
+    def __class__(self):   # noqa: D105 - what the program sees: an int
+        return int
 
-class LiftedStr(str):
-    """A ``str`` the monitor run follows: text formatted from values read from tensors
-    (``f"loss {loss.item():.3f}"``, ``"%.2f" % s``, ``str(t)`` of a tensor). It is a graph node
-    that formats the call's values, so a ``print`` or a log call the mock replays shows the
-    call's text instead of the first run's. Equal strings may share one object (single
-    characters always do), so the monitor puts a ``LiftedStr`` of the same text on the value
-    stack instead, as it does with :class:`LiftedInt`; the mock hands out plain strings."""
-
-    __slots__ = ()
+    def __reduce__(self):
+        return (int, (int(self),))
 
 
 def format_text(value: Any, conversion: int, spec: str = "") -> str:
@@ -130,8 +127,7 @@ _VALUE_ARGUMENT_OPS = frozenset({
 })
 
 _NUMBERS = (int, float, bool, LiftedInt)
-_TRACKED = (float, LiftedInt, LiftedStr)
-_LIFTED = (LiftedInt, LiftedStr)   # (the run's own types, plain int/str again wherever the program left them)
+_TRACKED = (float, LiftedInt, str)   # (text: a str made from values read from tensors, ScalarFlow.text_op)
 try:
     import numpy as _np
 
@@ -182,13 +178,11 @@ def _replace_top(fs: Any, stack: list, value: Any) -> None:
 
 
 def delift(v: Any, depth: int = 0) -> Any:
-    """``v`` with every :class:`LiftedInt` in it a plain ``int`` (and :class:`LiftedStr` a ``str``): lists, dicts and plain objects are
+    """``v`` with every :class:`LiftedInt` in it a plain ``int``: lists, dicts and plain objects are
     changed in place (they keep their identity), tuples and sizes are rebuilt when they hold one."""
     t = type(v)
     if t is LiftedInt:
         return int(v)
-    if t is LiftedStr:
-        return str.__str__(v)
     if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module, type)):
         return v
     if t is list:
@@ -198,7 +192,7 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[i] = new
         return v
     if t is dict:
-        if any(type(k) in _LIFTED or (type(k) is tuple and any(type(e) in _LIFTED for e in k)) for k in v):
+        if any(type(k) is LiftedInt or (type(k) is tuple and any(type(e) is LiftedInt for e in k)) for k in v):
             items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
             v.clear()
             v.update(items)   # (same order, keys that compare and hash equal)
@@ -209,7 +203,7 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[k] = new
         return v
     if t is set:
-        if any(type(e) in _LIFTED or type(e) is tuple for e in v):
+        if any(type(e) is LiftedInt or type(e) is tuple for e in v):
             items = [delift(e, depth + 1) for e in v]
             v.clear()
             v.update(items)
@@ -251,7 +245,6 @@ class ScalarFlow:
         # A size of a value-shaped tensor (a boolean mask's result) was followed as a graph node:
         # from then on any tensor computed in the call may have a shape that follows it.
         self.value_sizes_followed = False
-        self.made_text = False       # a LiftedStr exists (plain strings again wherever the program left them)
 
     # -- assumptions ---------------------------------------------------------------------------------------
     def assume(self, kind: str, node: Any, expected: Any) -> None:
@@ -552,7 +545,7 @@ class ScalarFlow:
     def text_op(self, fs: Any, fn: Any, args: tuple, kwargs: dict | None = None) -> bool:
         """Text made from values read from tensors, or from a tensor (``f"{loss.item():.3f}"``,
         ``"%.2f" % s``, ``str(t)``): a graph node that formats the call's values (run in Python,
-        like a numpy node), its result followed as a :class:`LiftedStr`. Only with backends that
+        like a numpy node), its result (a new str object) followed by identity. Only with backends that
         serve changing values; False when an argument cannot be a graph argument."""
         if not self.redraw_ok:
             return False
@@ -561,7 +554,7 @@ class ScalarFlow:
             fx_kwargs = {k: self._text_arg(v) for k, v in (kwargs or {}).items()}
         except _NotText:
             return False
-        self._pend(fs, self._post_text, (fn, fx_args, fx_kwargs), opaque=True)
+        self._pend(fs, self._post_text, (fn, fx_args, fx_kwargs, (*args, *(kwargs or {}).values())), opaque=True)
         return True
 
     def _text_arg(self, v: Any, depth: int = 0) -> Any:
@@ -584,19 +577,24 @@ class ScalarFlow:
         raise _NotText
 
     def _post_text(self, fs, stack, data):
-        fn, args, kwargs = data
+        fn, args, kwargs, inputs = data
         node = self.graph.call("function", fn, args, kwargs)
         node.meta["magpy_python"] = True   # (a backend compiles around it: backends.compile_regions)
         node.meta["magpy_where"] = self.where()
         value = stack[-1]
-        if type(value) is not str and type(value) is not LiftedStr:   # (a format that changes nothing may
-            self.assume("scalar", node, value)   # return its input); a __format__ that returns no str: assumed
-            self._post_new(fs, stack, 1)
+        if type(value) is not str or len(value) <= 1:
+            # No new object of its own: a str the interpreter shares (single characters, the empty
+            # string), or no str at all (a __format__ of a class): its value is assumed.
+            self.assume("scalar", node, value)
+            if type(value) is not str:
+                self._post_new(fs, stack, 1)
             return
-        new = LiftedStr(value)
-        _replace_top(fs, stack, new)
-        self.scalar_nodes[id(new)] = (new, node)
-        self.made_text = True
+        if id(value) in self.scalar_nodes or any(value is a for a in inputs):
+            # An input handed back (a format that changes nothing this time) or an object that
+            # already means something: the program goes on with a fresh copy of the text.
+            value = value[:1] + value[1:]
+            _replace_top(fs, stack, value)
+        self.scalar_nodes[id(value)] = (value, node)   # (held by the run: its id names it while the run lasts)
 
     def _post_scalar(self, fs, stack, data):
         kind, target, args = data

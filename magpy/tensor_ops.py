@@ -33,7 +33,7 @@ from .graph import OpGraph, Unsupported
 from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
 from .refgraph import RefGraph
-from .scalars import NUMPY_VALUES, LiftedInt, LiftedStr, shape_safe
+from .scalars import NUMPY_VALUES, LiftedInt, shape_safe
 
 if TYPE_CHECKING:
     from .monitor import FrameState
@@ -195,7 +195,7 @@ class OpRecorder:
                 return self.graph.placeholder(v, node.source)
             raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
         t = type(v)
-        if self.scalar_nodes and (t is float or t is LiftedInt or t is LiftedStr or isinstance(v, NUMPY_VALUES)):
+        if self.scalar_nodes and (t is float or t is LiftedInt or t is str or isinstance(v, NUMPY_VALUES)):
             node = self.scalar_node(v)
             if node is not None:
                 return node
