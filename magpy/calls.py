@@ -1044,10 +1044,14 @@ class CallRules:
         if node is not None and node.source is not None and module_has_hooks(mod):
             # Forward (pre-)hooks run in Module.__call__ (skipped) but their own frames are
             # monitored, and tensors flow through by identity: the record holds while the module
-            # has exactly these hooks, in this order. Backward hooks rewrap tensors in C: break.
-            if mod._backward_hooks or mod._backward_pre_hooks:
+            # has exactly these hooks, in this order. Backward hooks rewrap tensors that require
+            # gradients in C (BackwardHookFunction): a break, unless gradients are off, where
+            # Module.__call__ leaves every tensor as it is (the record holds for these hooks).
+            backward = bool(mod._backward_hooks or mod._backward_pre_hooks)
+            if backward and torch.is_grad_enabled():
                 raise BreakCompile(f"module {type(mod).__name__} has backward hooks")
-            tables = {name: list(getattr(mod, name).items()) for name in _HOOK_TABLES if hasattr(mod, name)}
+            names = _HOOK_TABLES + (("_backward_hooks", "_backward_pre_hooks") if backward else ())
+            tables = {name: list(getattr(mod, name).items()) for name in names if hasattr(mod, name)}
             self.add_guard(ModuleHooksGuard(node.source, type(mod), tables))
             for name, items in tables.items():
                 # The hooks are outside objects with a source (a WeightNorm or SpectralNorm

@@ -534,7 +534,8 @@ class AbcTokenGuard(Guard):
 
 @dataclass(eq=False)
 class ModuleHooksGuard(Guard):
-    """``module(x)`` runs exactly these forward (pre-)hooks, in this order, and no backward hooks:
+    """``module(x)`` runs exactly these forward (pre-)hooks, in this order, and no backward hooks (or
+    exactly these, for a record made with gradients off, which the global-state guard pins):
     a submodule that had hooks when the record was made (the hooks' own code was monitored)."""
 
     cls: type
@@ -542,8 +543,9 @@ class ModuleHooksGuard(Guard):
     kind: ClassVar[str] = "module_hooks"
 
     def check_expr(self, var, vars_, pool):
-        parts = [f"type({var}) is {pool.ref(self.cls)}",
-                 f"not ({var}._backward_hooks or {var}._backward_pre_hooks)"]
+        parts = [f"type({var}) is {pool.ref(self.cls)}"]
+        if "_backward_hooks" not in self.tables:   # (backward hooks, kept only with gradients off)
+            parts.append(f"not ({var}._backward_hooks or {var}._backward_pre_hooks)")
         parts += [f"list({var}.{name}.items()) == {pool.ref(items)}" for name, items in self.tables.items()]
         return " and ".join(parts)
 

@@ -544,3 +544,29 @@ def test_records_are_public_with_the_bare_graph_and_its_inputs():
     assert rec.graph_inputs((torch.randn(5, 4),), {}) is None   # another shape: the guard fails
     with pytest.raises(TypeError, match="magpy.records"):
         magpy.records(m)
+
+
+def test_backward_hooks_on_a_submodule_compile_with_gradients_off():
+    seen = []
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(3, 3)
+            self.gate = nn.Identity()
+            self.gate.register_full_backward_hook(lambda m, gi, go: seen.append("bw"))
+
+        def forward(self, x):
+            return self.gate(self.a(x)).relu()
+
+    m = M()
+    cm = magpy.compile(m, backend="eager")
+    with torch.no_grad():   # Module.__call__ leaves tensors as they are: one record
+        for _ in range(3):
+            x = torch.randn(2, 3)
+            assert same(cm(x), m(x))
+    st = magpy.stats(cm)
+    assert (st.records, st.guard_hits, st.break_reasons) == (1, 2, [])
+    x = torch.randn(2, 3, requires_grad=True)   # with gradients the hook must see the backward: eager
+    cm(x).sum().backward()
+    assert seen == ["bw"] and "backward hooks" in magpy.stats(cm).break_reasons[0]

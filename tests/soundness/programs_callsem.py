@@ -216,3 +216,28 @@ def step(i):
     if i == 3: H.append(m.register_forward_hook(lambda mod, inp, out: LOG.append(out.sum().item()) or out * 3))
 def post(out, i): return list(LOG)
 """)
+
+program(F_, "backward_hooks_on_a_submodule_with_gradients_off_and_on", """
+seen = []
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.gate = nn.Identity()
+        self.gate.register_full_backward_hook(lambda m, gi, go: seen.append(("bw", tuple(go[0].shape))))
+    def forward(self, x):
+        return self.gate(self.a(x)).relu() * 2
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i), requires_grad=(i == 3)),)
+def context(i): return torch.no_grad() if i != 3 else contextlib.nullcontext()
+def post(out, i):
+    if i == 3:
+        out.sum().backward()
+    return None
+def step(i):
+    if i == 2:
+        m.gate.register_forward_hook(lambda mod, a, out: out + 1)
+def state(): return seen
+NCALLS = 5
+""")
