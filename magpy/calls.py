@@ -858,6 +858,12 @@ class CallRules:
                 return
             if name == "allclose" and self._start_allclose(fs, args, kwargs):
                 return
+            if fn is torch.get_rng_state and not args and not kwargs and self.eager_graph:
+                # The CPU generator's state where the program reads it (a reversible block saving it
+                # for its backward): the eager graph runs the random operators before it in program
+                # order, so the state it reads is eager's. (Compiled kernels draw otherwise: dynamic.)
+                self._pend_op(fs, "function", fn, [], {}, name)
+                return
             if name in T.DATA_DEPENDENT:
                 self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
             self._pend_op(fs, "function", fn, args, kwargs, name)

@@ -89,7 +89,7 @@ def _is_row_of(row: Any, t: torch.Tensor) -> bool:
 
 #: Operator names (substrings) that draw random numbers: their results are no record constants.
 _RANDOM_OPS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson", "uniform", "exponential",
-               "geometric", "cauchy")
+               "geometric", "cauchy", "rng_state")
 
 
 class OpRecorder:
@@ -274,7 +274,7 @@ class OpRecorder:
         version that moved means the call changed that tensor in place (``+=``,
         ``inplace=True``, ``torch.relu_``, ``out=``, ``copy_``...), whatever its name says.
         """
-        if name in T.DATA_DEPENDENT:
+        if name in T.DATA_DEPENDENT and target is not torch.get_rng_state:   # (see Calls._call)
             self._dynamic(f"`{name}` reads tensor values")
         if self.scalar_nodes and not shape_safe(name):
             # (an array read from tensor values passed to an operator is data, like a tensor: the

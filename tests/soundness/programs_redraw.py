@@ -194,3 +194,22 @@ def step(i):
 def inputs(i): return (torch.ones(2),)
 NCALLS = 5
 """ + _STATE)
+
+program(F_, "rng_state_read_after_random_operators", """
+class Rev(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.saved = None
+    def forward(self, x):
+        y = F.dropout(self.fc(x), 0.5, training=True)
+        self.saved = torch.get_rng_state()
+        noise = torch.rand_like(y)
+        return y + noise, self.saved[:8].clone()
+m = Rev()
+def make(): return m
+def inputs(i): return (torch.randn(2, 4, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2:
+        torch.manual_seed(123)
+""")
