@@ -69,7 +69,7 @@ from .objmodel import (
 )
 from .redraw import DrawSource, as_argument, as_draw, pinnable
 from .refgraph import RefGraph
-from .scalars import TEXT_BUILTINS, LiftedInt, call_text, delift
+from .scalars import TEXT_BUILTINS, LiftedInt, _replace_top, call_text, delift
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:
@@ -397,8 +397,7 @@ class CallRules:
         return self.text_op(fs, call_text, (template, name, *args), kwargs)
 
     def _post_plain_type(self, fs, stack, plain):
-        capture.replace_top(fs.frame, plain)
-        stack[-1] = plain
+        _replace_top(fs, stack, plain)
 
     def _post_get_logger(self, fs, stack, name):
         logger = stack[-1]
@@ -426,10 +425,7 @@ class CallRules:
                     # by op has eager's; a tensor from outside is the very object in the graph)
                     return None
                 # its text, made where the program printed (print writes str() of each argument)
-                node = self.graph.call("function", call_text, ("", "str", self.to_arg(a)), {})
-                node.meta["magpy_python"] = True
-                node.meta["magpy_where"] = self.where()
-                return ("node", node)
+                return ("node", self.python_node("function", call_text, ("", "str", self.to_arg(a)), {}))
             return ("node", self.graph.call("method", "clone", (self.to_arg(a),), {}))
         if self.scalar_node(a) is not None or is_immutable(a) or (
                 type(a) in (tuple, list, torch.Size) and all(is_immutable(e) or self.scalar_node(e) is not None

@@ -518,12 +518,18 @@ class ScalarFlow:
             return _np.dtype(v).str   # (a dtype's string, which generated code can spell: '<f4')
         return self.to_arg(v)
 
+    def python_node(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Any:
+        """A graph node that runs Python, not a tensor operator (numpy on read values, text): a
+        backend other than eager compiles the regions around it (``backends.compile_regions``);
+        ``explain()`` lists it with the user's file:line."""
+        node = self.graph.call(kind, target, args, kwargs)
+        node.meta["magpy_python"] = True
+        node.meta["magpy_where"] = self.where()
+        return node
+
     def _post_numpy(self, fs, stack, data):
         kind, target, args, kwargs = data
-        node = self.graph.call(kind, target, args, kwargs)
-        node.meta["magpy_python"] = True   # (a backend compiles around it: backends.compile_regions)
-        node.meta["magpy_where"] = self.where()
-        self.track_value(fs, stack, node)
+        self.track_value(fs, stack, self.python_node(kind, target, args, kwargs))
 
     def track_value(self, fs: Any, stack: list, node: Any) -> None:
         """The result on top of the stack is what ``node`` computes from tensor values: a numpy
@@ -578,9 +584,7 @@ class ScalarFlow:
 
     def _post_text(self, fs, stack, data):
         fn, args, kwargs, inputs = data
-        node = self.graph.call("function", fn, args, kwargs)
-        node.meta["magpy_python"] = True   # (a backend compiles around it: backends.compile_regions)
-        node.meta["magpy_where"] = self.where()
+        node = self.python_node("function", fn, args, kwargs)
         value = stack[-1]
         if type(value) is not str or len(value) <= 1:
             # No new object of its own: a str the interpreter shares (single characters, the empty
