@@ -647,6 +647,8 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     for node in mock_nodes(rg):
         if node.source is None:
             continue   # a new object: reproduced where it is stored (attribute/item/global writes)
+        if len(node.versions) == 1:
+            continue   # an unchanged object from outside (`self.kw = kwargs`): the write that stores it is replayed
         if isinstance(node.obj, torch.Tensor):
             if not mon.graph_mutates:
                 raise Unsupported(f"internal: the in-place change of tensor {node.source.describe()} is not in the graph")

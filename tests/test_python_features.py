@@ -1029,3 +1029,33 @@ def test_requires_grad_set_on_a_leaf_made_in_the_call():
 
     ex = magpy.explain(outside)(torch.randn(2))
     assert ex.graph_count == 0 and "requires_grad" in ex.break_reasons[0]
+
+
+def test_call_arguments_stored_by_reference_on_self():
+    """``self.input_kwargs = kwargs`` and ``self.extra = extra`` store objects of the call: the
+    mock stores the call's own ``**kwargs`` dict (a fresh one each call, as eager's) and the
+    caller's very list; the record is reused, not given up ("cannot be replayed")."""
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, x, extra, **kwargs):
+            self.input_kwargs = kwargs
+            self.extra = extra
+            return self.fc(x) * kwargs["scale"]
+
+    m = M()
+    cm = magpy.compile(m, backend="eager")
+    seen = []
+    for i in range(4):
+        x, extra = torch.randn(2, 4), [i]
+        y = cm(x, extra, scale=2.0)
+        assert same(y, m(x, extra, scale=2.0))
+        cm(x, extra, scale=2.0)
+        assert m.extra is extra and m.input_kwargs == {"scale": 2.0}
+        seen.append(m.input_kwargs)
+    assert len({id(d) for d in seen}) == len(seen)   # a new dict per call
+    st = magpy.stats(cm)
+    assert (st.monitor_runs, st.records, st.fallbacks) == (1, 1, 0), st
+    assert st.guard_hits == 7

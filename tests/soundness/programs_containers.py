@@ -348,3 +348,31 @@ def inputs(i): return torch.ones(2)
 def step(i):
     if i == 2: m.__dict__.update(alpha=-4.0)
 """)
+
+program(F_, "kwargs_and_argument_list_stored_on_self", """
+# `self.input_kwargs = kwargs` (a reversible block keeps its call's arguments for the backward
+# pass): the stored dict is the call's own, the stored list is the caller's very object; the
+# caller changes its list after a call, and later calls pass other keywords.
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.input_args = ()
+        self.input_kwargs = {}
+    def forward(self, x, extra, *args, **kwargs):
+        self.input_args = args
+        self.input_kwargs = kwargs
+        self.extra = extra
+        return self.fc(x) * kwargs.get("scale", 1.0) + len(extra)
+m = M()
+lists = [[1], [1, 2], [3], [4, 5, 6], [7]]
+def make(): return m
+def inputs(i):
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(i))
+    return ((x, lists[i], i) if i % 2 else (x, lists[i]), {"scale": float(i)} if i < 3 else {})
+def step(i):
+    if i == 2:
+        lists[1].append(9)
+def state():
+    return (m.input_args, dict(m.input_kwargs), m.extra is lists[len(lists) - 1] or [m.extra is l for l in lists])
+""")
