@@ -4,7 +4,7 @@ artifact (the timing experiments, ParityBench's Table 3, ``models.timing`` and t
 Outputs are nested: tensors in tuples, lists, dicts, named tuples, ``ModelOutput`` objects, plus
 plain numbers, strings and user objects. :func:`compare` walks two outputs in step with
 ``torch.utils._pytree`` (so every container torch or a library registered is understood), compares
-tensor leaves with ``torch.testing.assert_close`` and names the first place the outputs depart::
+tensor leaves with ``torch.isclose`` (chunk by chunk) and names the first place the outputs depart::
 
     >>> import torch
     >>> compare({"y": torch.ones(2)}, {"y": torch.ones(2)}).mismatch is None
@@ -210,15 +210,14 @@ class _Walk:
                 self.fail(f"{where}: values differ")
             return None
         rtol, atol = self.tolerance.pair(e.dtype)
-        gap = (a - e).abs().double() if e.is_complex() else (a.double() - e.double()).abs()
-        gap = torch.nan_to_num(gap, nan=0.0)
-        self.worst = max(self.worst, gap.max().item())
         if self.tolerance.scale_atol:
-            atol *= max(1.0, e.abs().double().nan_to_num(0.0).max().item())
-        try:
-            torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True, check_device=False)
-        except AssertionError:
-            self.fail(f"{where}: values differ (max abs diff {gap.max().item():.3g})")
+            atol *= max(1.0, _chunked_max(e, lambda c: c.abs().double().nan_to_num(0.0)))
+        # Chunk by chunk: a double copy of a large activation (several of them at once) could
+        # exceed the worker's memory cap while the program itself fits.
+        worst, bad = _chunked_gap(e, a, rtol, atol)
+        self.worst = max(self.worst, worst)
+        if bad:
+            self.fail(f"{where}: values differ (max abs diff {worst:.3g})")
         return None
 
     def close(self, x: float, y: float) -> bool:
@@ -242,6 +241,32 @@ def _key_name(key: Any) -> Any:
         if hasattr(key, attr):
             return getattr(key, attr)
     return key
+
+
+#: Elements compared at once (a few MiB of doubles per temporary).
+_CHUNK = 1 << 20
+
+
+def _chunks(t: torch.Tensor):
+    flat = t.reshape(-1)
+    for i in range(0, flat.numel(), _CHUNK):
+        yield flat[i:i + _CHUNK]
+
+
+def _chunked_max(t: torch.Tensor, fn) -> float:
+    return max(fn(c).max().item() for c in _chunks(t))
+
+
+def _chunked_gap(e: torch.Tensor, a: torch.Tensor, rtol: float, atol: float) -> tuple[float, bool]:
+    """``(max |a - e|, whether any element is outside atol + rtol * |e|)``; NaNs match NaNs,
+    infinities match infinities of the same sign (``torch.isclose`` with ``equal_nan``)."""
+    worst, bad = 0.0, False
+    for ce, ca in zip(_chunks(e), _chunks(a)):
+        gap = (ca - ce).abs().double() if ce.is_complex() else (ca.double() - ce.double()).abs()
+        worst = max(worst, torch.nan_to_num(gap, nan=0.0).max().item())
+        if not bad:
+            bad = not bool(torch.isclose(ca, ce, rtol=rtol, atol=atol, equal_nan=True).all())
+    return worst, bad
 
 
 def _plain_tensor(t: torch.Tensor) -> torch.Tensor:
