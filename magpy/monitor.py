@@ -79,7 +79,7 @@ from .objmodel import (
     protocol_lookups,
 )
 from .refgraph import Const, RefGraph, ShadowNode
-from .scalars import NUMPY_VALUES, ScalarFlow, delift, format_text, join_text
+from .scalars import NUMPY_VALUES, LiftedInt, ScalarFlow, delift, format_text, join_text
 from .source import (
     ArgSource,
     AttrSource,
@@ -228,6 +228,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self.frames: dict[int, FrameState] = {}
         self.opaque_frame: Any = None
         self.broken: str | None = None
+        self.delifting = False   # after a break: LiftedInts on monitored stacks become ints (_break)
         self.dynamic = False
         self.result: Any = None
         self.finished = False
@@ -339,6 +340,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
 
     def instruction(self, frame, offset: int, stack: list) -> None:
         if self.broken is not None:
+            if self.delifting:
+                fs = self.frames.get(id(frame))
+                if fs is not None and fs.frame is frame:
+                    self._delift_stack(frame, stack)
             return
         fs = self.frames.get(id(frame))
         if fs is None or fs.frame is not frame:
@@ -428,7 +433,30 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self.broken = f"{reason} ({where})"
         self.internal_error = internal
         self.opaque_frame = None
-        capture.stop()
+        if any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values()):
+            # The program goes on eagerly, but sizes this run put on the stack as LiftedInts
+            # (an int subclass: `type(n) is int` would be False) may sit on the stacks and in
+            # the locals of the frames being monitored. Those frames stay traced, and before each
+            # of their instructions a LiftedInt on the stack becomes a plain int (a local is one
+            # once loaded), so the program never sees one (see magpy.scalars.LiftedInt).
+            # Containers the monitored frames hold, and what the run wrote outside so far, are
+            # changed in place now (frames entered from here on are not traced).
+            self.delifting = True
+            if fs.frame is not None and self._at is not None and self._at[0] is fs:
+                self._delift_stack(fs.frame, capture.read_stack(fs.frame))
+            for st in list(self.frames.values()):
+                for v in list(st.frame.f_locals.values()):
+                    if type(v) in (list, dict, set) or (type(v) not in (tuple, torch.Size) and hasattr(v, "__dict__")):
+                        delift(v)
+            self.delift_outside(None)
+        else:
+            capture.stop()
+
+    def _delift_stack(self, frame, stack: list) -> None:
+        n = len(stack)
+        for i, v in enumerate(stack):
+            if type(v) is LiftedInt:
+                capture.replace_top(frame, int(v), below=n - 1 - i)
 
     def delift_outside(self, result: Any) -> Any:
         """After the record is built: plain ints in place of the run's LiftedInts in what it wrote

@@ -134,12 +134,13 @@ _incref.argtypes = [ctypes.py_object]
 _decref = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("Py_DecRef", ctypes.pythonapi))
 
 
-def replace_top(frame: Any, value: Any) -> None:
-    """Put ``value`` in place of the top of ``frame``'s value stack; valid only during
-    ``hooks.instruction``. The program then goes on with ``value`` where the previous
-    instruction left its result: the monitor uses it to give a result a fresh identity
-    (``max(a, b)`` returns one of its arguments; see :mod:`magpy.scalars`)."""
-    slot = ctypes.c_void_p.from_address(backend().top_address(frame))
+def replace_top(frame: Any, value: Any, below: int = 0) -> None:
+    """Put ``value`` in place of the top of ``frame``'s value stack (or of the slot ``below``
+    slots under it); valid only during ``hooks.instruction``. The program then goes on with
+    ``value`` where the previous instruction left its result: the monitor uses it to give a
+    result a fresh identity (``max(a, b)`` returns one of its arguments; see
+    :mod:`magpy.scalars`)."""
+    slot = ctypes.c_void_p.from_address(backend().top_address(frame) - below * ctypes.sizeof(ctypes.c_void_p))
     old = slot.value
     _incref(value)
     slot.value = id(value)

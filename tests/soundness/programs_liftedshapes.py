@@ -115,3 +115,26 @@ def make(): return m
 def inputs(i): return torch.randn(6, 3, generator=torch.Generator().manual_seed(i))
 NCALLS = 6
 """)
+
+program(F_, "size_read_then_a_break_type_checked_eagerly", """
+# A size read from a lifted dimension, then a native MagPy breaks on: the call goes on eagerly,
+# and the program looks at the exact type of the sizes it holds (in its own frame, in a helper's
+# frame that broke, in a list built before the break, in a callee entered after it).
+import sys
+def kind(v):
+    return (type(v) is int, type(v).__name__)
+def helper(x, n):
+    m = x.size(1)
+    if n > 4:
+        sys.intern("magpy-break")   # (a native MagPy breaks on, once sizes are lifted)
+    return (kind(n), kind(m), type(m) == int)
+def f(x):
+    n = x.size(0)
+    dims = [n, x.shape[1]]
+    y = x * n
+    inner = helper(x, n)
+    return y, inner, kind(n), [type(d) is int for d in dims], type(x.shape[0]) is int
+def make(): return f
+def inputs(i): return torch.randn([2, 3, 5, 4, 6][i], [3, 4, 2, 2, 5][i], generator=torch.Generator().manual_seed(i))
+NCALLS = 5
+""")
