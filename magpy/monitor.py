@@ -377,6 +377,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             self._break(str(e), fs, offset)
         except Exception as e:  # an internal error: stop compiling, the call runs on eagerly
             self._break(f"internal MagPy error: {type(e).__name__}: {e}", fs, offset, internal=True)
+        if self.delifting:
+            # (read again: the handler may have replaced the top since the hook read the stack)
+            self._delift_stack(frame, capture.read_stack(frame))
 
     def leave_frame(self, frame, value) -> None:
         fs = self.frames.get(id(frame))
@@ -442,8 +445,6 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             # Containers the monitored frames hold, and what the run wrote outside so far, are
             # changed in place now (frames entered from here on are not traced).
             self.delifting = True
-            if fs.frame is not None and self._at is not None and self._at[0] is fs:
-                self._delift_stack(fs.frame, capture.read_stack(fs.frame))
             for st in list(self.frames.values()):
                 for v in list(st.frame.f_locals.values()):
                     if type(v) in (list, dict, set) or (type(v) not in (tuple, torch.Size) and hasattr(v, "__dict__")):
