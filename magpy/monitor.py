@@ -408,6 +408,14 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             pending, fs.pending = fs.pending, None
             self.opaque_frame = None
             if pending is not None and self.broken is None:
+                follows = pending[0] == self._post_op and self.raise_follows_metadata(*pending[1][:5])
+                if follows is True:
+                    return   # the except path is what the same guarded shapes and dtypes give again
+                if follows == "lifted":
+                    # (not dynamic: the next monitor run guards the sizes, and then it is)
+                    self._break(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__} on a lifted "
+                                "size: whether it raises follows sizes the record does not guard", fs, fs.frame.f_lasti)
+                    return
                 if pending[0] == self._post_op:
                     self.dynamic = True
                     self._break(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "

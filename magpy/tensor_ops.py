@@ -120,6 +120,22 @@ class OpRecorder:
         versions = [(t, _version(t)) for t in tensors]
         self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 
+    def raise_follows_metadata(self, kind: str, target: Any, args: Any, kwargs: dict, name: str) -> bool | str:
+        """An operator raised in the monitor run (``try: x = x + self.pos_embed`` / ``except:``
+        resize it): is that a function of what the guards fix? True for an out-of-place pointwise
+        operator on floating-point tensors whose shapes are guarded (not lifted, not computed
+        from values): it can only fail on shapes, dtypes or devices (a broadcast mismatch).
+        Integer division by a zero element raises on values, so integer tensors do not count.
+        ``"lifted"``: it would be, if the sizes were guarded (a lifted dimension is not)."""
+        if name.endswith("_") or "out" in kwargs or not shape_safe(name):
+            return False
+        tensors = T.tensors_in(args, kwargs)
+        if not tensors or self.holds_scalar(list(args)) or self.holds_scalar(list(kwargs.values())):
+            return False
+        if not all((t.is_floating_point() or t.is_complex()) and not self.is_value_shaped(t) for t in tensors):
+            return False
+        return "lifted" if any(self.shape_is_lifted(t) for t in tensors) else True
+
     def _inside_except(self) -> bool:
         """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error?"""
         for fs in self.frames.values():

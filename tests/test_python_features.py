@@ -1059,3 +1059,44 @@ def test_call_arguments_stored_by_reference_on_self():
     st = magpy.stats(cm)
     assert (st.monitor_runs, st.records, st.fallbacks) == (1, 1, 0), st
     assert st.guard_hits == 7
+
+
+def test_a_broadcast_error_caught_by_the_program_follows_the_guarded_shapes():
+    """``try: x = x + self.pos_embed`` / ``except RuntimeError:`` resize: an out-of-place
+    pointwise operator on floating tensors can only raise on shapes, dtypes or devices, which
+    the guards fix, so the except path is recorded (one record per length, no eager calls).
+    On a lifted length it is not: lifting is given up, not the function. An integer floor
+    division that raises on a zero element stays dynamic."""
+    import torch.nn.functional as F
+
+    class Pos(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos_embed = torch.nn.Parameter(torch.randn(1, 16, 8))
+
+        def forward(self, x, side):
+            try:
+                x = x + self.pos_embed
+            except RuntimeError:
+                p = self.pos_embed.reshape(1, 4, 4, 8).permute(0, 3, 1, 2)
+                x = x + F.interpolate(p, size=(side, side), mode="bilinear").flatten(2).transpose(1, 2)
+            return x * 2
+
+    m = Pos()
+    cm = magpy.compile(m, backend="eager")
+    for side in (4, 3, 4, 3, 5, 5):
+        x = torch.randn(2, side * side, 8)
+        assert same(cm(x, side), m(x, side))
+    st = magpy.stats(cm)
+    # (4: record; 3: lifted run, lifting given up; 4: hit; 3, 5: records; 5: hit)
+    assert (st.monitor_runs, st.records, st.fallbacks, st.guard_hits) == (4, 3, 0, 2), st
+    assert not any("raised" in r for r in st.break_reasons), st.break_reasons
+
+    def floordiv(a, b):
+        try:
+            return a // b
+        except RuntimeError:
+            return a * 0
+
+    ex = magpy.explain(floordiv)(torch.tensor([4, 5]), torch.tensor([0, 1]))
+    assert ex.graph_count == 0 and "raised RuntimeError" in ex.break_reasons[0]

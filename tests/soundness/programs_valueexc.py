@@ -91,3 +91,42 @@ m = Robust()
 def make(): return m
 def inputs(i): return torch.eye(2) * (-1 if i == 1 else 1)
 """)
+
+program(F_, "broadcast_mismatch_caught_shapes_and_parameter_change", """
+# `try: x = x + self.pos_embed / except: resize it` (ViT-style position embeddings): whether the
+# add raises follows the shapes; the input length changes between calls, and the parameter is
+# replaced by one of another length. An integer floor division by a tensor that may hold a zero
+# raises on values.
+import torch.nn.functional as F
+class Pos(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos_embed = nn.Parameter(torch.randn(1, 16, 4, generator=torch.Generator().manual_seed(0)))
+        self.resized = 0
+    def forward(self, x, d):
+        try:
+            x = x + self.pos_embed
+        except RuntimeError:
+            n = self.pos_embed.shape[1]
+            s = int(n ** 0.5)
+            side = int(x.shape[1] ** 0.5)
+            p = self.pos_embed.reshape(1, s, s, 4).permute(0, 3, 1, 2)
+            x = x + F.interpolate(p, size=(side, side), mode="bilinear").flatten(2).transpose(1, 2)
+            self.resized += 1
+        try:
+            q = torch.tensor([7, 9]) // d
+        except RuntimeError:
+            q = torch.zeros(2, dtype=torch.long)
+        return x * 2, q
+m = Pos()
+def make(): return m
+def inputs(i):
+    n = [16, 9, 16, 16, 9, 25][i]
+    d = torch.tensor([1, 0]) if i in (1, 4) else torch.tensor([2, 3])
+    return torch.randn(2, n, 4, generator=torch.Generator().manual_seed(i)), d
+def step(i):
+    if i == 3:
+        m.pos_embed = nn.Parameter(torch.randn(1, 9, 4, generator=torch.Generator().manual_seed(9)))
+def state(): return m.resized
+NCALLS = 6
+""")
