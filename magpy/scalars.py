@@ -170,6 +170,11 @@ def _aten_pointwise(name: str) -> bool:
         return False
 
 
+def make_size(*sizes: int) -> torch.Size:
+    """A ``torch.Size`` of sizes the graph computes (text of a lifted shape)."""
+    return torch.Size(sizes)
+
+
 def _replace_top(fs: Any, stack: list, value: Any) -> None:
     """The program goes on with ``value`` on top of the stack (and so do the monitor's handlers of
     the instruction about to run, which were handed ``stack`` as read before)."""
@@ -578,6 +583,12 @@ class ScalarFlow:
             return v
         if t in (tuple, list) and depth < 4:
             return t(self._text_arg(e, depth + 1) for e in v)
+        if t is torch.Size:
+            # `f"{x.shape}"` with lifted sizes: the Size is rebuilt from the sizes in the graph
+            items = tuple(self._text_arg(e, depth + 1) for e in v)
+            if all(type(e) is int for e in items):
+                return v
+            return self.python_node("function", make_size, items, {})
         if t is dict and depth < 4 and all(type(k) is str for k in v):
             return {k: self._text_arg(e, depth + 1) for k, e in v.items()}
         raise _NotText

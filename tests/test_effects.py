@@ -253,3 +253,24 @@ def test_print_of_a_parameter_from_outside_shows_its_repr_with_the_calls_values(
         f(torch.ones(1, 2))
         assert got == capsys.readouterr().out and got.startswith("Parameter containing:")
     assert magpy.stats(cm).monitor_runs == 1
+
+
+def test_text_of_a_lifted_shape_is_a_graph_node(capsys):
+    """``print(f"{x.shape}")``, ``str(x.shape)`` and ``"%d" % x.size(0)`` with lifted sizes: the
+    text is made in the graph from the call's sizes (the ``torch.Size`` is rebuilt there), so the
+    lengths of a stream share one record instead of one record per length."""
+    def f(x):
+        y = x * 2
+        print(f"shape {x.shape} rows {'%d' % x.size(0)}")  # noqa: UP031 - %-formatting is what is under test
+        return y, str(y.shape)
+
+    cf = magpy.compile(f, backend="eager", dynamic=True)
+    for n in (12, 15, 31, 20):
+        x = torch.randn(n, 3)
+        out = cf(x)
+        got = capsys.readouterr().out
+        ref = f(x)
+        assert got == capsys.readouterr().out == f"shape torch.Size([{n}, 3]) rows {n}\n"
+        assert out[1] == ref[1] == f"torch.Size([{n}, 3])" and type(out[1]) is str
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.records, st.unheld, st.guard_hits) == (1, 1, 0, 3), st
