@@ -191,11 +191,10 @@ def _announce_callee(fn) -> None:
         capture.announce_call(fn)
 
 
-def no_class_dict_view(cls: type) -> None:
-    """``C.__dict__`` / ``vars(C)`` is a live read-only view of the class's namespace (a
-    ``mappingproxy``): what the program reads through it is not followed, so the call breaks."""
-    raise BreakCompile(f"reads `{cls.__qualname__}.__dict__`, a live view of a class namespace "
-                       "that MagPy does not follow")
+def class_dict_source(cls: type) -> AttrSource:
+    """Where ``cls.__dict__`` is read from: the namespace view of that very class, which the
+    record holds (guards on it read the live namespace)."""
+    return AttrSource(ConstSource(cls, cls.__qualname__), "__dict__")
 
 
 def announce_operator(symbol: str, a, b) -> None:
@@ -1108,7 +1107,8 @@ class CallRules:
         if ann.relation is not None and args:
             rel = ann.relation(args, kwargs)
             if rel == ("attr", "__dict__") and isinstance(args[0], type):
-                no_class_dict_view(args[0])   # vars(C), getattr(C, "__dict__")
+                self._pend(fs, self._post_class_dict, args[0])   # vars(C), getattr(C, "__dict__")
+                return
             if rel is not None and rel[0] in ("setattr", "delattr"):
                 obj = args[0]
                 node = self.node(obj)

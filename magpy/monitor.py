@@ -45,7 +45,7 @@ from .annotations import torch_ops as T
 from .binding import bind_callee
 from .breaks import BreakCompile
 from .bytecode import DECODER, instructions
-from .calls import CallRules, announce_operator, no_class_dict_view
+from .calls import CallRules, announce_operator, class_dict_source
 from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
 from .guards import (
@@ -646,7 +646,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 self.on_read(e, ItemSource(src, i), ("item", i), node)
                 if type(e) in CONTAINER_TYPES or isinstance(e, (list, dict, tuple)):
                     self.full_read(e, _depth + 1)
-        elif isinstance(value, dict):
+        elif isinstance(value, (dict, types.MappingProxyType)):
             keys = list(value.keys())
             if not all(is_immutable(k) for k in keys):
                 raise BreakCompile(f"dict with non-constant keys at {src.describe()} is read")
@@ -678,7 +678,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 if fn is len or fn is isinstance or self._value_guard(v):
                     continue   # len(tensor) is shape[0]: metadata
                 self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
-            if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
+            if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque, types.MappingProxyType)):
                 self.full_read(v)
                 elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
                 if fn in ELEMENT_READERS and T.contains_tensor(elements):
@@ -917,7 +917,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
         if name == "__dict__" and isinstance(obj, type):
-            no_class_dict_view(obj)
+            self._pend(fs, self._post_class_dict, obj)   # (a read-only view: guarded where read)
+            return
         if isinstance(obj, torch.Tensor):
             if name == "is_leaf":
                 node = self.node(obj)
@@ -999,6 +1000,14 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if self.lifted_values and not method and self.lift_value(fs, stack, src):
             return
         self.on_read(value, src, rel, node)
+
+    def _post_class_dict(self, fs, stack, klass):
+        """``C.__dict__`` (or ``vars(C)``): a live, read-only view of the class's namespace, read
+        like a dict from outside (``"forward" in C.__dict__``, ``C.__dict__.get(name)``): each
+        read is guarded on ``C.__dict__`` of that very class, any other use reads it whole."""
+        proxy = stack[-1]
+        if isinstance(proxy, types.MappingProxyType):
+            self.on_read(proxy, class_dict_source(klass))
 
     def _post_script_attr(self, fs, stack, data):
         obj, node, name, method = data
@@ -1096,12 +1105,12 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
                                            and self._from_outside(key))) \
-                and isinstance(container, (list, tuple, dict)):
+                and isinstance(container, (list, tuple, dict, types.MappingProxyType)):
             rel = ("item", key)
             if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
                 self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
                 return
-        elif node is not None and node.source is not None and isinstance(container, (list, tuple, dict)):
+        elif node is not None and node.source is not None and isinstance(container, (list, tuple, dict, types.MappingProxyType)):
             self.full_read(container)
         self._pend(fs, self._post_new, 1)
 
@@ -1240,7 +1249,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if isinstance(b, torch.Tensor) or isinstance(a, torch.Tensor):
             self._dynamic("`in` reads tensor values")
         node = self.node(b)
-        if node is not None and node.source is not None and isinstance(b, (set, frozenset, dict)) \
+        if node is not None and node.source is not None and isinstance(b, (set, frozenset, dict, types.MappingProxyType)) \
                 and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.mutated:
             self._pend(fs, self._post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
             return
@@ -1302,7 +1311,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if isinstance(v, torch.Tensor):
             self._pend(fs, self._post_tensor_iter, v, opaque=True)
             return
-        if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque)):
+        if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque, types.MappingProxyType)):
             self._read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
             self._check_stateful_iterator(v, "iterates over")

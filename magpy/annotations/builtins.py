@@ -12,6 +12,7 @@ import math
 import operator
 import random
 import time
+import types
 
 from . import DYNAMIC, PURE, REGISTRY, Annotation
 
@@ -116,6 +117,11 @@ for _cls, _mutators in (
             _add(_obj, _READ_ONLY)
 _add(dict.get, Annotation(value_read=(False, True, False), relation=lambda a, k: ("item", a[1])))
 _add(dict.__getitem__, Annotation(value_read=(False, True), relation=lambda a, k: ("item", a[1])))
+# A class's namespace view (`C.__dict__`): read-only; an item read is guarded, anything else reads it whole.
+_add(types.MappingProxyType.get, Annotation(value_read=(False, True, False), relation=lambda a, k: ("item", a[1])))
+_add(types.MappingProxyType.__getitem__, Annotation(value_read=(False, True), relation=lambda a, k: ("item", a[1])))
+for _name in ("keys", "values", "items", "__len__", "__contains__", "__iter__", "copy"):
+    _add(getattr(types.MappingProxyType, _name), _READ_ONLY)
 _add(list.__getitem__, Annotation(value_read=(True, True)))
 for _cls in (dict, list, set, tuple, collections.OrderedDict, collections.deque, str, int, float, frozenset):
     _add(_cls, PURE)

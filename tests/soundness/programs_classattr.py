@@ -195,3 +195,35 @@ def step(i):
     if i == 2: Head.scale = 5.0
     if i == 3: Base.scale = 7.0
 """)
+
+program(F_, "class_namespace_view_over_the_mro", """
+# `"mode" in klass.__dict__`, `klass.__dict__["mode"]`, `vars(type(self))` and `len(...)` of a
+# class's namespace view, over the MRO; the subclass gains, changes and loses the attribute,
+# the base class changes it, a method is added between calls.
+class Base(nn.Module):
+    mode = "a"
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+    def forward(self, x):
+        own = sorted(n for n in vars(type(self)) if not n.startswith("_"))
+        for klass in type(self).__mro__[:2]:
+            if "mode" in klass.__dict__:
+                k = 2.0 if klass.__dict__["mode"] == "a" else 3.0
+                return self.fc(x) * k, klass.__name__, own, len(Base.__dict__) > 3
+        return x, None, own, None
+class Sub(Base):
+    pass
+m = Sub()
+def make(): return m
+def inputs(i): return torch.randn(2, 3, generator=torch.Generator().manual_seed(i))
+def step(i):
+    if i == 1: Sub.mode = "b"
+    if i == 2: Sub.mode = "a"
+    if i == 3: del Sub.mode
+    if i == 4: Base.mode = "c"
+    if i == 5: Sub.helper = lambda self: 0
+CLEANUP.append(lambda: [delattr(Sub, n) for n in ("mode", "helper") if n in Sub.__dict__])
+CLEANUP.append(lambda: setattr(Base, "mode", "a"))
+NCALLS = 6
+""")
