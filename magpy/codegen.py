@@ -654,6 +654,10 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
                 raise Unsupported(f"internal: the in-place change of tensor {node.source.describe()} is not in the graph")
         elif node.node_id not in replayed and not (isinstance(node.source, ConstSource) and node.node_id in replayed):
             raise Unsupported(f"the change of {node.source.describe()} ({type(node.obj).__name__}) cannot be replayed")
+    for g in mon.guards:
+        changed = g.changed_in_place() if isinstance(g, TensorGuard) else None
+        if changed is not None:
+            raise Unsupported(changed)   # (the batched tensor check reads these from the tensor itself)
     guarded_sources = {g.source for g in mon.guards}
     for node in guard_nodes(rg)[1:]:
         if node.source is not None and not isinstance(node.source, ConstSource) and node.source not in guarded_sources:
@@ -698,7 +702,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
                 ns["_HF_K"] = tuple(k for _, k, _, _ in held.tensors)
                 tensor_vars.extend(names)
                 tensor_vals.extend(t for _, _, _, t in held.tensors)
-                tensor_dims.extend((list(t.size()), list(t.stride())) for _, _, _, t in held.tensors)
+                tensor_dims.extend(held.tensor_dims)
             fetch = f"{', '.join(names)}, = map(_getitem, _HF_C, _HF_K)" if names else None
             if slow and _dict_versions is not None:
                 # Checks that only read dict contents run again only when a version tag moved.

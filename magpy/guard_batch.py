@@ -65,6 +65,7 @@ class HeldBatch:
     types: list = field(default_factory=list)        # (object, expected exact type)
     hook_tables: list = field(default_factory=list)  # (module __dict__, hook table name): must stay empty
     tensors: list = field(default_factory=list)      # (container, key, source, example tensor)
+    tensor_dims: list = field(default_factory=list)  # (sizes, strides) of each, as the call found them
     snapshots: list = field(default_factory=list)    # (held dict, snapshot, keys)
     tensors_versioned: bool = False                  # every table the tensors come from is versioned
 
@@ -303,6 +304,7 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             loc = locate(g.source)
             if loc is not None and loc[0] == "item":
                 batch.tensors.append((loc[1], loc[2], g.source, g.tensor))
+                batch.tensor_dims.append((g.sizes(), g.strides()))
                 batch.described.append(g.describe())
                 continue
             loc = None

@@ -257,21 +257,40 @@ class TensorGuard(Guard):
     kind: ClassVar[str] = "tensor"
     dynamic_dims: frozenset = frozenset()   # lifted dimensions (magpy.scalars): any size
 
+    def __post_init__(self):
+        # The metadata the program saw when it read the tensor: the run may change it in place
+        # (`b.t_()`, `x.unsqueeze_(0)`, `u.data = v`), and the guard checks the call's entry.
+        t = self.tensor
+        with torch._C.DisableTorchFunctionSubclass():   # (a subclass's __torch_function__ must not see MagPy's reads)
+            self.entry = (tuple(t.shape), tuple(t.stride()), t.dtype, t.device, t.requires_grad, type(t))
+
+    def changed_in_place(self) -> str | None:
+        """What the run changed about the tensor that the batched check reads from the tensor
+        itself (dtype, device, requires_grad, type), or None. Sizes and strides are passed
+        from :attr:`entry`."""
+        t = self.tensor
+        with torch._C.DisableTorchFunctionSubclass():
+            now = (t.dtype, t.device, t.requires_grad, type(t))
+        for what, a, b in zip(("dtype", "device", "requires_grad", "type"), self.entry[2:], now):
+            if a != b:
+                return f"changes the {what} of tensor {self.source.describe()} from outside ({a} to {b})"
+        return None
+
     def describe(self):
-        p = self.tensor
-        shape = tuple("*" if d in self.dynamic_dims else n for d, n in enumerate(p.shape))
+        _, _, dtype, device, requires_grad, _ = self.entry
+        shape = tuple("*" if d in self.dynamic_dims else n for d, n in enumerate(self.entry[0]))
         stride = tuple("*" if s is None else s for s in self.strides())
-        return (f"{self.source.describe()}: Tensor dtype={p.dtype} device={p.device} shape={shape} "
-                f"stride={stride} requires_grad={p.requires_grad}")
+        return (f"{self.source.describe()}: Tensor dtype={dtype} device={device} shape={shape} "
+                f"stride={stride} requires_grad={requires_grad}")
 
     def sizes(self) -> list:
-        """Sizes to check, None for a lifted dimension."""
-        return [None if d in self.dynamic_dims else n for d, n in enumerate(self.tensor.shape)]
+        """Sizes to check (as the call found them), None for a lifted dimension."""
+        return [None if d in self.dynamic_dims else n for d, n in enumerate(self.entry[0])]
 
     def strides(self) -> list:
         """Strides to check, None where a stride is the product of sizes that include a lifted one."""
         last = max(self.dynamic_dims, default=-1)
-        return [None if d < last else s for d, s in enumerate(self.tensor.stride())]
+        return [None if d < last else s for d, s in enumerate(self.entry[1])]
 
     @property
     def batched_tensor(self) -> torch.Tensor:

@@ -89,7 +89,7 @@ from .source import (
     ItemSource,
     Source,
 )
-from .tensor_ops import OpRecorder
+from .tensor_ops import OpRecorder, set_data
 
 
 def _identity_key(key: Any) -> bool:
@@ -1033,6 +1033,13 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         t, value = data
         self.graph.call("method", "requires_grad_", (self.to_arg(t), value), {})
 
+    def _post_set_data(self, fs, stack, data):
+        t, value = data
+        self.graph.call("function", set_data, (self.to_arg(t), self.to_arg(value)), {})
+        outside = self._from_outside(t) or any(x is t for _, x in self.graph.inputs)
+        self._tensor_mutated(t, None)
+        self.mutates_outside = self.mutates_outside or outside
+
     def _attr_write(self, fs, obj, name: str, value) -> None:
         """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
         ``type(obj).__setattr__``): a write the mock replays, or a property setter monitored."""
@@ -1047,6 +1054,13 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 # `out = torch.zeros(...); out.requires_grad = True`: a leaf the call made becomes one
                 # autograd records, as `requires_grad_` in the graph, in program order.
                 self._pend(fs, self._post_requires_grad, (obj, value), opaque=True)
+                return
+            if name == "data" and isinstance(value, torch.Tensor) and self.eager_graph \
+                    and type(obj) in (torch.Tensor, torch.nn.Parameter) and type(value) in (torch.Tensor, torch.nn.Parameter) \
+                    and all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (obj, value)):
+                # `u.data = l2normalize(w @ v)` (power iteration on a buffer, spectral norm): `set_data`
+                # in the graph, in program order; the eager graph runs it on the very tensor.
+                self._pend(fs, self._post_set_data, (obj, value), opaque=True)
                 return
             raise BreakCompile(f"writes tensor attribute `{name}`")
         node = self._held_node(obj)

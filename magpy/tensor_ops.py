@@ -92,6 +92,12 @@ _RANDOM_OPS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson
                "geometric", "cauchy", "rng_state")
 
 
+def set_data(t: torch.Tensor, value: torch.Tensor) -> None:
+    """``t.data = value`` as a node of the eager graph: ``t`` takes ``value``'s data and metadata
+    (its storage shared with ``value``), as in the program."""
+    t.data = value
+
+
 class OpRecorder:
     """Tensor operations of the monitor run become operator-graph nodes (mixed into ``Monitor``).
 

@@ -240,3 +240,59 @@ def make(): return m
 def inputs(i): return torch.randn(2, 3)
 def step(i): m.k = i
 """)
+
+program(F_, "tensor_data_assigned_power_iteration_and_aliasing", """
+# `self.u.data = l2normalize(...)` (spectral norm's power iteration on buffers), a buffer given
+# data of another shape, and a buffer given the data of a tensor from outside (afterwards the
+# two share memory: the caller changes that tensor in place between calls).
+def l2n(v):
+    return v / (v.norm() + 1e-12)
+shared = torch.arange(3.0)
+class SN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        g = torch.Generator().manual_seed(0)
+        self.u = nn.Parameter(l2n(torch.randn(3, generator=g)), requires_grad=False)
+        self.v = nn.Parameter(l2n(torch.randn(4, generator=g)), requires_grad=False)
+        self.register_buffer("hist", torch.zeros(1))
+        self.register_buffer("alias", torch.zeros(3))
+    def forward(self, x):
+        w = self.fc.weight
+        self.v.data = l2n(torch.mv(w.data.t(), self.u.data))
+        self.u.data = l2n(torch.mv(w.data, self.v.data))
+        sigma = self.u.dot(w.mv(self.v))
+        self.hist.data = torch.cat([self.hist, sigma.detach().reshape(1)])
+        self.alias.data = shared
+        return self.fc(x) / sigma + self.alias.sum(), self.hist.shape
+m = SN()
+def make(): return m
+def inputs(i): return torch.randn(2, 4, generator=torch.Generator().manual_seed(i))
+def step(i):
+    if i == 2:
+        shared.mul_(2)
+def state(): return m.u.clone(), m.v.clone(), m.hist.clone(), m.alias.clone(), m.alias.data_ptr() == shared.data_ptr()
+""")
+
+program(F_, "in_place_shape_changes_of_outside_tensors", """
+# In-place operators that change a tensor's shape or strides, not its values: a buffer
+# transposed in place every call (it alternates), an argument unsqueezed in place (the caller
+# passes the same tensor again), a buffer resized; the program returns the shapes it saw.
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("b", torch.arange(6.0).reshape(2, 3))
+        self.register_buffer("r", torch.zeros(2))
+    def forward(self, x):
+        before = tuple(self.b.shape), self.b.stride()
+        self.b.t_()
+        x.unsqueeze_(0)
+        self.r.resize_(self.r.numel() + 1).fill_(1.0)
+        return self.b.sum(0), before, x.shape, self.r.shape
+m = M()
+x0 = torch.ones(3)
+def make(): return m
+def inputs(i): return (x0,) if i < 3 else (torch.ones(2),)
+def state(): return m.b.clone(), m.b.stride(), m.r.clone(), x0.shape
+NCALLS = 5
+""")
