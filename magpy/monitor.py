@@ -936,6 +936,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             if name in T.OP_ATTRS:
                 self._pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
                 return
+            if name in getattr(obj, "__dict__", {}) and not any(name in k.__dict__ for k in type(obj).__mro__):
+                # an attribute set on the tensor object (`self.weight.fast`): read like any attribute
+                self._tensor_user_attr(fs, obj, name)
+                return
             raise BreakCompile(f"reads tensor attribute `{name}`")
         if type(obj) is super:
             self_cls = obj.__self_class__

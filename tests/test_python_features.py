@@ -1100,3 +1100,29 @@ def test_a_broadcast_error_caught_by_the_program_follows_the_guarded_shapes():
 
     ex = magpy.explain(floordiv)(torch.tensor([4, 5]), torch.tensor([0, 1]))
     assert ex.graph_count == 0 and "raised RuntimeError" in ex.break_reasons[0]
+
+
+def test_attribute_set_on_a_parameter_is_read_by_a_plain_load():
+    """``self.weight.fast`` (an attribute set on the parameter object) read with ``LOAD_ATTR``:
+    guarded like ``getattr(t, name)`` on it (present: its value; absent: stays absent)."""
+    import torch.nn.functional as F
+
+    class MetaLinear(torch.nn.Linear):
+        def __init__(self):
+            super().__init__(4, 3)
+            self.weight.fast = None
+
+        def forward(self, x):
+            if self.weight.fast is not None:
+                return F.linear(x, self.weight.fast, self.bias)
+            return super().forward(x)
+
+    m = MetaLinear()
+    cm = magpy.compile(m, backend="eager")
+    for i in range(4):
+        if i == 2:
+            m.weight.fast = torch.randn(3, 4)
+        x = torch.randn(2, 4)
+        assert same(cm(x), m(x))
+    st = magpy.stats(cm)
+    assert (st.records, st.fallbacks, st.guard_hits) == (2, 0, 2) and not st.break_reasons, st

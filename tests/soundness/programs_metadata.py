@@ -159,3 +159,32 @@ def make(): return f
 X = torch.randn(3, 3)
 def inputs(i): return (X, i >= 2)
 """)
+
+program(F_, "attribute_set_on_a_parameter_read_by_load_attr", """
+# `self.weight.fast` (MAML-style fast weights kept on the parameter object): None at first, then
+# a tensor, then a different tensor, then another shape's weights are not used; read with a plain
+# attribute load in forward.
+import torch.nn.functional as F
+class MetaLinear(nn.Linear):
+    def __init__(self):
+        super().__init__(4, 3)
+        self.weight.fast = None
+        self.bias.fast = None
+    def forward(self, x):
+        if self.weight.fast is not None and self.bias.fast is not None:
+            return F.linear(x, self.weight.fast, self.bias.fast)
+        return super().forward(x)
+m = MetaLinear()
+def make(): return m
+def inputs(i): return torch.randn(2, 4, generator=torch.Generator().manual_seed(i))
+def step(i):
+    g = torch.Generator().manual_seed(10 + i)
+    if i == 1:
+        m.weight.fast = torch.randn(3, 4, generator=g)
+        m.bias.fast = torch.randn(3, generator=g)
+    if i == 3:
+        m.weight.fast = m.weight.fast * 2
+    if i == 4:
+        m.bias.fast = None
+NCALLS = 5
+""")
