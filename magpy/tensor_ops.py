@@ -92,6 +92,16 @@ _RANDOM_OPS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson
                "geometric", "cauchy", "rng_state")
 
 
+def _count_follows_rank(name: str, args: Any, kwargs: dict) -> bool:
+    """Does the operator return one tensor per dimension of its input (``torch.where(cond)``,
+    ``nonzero(as_tuple=True)``)? Ranks are guarded and never lifted: the count needs no assumption."""
+    if name == "where":
+        return len(args) == 1 and not kwargs
+    if name == "nonzero":
+        return kwargs.get("as_tuple") is True or (len(args) == 2 and args[1] is True)
+    return False
+
+
 def set_data(t: torch.Tensor, value: torch.Tensor) -> None:
     """``t.data = value`` as a node of the eager graph: ``t`` takes ``value``'s data and metadata
     (its storage shared with ``value``), as in the program."""
@@ -341,7 +351,7 @@ class OpRecorder:
                     # the output's shape may follow a lifted size; how many tensors it holds is assumed
                     for t in T.tensors_in([output], {}):
                         self.mark_lifted_shape(t)
-                    if isinstance(output, (tuple, list)):
+                    if isinstance(output, (tuple, list)) and not _count_follows_rank(name, args, kwargs):
                         self.assume("scalar", self.graph.call("function", len, (n,), {}), len(output))
             for t in changed:
                 self._tensor_mutated(t, n if t is output else None)

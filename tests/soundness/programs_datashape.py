@@ -36,3 +36,30 @@ def f(x):
 def make(): return f
 def inputs(i): return (torch.tensor([[1.0, -1.0, 2.0], [1.0, -1.0, 2.0], [-1.0, -1.0, 3.0], [4.0, 5.0, 6.0]][i % 4]),)
 """)
+
+program(F_, "where_indices_of_a_mask_then_in_place_on_the_argument", """
+# ArcFace's margin: `index = torch.where(label != -1)[0]` (how many rows follows the labels),
+# a one-hot of that many rows, then the argument changed in place (acos_, index_put, cos_, mul_);
+# the number of ignored labels changes between calls, and the margin is changed once.
+class ArcFace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = 8.0
+        self.m = 0.5
+    def forward(self, cosine, label):
+        index = torch.where(label != -1)[0]
+        m_hot = torch.zeros(index.size()[0], cosine.size()[1], device=cosine.device)
+        m_hot.scatter_(1, label[index, None], self.m)
+        cosine.acos_()
+        cosine[index] += m_hot
+        cosine.cos_().mul_(self.s)
+        return cosine, index.numel()
+m = ArcFace()
+labels = [[0, -1, 2, 3], [1, 1, -1, -1], [-1, -1, -1, 4], [2, 3, 4, 0], [0, -1, 2, 3]]
+def make(): return m
+def inputs(i):
+    return torch.rand(4, 5, generator=torch.Generator().manual_seed(i)) * 0.9, torch.tensor(labels[i])
+def step(i):
+    if i == 3: m.m = 0.25
+NCALLS = 5
+""")
