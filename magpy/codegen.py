@@ -144,12 +144,10 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list, l
         return shape_checks, draw_checks, []
     changed = [mon.rg.sn[nid] for nid in mon.mutated if isinstance(mon.rg.sn[nid].obj, torch.Tensor)]
     if changed or mon.mutates_outside:
-        what = changed[0].source.describe() if changed else "a tensor from outside (through a view)"
-        if not rest:
-            raise Unsupported(f"runs a tensor operation inside `try`/`except` ({mon.speculative_ops[0]}) and "
-                              f"changes {what} in place: a call whose graph raises could not be undone")
-        raise Unsupported(f"reads tensor values into Python and changes {what} in place: "
-                          "the values read cannot be checked before the change")
+        # The graph changes tensors from outside in place: the mock keeps a copy of each graph
+        # input whose memory the graph writes, and puts it back when an assumption fails (or the
+        # graph raises), so the miss leaves them as the call found them (the undo log).
+        mon.undo_inputs = _undo_inputs(mon, changed)
     # (a tensor operation inside try/except: the graph must not raise, see below)
     checks = [] if rest else ["True"]
     for kind, node, expected in rest:
@@ -163,6 +161,38 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list, l
         else:
             checks.append(f"_same_values({o}, {pool.ref(expected)})")
     return shape_checks, draw_checks, checks
+
+
+def _undo_inputs(mon: Monitor, changed: list) -> list[int]:
+    """Positions of the graph inputs the speculative graph writes in place (by storage), all
+    with the shape, strides and dtype the call found; Unsupported when a change could not be
+    undone by copying values back (a change of metadata, a tensor written that is no input)."""
+    what = changed[0].source.describe() if changed else "a tensor from outside (through a view)"
+    guards = {g.source: g for g in mon.guards if isinstance(g, TensorGuard)}
+    undo = []
+    for i, (src, v) in enumerate(mon.graph.inputs):
+        if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() in mon.mutated_storages:
+            g = guards.get(src)
+            if g is None or g.entry[:3] != (tuple(v.shape), tuple(v.stride()), v.dtype) or v.is_sparse \
+                    or type(v) not in (torch.Tensor, torch.nn.Parameter):
+                raise Unsupported(f"reads tensor values into Python and changes {what} in place in a way "
+                                  "a failed check could not undo")
+            undo.append(i)
+    written = {id(mon.graph.inputs[i][1]) for i in undo}
+    if not undo or any(id(n.obj) not in written for n in changed):
+        raise Unsupported(f"reads tensor values into Python and changes {what} in place: "
+                          "the values read cannot be checked before the change")
+    return undo
+
+
+def _undo_save(tensors: tuple) -> list:
+    return [t.detach().clone() for t in tensors]
+
+
+def _undo_restore(tensors: tuple, saved: list) -> None:
+    with torch.no_grad():
+        for t, s in zip(tensors, saved):
+            t.copy_(s)
 
 
 def _feeds_graph(node: Any, assumed: set) -> bool:
@@ -830,6 +860,10 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         # one differs, or the graph fails, the record does not hold: the call is a miss, as if
         # the graph had not run (it changed nothing outside but the RNGs, which are put back).
         mlines.append("_state = _speculation_state()")
+        if mon.undo_inputs:
+            undo_vars = "(" + "".join(f"{input_vars[i]}, " for i in mon.undo_inputs) + ")"
+            mlines.append(f"_saved = _undo_save({undo_vars})")
+            restore += f"; _undo_restore({undo_vars}, _saved)"
         if mon.draws and not (draw_checks or pinned):
             mlines.append("_gs = _save_draws(_G)")
         mlines += draws
@@ -854,7 +888,8 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 
     ns.update(pool.namespace())
-    ns.update(_speculation_state=_speculation_state, _restore_state=_restore_state, _UNHELD=UNHELD)
+    ns.update(_speculation_state=_speculation_state, _restore_state=_restore_state, _UNHELD=UNHELD,
+              _undo_save=_undo_save, _undo_restore=_undo_restore)
     ns.update(_same_values=_same_values, _storage_pattern=_storage_pattern, _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
               _rebuild_sequence=_rebuild_sequence)
     guard_ns = dict(ns)

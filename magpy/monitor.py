@@ -236,6 +236,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
         self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
+        self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
+        self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
         self.array_constants: list[tuple] = []              # (ndarray, snapshot) the graph holds as tensors
         self.value_shaped: set[int] = set()                  # ids of tensors whose shape depends on values

@@ -437,6 +437,7 @@ class OpRecorder:
     def _tensor_mutated(self, t: torch.Tensor, n) -> None:
         """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
         self.graph_mutates = True
+        self.mutated_storages.add(t.untyped_storage().data_ptr())
         if not self.mutates_outside:
             # Through any view: memory shared with a tensor from outside (a graph input) changed.
             ptr = t.untyped_storage().data_ptr()

@@ -336,8 +336,9 @@ def test_tensor_operation_inside_try_is_speculated_on_and_records_outlive_a_late
 
 def test_a_first_call_that_breaks_is_monitored_once_more():
     """Data-aware initialisation on the first call (``bool(flag.item())`` decides to initialise,
-    the module writes its parameters through ``.data``): that call breaks, the next one is
-    monitored again and compiles; a function that breaks twice runs eagerly from then on."""
+    the module writes its parameters through ``.data`` in an order ``random.shuffle`` picks,
+    which is dynamic): that call breaks, the next one is monitored again and compiles; a
+    function that breaks twice runs eagerly from then on."""
     class Init(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -349,6 +350,7 @@ def test_a_first_call_that_breaks_is_monitored_once_more():
             if self.ready is None:
                 self.ready = bool(self.flag.item())
             if not self.ready:
+                random.shuffle([0, 1])
                 self.w.data[...] = x.mean(0).detach()   # data-aware init
                 self.flag.data[...] = 1
                 self.ready = True

@@ -183,3 +183,33 @@ m = Clamp()
 def make(): return m
 def inputs(i): return torch.randn(3, 4) * (0.1 if i % 2 else 1.0)
 """)
+
+program(F_, "branch_on_a_value_then_buffers_changed_in_place", """
+# An iterative solver's step: buffers reset and updated in place (fill_, add_/sub_, +=, an
+# argument's view written), with a branch on a tensor value in between. When the branch goes
+# the other way on a later call, the graph has already changed the buffers: they must be as the
+# call found them before the program runs again.
+class Solver(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("sol", torch.zeros(3))
+        self.register_buffer("count", torch.zeros(1))
+    @torch.no_grad()
+    def forward(self, v, out):
+        self.sol.fill_(1.0 / 3)
+        g = v @ v.t()
+        if g[0, 1] > 0:
+            self.sol.add_(g[0])
+        else:
+            self.sol.sub_(g[1])
+        self.count += 1
+        out[0].copy_(self.sol)
+        return self.sol * 2
+m = Solver()
+outs = [torch.zeros(2, 3) for _ in range(8)]
+def make(): return m
+def inputs(i):
+    return torch.randn(3, 3, generator=torch.Generator().manual_seed(i)), outs[i]
+def state(): return m.sol.clone(), m.count.clone(), [o.clone() for o in outs]
+NCALLS = 8
+""")
