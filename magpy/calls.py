@@ -191,12 +191,6 @@ def _announce_callee(fn) -> None:
         capture.announce_call(fn)
 
 
-def class_dict_source(cls: type) -> AttrSource:
-    """Where ``cls.__dict__`` is read from: the namespace view of that very class, which the
-    record holds (guards on it read the live namespace)."""
-    return AttrSource(ConstSource(cls, cls.__qualname__), "__dict__")
-
-
 def announce_operator(symbol: str, a, b) -> None:
     """Tell the capture which Python functions an operator ``a <symbol> b`` may enter from C
     (3.10; see ``capture.announce_call``): the left operand's dunder, the right one's reflected

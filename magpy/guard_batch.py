@@ -37,6 +37,7 @@ from .guards import (
     TypeGuard,
     ValueGuard,
 )
+from .objmodel import MAPPINGS
 from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 try:   # one C pass for the per-call class and instance-dict checks (magpy/_speedups.c)
@@ -48,7 +49,6 @@ except ImportError:   # pragma: no cover - no compiler at install time, or CPyth
 _MISSING = object()
 _HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _FIXED_CLASS = (dict, list, tuple, set, frozenset)   # builtins whose __class__ cannot be reassigned
-_MAPPINGS = (dict, types.MappingProxyType)
 
 
 @dataclass
@@ -225,7 +225,7 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             return ("item", src.globals_dict, src.name)
         if isinstance(src, ItemSource):
             c = const(src.base)
-            if type(c) in _MAPPINGS:
+            if type(c) in MAPPINGS:
                 try:
                     hash(src.key)
                 except TypeError:
@@ -243,7 +243,7 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
 
     def _table(c: Any, via: str, name: str) -> tuple | None:
         d = getattr(c, via, None) if via != "__dict__" else getattr(c, "__dict__", None)
-        if not isinstance(d, _MAPPINGS):
+        if not isinstance(d, MAPPINGS):
             return None
         if not isinstance(c, (type, types.ModuleType)):
             batch.dict_pins.append((c, via, d))   # the instance still has that very table

@@ -45,7 +45,7 @@ from .annotations import torch_ops as T
 from .binding import bind_callee
 from .breaks import BreakCompile
 from .bytecode import DECODER, instructions
-from .calls import CallRules, announce_operator, class_dict_source
+from .calls import CallRules, announce_operator
 from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
 from .guards import (
@@ -66,6 +66,7 @@ from .guards import (
 )
 from .objmodel import (
     CONTAINER_TYPES,
+    MAPPINGS,
     NO_NODE_TYPES,
     NO_VALUE,
     PROTOCOL_EVENTS,
@@ -88,6 +89,7 @@ from .source import (
     GlobalSource,
     ItemSource,
     Source,
+    class_dict_source,
 )
 from .tensor_ops import OpRecorder, set_data
 
@@ -599,7 +601,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 if name in klass.__dict__:
                     return   # found in a class that cannot change (object, a builtin or extension type)
                 continue
-            ksrc = AttrSource(ConstSource(klass, klass.__qualname__), "__dict__")
+            ksrc = class_dict_source(klass)
             if name in klass.__dict__:
                 value = klass.__dict__[name]
                 if is_immutable(value):
@@ -648,7 +650,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 self.on_read(e, ItemSource(src, i), ("item", i), node)
                 if type(e) in CONTAINER_TYPES or isinstance(e, (list, dict, tuple)):
                     self.full_read(e, _depth + 1)
-        elif isinstance(value, (dict, types.MappingProxyType)):
+        elif isinstance(value, MAPPINGS):
             keys = list(value.keys())
             if not all(is_immutable(k) for k in keys):
                 raise BreakCompile(f"dict with non-constant keys at {src.describe()} is read")
@@ -680,7 +682,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 if fn is len or fn is isinstance or self._value_guard(v):
                     continue   # len(tensor) is shape[0]: metadata
                 self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
-            if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque, types.MappingProxyType)):
+            if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
                 self.full_read(v)
                 elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
                 if fn in ELEMENT_READERS and T.contains_tensor(elements):
@@ -969,7 +971,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 self.add_guard(TypeGuard(node.source, type(obj)))
             self._guard_class_attr(type(obj), name)
             klass = next(k for k in type(obj).__mro__ if name in k.__dict__)
-            ksrc = AttrSource(ConstSource(klass, klass.__qualname__), "__dict__")
+            ksrc = class_dict_source(klass)
             self.on_read(klass.__dict__[name], ItemSource(ksrc, name))
             self._pend(fs, self._post_new_attr, method)
             return
@@ -1125,12 +1127,12 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
                                            and self._from_outside(key))) \
-                and isinstance(container, (list, tuple, dict, types.MappingProxyType)):
+                and isinstance(container, (list, tuple, *MAPPINGS)):
             rel = ("item", key)
             if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
                 self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
                 return
-        elif node is not None and node.source is not None and isinstance(container, (list, tuple, dict, types.MappingProxyType)):
+        elif node is not None and node.source is not None and isinstance(container, (list, tuple, *MAPPINGS)):
             self.full_read(container)
         self._pend(fs, self._post_new, 1)
 
@@ -1269,7 +1271,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if isinstance(b, torch.Tensor) or isinstance(a, torch.Tensor):
             self._dynamic("`in` reads tensor values")
         node = self.node(b)
-        if node is not None and node.source is not None and isinstance(b, (set, frozenset, dict, types.MappingProxyType)) \
+        if node is not None and node.source is not None and isinstance(b, (set, frozenset, *MAPPINGS)) \
                 and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.mutated:
             self._pend(fs, self._post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
             return
@@ -1331,7 +1333,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if isinstance(v, torch.Tensor):
             self._pend(fs, self._post_tensor_iter, v, opaque=True)
             return
-        if isinstance(v, (list, tuple, dict, set, frozenset, collections_deque, types.MappingProxyType)):
+        if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
             self._read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
             self._check_stateful_iterator(v, "iterates over")

@@ -35,6 +35,8 @@ NO_VALUE = object()
 IMMUTABLE_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                    torch.dtype, torch.device, torch.layout, torch.memory_format, range)
 CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
+#: Mappings read like dicts: a class's ``__dict__`` is a read-only view (``mappingproxy``).
+MAPPINGS = (dict, types.MappingProxyType)
 # Objects that get no ShadowNode when they appear as results: they are held, not tracked.
 NO_NODE_TYPES = (types.ModuleType, types.BuiltinFunctionType, type, types.CodeType)
 

@@ -231,3 +231,9 @@ class SelfArgsSource(Source):
 
     def __eq__(self, other) -> bool:
         return isinstance(other, SelfArgsSource) and other.self_obj is self.self_obj
+
+
+def class_dict_source(cls: type) -> AttrSource:
+    """Where ``cls.__dict__`` is read from: the namespace view of that very class, which the
+    record holds (guards on it read the live namespace)."""
+    return AttrSource(ConstSource(cls, cls.__qualname__), "__dict__")
