@@ -26,7 +26,7 @@ if [ -n "${PYTHON:-}" ] && [ -z "${MAGPY_VENV:-}" ]; then
     # An explicit interpreter gets a venv of its own: PYTHON=python3.12 -> .venv-3.12.
     VENV="$ROOT/.venv-$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 fi
-CORE_TESTS=(tests/test_python_features.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
+CORE_TESTS=(tests/test_python_features.py tests/test_lifetimes.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
             tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py tests/test_scalar_reads.py
             tests/test_lifted_shapes.py)
 TORCH_PIN="2.13.0"

@@ -491,6 +491,8 @@ class _Compiled:
                 # Sizes the run followed as LiftedInts go back to plain ints wherever the program left
                 # them outside the call (after the record was built from them), also when it raised.
                 result = mon_box[0].delift_outside(result)
+            if mon_box:
+                mon_box[0].release()
         return result
 
     def _monitor_and_record_inner(self, args, kwargs, mon_box: list):
@@ -918,10 +920,13 @@ def explain(target: Any) -> Callable[..., Explanation]:
                             reason = f"internal MagPy error: {type(e).__name__}: {e}"
         reasons = [reason] if reason else []
         op_count = mon.graph.op_count if mon is not None else 0
-        return Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
-                           guards=guards_text, op_count=op_count, dynamic=bool(mon is not None and mon.dynamic),
-                           graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [],
-                           splits=_splits(gm))
+        explanation = Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
+                                  guards=guards_text, op_count=op_count, dynamic=bool(mon is not None and mon.dynamic),
+                                  graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [],
+                                  splits=_splits(gm))
+        if mon is not None:
+            mon.release()
+        return explanation
 
     return run
 

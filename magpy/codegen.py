@@ -920,10 +920,12 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         run_ns = dict(ns)
         run_ns.update(_graph=compiled_graph, _MISS=MISS, _BUGS=[])
         exec(compile(run_src, "<magpy run>", "exec"), run_ns)
-        return mock_ns["mock"], run_ns["run"], run_ns["_BUGS"], mock_ns["inputs"]
+        # (popped: a function in its own globals is a reference cycle, which would keep what
+        # the record holds alive until the cyclic collector runs, after the record is dropped)
+        return mock_ns.pop("mock"), run_ns.pop("run"), run_ns["_BUGS"], mock_ns.pop("inputs")
 
     return GeneratedCode(
-        guard=guard_ns["guard"], mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,
+        guard=guard_ns.pop("guard"), mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,
         run_source=run_src,
         guards_text="\n".join(readable), graph_output_nodes=list(mb.outputs),
         input_sources=[s for s, _ in mon.graph.inputs],

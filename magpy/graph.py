@@ -10,11 +10,12 @@ backend is free to fuse and drop every intermediate.
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import torch
 import torch.fx as fx
+
+from .refgraph import forget_when_dead
 
 
 class Unsupported(Exception):
@@ -40,11 +41,8 @@ class OpGraph:
         would hold every activation at once): when one dies, its id is forgotten before the
         memory can be reused by another tensor."""
         key = id(tensor)
-        if key not in self._node_of:
-            try:
-                weakref.finalize(tensor, self._node_of.pop, key, None)
-            except TypeError:
-                self._keep.append(tensor)
+        if key not in self._node_of and not forget_when_dead(tensor, self, "_node_of", key):
+            self._keep.append(tensor)
         self._node_of[key] = node
         node.meta["example_value_shape"] = tuple(tensor.shape)
 

@@ -198,6 +198,19 @@ def _batchable_value(v: Any) -> bool:
         type(v) is tuple and all(type(e) in (int, float, bool, str, type(None)) for e in v))
 
 
+def _held_value(src: Source, pins: dict) -> Any:
+    """The object ``src`` is fixed to (a constant, a pinned object, a held class's namespace),
+    or ``_MISSING``. (Module-level: a recursive local function would be a reference cycle.)"""
+    if isinstance(src, ConstSource):
+        return src.value
+    if isinstance(src, AttrSource) and src.name == "__dict__" and src.via == "":
+        c = _held_value(src.base, pins)
+        if isinstance(c, (type, types.ModuleType)):
+            return c.__dict__   # a class's mapping proxy is a live view of its namespace
+        return _MISSING
+    return pins.get(src, _MISSING)
+
+
 def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
     """Split ``guards`` into those checked in a :class:`HeldBatch` and the rest.
 
@@ -210,14 +223,7 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             pins.setdefault(g.source, g.obj)
 
     def const(src: Source) -> Any:
-        if isinstance(src, ConstSource):
-            return src.value
-        if isinstance(src, AttrSource) and src.name == "__dict__" and src.via == "":
-            c = const(src.base)
-            if isinstance(c, (type, types.ModuleType)):
-                return c.__dict__   # a class's mapping proxy is a live view of its namespace
-            return _MISSING
-        return pins.get(src, _MISSING)
+        return _held_value(src, pins)
 
     def locate(src: Source) -> tuple | None:
         """(kind, holder, key) of the last step of ``src`` when its base is held."""

@@ -497,6 +497,17 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 pass
         return delift(result)
 
+    def release(self) -> None:
+        """The run is over and its record built: drop every reference to the run's objects.
+
+        A monitor sits in reference cycles (frames, pended callbacks, shadow nodes), so it lives
+        until the cyclic collector runs, and with it the user frames it watched (with their
+        locals: activations), the objects its shadow nodes hold (whole modules, parameters) and
+        the run's arguments. Only its plain facts stay readable (``dynamic``, ``broken``)."""
+        keep = {k: self.__dict__[k] for k in ("broken", "dynamic", "finished", "internal_error") if k in self.__dict__}
+        self.__dict__.clear()
+        self.__dict__.update(keep)
+
     def where(self) -> str:
         """The user's file:line of the instruction being monitored."""
         fs, offset = self._at

@@ -32,6 +32,33 @@ import torch
 from .source import Source
 
 
+def forget_when_dead(obj: Any, owner: Any, attr: str, key: Any) -> bool:
+    """When ``obj`` dies, ``getattr(owner, attr)`` (a dict or a set of ids) drops ``key``, so a
+    later object with the same ``id()`` is not taken for it. False if ``obj`` cannot be
+    weakly referenced (the caller keeps it alive instead).
+
+    The callback holds ``owner`` weakly: a tensor made in the monitor run can outlive the run
+    (the output the caller keeps, a cache on a module), and a strong reference would keep the
+    run's RefGraph alive with it, and through it every object the run touched: parameters,
+    whole modules built only for the run."""
+    try:
+        weakref.finalize(obj, _drop, weakref.ref(owner), attr, key)
+    except TypeError:
+        return False
+    return True
+
+
+def _drop(owner_ref: weakref.ref, attr: str, key: Any) -> None:
+    owner = owner_ref()
+    if owner is None:
+        return
+    ids = getattr(owner, attr)
+    if isinstance(ids, dict):
+        ids.pop(key, None)
+    else:
+        ids.discard(key)
+
+
 @dataclass(frozen=True)
 class Const:
     """An immutable value as an edge target (no ShadowNode: identity is meaningless)."""
@@ -121,18 +148,13 @@ class RefGraph:
             return node
         if isinstance(obj, torch.Tensor):
             key = id(obj)
-            try:
-                weakref.finalize(obj, self._forget, key)
-            except TypeError:
+            if not forget_when_dead(obj, self, "_by_id", key):
                 return self._new_node(obj, None)
             node = ShadowNode(len(self.sn), None, None)
             self.sn.append(node)
             self._by_id[key] = node
             return node
         return self._new_node(obj, None)
-
-    def _forget(self, key: int) -> None:
-        self._by_id.pop(key, None)
 
     # -- §5.3.2 update rules ----------------------------------------------------------------------
     def read(self, node: ShadowNode, relation: tuple) -> Any:

@@ -36,12 +36,12 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-import weakref
 from typing import Any
 
 import torch
 
 from . import capture
+from .refgraph import forget_when_dead
 
 
 class LiftedInt(int):
@@ -453,7 +453,7 @@ class ScalarFlow:
     def mark_lifted_shape(self, t: torch.Tensor) -> None:
         if id(t) not in self.lifted_shape:
             self.lifted_shape.add(id(t))
-            weakref.finalize(t, self.lifted_shape.discard, id(t))
+            forget_when_dead(t, self, "lifted_shape", id(t))
 
     def start_size_read(self, fs: Any, t: torch.Tensor, what: str, args: tuple = ()) -> None:
         """``t.size(d)``, ``t.size()``, ``t.shape``, ``len(t)``, ``t.numel()`` of a tensor whose

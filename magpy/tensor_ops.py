@@ -20,7 +20,6 @@ Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
 from __future__ import annotations
 
 import types
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -32,7 +31,7 @@ from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_na
 from .graph import OpGraph, Unsupported
 from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
-from .refgraph import RefGraph
+from .refgraph import RefGraph, forget_when_dead
 from .scalars import NUMPY_VALUES, LiftedInt, shape_safe
 
 if TYPE_CHECKING:
@@ -178,7 +177,7 @@ class OpRecorder:
         for t in T.tensors_in([output], {}):
             if id(t) not in self.value_shaped:
                 self.value_shaped.add(id(t))
-                weakref.finalize(t, self.value_shaped.discard, id(t))
+                forget_when_dead(t, self, "value_shaped", id(t))
             if self.redraw_ok:
                 # The backend serves changing sizes (as for lifted shapes): sizes read from this
                 # tensor are graph nodes, followed like numbers read from tensor values.

@@ -19,6 +19,7 @@ Events, one JSON object per line::
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -162,6 +163,9 @@ def run_file(
                 result = {"status": "not_run", "error_class": "", "error": "eager reference unavailable"}
             else:
                 log.write({"event": "stage_start", "case": case.name, "stage": name, "t": time.time()})
+                # Each stage starts from the same memory: what the previous stage left in reference
+                # cycles (a compiler's caches, a traceback's frames) would count against this one's cap.
+                gc.collect()
                 try:
                     result = COMPILERS[name](case, cfg, reference)
                 except Exception as exc:  # noqa: BLE001 - a bug in the harness must not hide other results
