@@ -1180,11 +1180,14 @@ class CallRules:
         self._post_new(fs, stack, 1)
 
     def _cached_call(self, fs, fn, args, kwargs) -> None:
-        """A ``functools.lru_cache`` function: a function of its (hashable) arguments whose
-        result the cache keeps. Eager runs the Python function only on a miss, and so does the
-        monitor run (unmonitored: after it, eager would not run it again either). The result is
-        then an object the cache holds: read like outside state, through the record itself.
-        Arguments must be values (guarded) or objects the cache keys by identity (guarded so)."""
+        """A ``functools.lru_cache`` function: its result is whatever the cache holds for the
+        (hashable) arguments, computed by the Python function on a miss. Eager runs the function
+        only on a miss, and so does the monitor run (unmonitored: after it, eager would not run
+        it again either). What the cache holds is state the record cannot see (``cache_clear()``,
+        an eviction, then a function of changed globals), so the mock calls the cached function
+        again, where the program did, and the record holds only for the same result: equal for
+        values, the very object otherwise (a draw pinned to its value, magpy.redraw). Arguments
+        must be values (guarded) or objects the cache keys by identity (guarded so)."""
         for v in [*args, *kwargs.values()]:
             if isinstance(v, torch.Tensor):
                 raise BreakCompile(f"passes a tensor to the cached function `{fn.__qualname__}` "
@@ -1195,11 +1198,30 @@ class CallRules:
             if node is None or node.source is None:
                 raise BreakCompile(f"passes an object made in the call ({type(v).__name__}) to the cached function `{fn.__qualname__}`")
             self._guard_identity(v)
+        if self._changed_outside():
+            # (the mock calls it before it replays those changes; on a cache miss the function
+            # would read the state as the call found it)
+            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` after changing state outside the call")
+        fn_node = self.node(fn)
+        if fn_node is None or fn_node.source is None:
+            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` made in the call")
+        if self.holds_scalar(args) or self.holds_scalar(kwargs):
+            self.scalar_escape("passes to a cached function", args, kwargs)
         self._guard_identity(fn)
-        self._pend(fs, self._post_cached_call, fn, opaque=True)
+        self._pend(fs, self._post_cached_call, (fn, tuple(delift(a) for a in args),
+                                                {k: delift(v) for k, v in kwargs.items()}), opaque=True)
 
-    def _post_cached_call(self, fs, stack, fn):
+    def _changed_outside(self) -> bool:
+        """Has the run so far changed state that exists outside the call (or replayed an effect)?"""
+        return bool(self.attr_writes or self.global_writes or self.cell_writes or self.appends or self.effects
+                    or self.mutates_outside or any(self.rg.sn[n].source is not None for n in self.mutated))
+
+    def _post_cached_call(self, fs, stack, data):
+        fn, args, kwargs = data
         out = stack[-1]
+        pinned = (out,)
+        self.draws.append(DrawSource(len(self.draws), fn, None, args, kwargs, f"cached {fn.__qualname__}",
+                                     self.where(), pinned))
         if is_immutable(out) or self.node(out) is not None:
             return
         self.on_read(out, ConstSource(out, f"a result kept by the cache of {fn.__qualname__}"))

@@ -155,14 +155,24 @@ class DrawSource(Source):
 
 
 def same_draw(a: Any, b: Any) -> bool:
-    """Is draw ``a`` exactly ``b`` (type, dtype, shape and every value; NaN equals NaN)?"""
+    """Is draw ``a`` exactly ``b`` (type, dtype, shape and every value; NaN equals NaN)? Results
+    that are not numbers, text or numpy values (an object a cache keeps) must be ``b`` itself."""
     if type(a) is not type(b):
         return False
-    if hasattr(b, "dtype") and hasattr(b, "shape"):
+    if (type(b).__module__ or "") == "numpy" and hasattr(b, "dtype") and hasattr(b, "shape"):
         import numpy as np
 
         return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=b.dtype.kind in "fc"))
+    if not _plain_value(b):
+        return a is b
     return a == b or (a != a and b != b)
+
+
+def _plain_value(v: Any) -> bool:
+    """A value compared by ``==``: a number, text, None, or a tuple or frozenset of them."""
+    if type(v) in (tuple, frozenset):
+        return all(_plain_value(e) for e in v)
+    return type(v) in (bool, int, float, complex, str, bytes, type(None))
 
 
 def pinnable(value: Any) -> bool:

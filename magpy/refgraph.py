@@ -50,9 +50,9 @@ def forget_when_dead(obj: Any, owner: Any, attr: str, key: Any) -> bool:
 
 def _drop(owner_ref: weakref.ref, attr: str, key: Any) -> None:
     owner = owner_ref()
-    if owner is None:
+    ids = getattr(owner, attr, None)   # (None also once the run is over: Monitor.release)
+    if ids is None:
         return
-    ids = getattr(owner, attr)
     if isinstance(ids, dict):
         ids.pop(key, None)
     else:

@@ -813,6 +813,29 @@ def test_lru_cached_helpers_and_typing_subscripts():
         assert same(cm(x), x + g0 + k) and same(grid(2, 2), g0 + k)
 
 
+def test_what_an_lru_cache_holds_is_checked_on_every_call():
+    import functools
+
+    table = {"a": 2.0}
+
+    @functools.lru_cache(maxsize=None)
+    def factor(name):
+        return table[name]
+
+    def f(x):
+        return x * factor("a")
+
+    cm = magpy.compile(f, backend="eager")
+    x = torch.ones(3)
+    assert same(cm(x), f(x)) and same(cm(x), x * 2)
+    table["a"] = 7.0
+    assert same(cm(x), x * 2)        # eager keeps the cached 2.0
+    factor.cache_clear()
+    assert same(cm(x), x * 7)        # now the function runs again and reads 7.0
+    st = magpy.stats(cm)
+    assert st.records == 2 and st.guard_hits == 2 and st.unheld == 1 and st.break_reasons == []
+
+
 def test_profiler_labels_do_not_break_the_graph():
     def f(x):
         with torch.autograd.profiler.record_function("block"):
