@@ -131,6 +131,16 @@ def is_state_setter_name(name: str) -> bool:
     return name.startswith(_SETTER_PREFIXES)
 
 
+_GETTER_PREFIXES = ("is_", "_is_", "get_", "_get_", "are_", "_are_")
+
+
+def is_state_getter_name(name: str) -> bool:
+    """Is a torch function of this name (no tensor in or out) a getter whose answer may depend
+    on process-wide state (``is_anomaly_enabled``, ``_get_mkldnn_enabled``, ``initial_seed``)?
+    The record guards its answer. Calls that only report on MagPy's own run are not."""
+    return (name.startswith(_GETTER_PREFIXES) or name == "initial_seed") and name not in HARMLESS_NAMES
+
+
 #: torch calls with no tensor in or out that change nothing an operator reads.
 HARMLESS_NAMES = frozenset({"_log_api_usage_once", "_assert", "_check", "_check_value", "_check_index",
                             "_check_type", "_check_with", "_check_is_size", "_is_torch_function_mode_enabled",

@@ -552,6 +552,29 @@ class AbcTokenGuard(Guard):
 
 
 @dataclass(eq=False)
+class StateReadGuard(Guard):
+    """``fn(*args) == value`` (same type): a torch getter of process-wide state that the global
+    state guard does not cover (anomaly detection, backend flags, the initial seed...), whose
+    answer the program went on with. ``source`` holds the function."""
+
+    args: tuple
+    value: Any
+    kind: ClassVar[str] = "state_read"
+
+    def dedup_payload(self):
+        return self.args
+
+    def check_expr(self, var, vars_, pool):
+        call = f"{var}({', '.join(literal(a, pool) for a in self.args)})"
+        if self.value is None or type(self.value) is bool:
+            return f"{call} is {self.value!r}"
+        return f"type({call}) is {pool.ref(type(self.value))} and {call} == {literal(self.value, pool)}"
+
+    def describe(self):
+        return f"{self.source.describe()}({', '.join(map(repr, self.args))}) == {self.value!r}"
+
+
+@dataclass(eq=False)
 class ModuleHooksGuard(Guard):
     """``module(x)`` runs exactly these forward (pre-)hooks, in this order, and no backward hooks (or
     exactly these, for a record made with gradients off, which the global-state guard pins):

@@ -27,12 +27,13 @@ import torch
 from .annotations import torch_ops as T
 from .breaks import BreakCompile
 from .bytecode import catches_tensor_errors, catching_ranges
-from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_setter_name
+from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
 from .graph import OpGraph, Unsupported
-from .guards import TensorValueGuard, array_same, array_snapshot, is_numeric_array
+from .guards import StateReadGuard, TensorValueGuard, array_same, array_snapshot, is_numeric_array
 from .objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
 from .refgraph import RefGraph, forget_when_dead
 from .scalars import NUMPY_VALUES, LiftedInt, shape_safe
+from .source import ConstSource
 
 if TYPE_CHECKING:
     from .monitor import FrameState
@@ -385,6 +386,11 @@ class OpRecorder:
             # set_default_dtype, use_deterministic_algorithms, set_num_threads...: the record
             # would not replay the change.
             self._dynamic(f"`torch.{name}` changes global torch state")
+        if kind == "function" and output is not None and is_state_getter_name(name) and not kwargs \
+                and all(is_immutable(a) for a in args) and is_immutable(output):
+            # torch.is_anomaly_enabled(), torch.backends' flags: state that no argument shows.
+            # (With an object as argument it is a question about that object: `torch.is_tensor(xs)`.)
+            self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}"), tuple(args), output))
         # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
 
     def values_fixed(self, t: Any) -> bool:
