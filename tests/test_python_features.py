@@ -818,7 +818,7 @@ def test_what_an_lru_cache_holds_is_checked_on_every_call():
 
     table = {"a": 2.0}
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def factor(name):
         return table[name]
 
