@@ -171,6 +171,16 @@ _MAGPY_RUNTIME_FILES = frozenset({__file__.rsplit("/", 1)[0] + f for f in ("/api
                                  | {"<magpy guard>", "<magpy mock>"})
 
 
+def _module_getattr(module: types.ModuleType) -> Any:
+    """The module-level ``__getattr__`` function (PEP 562) a plain module calls for names it
+    lacks, or None (also for module classes that compute names themselves)."""
+    fn = module.__dict__.get("__getattr__")
+    if isinstance(fn, types.FunctionType) and type(module).__getattribute__ is types.ModuleType.__getattribute__ \
+            and getattr(type(module), "__getattr__", None) is getattr(types.ModuleType, "__getattr__", None):
+        return fn
+    return None
+
+
 class _Deleted:
     def __repr__(self):
         return "<deleted>"
@@ -1007,6 +1017,14 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             return
         if where == "property":
             self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
+            return
+        if where == "module" and via == "" and _module_getattr(obj) is not None:
+            # PEP 562: the module's own `__getattr__` computes the name (a lazy import, a
+            # deprecation shim, a counter): it runs monitored, like a property's getter, while
+            # the name stays absent from the module and the function stays the module's.
+            self.add_guard(AbsentGuard(node.source, name))
+            self.on_read(_module_getattr(obj), AttrSource(node.source, "__getattr__", "__dict__"))
+            self._pend(fs, self._post_new_attr, method)
             return
         src = AttrSource(node.source, name, via)
         self._pend(fs, self._post_attr, (node, rel, src, method), opaque=True)
