@@ -1264,7 +1264,9 @@ class CallRules:
         if node is None:
             raise BreakCompile(f"reads attribute `{name}` of a tensor of unknown origin")
         present = name in t.__dict__
-        if node.source is None:
+        if self.rg.read(node, ("attr", name)) is not None:
+            pass   # (written or read before in this call: the RefGraph already knows it)
+        elif node.source is None:
             if present:
                 raise BreakCompile(f"reads attribute `{name}` set on a tensor made in the call")
         elif present:

@@ -680,7 +680,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         if len(node.versions) == 1:
             continue   # an unchanged object from outside (`self.kw = kwargs`): the write that stores it is replayed
         if isinstance(node.obj, torch.Tensor):
-            if not mon.graph_mutates:
+            if not mon.graph_mutates and node.node_id not in mon.attr_writes:   # (`x.grid = None`: replayed)
                 raise Unsupported(f"internal: the in-place change of tensor {node.source.describe()} is not in the graph")
         elif node.node_id not in replayed and not (isinstance(node.source, ConstSource) and node.node_id in replayed):
             raise Unsupported(f"the change of {node.source.describe()} ({type(node.obj).__name__}) cannot be replayed")

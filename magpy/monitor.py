@@ -1099,7 +1099,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 # in the graph, in program order; the eager graph runs it on the very tensor.
                 self._pend(fs, self._post_set_data, (obj, value), opaque=True)
                 return
-            raise BreakCompile(f"writes tensor attribute `{name}`")
+            tnode = self._held_node(obj)
+            if hasattr(type(obj), name) or tnode is None or tnode.source is None:
+                raise BreakCompile(f"writes tensor attribute `{name}`")
+            # `x.grid = None` on a tensor from outside: an attribute of the object's own __dict__
+            # (no tensor property), replayed by the mock like any attribute write.
         node = self._held_node(obj)
         if attr_location(obj, name)[0] == "property":
             self._pend(fs, self._post_nothing, None)   # the setter runs monitored: its own writes count

@@ -308,3 +308,18 @@ def inputs(i): return (torch.randn(3),)
 def step(i):
     random.seed(i)
 """)
+
+program(F_, "attribute_written_on_an_input_tensor_and_read_back", """
+class M(nn.Module):
+    def forward(self, x):
+        x.grid = None                       # drop a cache the caller's object carries
+        if getattr(x, "doubled", None) is None:
+            x.doubled = x * 2
+        return x.doubled + 1
+m = M()
+X = torch.randn(3)
+def make(): return m
+def inputs(i): return (X,) if i in (1, 2) else (torch.randn(3),)
+def step(i):
+    if i == 3: X.doubled = None
+""")
