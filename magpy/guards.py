@@ -568,7 +568,8 @@ class StateReadGuard(Guard):
         call = f"{var}({', '.join(literal(a, pool) for a in self.args)})"
         if self.value is None or type(self.value) is bool:
             return f"{call} is {self.value!r}"
-        return f"type({call}) is {pool.ref(type(self.value))} and {call} == {literal(self.value, pool)}"
+        got = f"{var}_now"   # (the getter is called once per check)
+        return f"type({got} := {call}) is {pool.ref(type(self.value))} and {got} == {literal(self.value, pool)}"
 
     def describe(self):
         return f"{self.source.describe()}({', '.join(map(repr, self.args))}) == {self.value!r}"

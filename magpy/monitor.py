@@ -1018,12 +1018,13 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if where == "property":
             self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
             return
-        if where == "module" and via == "" and _module_getattr(obj) is not None:
+        module_getattr = _module_getattr(obj) if where == "module" and via == "" else None
+        if module_getattr is not None:
             # PEP 562: the module's own `__getattr__` computes the name (a lazy import, a
             # deprecation shim, a counter): it runs monitored, like a property's getter, while
             # the name stays absent from the module and the function stays the module's.
             self.add_guard(AbsentGuard(node.source, name))
-            self.on_read(_module_getattr(obj), AttrSource(node.source, "__getattr__", "__dict__"))
+            self.on_read(module_getattr, AttrSource(node.source, "__getattr__", "__dict__"))
             self._pend(fs, self._post_new_attr, method)
             return
         src = AttrSource(node.source, name, via)
@@ -1099,12 +1100,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 # in the graph, in program order; the eager graph runs it on the very tensor.
                 self._pend(fs, self._post_set_data, (obj, value), opaque=True)
                 return
-            tnode = self._held_node(obj)
-            if hasattr(type(obj), name) or tnode is None or tnode.source is None:
-                raise BreakCompile(f"writes tensor attribute `{name}`")
-            # `x.grid = None` on a tensor from outside: an attribute of the object's own __dict__
-            # (no tensor property), replayed by the mock like any attribute write.
         node = self._held_node(obj)
+        if isinstance(obj, torch.Tensor) and (hasattr(type(obj), name) or node is None or node.source is None):
+            raise BreakCompile(f"writes tensor attribute `{name}`")
+        # (`x.grid = None` on a tensor from outside: an attribute of the object's own __dict__,
+        # no tensor property, replayed by the mock like any attribute write)
         if attr_location(obj, name)[0] == "property":
             self._pend(fs, self._post_nothing, None)   # the setter runs monitored: its own writes count
             return
