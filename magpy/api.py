@@ -64,6 +64,7 @@ from .codegen import generate
 from .global_state import global_hooks_present
 from .graph import Unsupported
 from .guards import NoHooksGuard, ValueGuard
+from .loops import RolledLoop, roll_loops
 from .monitor import Monitor
 from .source import ConstSource, ItemSource
 
@@ -517,6 +518,15 @@ class _Compiled:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
         result = self._runner.run(mon, args, kwargs)
         reason = mon.broken
+        if reason is None and mon.loops:
+            # Counted loops whose iterations repeat become one loop node (magpy.loops). A failure
+            # past its checks is an internal error: lifting is given up below, and the next miss
+            # records the loop unrolled, with its sizes guarded.
+            try:
+                for line in roll_loops(mon):
+                    _recompiles_log.info("%s: %s", self._name, line)
+            except Exception as e:
+                reason = f"internal MagPy error while rolling a loop: {type(e).__name__}: {e}"
         if reason is None:
             try:
                 gen = generate(mon, shape, None)
@@ -604,6 +614,8 @@ class _Compiled:
                 compiled, regions = compile_regions(gm, example, compile_fn)
             else:
                 compiled = compile_fn(gm, example)
+                # a rolled loop's body (magpy.loops) runs as a graph of its own
+                regions += len({n.target.body.code for n in gm.graph.nodes if isinstance(n.target, RolledLoop)})
         mock, run, bugs, inputs = gen.mock_factory(compiled)
         return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,

@@ -203,8 +203,12 @@ def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: 
             if not python:
                 tensor_parts.add(k)
         part[n] = k
+    shared: dict = {}
+    for n in marked:
+        if n.op == "call_function" and hasattr(n.target, "compile_with"):
+            n.target.compile_with(compile_fn, shared)   # a rolled loop's body (magpy.loops), compiled once
     split = split_module(gm, gm, lambda n: part[n], keep_original_order=True)
     for name, region in list(split.named_children()):
         if name.startswith("submod_") and int(name[len("submod_"):]) in tensor_parts:
             setattr(split, name, _CompiledOnFirstCall(region, compile_fn))
-    return split.forward, len(tensor_parts)
+    return split.forward, len(tensor_parts) + len(shared)

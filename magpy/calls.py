@@ -660,6 +660,10 @@ class CallRules:
             self._partial_fields(fn)
             self._call(fs, fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
             return
+        if self.active_loops:
+            self.loop_call_event(fn, args)   # (a call that writes an object keeps a loop unrolled)
+        if (self.counted or self.scalar_nodes) and self.loop_call(fs, fn, args, kwargs):
+            return   # (len() of a counted sequence, range() of a tracked count: magpy.loops)
         if fn is type and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
             # type() of a LiftedInt: the program sees int, as in eager
             self._pend(fs, self._post_plain_type, int, opaque=True)

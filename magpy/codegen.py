@@ -42,6 +42,7 @@ try:   # the guard fast path (dict version tags), built from magpy/_speedups.c w
 except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
     _dict_versions = _versions_same = None
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
+from .loops import loop_index
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
 from .redraw import DrawSource, restore_states, same_draw, save_states
@@ -131,11 +132,11 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list, l
     and the program runs again."""
     shape_checks, draw_checks, rest = [], [], []
     for a in mon.assumptions:
-        expr = _size_expr(a[1], pool) if a[0] in ("scalar", "truth") else None
+        expr = _size_expr(a[1], pool) if a[0] in ("scalar", "truth", "atleast") else None
         if expr is not None:
             shape_checks.append((expr, a[2], a[0]))
             continue
-        expr = _size_expr(a[1], pool, draws=True) if a[0] in ("scalar", "truth") and mon.draws else None
+        expr = _size_expr(a[1], pool, draws=True) if a[0] in ("scalar", "truth", "atleast") and mon.draws else None
         if expr is not None:
             draw_checks.append((expr, a[2], a[0]))
         else:
@@ -158,6 +159,8 @@ def _assumption_checks(mon: Monitor, mb, pool: ConstPool) -> tuple[list, list, l
             checks.append(f"_same_values({o}.item(), {pool.ref(expected)})")
         elif kind == "list":
             checks.append(f"_same_values({o}.tolist(), {pool.ref(expected)})")
+        elif kind == "atleast":
+            checks.append(f"{o} >= {expected!r}")
         else:
             checks.append(f"_same_values({o}, {pool.ref(expected)})")
     return shape_checks, draw_checks, checks
@@ -215,6 +218,8 @@ def _check_code(expr: Callable, expected: Any, kind: str, names: dict, pool: Con
     code = expr(names)
     if kind == "truth":
         return f"bool({code}) is not {bool(expected)!r}", f"bool({code}) is {bool(expected)!r}"
+    if kind == "atleast":   # (a rolled loop's trip count, magpy.loops)
+        return f"{code} < {expected!r}", f"{code} >= {expected!r}"
     return f"not _same_values({code}, {pool.ref(expected)})", f"{code} == {expected!r}"
 
 
@@ -233,6 +238,9 @@ def _size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) 
     if node.op == "placeholder" and node.meta.get("magpy_scalar") and (draws or not node.meta.get("magpy_draw")):
         name = node.name
         return lambda names: names[name]
+    if node.op == "call_function" and node.target is loop_index:
+        k = node.args[0]   # (an unrolled iteration's index: a constant of the record)
+        return lambda names: repr(k)
     if node.op == "call_method" and node.target in ("size", "numel") and node.args \
             and isinstance(node.args[0], fx.Node) and node.args[0].op == "placeholder" \
             and all(type(a) is int for a in node.args[1:]) and not node.kwargs:

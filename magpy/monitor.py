@@ -64,6 +64,7 @@ from .guards import (
     ValueGuard,
     guard_for_object,
 )
+from .loops import LoopWatch
 from .objmodel import (
     CONTAINER_TYPES,
     MAPPINGS,
@@ -211,7 +212,7 @@ def _annotated_codes() -> frozenset:
     return REGISTRY.python_codes()
 
 
-class Monitor(CallRules, OpRecorder, ScalarFlow):
+class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
@@ -267,6 +268,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._entered: set = set()                   # generator frames whose parameters were bound
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
+        self.init_loops()
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
@@ -384,6 +386,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed
                 self.scalar_escape(f"{ins.real} of", stack[-3:])
+            if self.watched or self.active_loops:
+                self.loop_event(fs, ins, stack)   # (magpy.loops: what a loop to be rolled may not do)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
         except BreakCompile as e:
             self._break(e.reason, fs, offset)
@@ -404,6 +408,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
             fs.pending = None
             self.opaque_frame = None
         del self.frames[id(frame)]
+        if self.active_loops:
+            self.loop_frame_left(fs)
         if id(frame) in self.star_calls:
             self._star_generator_left(frame, fs)
         collector = self.return_collectors.get(fs.code)
@@ -1149,6 +1155,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         if self.numpy_node(container) is not None and not T.contains_tensor(key):
             self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
             return
+        if self.loop_indexes and self.is_loop_element(container, key):
+            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.loops)
+            return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
@@ -1189,6 +1198,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
     def _store_subscr(self, fs, container, key, value) -> None:
         if self.numpy_node(container) is not None:
             self._dynamic("changes an array read from tensor values in place (item assignment)")
+        if self.loop_indexes and self.is_loop_element(container, key):
+            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.loops)
+            return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
@@ -1363,6 +1375,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):
         v = stack[-1]
+        if self.loop_ranges and self.loop_get_iter(fs, v):
+            return   # (`for i in range(n)` of a tracked count: a counted loop, magpy.loops)
         if isinstance(v, torch.Tensor):
             self._pend(fs, self._post_tensor_iter, v, opaque=True)
             return
@@ -1416,6 +1430,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow):
         self._new_outputs([left[before]])
 
     def op_FOR_ITER(self, fs, ins, stack):
+        if self.loop_iters and self.loop_for_iter(fs, stack[-1]):
+            return   # (an iteration of a counted loop, magpy.loops)
         self._pend(fs, self._post_new, 1)
 
     def op_LIST_EXTEND(self, fs, ins, stack):

@@ -256,22 +256,28 @@ class ScalarFlow:
         """The rest of the run depends on what ``node`` computes: the record holds only when the
         graph computes the same again. ``kind``: ``"truth"`` (``bool(value)``), ``"item"``
         (``tensor.item()``), ``"list"`` (``tensor.tolist()``), ``"scalar"`` (a Python number)."""
+        if self.note_assumed(node):
+            return   # a number computed from loop indexes alone: it holds while the loop is unrolled
         if _np is not None and isinstance(expected, _np.ndarray):
             expected = expected.copy()   # (the program may change its array after the run)
         elif kind == "scalar" and any(k == kind and n is node for k, n, _ in self.assumptions[-8:]):
             return   # (the same value read again: `counts.get(key)` then `counts[key] = ...`)
         self.assumptions.append((kind, node, expected))
         self.assumed_at.append(self.where())
+        if self.active_loops:
+            self.loop_assumed(kind, node, expected)
 
     def describe_assumptions(self) -> list[str]:
         """One line per assumption: what the graph recomputes, the value the run saw, where."""
-        what = {"truth": "the truth of", "item": "the value of", "list": "the values of", "scalar": "the number"}
+        what = {"truth": "the truth of", "item": "the value of", "list": "the values of", "scalar": "the number",
+                "atleast": "the trip count"}
         def name(node):
             if getattr(node, "target", None) == "clone" and node.args:
                 node = node.args[0]   # (the copy assume_tensor_read takes)
             return getattr(node, "name", node)
 
-        return [f"{'the text' if isinstance(expected, str) else what[kind]} `{name(node)}` is {expected!r} ({where})"
+        return [f"{'the text' if isinstance(expected, str) else what[kind]} `{name(node)}` is "
+                f"{'at least ' if kind == 'atleast' else ''}{expected!r} ({where})"
                 for (kind, node, expected), where in zip(self.assumptions, self.assumed_at)]
 
     def can_assume_read(self, t: Any, kind: str) -> bool:

@@ -352,7 +352,9 @@ class OpRecorder:
                     for t in T.tensors_in([output], {}):
                         self.mark_lifted_shape(t)
                     if isinstance(output, (tuple, list)) and not _count_follows_rank(name, args, kwargs):
-                        self.assume("scalar", self.graph.call("function", len, (n,), {}), len(output))
+                        count = self.graph.call("function", len, (n,), {})
+                        self.assume("scalar", count, len(output))
+                        self.count_assumed(output, count)   # (its uses are watched: magpy.loops)
             for t in changed:
                 self._tensor_mutated(t, n if t is output else None)
             return
@@ -442,6 +444,8 @@ class OpRecorder:
     def _tensor_mutated(self, t: torch.Tensor, n) -> None:
         """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
         self.graph_mutates = True
+        for loop in self.active_loops:
+            loop.fail(f"changes a tensor in place inside the loop ({self.where()})")
         self.mutated_storages.add(t.untyped_storage().data_ptr())
         if not self.mutates_outside:
             # Through any view: memory shared with a tensor from outside (a graph input) changed.

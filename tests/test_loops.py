@@ -1,0 +1,287 @@
+"""Loop bodies compiled once (magpy.loops, paper §6.2.2).
+
+A Python loop whose trip count follows a lifted size (``for i in range(len(xs))`` over an
+``unbind``, ``for i in range(x.size(0))``) is rolled into one loop node when its iterations repeat:
+then one record serves every length. Every program here runs over changing lengths and is
+compared with eager on every call; the loops that must stay unrolled (the index or the
+accumulator observed, state that changes between iterations, writes inside the loop, an iterator
+from before the loop) check that the result is still eager's, with one record per length as before.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+
+LENGTHS = (5, 7, 9, 4, 11, 3, 2, 1, 12, 6, 8)
+
+
+def _stream(fn, make, lengths=LENGTHS):
+    """Compile ``fn``, call it and eager on ``make(T)`` for each length; return the stats."""
+    cf = magpy.compile(fn, backend="eager")
+    for t in lengths:
+        args = make(t)
+        ref_args = make(t)
+        assert same(cf(*args), fn(*ref_args)), f"length {t}"
+    return magpy.stats(cf), cf
+
+
+class Cell(nn.Module):
+    def __init__(self, n=6):
+        super().__init__()
+        self.ih = nn.Linear(n, 4 * n)
+        self.hh = nn.Linear(n, 4 * n)
+
+    def forward(self, x, state):
+        h, c = state
+        i, f, g, o = (self.ih(x) + self.hh(h)).chunk(4, 1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        return h, (h, c)
+
+
+class Layer(nn.Module):
+    """The custom-LSTM idiom: unbind, index loop, `outputs += [out]`, stack."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = Cell()
+
+    def forward(self, x, state):
+        inputs = x.unbind(0)
+        outputs = []
+        for i in range(len(inputs)):
+            out, state = self.cell(inputs[i], state)
+            outputs += [out]
+        return torch.stack(outputs), state
+
+
+def _seq(t, seed=None):
+    g = torch.Generator().manual_seed(100 + t if seed is None else seed)
+    return (torch.randn(t, 2, 6, generator=g), (torch.randn(2, 6, generator=g), torch.randn(2, 6, generator=g)))
+
+
+def test_lstm_layer_one_record_for_every_length():
+    torch.manual_seed(0)
+    layer = Layer()
+    st, cf = _stream(layer, _seq)
+    # the first call is static; the second lifts the length and rolls the loop
+    assert (st.monitor_runs, st.records, st.fallbacks, st.unheld) == (2, 2, 0, 0)
+    rolled = magpy.records(cf)[0]
+    assert "rolled_loop" in rolled.graph_module.code
+    assert not any(" is 7 " in a for a in rolled.assumptions)
+
+
+class Stacked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(), Layer(), Layer()])
+
+    def forward(self, x, states):
+        out_states = []
+        for layer, s in zip(self.layers, states):
+            x, s = layer(x, s)
+            out_states.append(s)
+        return x, out_states
+
+
+def test_stacked_layers_roll_each_loop():
+    torch.manual_seed(1)
+    m = Stacked()
+
+    def make(t):
+        x, s = _seq(t)
+        return x, [s, (s[0] * 2, s[1]), (s[0], s[1] * 3)]
+    st, _ = _stream(m, make)
+    assert (st.monitor_runs, st.fallbacks, st.unheld) == (2, 0, 0)
+
+
+def test_loop_over_a_lifted_size_with_tensor_indexing():
+    w = torch.randn(6, 6)
+
+    def f(x, h):
+        for t in range(x.size(0)):
+            h = torch.tanh(x[t] @ w + h) * (t + 1)   # the index is a graph input of the body
+        return h
+    st, _ = _stream(f, lambda t: (torch.randn(t, 6, generator=torch.Generator().manual_seed(t)), torch.ones(6)))
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_count_used_by_the_graph_too():
+    def f(x):
+        xs = x.unbind(0)
+        acc = torch.zeros(3)
+        for i in range(len(xs)):
+            acc = acc + xs[i]
+        return acc / len(xs)
+    st, _ = _stream(f, lambda t: (torch.arange(3.0 * t).reshape(t, 3),))
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_early_exit_on_a_tensor_value_is_checked_in_every_iteration():
+    def f(x):
+        xs = x.unbind(0)
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            if h.sum() > 20:
+                break
+            h = h + xs[i]
+        return h
+    # rows of ones: the break comes after 7 rows, so lengths over 7 take the other path
+    st, _ = _stream(f, lambda t: (torch.ones(t, 3),))
+    assert st.fallbacks == 0
+
+
+# -- loops that must stay unrolled, and stay right ---------------------------------------------------------
+def test_index_compared_beyond_the_lengths_seen():
+    def f(x):
+        xs = x.unbind(0)
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            h = h + xs[i] * (2.0 if i >= 6 else 1.0)
+        return h
+    st, _ = _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 9, 12))
+    assert st.monitor_runs == 5   # one record per length: the index decides a Python branch
+
+
+def test_counter_on_an_object_made_in_the_call():
+    class Counter:
+        n = 0
+
+    def f(x):
+        xs = x.unbind(0)
+        c = Counter()
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            c.n += 1
+            h = h + xs[i] * (-1.0 if c.n > 5 else 1.0)
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 12))
+
+
+def test_iterator_from_before_the_loop():
+    scales = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+    def f(x):
+        xs = x.unbind(0)
+        it = iter(scales)
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            h = h + xs[i] * next(it, 0.5)
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 12))
+
+
+def test_accumulator_read_inside_the_loop():
+    def f(x):
+        xs = x.unbind(0)
+        outs = []
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            h = h + xs[i] * (0.5 if len(outs) > 4 else 1.0)
+            outs.append(h)
+        return torch.stack(outs)
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 12))
+
+
+def test_accumulator_returned_as_a_list():
+    def f(x):
+        xs = x.unbind(0)
+        outs = []
+        for i in range(len(xs)):
+            outs += [xs[i] * 2]
+        return outs
+    st, _ = _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8))
+    assert st.monitor_runs == 4
+
+
+def test_state_that_changes_between_iterations():
+    def f(x):
+        xs = x.unbind(0)
+        scale = 1.0
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            scale = scale * 0.5
+            h = h + xs[i] * scale
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8))
+
+
+def test_outside_attribute_written_in_the_loop():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.steps = 0
+
+        def forward(self, x):
+            xs = x.unbind(0)
+            h = torch.zeros(3)
+            for i in range(len(xs)):
+                self.steps += 1
+                h = h + xs[i]
+            return h
+
+    m, ref = M(), M()
+    cf = magpy.compile(m, backend="eager")
+    for t in (3, 4, 5, 8, 12):
+        x = torch.ones(t, 3)
+        assert same(cf(x), ref(x))
+        assert m.steps == ref.steps
+
+
+def test_in_place_update_inside_the_loop():
+    def f(x):
+        xs = x.unbind(0)
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            h.add_(xs[i])
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8))
+
+
+def test_value_from_two_iterations_back():
+    def f(x):
+        xs = x.unbind(0)
+        a = b = torch.ones(3)
+        for i in range(len(xs)):
+            a, b = b, a + b * xs[i]
+        return b
+    _stream(f, lambda t: (torch.full((t, 3), 0.5),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_direct_iteration_and_earlier_element():
+    def f(x):
+        xs = x.unbind(0)
+        h = xs[0] * 0
+        for i in range(len(xs)):
+            h = h + xs[i] - xs[0]
+        return h
+    _stream(f, lambda t: (torch.arange(3.0 * t).reshape(t, 3),), lengths=(3, 4, 5, 8))
+
+
+def test_nested_counted_loops():
+    def f(x, y):
+        h = torch.zeros(3)
+        for i in range(x.size(0)):
+            for j in range(y.size(0)):
+                h = h + x[i] * y[j]
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3), torch.full((t + 1, 3), 0.5)), lengths=(3, 4, 5, 7))
+
+
+def test_printing_inside_the_loop(capsys):
+    def f(x):
+        xs = x.unbind(0)
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            h = h + xs[i]
+            print("step")
+        return h
+    cf = magpy.compile(f, backend="eager")
+    for t in (3, 4, 5, 8):
+        cf(torch.ones(t, 3))
+        compiled_out = capsys.readouterr().out
+        f(torch.ones(t, 3))
+        assert compiled_out == capsys.readouterr().out
