@@ -611,7 +611,7 @@ class _Compiled:
                 compile_fn = self._compile_graph
             if backend != "eager" and python_nodes(gm):
                 # numpy nodes run in Python between compiled regions (only eager runs them in its graph)
-                compiled, regions = compile_regions(gm, example, compile_fn)
+                compiled, regions = compile_regions(gm, example, compile_fn, self._compile_graph)
             else:
                 compiled = compile_fn(gm, example)
                 # a rolled loop's body (magpy.loops) runs as a graph of its own

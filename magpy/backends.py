@@ -181,11 +181,13 @@ class _CompiledOnFirstCall(torch.nn.Module):
         return self._fn(*args)
 
 
-def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: Callable) -> tuple[Callable, int]:
+def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: Callable,
+                    body_compile_fn: Callable | None = None) -> tuple[Callable, int]:
     """Compile ``gm`` with ``compile_fn``, split at the Python nodes (:func:`python_nodes`) when it
     has some (the paper's split at a dynamic operation): the runs of tensor operators between them
-    are compiled, the Python nodes run as they are, in program order. Returns the callable and how
-    many compiled regions it has."""
+    are compiled, the Python nodes run as they are, in program order. A rolled loop's body
+    (magpy.loops) is compiled with ``body_compile_fn`` (a static compile) and counts as one more
+    region. Returns the callable and how many compiled regions it has."""
     marked = python_nodes(gm)
     if not marked:
         return compile_fn(gm, example_inputs), 1
@@ -206,7 +208,8 @@ def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: 
     shared: dict = {}
     for n in marked:
         if n.op == "call_function" and hasattr(n.target, "compile_with"):
-            n.target.compile_with(compile_fn, shared)   # a rolled loop's body (magpy.loops), compiled once
+            # a rolled loop's body (magpy.loops), compiled once (per signature of its inputs)
+            n.target.compile_with(body_compile_fn or compile_fn, shared)
     split = split_module(gm, gm, lambda n: part[n], keep_original_order=True)
     for name, region in list(split.named_children()):
         if name.startswith("submod_") and int(name[len("submod_"):]) in tensor_parts:

@@ -74,7 +74,7 @@ class RolledLoop:
     def __init__(self, body: fx.GraphModule, n_carry: int, n_coll: int, n_last: int, where: str,
                  checks: list, uses_index: bool = True, uses_element: bool = True) -> None:
         self.body = body
-        self.run_body: Callable = body
+        self.run_body: Callable = body.forward
         self.n_carry, self.n_coll, self.n_last = n_carry, n_coll, n_last
         self.checks = checks   # (kind, expected) of each value the body assumes, after its other outputs
         self.uses_index, self.uses_element = uses_index, uses_element
@@ -83,12 +83,13 @@ class RolledLoop:
         self.__qualname__ = "rolled_loop"
 
     def compile_with(self, compile_fn: Callable, shared: dict) -> None:
-        """Compile the body with ``compile_fn`` on its first call; bodies with the same code (the
-        layers of a stacked LSTM) share one compiled body."""
+        """Compile the body with ``compile_fn`` (a static compile: no guards of its own) on its
+        first call, again for each new signature of its tensor inputs; bodies with the same code
+        (the layers of a stacked LSTM) share one compiled body."""
         key = self.body.code
         hit = shared.get(key)
         if hit is None:
-            hit = shared[key] = _BodyOnFirstCall(self.body, compile_fn)
+            hit = shared[key] = _BodyBySignature(self.body, compile_fn)
         self.run_body = hit
 
     def __call__(self, count: int, seq: Any, inits: tuple, invariants: tuple) -> tuple:
@@ -129,14 +130,21 @@ class LoopCheckFailed(RuntimeError):
     """A value a rolled loop's body assumed differs in some iteration: the record does not hold."""
 
 
-class _BodyOnFirstCall:
+class _BodyBySignature:
+    """A body compiled for the shapes, strides, dtypes and devices of its tensor inputs (a
+    static compile serves only those: a lifted batch size gives another signature)."""
+
     def __init__(self, body: fx.GraphModule, compile_fn: Callable) -> None:
-        self.body, self.compile_fn, self.fn = body, compile_fn, None
+        self.body, self.compile_fn = body, compile_fn
+        self.compiled: dict = {}
 
     def __call__(self, *args):
-        if self.fn is None:
-            self.fn = self.compile_fn(self.body, [a for a in args])
-        return self.fn(*args)
+        sig = tuple((a.shape, a.stride(), a.dtype, a.device, a.requires_grad) if isinstance(a, torch.Tensor) else type(a)
+                    for a in args)
+        fn = self.compiled.get(sig)
+        if fn is None:
+            fn = self.compiled[sig] = self.compile_fn(self.body, list(args))
+        return fn(*args)
 
 
 @dataclass
@@ -174,6 +182,16 @@ _NO_OPERANDS = frozenset({
     "PUSH_NULL", "PRECALL", "COPY", "SWAP", "POP_TOP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE",
     "JUMP_BACKWARD_NO_INTERRUPT", "COPY_FREE_VARS", "MAKE_CELL", "ROT_TWO", "ROT_THREE", "ROT_FOUR",
     "ROT_N", "DUP_TOP", "DUP_TOP_TWO", "END_FOR", "POP_BLOCK", "SETUP_FINALLY", "NOT_TAKEN"})
+# How many values on top of the stack an event takes (others: the top 4, which may over-count:
+# a watched value counted as used keeps its loop unrolled, never the reverse).
+_OPERANDS = {"BINARY_SUBSCR": 2, "BINARY_SLICE": 3, "STORE_SUBSCR": 3, "STORE_SLICE": 4, "DELETE_SUBSCR": 2,
+             "BINARY_OP": 2, "COMPARE_OP": 2, "IS_OP": 2, "CONTAINS_OP": 2, "LOAD_ATTR": 1, "STORE_ATTR": 2,
+             "DELETE_ATTR": 1, "TRUTH": 1, "GET_ITER": 1, "GET_YIELD_FROM_ITER": 1, "FOR_ITER": 1,
+             "UNPACK_SEQUENCE": 1, "UNPACK_EX": 1, "UNARY_NEGATIVE": 1, "UNARY_POSITIVE": 1, "UNARY_INVERT": 1,
+             "FORMAT_VALUE": 1, "LIST_EXTEND": 1, "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1,
+             "STORE_GLOBAL": 1, "STORE_DEREF": 1, "YIELD_VALUE": 1}
+_OPERANDS_BY_OPCODE = {"RETURN_VALUE": 1, "LIST_APPEND": 1, "SET_ADD": 1, "MAP_ADD": 2, "TO_BOOL": 1,
+                       "UNARY_NOT": 1, "GET_LEN": 1, "RAISE_VARARGS": 2, "CALL_INTRINSIC_1": 1}
 # Builtin methods that only read their object.
 _READING_METHODS = frozenset({
     "get", "keys", "values", "items", "copy", "index", "count", "__getitem__", "__len__", "__contains__",
@@ -482,6 +500,11 @@ class LoopWatch:
                                                       "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST",
                                                       "STORE_FAST_STORE_FAST", "DELETE_FAST", "KW_NAMES"):
             return [], None, []
+        n = _OPERANDS.get(ins.opname) if ins.real not in _OPERANDS_BY_OPCODE else _OPERANDS_BY_OPCODE[ins.real]
+        if n is not None:
+            if ins.opname == "FORMAT_VALUE" and isinstance(ins.arg, int) and ins.arg & 4:
+                n = 2
+            return (stack[len(stack) - n:] if n else []), None, []
         if ins.real.startswith("BUILD_") and isinstance(ins.arg, int):
             n = 2 * ins.arg if ins.real == "BUILD_MAP" else ins.arg + 1 if ins.real == "BUILD_CONST_KEY_MAP" else ins.arg
             return (stack[len(stack) - n:] if n else []), None, []
