@@ -39,6 +39,7 @@ A loop that fails any check stays unrolled, with its count assumed, as before.
 from __future__ import annotations
 
 import builtins
+import collections
 import contextlib
 import operator
 import types
@@ -165,6 +166,8 @@ class Loop:
     why: str = ""
     done: bool = False
     nested: bool = False
+    index: bool = True                               # hands out an index (range), else elements
+    iterator: Any = None
 
     def fail(self, why: str) -> None:
         if self.ok:
@@ -220,6 +223,7 @@ class LoopWatch:
         self.counted: dict[int, list] = {}          # id(seq) -> [seq, len node, why observed or None]
         self.watched: dict[int, tuple] = {}         # id -> (object, "seq" | "acc", loop or record)
         self.assume_calls: dict = {}                # fx node -> how many times it was assumed
+        self.rows_count = None                      # len node of the rows bind_rows just bound, if lifted
 
     # -- the producers ---------------------------------------------------------------------------------
     def count_assumed(self, seq: Any, len_node: fx.Node) -> None:
@@ -306,21 +310,47 @@ class LoopWatch:
 
     def _post_loop_iter(self, fs, stack, hit):
         _, node, count, seq = hit
+        self._start_loop(fs, node, count, seq, stack[-1], index=True)
+
+    def loop_over_sequence(self, fs: Any, seq: Any) -> bool:
+        """``for e in seq`` (``GET_ITER`` of a counted sequence): a counted loop whose iterations
+        take the sequence's elements. True if handled."""
+        entry = self.counted.get(id(seq))
+        if entry is None or entry[0] is not seq:
+            return False
+        self._pend(fs, self._post_seq_iter, (seq, entry[1], len(seq)), opaque=True)
+        return True
+
+    def _post_seq_iter(self, fs, stack, data):
+        seq, node, count = data
+        self._start_loop(fs, node, count, seq, stack[-1], index=False)
+
+    def loop_over_rows(self, fs: Any, count_node: Any, count: int, iterator: Any) -> None:
+        """``for row in t`` over a tensor whose first size is lifted: the rows are an ``unbind``
+        the program cannot reach but through the iterator."""
+        self._start_loop(fs, count_node, count, _HIDDEN, iterator, index=False)
+
+    def _start_loop(self, fs, node, count, seq, iterator, index: bool) -> None:
         loop = Loop(fs, node, count, seq, self.where())
+        loop.index = index
         if self.active_loops:
             loop.nested = True
             loop.fail("a counted loop inside another")
             for outer in self.active_loops:
                 outer.fail("holds a counted loop")
         self.loops.append(loop)
-        self.loop_iters[id(stack[-1])] = loop
-        loop.iterator = stack[-1]
+        self.loop_iters[id(iterator)] = loop
+        loop.iterator = iterator
 
     def loop_for_iter(self, fs: Any, it: Any) -> bool:
         """A ``FOR_ITER`` (before it runs). True if it is a counted loop's (handled here)."""
         loop = self.loop_iters.get(id(it))
         if loop is None or getattr(loop, "iterator", None) is not it:
             return False
+        if fs is not loop.fs:
+            # a comprehension's own frame (3.10, 3.11): the list it builds is no local of the
+            # frame whose state is compared
+            loop.fail("iterated in another frame (a comprehension)")
         left = it.__length_hint__()
         k = loop.count - left
         tail = next(reversed(self.graph.graph.nodes), None)
@@ -335,7 +365,10 @@ class LoopWatch:
             self._end_loop(loop)
             self._pend(fs, self._post_new, 1)
             return True
-        self._pend(fs, self._post_index, (loop, k), opaque=True)
+        if loop.index:
+            self._pend(fs, self._post_index, (loop, k), opaque=True)
+        else:
+            self._pend(fs, self._post_new, 1)   # (an element: a tensor the graph already has)
         return True
 
     def _post_index(self, fs, stack, data):
@@ -392,9 +425,14 @@ class LoopWatch:
 
         todo = [(v, 0) for v in local.values()]
         try:
-            todo += [(v, 1) for v in capture.read_stack(fs.frame) if v is not loop.iterator]
+            held = [v for v in capture.read_stack(fs.frame) if v is not loop.iterator]
         except Exception:
+            held = []
             loop.fail("its frame's stack cannot be read")
+        if any(isinstance(v, (list, dict, set, bytearray, collections.deque)) for v in held):
+            # an inlined comprehension (3.12+) builds its result on the stack, out of the snapshot
+            loop.fail("builds a container on the stack (a comprehension)")
+        todo += [(v, 1) for v in held]
         seen: set = set()
         while todo:
             v, depth = todo.pop()
@@ -519,6 +557,8 @@ class LoopWatch:
         if kind == "seq":
             if ins.opname == "CALL" and fn is builtins.len and len(args) == 1:
                 return
+            if ins.opname == "GET_ITER" and stack and stack[-1] is obj:
+                return   # (a `for` over it: a counted loop, rolled or keeping the count assumed)
             if ins.opname == "BINARY_SUBSCR" and len(stack) >= 2 and stack[-2] is obj:
                 hit = self.loop_indexes.get(id(stack[-1]))
                 if hit is not None and hit[0] is stack[-1] and hit[1].seq is obj:
@@ -552,12 +592,12 @@ class LoopWatch:
         for loop in self.loops:
             if loop.ok and not loop.done:
                 loop.fail("did not finish")
-            if loop.ok and loop.seq is not None:
+            if loop.ok and loop.seq is not None and loop.seq is not _HIDDEN:
                 entry = self.counted.get(id(loop.seq))
                 if entry is None or entry[2] is not None:
                     loop.fail(f"its sequence is used otherwise: {entry[2] if entry else '?'}")
-                elif self.assume_calls.get(loop.count_node, 0) != 1:
-                    loop.fail("its count is used otherwise")
+            if loop.ok and loop.seq is not None and self.assume_calls.get(loop.count_node, 0) != 1:
+                loop.fail("its count is used otherwise")
             if loop.ok:
                 rollable.append(loop)
         for _, node, count, _ in self.loop_ranges.values():
@@ -568,6 +608,10 @@ class LoopWatch:
 
 class _TooDeep(Exception):
     pass
+
+
+#: The sequence of a loop over a tensor's rows, which the program cannot reach.
+_HIDDEN = object()
 
 
 class NotRolled(Exception):
@@ -865,6 +909,7 @@ def roll_loops(mon: Any) -> list[str]:
             except NotRolled as e:
                 loop.fail(str(e))
             else:
+                # (a loop on the same count that stays unrolled assumes it again below)
                 own = {id(a[2]) for a in loop.assumed}
                 if own:
                     mon.speculative_ops.append(f"a check inside the loop rolled at {loop.where}")

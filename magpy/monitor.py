@@ -1377,6 +1377,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch):
         v = stack[-1]
         if self.loop_ranges and self.loop_get_iter(fs, v):
             return   # (`for i in range(n)` of a tracked count: a counted loop, magpy.loops)
+        if self.counted and self.loop_over_sequence(fs, v):
+            return   # (`for x in xs` over an unbind of a lifted size: a counted loop)
         if isinstance(v, torch.Tensor):
             self._pend(fs, self._post_tensor_iter, v, opaque=True)
             return
@@ -1395,6 +1397,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch):
 
     def _post_tensor_iter(self, fs, stack, t):
         self.bind_iterated_tensors([t], stack[-1])
+        if self.rows_count is not None:
+            # `for row in t` over a lifted first size: a counted loop (magpy.loops)
+            self.loop_over_rows(fs, self.rows_count, t.shape[0], stack[-1])
+            self.rows_count = None
 
     op_GET_YIELD_FROM_ITER = op_GET_ITER
 

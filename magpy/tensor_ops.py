@@ -198,8 +198,10 @@ class OpRecorder:
         if t.dim() == 0 or len(rows) != t.shape[0] or not all(_is_row_of(r, t) for r in rows):
             raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
         n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
+        self.rows_count = None
         if self.shape_is_lifted(t):
-            self.assume("scalar", self.graph.call("function", len, (n,), {}), len(rows))
+            self.rows_count = self.graph.call("function", len, (n,), {})   # (a loop over the rows: magpy.loops)
+            self.assume("scalar", self.rows_count, len(rows))
             for e in rows:
                 self.mark_lifted_shape(e)
         for i, e in enumerate(rows):

@@ -285,3 +285,66 @@ def test_printing_inside_the_loop(capsys):
         compiled_out = capsys.readouterr().out
         f(torch.ones(t, 3))
         assert compiled_out == capsys.readouterr().out
+
+
+def test_comprehension_over_the_index():
+    # the list a comprehension builds is not a local of the loop's frame: its length is read
+    # after the loop as a plain int, so the loop must stay unrolled
+    def f(x):
+        xs = x.unbind(0)
+        ys = [xs[i] * 2 for i in range(len(xs))]
+        return torch.stack(ys) * len(ys)
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_comprehension_over_a_lifted_size():
+    def f(x):
+        ys = [x[t] + t for t in range(x.size(0))]
+        return sum(ys) / len(ys)
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_for_over_the_unbound_sequence():
+    torch.manual_seed(2)
+    cell = Cell()
+
+    def f(x, state):
+        outs = []
+        for x_t in x.unbind(0):
+            out, state = cell(x_t, state)
+            outs.append(out)
+        return torch.stack(outs), state
+    st, _ = _stream(f, _seq)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_for_over_the_rows_of_a_tensor():
+    torch.manual_seed(3)
+    cell = Cell()
+
+    def f(x, state):
+        h = state[0]
+        for x_t in x:
+            h, state = cell(x_t, state)
+        return h
+    st, _ = _stream(f, _seq)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_for_over_a_sequence_kept_and_measured():
+    def f(x):
+        xs = x.unbind(0)
+        h = torch.zeros(3)
+        for x_t in xs:
+            h = h + x_t
+        return h * len(xs) if len(xs) > 4 else h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 2))
+
+
+def test_enumerate_over_the_rows():
+    def f(x):
+        h = torch.zeros(3)
+        for i, x_t in enumerate(x):
+            h = h + x_t * (1.0 if i < 5 else -1.0)
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
