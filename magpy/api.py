@@ -624,7 +624,8 @@ class _Compiled:
                       arg_shapes=_arg_shapes(mon.param_sources, mon.param_values),
                       int_values={g.source.describe(): g.value for g in mon.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
-                      lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()}, regions=regions)
+                      lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()}, regions=regions,
+                      loops=tuple(getattr(mon, "loop_report", ())))
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`); if

@@ -348,3 +348,22 @@ def test_enumerate_over_the_rows():
             h = h + x_t * (1.0 if i < 5 else -1.0)
         return h
     _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_record_says_which_loops_rolled():
+    torch.manual_seed(4)
+    layer = Layer()
+    _, cf = _stream(layer, _seq, lengths=(5, 7))
+    rolled, static = magpy.records(cf)
+    assert len(rolled.loops) == 1 and rolled.loops[0].startswith("rolled: the loop at ") and static.loops == ()
+    assert rolled.regions == 2   # the graph, and the loop's body compiled once
+
+
+def test_inductor_compiles_the_body_once():
+    torch.manual_seed(5)
+    layer = Layer()
+    cf = magpy.compile(layer, backend="inductor")
+    for t in (5, 7, 3, 9, 1):
+        assert same(cf(*_seq(t)), layer(*_seq(t)))
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.fallbacks, st.unheld) == (2, 0, 0)
