@@ -175,8 +175,10 @@ class Loop:
 
 
 # Instructions that write an object: none may run inside a loop that is to be rolled.
+# (A yield hands control to a consumer whose state between iterations is not compared.)
 _WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE",
-                     "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "IMPORT_NAME"})
+                     "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "IMPORT_NAME",
+                     "YIELD_VALUE"})
 # Opcodes that move references only, or load: no operand is used.
 _NO_OPERANDS = frozenset({
     "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
@@ -514,6 +516,14 @@ class LoopWatch:
         bad = None
         if fn in _WRITING_BUILTINS:
             bad = f"calls `{fn.__name__}`"
+        elif isinstance(fn, types.BuiltinFunctionType) and getattr(fn, "__self__", None) is not builtins \
+                and not isinstance(getattr(fn, "__self__", None), (type, torch.Tensor)) \
+                and not (getattr(fn, "__module__", None) or "").startswith(("torch", "math")) \
+                and any(not isinstance(a, (torch.Tensor, int, float, complex, str, bytes, tuple, frozenset,
+                                           type(None), type, types.ModuleType)) for a in args):
+            # a function of a native module given an object it may change (heapq.heappush,
+            # operator.setitem, bisect.insort)
+            bad = f"passes an object to `{getattr(fn, '__qualname__', fn)}`"
         elif isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType, types.WrapperDescriptorType,
                              types.MethodWrapperType)):
             owner = getattr(fn, "__self__", None)
@@ -656,7 +666,10 @@ def roll(mon: Any, loop: Loop) -> fx.Node:
 
     def classify(leaf, k):
         if not isinstance(leaf, fx.Node):
-            return ("const", type(leaf), leaf)
+            if isinstance(leaf, (int, float, bool, str, complex, type(None), torch.dtype, torch.device,
+                                 torch.layout, torch.memory_format)):
+                return ("const", type(leaf), leaf)
+            return ("object", id(leaf))   # (a tensor or other object baked in: the very same one)
         hit = where.get(leaf)
         if hit is not None:
             j, q = hit

@@ -165,3 +165,17 @@ def test_inductor_compiles_around_text_and_torchscript(capsys):
     st = magpy.stats(cm)
     # the text and the scripted module run in Python between the compiled regions
     assert st.break_reasons == [] and st.monitor_runs == 1 and st.fallbacks == 0 and st.graph_count == 2
+
+
+def test_inductor_compiles_a_rolled_loop_body_once():
+    """A loop over a changing length (magpy.loops) with Inductor: one record for every length,
+    the body compiled statically and shared."""
+    from test_loops import Layer, _seq
+
+    torch.manual_seed(5)
+    layer = Layer()
+    cf = magpy.compile(layer, backend="inductor")
+    for t in (5, 7, 3, 9, 1):
+        assert same(cf(*_seq(t)), layer(*_seq(t)))
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.fallbacks, st.unheld) == (2, 0, 0)

@@ -359,11 +359,30 @@ def test_record_says_which_loops_rolled():
     assert rolled.regions == 2   # the graph, and the loop's body compiled once
 
 
-def test_inductor_compiles_the_body_once():
-    torch.manual_seed(5)
-    layer = Layer()
-    cf = magpy.compile(layer, backend="inductor")
-    for t in (5, 7, 3, 9, 1):
-        assert same(cf(*_seq(t)), layer(*_seq(t)))
-    st = magpy.stats(cf)
-    assert (st.monitor_runs, st.fallbacks, st.unheld) == (2, 0, 0)
+def test_generator_loop_consumed_by_a_comprehension():
+    def gen(x):
+        xs = x.unbind(0)
+        for i in range(len(xs)):
+            yield xs[i] * 2
+
+    def f(x):
+        out = [y for y in gen(x)]
+        return torch.stack(out) * len(out)
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_native_function_changes_a_heap_held_by_an_object():
+    import heapq
+
+    class Box:
+        def __init__(self):
+            self.heap = []
+
+    def f(x):
+        box = Box()
+        h = torch.zeros(3)
+        for t in range(x.size(0)):
+            heapq.heappush(box.heap, t * 1.5)
+            h = h + x[t] * (2.0 if len(box.heap) > 5 else 1.0)
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
