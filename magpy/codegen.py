@@ -42,7 +42,7 @@ try:   # the guard fast path (dict version tags), built from magpy/_speedups.c w
 except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
     _dict_versions = _versions_same = None
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
-from .loops import loop_index
+from .loops import loop_index, range_len
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
 from .redraw import DrawSource, restore_states, same_draw, save_states
@@ -102,7 +102,7 @@ def _same_values(a, b) -> bool:
 _SIZE_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
                               operator.truediv, operator.pow, operator.neg, int, float, max, min, abs,
                               math.ceil, math.floor, math.trunc, operator.lt, operator.le, operator.gt,
-                              operator.ge, operator.eq, operator.ne})
+                              operator.ge, operator.eq, operator.ne, range_len})
 
 
 def _speculation_state() -> tuple:

@@ -58,6 +58,16 @@ def loop_index(k: int) -> int:
     return k
 
 
+def range_len(start: int, stop: int, step: int) -> int:
+    """``len(range(start, stop, step))``: the trip count of a loop over such a range."""
+    return len(range(start, stop, step))
+
+
+def range_value(k: int, start: int, step: int, count: int, backwards: bool) -> int:
+    """The value iteration ``k`` of ``range(start, .., step)`` gives (``reversed``: counted from the end)."""
+    return start + ((count - 1 - k) if backwards else k) * step
+
+
 class LoopCountError(RuntimeError):
     """A rolled loop ran with a trip count its record does not serve (the call is a miss)."""
 
@@ -167,6 +177,7 @@ class Loop:
     done: bool = False
     nested: bool = False
     index: bool = True                               # hands out an index (range), else elements
+    values: tuple = (0, 1, False)                    # the range's start, step, and whether reversed
     iterator: Any = None
 
     def fail(self, why: str) -> None:
@@ -245,7 +256,7 @@ class LoopWatch:
         self.assume_calls[node] = self.assume_calls.get(node, 0) + 1
         loops = self._index_only(node)
         if loops is None:
-            return False   # (inside a loop, any assumption keeps it unrolled: see _counters)
+            return False   # (inside a loop: checked in every iteration if it rolls, see loop_assumed)
         for loop in loops:
             loop.fail(f"the loop index is used by Python ({self.where()})")
         return True
@@ -274,12 +285,34 @@ class LoopWatch:
                 and self.counted[id(args[0])][0] is args[0]:
             self._pend(fs, self._post_count, self.counted[id(args[0])][1], opaque=True)
             return True
-        if fn is builtins.range and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
-            node = self.scalar_node(args[0])
-            if node is not None and id(args[0]) not in self.loop_indexes:
-                self._pend(fs, self._post_range, (node, int(args[0])), opaque=True)
-                return True
+        if fn is builtins.range and 1 <= len(args) <= 3 and not kwargs \
+                and all(type(a) in (int, LiftedInt) for a in args) and any(type(a) is LiftedInt for a in args) \
+                and all(self.scalar_node(a) is not None for a in args if type(a) is LiftedInt) \
+                and not any(id(a) in self.loop_indexes for a in args):
+            full = (0, *args, 1) if len(args) == 1 else (*args, 1) if len(args) == 2 else tuple(args)
+            start, stop, step = (self._scalar_arg(a) for a in full)
+            if int(full[2]) == 0:
+                return False   # (range raises)
+            if len(args) == 1:
+                node = stop
+            else:
+                node = self.graph.call("function", range_len, (start, stop, step), {})
+            self._pend(fs, self._post_range, (node, len(range(*(int(a) for a in full))), start, step), opaque=True)
+            return True
+        if fn is builtins.reversed and len(args) == 1 and not kwargs and id(args[0]) in self.loop_ranges \
+                and self.loop_ranges[id(args[0])][0] is args[0]:
+            hit = self.loop_ranges.pop(id(args[0]))
+            self.watched[id(args[0])] = (args[0], "rangeheld", hit)
+            self._pend(fs, self._post_reversed, hit, opaque=True)
+            return True
         return False
+
+    def _post_reversed(self, fs, stack, hit):
+        """``reversed(range(..))``: a range iterator counting down, iterated by a ``for``."""
+        r, node, count, seq, start, step, backwards = hit
+        entry = (stack[-1], node, count, None, start, step, not backwards)
+        self.loop_ranges[id(stack[-1])] = entry
+        self.watched[id(stack[-1])] = (stack[-1], "range", entry)
 
     def is_loop_element(self, container: Any, key: Any) -> bool:
         """Is ``container[key]`` a counted loop's sequence subscripted with its index?"""
@@ -290,29 +323,29 @@ class LoopWatch:
         self.track_scalar(fs, stack, node)
 
     def _post_range(self, fs, stack, data):
-        node, count = data
-        _, offset = self._at
-        ins = fs.instrs.get(offset)
-        if ins is None or ins.opname != "GET_ITER":
-            # not iterated at once by a `for`: the range is an object the program keeps; the
-            # count is assumed, as for any other use of a tracked number
-            self.assume("scalar", node, count)
-            return
+        """A range of a tracked count: watched; a ``for`` over it (or over ``reversed`` of it)
+        is a counted loop, any other use assumes its count."""
+        node, count, start, step = data
         seq = None
-        if node.op == "call_function" and node.target is builtins.len and node.args:
+        if start == 0 and step == 1 and node.op == "call_function" and node.target is builtins.len and node.args:
             seq = next((e[0] for e in self.counted.values() if e[1] is node), None)
-        self.loop_ranges[id(stack[-1])] = (stack[-1], node, count, seq)
+        entry = (stack[-1], node, count, seq, start, step, False)
+        self.loop_ranges[id(stack[-1])] = entry
+        self.watched[id(stack[-1])] = (stack[-1], "range", entry)
 
     def loop_get_iter(self, fs: Any, v: Any) -> bool:
         hit = self.loop_ranges.pop(id(v), None)
         if hit is None or hit[0] is not v:
             return False
+        # (any later use of the range, `len(r)`, reads its count: the loop then stays unrolled)
+        self.watched[id(v)] = (v, "rangeheld", hit)
         self._pend(fs, self._post_loop_iter, hit, opaque=True)
         return True
 
     def _post_loop_iter(self, fs, stack, hit):
-        _, node, count, seq = hit
+        _, node, count, seq, start, step, backwards = hit
         self._start_loop(fs, node, count, seq, stack[-1], index=True)
+        self.loops[-1].values = (start, step, backwards)
 
     def loop_over_sequence(self, fs: Any, seq: Any) -> bool:
         """``for e in seq`` (``GET_ITER`` of a counted sequence): a counted loop whose iterations
@@ -377,6 +410,9 @@ class LoopWatch:
         loop, k = data
         node = self.graph.call("function", loop_index, (k,), {})
         node.meta["magpy_loop"] = loop
+        start, step, backwards = loop.values
+        if start != 0 or step != 1 or backwards:
+            node = self.graph.call("function", range_value, (node, start, step, loop.count_node, backwards), {})
         self.track_scalar(fs, stack, node)
         self.loop_indexes[id(stack[-1])] = (stack[-1], loop)
 
@@ -560,6 +596,19 @@ class LoopWatch:
 
     def _watched_use(self, w: tuple, ins, stack, fn, args) -> None:
         obj, kind, ref = w
+        if kind == "rangeheld":
+            self.watched.pop(id(obj), None)
+            self.assume("scalar", ref[1], ref[2])   # (the count is then assumed twice: not rolled)
+            return
+        if kind == "range":
+            if (ins.opname == "GET_ITER" and stack and stack[-1] is obj) or (
+                    ins.opname == "CALL" and fn is builtins.reversed and len(args) == 1):
+                return   # (a `for` over it, or over reversed(it): a counted loop)
+            # a range of a tracked count used otherwise: its count is a number the program goes on with
+            self.watched.pop(id(obj), None)
+            if self.loop_ranges.pop(id(obj), None) is not None:
+                self.assume("scalar", ref[1], ref[2])
+            return
         if kind == "iter":
             if not ref.done:
                 ref.fail(f"uses an iterator made before the loop ({ins.real}, {self.where()})")
@@ -606,12 +655,14 @@ class LoopWatch:
                 entry = self.counted.get(id(loop.seq))
                 if entry is None or entry[2] is not None:
                     loop.fail(f"its sequence is used otherwise: {entry[2] if entry else '?'}")
-            if loop.ok and loop.seq is not None and self.assume_calls.get(loop.count_node, 0) != 1:
+            if loop.ok and self.assume_calls.get(loop.count_node, 0) != (1 if loop.seq is not None else 0):
+                # (a sequence's count is assumed once by the operator that made it; any other
+                # assumption on it is a use by Python the rolled loop would not repeat)
                 loop.fail("its count is used otherwise")
             if loop.ok:
                 rollable.append(loop)
-        for _, node, count, _ in self.loop_ranges.values():
-            self.assume("scalar", node, count)   # (a range made for a `for` that never started)
+        for _, node, count, *_ in self.loop_ranges.values():
+            self.assume("scalar", node, count)   # (a range that no `for` iterated)
         self.loop_ranges.clear()
         return rollable
 

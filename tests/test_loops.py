@@ -386,3 +386,58 @@ def test_native_function_changes_a_heap_held_by_an_object():
             h = h + x[t] * (2.0 if len(box.heap) > 5 else 1.0)
         return h
     _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_backwards_over_the_sequence():
+    torch.manual_seed(6)
+    cell = Cell()
+
+    def f(x, state):
+        xs = x.unbind(0)
+        outs = []
+        for i in reversed(range(len(xs))):
+            out, state = cell(xs[i], state)
+            outs.append(out)
+        return torch.stack(outs), state
+    st, _ = _stream(f, _seq)
+    assert st.fallbacks == 0
+
+
+def test_range_from_one_with_a_step():
+    def f(x):
+        h = x[0]
+        for t in range(1, x.size(0), 2):
+            h = torch.tanh(h + x[t] * t)
+        return h
+    st, _ = _stream(f, lambda t: (torch.randn(t, 3, generator=torch.Generator().manual_seed(t)),))
+    assert (st.monitor_runs, st.fallbacks) == (3, 0)   # (length 1: no iteration at all, another path)
+
+
+def test_range_counting_down_by_hand():
+    def f(x):
+        h = torch.zeros(3)
+        for t in range(x.size(0) - 1, -1, -1):
+            h = h * 0.5 + x[t]
+        return h
+    st, _ = _stream(f, lambda t: (torch.randn(t, 3, generator=torch.Generator().manual_seed(t)),))
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_last_iteration_is_special():
+    def f(x):
+        n = x.size(0)
+        h = torch.zeros(3)
+        for t in range(n):
+            h = h + x[t] * (10.0 if t == n - 1 else 1.0)
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_range_kept_and_measured():
+    def f(x):
+        r = range(x.size(0))
+        h = torch.zeros(3)
+        for t in r:
+            h = h + x[t]
+        return h * len(r)
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
