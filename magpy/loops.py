@@ -50,7 +50,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from .scalars import LiftedInt
+from .scalars import LiftedInt, _replace_top
 
 
 def loop_index(k: int) -> int:
@@ -83,12 +83,13 @@ class RolledLoop:
     magpy_python = False   # (set per node in the graph's meta: compile_regions splits around it)
 
     def __init__(self, body: fx.GraphModule, n_carry: int, n_coll: int, n_last: int, where: str,
-                 checks: list, uses_index: bool = True, uses_element: bool = True) -> None:
+                 checks: list, uses_index: bool = True, uses_element: bool = True, backwards: bool = False) -> None:
         self.body = body
         self.run_body: Callable = body.forward
         self.n_carry, self.n_coll, self.n_last = n_carry, n_coll, n_last
         self.checks = checks   # (kind, expected) of each value the body assumes, after its other outputs
         self.uses_index, self.uses_element = uses_index, uses_element
+        self.backwards = backwards   # iteration k takes element count - 1 - k (reversed(range(len(xs))))
         self.where = where
         self.__name__ = "rolled_loop"
         self.__qualname__ = "rolled_loop"
@@ -113,11 +114,13 @@ class RolledLoop:
         nc, nl = self.n_carry, self.n_coll
         first_check = nc + nl + self.n_last
         body, ui, ue = self.run_body, self.uses_index, self.uses_element and seq is not None
+        last = count - 1 if self.backwards else 0
         for k in range(count):
+            e = seq[last - k if self.backwards else k] if ue else None
             if ui:
-                out = body(k, seq[k], *carries, *invariants) if ue else body(k, *carries, *invariants)
+                out = body(k, e, *carries, *invariants) if ue else body(k, *carries, *invariants)
             else:
-                out = body(seq[k], *carries, *invariants) if ue else body(*carries, *invariants)
+                out = body(e, *carries, *invariants) if ue else body(*carries, *invariants)
             carries = tuple(out[:nc])
             for j in range(nl):
                 colls[j].append(out[nc + j])
@@ -178,6 +181,7 @@ class Loop:
     nested: bool = False
     index: bool = True                               # hands out an index (range), else elements
     values: tuple = (0, 1, False)                    # the range's start, step, and whether reversed
+    pairs: bool = False                              # enumerate: hands out (index, element)
     iterator: Any = None
 
     def fail(self, why: str) -> None:
@@ -237,6 +241,7 @@ class LoopWatch:
         self.watched: dict[int, tuple] = {}         # id -> (object, "seq" | "acc", loop or record)
         self.assume_calls: dict = {}                # fx node -> how many times it was assumed
         self.rows_count = None                      # len node of the rows bind_rows just bound, if lifted
+        self.enumerations: set = set()              # ids of enumerate objects over counted sequences
 
     # -- the producers ---------------------------------------------------------------------------------
     def count_assumed(self, seq: Any, len_node: fx.Node) -> None:
@@ -299,6 +304,11 @@ class LoopWatch:
                 node = self.graph.call("function", range_len, (start, stop, step), {})
             self._pend(fs, self._post_range, (node, len(range(*(int(a) for a in full))), start, step), opaque=True)
             return True
+        if fn is builtins.enumerate and len(args) == 1 and not kwargs and id(args[0]) in self.counted \
+                and self.counted[id(args[0])][0] is args[0]:
+            entry = self.counted[id(args[0])]
+            self._pend(fs, self._post_enumerate, (entry[1], len(args[0]), args[0]), opaque=True)
+            return True
         if fn is builtins.reversed and len(args) == 1 and not kwargs and id(args[0]) in self.loop_ranges \
                 and self.loop_ranges[id(args[0])][0] is args[0]:
             hit = self.loop_ranges.pop(id(args[0]))
@@ -307,10 +317,19 @@ class LoopWatch:
             return True
         return False
 
+    def _post_enumerate(self, fs, stack, data):
+        """``enumerate(xs)`` of a counted sequence: watched like a range; a ``for`` over it is a
+        counted loop that hands out ``(index, element)``."""
+        node, count, seq = data
+        entry = (stack[-1], node, count, seq, 0, 1, False)
+        self.loop_ranges[id(stack[-1])] = entry
+        self.watched[id(stack[-1])] = (stack[-1], "range", entry)
+        self.enumerations.add(id(stack[-1]))
+
     def _post_reversed(self, fs, stack, hit):
         """``reversed(range(..))``: a range iterator counting down, iterated by a ``for``."""
         r, node, count, seq, start, step, backwards = hit
-        entry = (stack[-1], node, count, None, start, step, not backwards)
+        entry = (stack[-1], node, count, seq, start, step, not backwards)
         self.loop_ranges[id(stack[-1])] = entry
         self.watched[id(stack[-1])] = (stack[-1], "range", entry)
 
@@ -343,9 +362,14 @@ class LoopWatch:
         return True
 
     def _post_loop_iter(self, fs, stack, hit):
-        _, node, count, seq, start, step, backwards = hit
+        obj, node, count, seq, start, step, backwards = hit
         self._start_loop(fs, node, count, seq, stack[-1], index=True)
-        self.loops[-1].values = (start, step, backwards)
+        loop = self.loops[-1]
+        loop.values = (start, step, backwards)
+        loop.pairs = id(obj) in self.enumerations
+        if stack[-1] is obj:
+            # its own iterator (enumerate, reversed(range)): only the `for` may advance it
+            self.watched[id(obj)] = (obj, "loopiter", loop)
 
     def loop_over_sequence(self, fs: Any, seq: Any) -> bool:
         """``for e in seq`` (``GET_ITER`` of a counted sequence): a counted loop whose iterations
@@ -386,8 +410,12 @@ class LoopWatch:
             # a comprehension's own frame (3.10, 3.11): the list it builds is no local of the
             # frame whose state is compared
             loop.fail("iterated in another frame (a comprehension)")
-        left = it.__length_hint__()
-        k = loop.count - left
+        k = len(loop.marks)   # (the iterations so far: the iterator is only the `for`'s)
+        left = loop.count - k
+        hint = getattr(it, "__length_hint__", None)
+        if left < 0 or (hint is not None and hint() != left):
+            loop.fail("its iterator was advanced by something else")
+            left = max(hint() if hint is not None else 0, 0)
         tail = next(reversed(self.graph.graph.nodes), None)
         if k == 0:
             loop.counters = self._counters()
@@ -413,6 +441,13 @@ class LoopWatch:
         start, step, backwards = loop.values
         if start != 0 or step != 1 or backwards:
             node = self.graph.call("function", range_value, (node, start, step, loop.count_node, backwards), {})
+        if loop.pairs:
+            # enumerate's (k, element): the same pair with a tracked k
+            index = LiftedInt(stack[-1][0])
+            self.scalar_nodes[id(index)] = (index, node)
+            _replace_top(fs, stack, (index, stack[-1][1]))
+            self.loop_indexes[id(index)] = (index, loop)
+            return
         self.track_scalar(fs, stack, node)
         self.loop_indexes[id(stack[-1])] = (stack[-1], loop)
 
@@ -596,6 +631,10 @@ class LoopWatch:
 
     def _watched_use(self, w: tuple, ins, stack, fn, args) -> None:
         obj, kind, ref = w
+        if kind == "loopiter":
+            if not (ins.opname == "FOR_ITER" and stack and stack[-1] is obj):
+                ref.fail(f"its iterator is used by {ins.real} ({self.where()})")
+            return
         if kind == "rangeheld":
             self.watched.pop(id(obj), None)
             self.assume("scalar", ref[1], ref[2])   # (the count is then assumed twice: not rolled)
@@ -614,8 +653,8 @@ class LoopWatch:
                 ref.fail(f"uses an iterator made before the loop ({ins.real}, {self.where()})")
             return
         if kind == "seq":
-            if ins.opname == "CALL" and fn is builtins.len and len(args) == 1:
-                return
+            if ins.opname == "CALL" and fn in (builtins.len, builtins.enumerate) and len(args) == 1:
+                return   # (enumerate: the object is watched in its turn)
             if ins.opname == "GET_ITER" and stack and stack[-1] is obj:
                 return   # (a `for` over it: a counted loop, rolled or keeping the count assumed)
             if ins.opname == "BINARY_SUBSCR" and len(stack) >= 2 and stack[-2] is obj:
@@ -714,6 +753,10 @@ def roll(mon: Any, loop: Loop) -> fx.Node:
         for p, n in enumerate(it):
             where[n] = (k, p)
     seq_node = loop.count_node.args[0] if loop.seq is not None else None
+    backwards = loop.values[2]
+
+    def at(k):   # (the element iteration k takes: reversed(range(len(xs))) counts down)
+        return T - 1 - k if backwards else k
 
     def classify(leaf, k):
         if not isinstance(leaf, fx.Node):
@@ -732,7 +775,7 @@ def roll(mon: Any, loop: Loop) -> fx.Node:
         if order[leaf] > bounds[-1]:
             raise NotRolled("internal: an iteration takes a value computed after the loop")
         if seq_node is not None and leaf.op == "call_function" and leaf.target is operator.getitem \
-                and leaf.args[0] is seq_node and leaf.args[1] == k:
+                and leaf.args[0] is seq_node and leaf.args[1] == at(k):
             return ("element",)
         return ("invariant", leaf)
 
@@ -836,7 +879,7 @@ def roll(mon: Any, loop: Loop) -> fx.Node:
 
     def is_element(leaf, k):
         return seq_node is not None and leaf.op == "call_function" and leaf.target is operator.getitem \
-            and leaf.args[0] is seq_node and leaf.args[1] == k
+            and leaf.args[0] is seq_node and leaf.args[1] == at(k)
 
     def body_arg(leaf):
         hit = where.get(leaf)
@@ -877,7 +920,7 @@ def roll(mon: Any, loop: Loop) -> fx.Node:
     body.lint()
     body_gm = fx.GraphModule(torch.nn.Module(), body)
     runner = RolledLoop(body_gm, len(carry_q), len(coll_pos), len(last_pos), loop.where,
-                        [(kind, expected) for kind, _, _, expected in checks], uses_index, uses_element)
+                        [(kind, expected) for kind, _, _, expected in checks], uses_index, uses_element, backwards)
 
     # -- splice it in ------------------------------------------------------------------------------------
     anchor = all_nodes[bounds[-1] + 1] if bounds[-1] + 1 < len(all_nodes) else None

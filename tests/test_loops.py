@@ -400,7 +400,7 @@ def test_backwards_over_the_sequence():
             outs.append(out)
         return torch.stack(outs), state
     st, _ = _stream(f, _seq)
-    assert st.fallbacks == 0
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
 
 
 def test_range_from_one_with_a_step():
@@ -440,4 +440,37 @@ def test_range_kept_and_measured():
         for t in r:
             h = h + x[t]
         return h * len(r)
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_enumerate_over_the_sequence():
+    torch.manual_seed(7)
+    cell = Cell()
+
+    def f(x, state):
+        outs = []
+        for t, x_t in enumerate(x.unbind(0)):
+            out, state = cell(x_t * (t + 1), state)
+            outs.append(out)
+        return torch.stack(outs), state
+    st, _ = _stream(f, _seq)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_enumerate_index_decides():
+    def f(x):
+        h = torch.zeros(3)
+        for t, x_t in enumerate(x.unbind(0)):
+            h = h + x_t * (1.0 if t < 5 else -1.0)
+        return h
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_enumerate_kept_as_a_list():
+    def f(x):
+        pairs = list(enumerate(x.unbind(0)))
+        h = torch.zeros(3)
+        for _t, x_t in pairs:
+            h = h + x_t
+        return h * len(pairs)
     _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
