@@ -172,8 +172,10 @@ class Loop:
     where: str                   # file:line of the loop
     marks: list = field(default_factory=list)       # per iteration start, and the exit: (tail node, snapshot)
     counters: tuple | None = None                    # the monitor's counters at the first iteration
-    guards_after_first: int = -1
-    accs: dict = field(default_factory=dict)         # id -> accumulator list (watched)
+    guards_after_first: tuple = ()
+    accs: dict = field(default_factory=dict)         # id -> list of the frame that may accumulate (watched)
+    acc_sizes: dict = field(default_factory=dict)    # id -> its length at each iteration start
+    acc_reads: dict = field(default_factory=dict)    # id -> the first instruction that read it in the loop
     assumed: list = field(default_factory=list)      # (iteration, kind, node, expected) made inside
     ok: bool = True
     why: str = ""
@@ -422,8 +424,10 @@ class LoopWatch:
             self.active_loops.append(loop)
             self._watch_locals(loop, fs)
         elif k == 1:
-            loop.guards_after_first = len(self.guards)
+            loop.guards_after_first = (len(self.guards), len(self.lifted_value_nodes))
         loop.marks.append((tail, self._snapshot(loop)))
+        for key, acc in loop.accs.items():
+            loop.acc_sizes.setdefault(key, []).append(len(acc))
         if left == 0:
             self._end_loop(loop)
             self._pend(fs, self._post_new, 1)
@@ -459,11 +463,22 @@ class LoopWatch:
             loop.fail("ran fewer than 3 iterations (no steady state to compare)")
         if self._counters() != loop.counters:
             loop.fail("wrote, drew, replayed or assumed something inside the loop")
-        if loop.count >= 2 and len(self.guards) != loop.guards_after_first:
+        if loop.count >= 2 and (len(self.guards), len(self.lifted_value_nodes)) != loop.guards_after_first:
             loop.fail("read something new from outside after the first iteration")
         snaps = [s for _, s in loop.marks[1:]]
         if any(s is None for s in snaps) or any(s != snaps[0] for s in snaps[1:]):
             loop.fail("its Python state changes between iterations")
+        for key in list(loop.accs):
+            sizes = loop.acc_sizes.get(key, [])
+            if sizes and sizes[-1] == sizes[0]:
+                # it did not grow: a list the loop only read (its contents cannot have changed:
+                # nothing in the loop writes); from now on it is a list like any other
+                del loop.accs[key]
+                self.watched.pop(key, None)
+            elif sizes != list(range(sizes[0], sizes[0] + len(sizes))):
+                loop.fail("a list grows by other than one element per iteration")
+            elif key in loop.acc_reads:
+                loop.fail(f"its accumulator list is read by {loop.acc_reads[key]}")
 
     def loop_assumed(self, kind: str, node: Any, expected: Any) -> None:
         """An assumption made inside active loops: a rolled body checks it in every iteration."""
@@ -482,7 +497,7 @@ class LoopWatch:
         return (sum(len(v) for v in self.attr_writes.values()),
                 len(self.mutated), sum(len(v) for v in self.appends.values()), len(self.global_writes),
                 len(self.cell_writes), len(self.effects), len(self.draws), self.graph_mutates,
-                len(self.speculative_ops), self.mutates_outside, len(self.contextvars), len(self.lifted_value_nodes))
+                len(self.speculative_ops), self.mutates_outside, len(self.contextvars))
 
     # -- the Python state --------------------------------------------------------------------------------
     def _watch_locals(self, loop: Loop, fs: Any) -> None:
@@ -569,7 +584,8 @@ class LoopWatch:
                     loop.fail(f"{name} inside the loop ({self.where()})")
             elif ins.opname == "BINARY_OP" and ins.argrepr.endswith("=") and ins.argrepr not in ("==", "!=", "<=", ">=") \
                     and len(stack) >= 2 and not isinstance(stack[-2], (int, float, complex, str, bytes, tuple, torch.Tensor)) \
-                    and not (id(stack[-2]) in self.watched and self.watched[id(stack[-2])][1] == "acc"):
+                    and not (ins.argrepr == "+=" and id(stack[-2]) in self.watched
+                             and self.watched[id(stack[-2])][1] == "acc"):
                 for loop in self.active_loops:
                     loop.fail(f"`{ins.argrepr}` changes a {type(stack[-2]).__name__} inside the loop ({self.where()})")
         if not self.watched:
@@ -666,21 +682,29 @@ class LoopWatch:
             return
         loop = ref
         if not loop.done:
-            if ins.opname == "BINARY_OP" and ins.argrepr == "+=" and len(stack) >= 2 and stack[-2] is obj \
-                    and type(stack[-1]) is list and stack[-1] is not obj and len(stack[-1]) == 1:
-                return
-            if ins.opname == "LOAD_ATTR" and ins.argval == "append" and stack[-1] is obj:
-                return
-            if ins.opname == "CALL" and len(args) == 2 and args[0] is obj and args[1] is not obj \
-                    and (fn is list.append or getattr(fn, "__self__", None) is obj and getattr(fn, "__name__", "") == "append"):
-                return
-            if ins.opname == "CALL" and len(args) == 1 and getattr(fn, "__self__", None) is obj \
-                    and getattr(fn, "__name__", "") == "append":
-                return
-        elif ins.opname == "CALL" and fn in _STACKERS and args and args[0] is obj \
+            if id(obj) not in loop.acc_reads and not self._accumulates(ins, stack, fn, args, obj):
+                # (a read: fails the loop at its end if the list grew, see _end_loop)
+                loop.acc_reads[id(obj)] = f"{ins.real} ({self.where()})"
+            return
+        if ins.opname == "CALL" and fn in _STACKERS and args and args[0] is obj \
                 and not any(a is obj for a in args[1:]):
             return
         loop.fail(f"its accumulator list is read by {ins.real} ({self.where()})")
+
+    def _accumulates(self, ins, stack, fn, args, obj) -> bool:
+        """Is this instruction ``acc += [x]``, ``acc.append`` or ``acc.append(x)``?"""
+        if ins.opname == "BINARY_OP" and ins.argrepr == "+=" and len(stack) >= 2 and stack[-2] is obj \
+                and type(stack[-1]) is list and stack[-1] is not obj and len(stack[-1]) == 1:
+            return True
+        if ins.opname == "LOAD_ATTR" and ins.argval == "append" and stack[-1] is obj:
+            return True
+        if ins.opname == "CALL" and len(args) == 2 and args[0] is obj and args[1] is not obj \
+                and (fn is list.append or getattr(fn, "__self__", None) is obj and getattr(fn, "__name__", "") == "append"):
+            return True
+        if ins.opname == "CALL" and len(args) == 1 and getattr(fn, "__self__", None) is obj \
+                and getattr(fn, "__name__", "") == "append":
+            return True
+        return False
 
     # -- once the run is over ---------------------------------------------------------------------------------
     def finish_loops(self) -> list:

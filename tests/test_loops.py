@@ -474,3 +474,16 @@ def test_enumerate_kept_as_a_list():
             h = h + x_t
         return h * len(pairs)
     _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_list_only_read_in_the_loop_beside_an_accumulator():
+    def f(x):
+        scales = [1.0, 2.0]
+        later = []
+        outs = []
+        for t in range(x.size(0)):
+            outs.append(x[t] * scales[1] + len(scales))
+        later.append(x[0])   # (a list of the frame that grows after the loop, not in it)
+        return torch.stack(outs), later
+    st, _ = _stream(f, lambda t: (torch.randn(t, 3, generator=torch.Generator().manual_seed(t)),))
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)

@@ -208,3 +208,66 @@ def step(i):
         CFG["scale"] = 3.0
 NCALLS = 5
 """)
+
+program(F_, "bidirectional_rnn_over_lengths", _CELL + """
+class BiRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fwd = Cell()
+        self.bwd = Cell()
+    def forward(self, x, h):
+        xs = x.unbind(0)
+        f, b = h, h
+        outs_f, outs_b = [], []
+        for i in range(len(xs)):
+            f = self.fwd(xs[i], f)
+            outs_f.append(f)
+        for i in reversed(range(len(xs))):
+            b = self.bwd(xs[i], b)
+            outs_b.append(b)
+        return torch.cat([torch.stack(outs_f), torch.stack(outs_b[::-1])], -1)
+m = BiRNN()
+def make(): return m
+def inputs(i):
+    g = torch.Generator().manual_seed(i)
+    return torch.randn([5, 7, 4, 9, 6][i], 2, 4, generator=g), torch.randn(2, 4, generator=g)
+def step(i):
+    if i == 3:
+        m.bwd.gain = 0.5
+NCALLS = 5
+""")
+
+program(F_, "enumerate_with_position_scale_changed_between_calls", """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.decay = 0.9
+    def forward(self, x):
+        h = torch.zeros(2, 3)
+        for t, x_t in enumerate(x.unbind(1)):
+            h = torch.tanh(self.lin(x_t) + h * self.decay) * (t + 1)
+        return h
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(2, [4, 6, 3, 8, 5][i], 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3:
+        m.decay = 0.5
+NCALLS = 5
+""")
+
+program(F_, "stride_two_over_time_with_outside_list_of_weights", """
+weights = [torch.ones(3), torch.full((3,), 2.0)]
+def f(x):
+    h = torch.zeros(3)
+    for t in range(0, x.size(0), 2):
+        h = h * 0.5 + x[t] * weights[0]
+    return h
+def make(): return f
+def inputs(i): return (torch.randn([5, 7, 4, 9, 6][i], 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3:
+        weights[0] = torch.full((3,), -1.0)
+NCALLS = 5
+""")
