@@ -341,7 +341,28 @@ class LoopWatch:
         return hit is not None and hit[0] is key and hit[1].seq is container
 
     def _post_count(self, fs, stack, node):
-        self.track_scalar(fs, stack, node)
+        """``len(xs)`` of a counted sequence: followed (a LiftedInt of the len node) where it goes
+        to ``range()``, into a local or into arithmetic (``total / len(xs)``); anywhere else (text,
+        a key, a native) it stays a plain int, and no loop over ``xs`` may then drop the count
+        assumption that int relies on."""
+        ins = fs.instrs.get(self._at[1])
+        to_range = False
+        if ins is not None and (ins.opname == "CALL" or ins.real == "PRECALL"):   # (3.11: PRECALL, then CALL)
+            from .bytecode import DECODER
+
+            try:
+                fn, args, _ = DECODER.call_operands(ins, stack, fs.kw_names)
+                to_range = fn is builtins.range and len(args) >= 1 and any(a is stack[-1] for a in args)
+            except Exception:
+                to_range = False
+        arithmetic = ins is not None and ins.opname == "BINARY_OP" and len(stack) >= 2 \
+            and not isinstance(stack[-2], str) and ins.argrepr not in ("%", "%=")
+        if to_range or arithmetic or (ins is not None and ins.opname == "STORE_FAST"):
+            self.track_scalar(fs, stack, node)
+            return
+        entry = next((e for e in self.counted.values() if e[1] is node), None)
+        if entry is not None and entry[2] is None:
+            entry[2] = f"its len() is used as a plain number ({self.where()})"
 
     def _post_range(self, fs, stack, data):
         """A range of a tracked count: watched; a ``for`` over it (or over ``reversed`` of it)

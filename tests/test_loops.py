@@ -487,3 +487,26 @@ def test_list_only_read_in_the_loop_beside_an_accumulator():
         return torch.stack(outs), later
     st, _ = _stream(f, lambda t: (torch.randn(t, 3, generator=torch.Generator().manual_seed(t)),))
     assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_length_read_into_a_plain_number_before_the_loop():
+    def f(x):
+        xs = x.unbind(0)
+        label = "n=%d" % len(xs)
+        h = torch.zeros(3)
+        for i in range(len(xs)):
+            h = h + xs[i]
+        return h, label
+    _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+
+
+def test_length_in_a_local_then_the_loop():
+    def f(x):
+        xs = x.unbind(0)
+        n = len(xs)
+        h = torch.zeros(3)
+        for i in range(n):
+            h = h + xs[i]
+        return h
+    st, _ = _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
