@@ -492,7 +492,7 @@ def test_list_only_read_in_the_loop_beside_an_accumulator():
 def test_length_read_into_a_plain_number_before_the_loop():
     def f(x):
         xs = x.unbind(0)
-        label = "n=%d" % len(xs)
+        label = "n=%d" % len(xs)  # noqa: UP031 - the %-form users write
         h = torch.zeros(3)
         for i in range(len(xs)):
             h = h + xs[i]
