@@ -710,6 +710,9 @@ class LoopWatch:
         if ins.opname == "CALL" and fn in _STACKERS and args and args[0] is obj \
                 and not any(a is obj for a in args[1:]):
             return
+        if ins.opname == "BINARY_SUBSCR" and len(stack) >= 2 and stack[-2] is obj and type(stack[-1]) is int \
+                and stack[-1] == -1 and loop.accs.get(id(obj)) is obj:
+            return   # (`outputs[-1]`: the last iteration's value, whatever the count)
         loop.fail(f"its accumulator list is read by {ins.real} ({self.where()})")
 
     def _accumulates(self, ins, stack, fn, args, obj) -> bool:
@@ -777,9 +780,26 @@ def _leaves(a: Any):
         yield a
 
 
-def roll(mon: Any, loop: Loop) -> fx.Node:
+def loop_nodes(mon: Any, loop: Loop) -> set:
+    """The graph nodes of ``loop``'s iterations (from its marks)."""
+    g = mon.graph.graph
+    first, last = loop.marks[0][0], loop.marks[-1][0]
+    nodes, inside = set(), first is None
+    for n in g.nodes:
+        if inside:
+            nodes.add(n)
+        if n is first:
+            inside = True
+        if n is last:
+            break
+    return nodes
+
+
+def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
     """Replace ``loop``'s unrolled iterations in ``mon.graph`` by a :class:`RolledLoop` node;
-    NotRolled (and the graph unchanged) if its iterations do not repeat."""
+    NotRolled (and the graph unchanged) if its iterations do not repeat. ``other_loops``: nodes
+    of other loops over the same sequence, which may take its elements too (rolled in their turn,
+    or unrolled with the count assumed); elements no node takes any more are erased at the end."""
     g = mon.graph.graph
     T = loop.count
     order = {n: i for i, n in enumerate(g.nodes)}
@@ -894,7 +914,7 @@ def roll(mon: Any, loop: Loop) -> fx.Node:
     elements = [u for u in (seq_node.users if seq_node is not None else ())
                 if u.op == "call_function" and u.target is operator.getitem]
     for e in elements:
-        if any(u not in where for u in e.users):
+        if any(u not in where and u not in other_loops for u in e.users):
             raise NotRolled("an element of the loop's sequence is used outside the loop")
     for n in where:
         if any(u not in where and u not in users_after for u in n.users):
@@ -1016,13 +1036,20 @@ def roll(mon: Any, loop: Loop) -> fx.Node:
     for it in reversed(iters):
         for n in reversed(it):
             g.erase_node(n)
-    gone = set(elements)
+    return lnode
+
+
+def _erase_unused_elements(mon: Any, seq_nodes: set) -> None:
+    """The getitems of rolled loops' sequences that no node takes any more (a count that changes
+    would leave them out of range)."""
+    g = mon.graph.graph
+    gone = {u for s in seq_nodes for u in list(s.users)
+            if u.op == "call_function" and u.target is operator.getitem and not u.users}
     for key, node in list(mon.graph._node_of.items()):
         if node in gone:
             del mon.graph._node_of[key]
-    for e in elements:
+    for e in gone:
         g.erase_node(e)
-    return lnode
 
 
 class _Ref:
@@ -1054,10 +1081,14 @@ def roll_loops(mon: Any) -> list[str]:
     line per loop for ``explain``."""
     rollable = mon.finish_loops()
     said = []
+    nodes = {id(loop): loop_nodes(mon, loop) for loop in rollable if loop.seq is not None}
+    rolled_seqs = set()
     for loop in reversed(mon.loops):
         if loop in rollable:
+            others = frozenset().union(*[nodes[id(lp)] for lp in rollable if lp is not loop and lp.seq is not None
+                                         and lp.count_node is loop.count_node])
             try:
-                roll(mon, loop)
+                roll(mon, loop, others)
             except NotRolled as e:
                 loop.fail(str(e))
             else:
@@ -1070,8 +1101,11 @@ def roll_loops(mon: Any) -> list[str]:
                 mon.assumed_at[:] = [w for w, k in zip(mon.assumed_at, keep) if k]
                 said.append(f"rolled: the loop at {loop.where} ({loop.count} iterations in this run) runs a body "
                             "compiled once, for any trip count >= 1")
+                if loop.seq is not None:
+                    rolled_seqs.add(loop.count_node.args[0])
                 continue
         said.append(f"unrolled: the loop at {loop.where} ({loop.count} iterations): {loop.why}")
+    _erase_unused_elements(mon, rolled_seqs)
     for line, loop in zip(list(said), list(reversed(mon.loops))):
         if line.startswith("rolled"):
             mon.assume("atleast", loop.count_node, 1)

@@ -510,3 +510,24 @@ def test_length_in_a_local_then_the_loop():
         return h
     st, _ = _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 11))
     assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_two_loops_over_one_sequence_and_the_last_output():
+    torch.manual_seed(8)
+    fwd, bwd = Cell(), Cell()
+
+    def f(x, state):
+        xs = x.unbind(0)
+        outs_f, outs_b = [], []
+        s = state
+        for i in range(len(xs)):
+            out, s = fwd(xs[i], s)
+            outs_f.append(out)
+        s = state
+        for i in reversed(range(len(xs))):
+            out, s = bwd(xs[i], s)
+            outs_b.append(out)
+        return torch.stack(outs_f), outs_b[-1], outs_f[-1]
+    st, cf = _stream(f, _seq)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+    assert [line.split(":")[0] for line in magpy.records(cf)[0].loops] == ["rolled", "rolled"]
