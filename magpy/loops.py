@@ -261,6 +261,8 @@ class LoopWatch:
         if not isinstance(node, fx.Node):
             return False
         self.assume_calls[node] = self.assume_calls.get(node, 0) + 1
+        if not self.loops:
+            return False   # (no loop index exists yet)
         loops = self._index_only(node)
         if loops is None:
             return False   # (inside a loop: checked in every iteration if it rolls, see loop_assumed)
