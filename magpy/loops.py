@@ -75,20 +75,20 @@ class LoopCountError(RuntimeError):
 class RolledLoop:
     """A loop node of a record's graph: runs ``body`` ``count`` times.
 
-    ``body(k, element, *carries, *invariants)`` (without ``k`` or ``element`` when it takes
-    neither) returns ``(*next_carries, *collected, *last)``;
+    ``body(k, *elements, *carries, *invariants)`` (without ``k`` when it does not take it; an
+    element of each sequence the loop walks: one, several for ``zip``, none for a range) returns ``(*next_carries, *collected, *last)``;
     the node returns ``(*last, *collected_lists)``: the last iteration's values the code after the
     loop takes, then the list of each collected value (an accumulator's elements, in order)."""
 
     magpy_python = False   # (set per node in the graph's meta: compile_regions splits around it)
 
     def __init__(self, body: fx.GraphModule, n_carry: int, n_coll: int, n_last: int, where: str,
-                 checks: list, uses_index: bool = True, uses_element: bool = True, backwards: bool = False) -> None:
+                 checks: list, uses_index: bool = True, backwards: bool = False) -> None:
         self.body = body
         self.run_body: Callable = body.forward
         self.n_carry, self.n_coll, self.n_last = n_carry, n_coll, n_last
         self.checks = checks   # (kind, expected) of each value the body assumes, after its other outputs
-        self.uses_index, self.uses_element = uses_index, uses_element
+        self.uses_index = uses_index
         self.backwards = backwards   # iteration k takes element count - 1 - k (reversed(range(len(xs))))
         self.where = where
         self.__name__ = "rolled_loop"
@@ -104,7 +104,7 @@ class RolledLoop:
             hit = shared[key] = _BodyBySignature(self.body, compile_fn)
         self.run_body = hit
 
-    def __call__(self, count: int, seq: Any, inits: tuple, invariants: tuple) -> tuple:
+    def __call__(self, count: int, seqs: tuple, inits: tuple, invariants: tuple) -> tuple:
         count = int(count)
         if count < 1:
             raise LoopCountError(f"a loop rolled at {self.where} ran {count} times")
@@ -113,14 +113,12 @@ class RolledLoop:
         out: Any = ()
         nc, nl = self.n_carry, self.n_coll
         first_check = nc + nl + self.n_last
-        body, ui, ue = self.run_body, self.uses_index, self.uses_element and seq is not None
+        body, ui = self.run_body, self.uses_index
         last = count - 1 if self.backwards else 0
         for k in range(count):
-            e = seq[last - k if self.backwards else k] if ue else None
-            if ui:
-                out = body(k, e, *carries, *invariants) if ue else body(k, *carries, *invariants)
-            else:
-                out = body(e, *carries, *invariants) if ue else body(*carries, *invariants)
+            at = last - k if self.backwards else k
+            elements = [s[at] for s in seqs]
+            out = body(k, *elements, *carries, *invariants) if ui else body(*elements, *carries, *invariants)
             carries = tuple(out[:nc])
             for j in range(nl):
                 colls[j].append(out[nc + j])
@@ -184,6 +182,7 @@ class Loop:
     index: bool = True                               # hands out an index (range), else elements
     values: tuple = (0, 1, False)                    # the range's start, step, and whether reversed
     pairs: bool = False                              # enumerate: hands out (index, element)
+    seqs: list = field(default_factory=list)         # (sequence, its len node) of each sequence it walks
     iterator: Any = None
 
     def fail(self, why: str) -> None:
@@ -244,6 +243,7 @@ class LoopWatch:
         self.assume_calls: dict = {}                # fx node -> how many times it was assumed
         self.rows_count = None                      # len node of the rows bind_rows just bound, if lifted
         self.enumerations: set = set()              # ids of enumerate objects over counted sequences
+        self.zips: dict = {}                        # id of a zip of counted sequences -> [(seq, len node)]
 
     # -- the producers ---------------------------------------------------------------------------------
     def count_assumed(self, seq: Any, len_node: fx.Node) -> None:
@@ -313,6 +313,11 @@ class LoopWatch:
             entry = self.counted[id(args[0])]
             self._pend(fs, self._post_enumerate, (entry[1], len(args[0]), args[0]), opaque=True)
             return True
+        if fn is builtins.zip and len(args) >= 2 and not kwargs \
+                and all(id(a) in self.counted and self.counted[id(a)][0] is a for a in args):
+            seqs = [(a, self.counted[id(a)][1]) for a in args]
+            self._pend(fs, self._post_zip, seqs, opaque=True)
+            return True
         if fn is builtins.reversed and len(args) == 1 and not kwargs and id(args[0]) in self.loop_ranges \
                 and self.loop_ranges[id(args[0])][0] is args[0]:
             hit = self.loop_ranges.pop(id(args[0]))
@@ -329,6 +334,16 @@ class LoopWatch:
         self.loop_ranges[id(stack[-1])] = entry
         self.watched[id(stack[-1])] = (stack[-1], "range", entry)
         self.enumerations.add(id(stack[-1]))
+
+    def _post_zip(self, fs, stack, seqs):
+        """``zip(xs, ms)`` of counted sequences: watched like a range; a ``for`` over it is a
+        counted loop over the shortest, handing out a tuple of elements."""
+        nodes = list(dict.fromkeys(node for _, node in seqs))
+        node = nodes[0] if len(nodes) == 1 else self.graph.call("function", builtins.min, tuple(nodes), {})
+        entry = (stack[-1], node, min(len(q) for q, _ in seqs), None, 0, 1, False)
+        self.loop_ranges[id(stack[-1])] = entry
+        self.watched[id(stack[-1])] = (stack[-1], "range", entry)
+        self.zips[id(stack[-1])] = seqs
 
     def _post_reversed(self, fs, stack, hit):
         """``reversed(range(..))``: a range iterator counting down, iterated by a ``for``."""
@@ -392,6 +407,8 @@ class LoopWatch:
         loop = self.loops[-1]
         loop.values = (start, step, backwards)
         loop.pairs = id(obj) in self.enumerations
+        if id(obj) in self.zips:
+            loop.index, loop.seqs = False, self.zips[id(obj)]
         if stack[-1] is obj:
             # its own iterator (enumerate, reversed(range)): only the `for` may advance it
             self.watched[id(obj)] = (obj, "loopiter", loop)
@@ -417,6 +434,7 @@ class LoopWatch:
     def _start_loop(self, fs, node, count, seq, iterator, index: bool) -> None:
         loop = Loop(fs, node, count, seq, self.where())
         loop.index = index
+        loop.seqs = [(seq, node)] if seq is not None else []
         if self.active_loops:
             loop.nested = True
             loop.fail("a counted loop inside another")
@@ -692,8 +710,8 @@ class LoopWatch:
                 ref.fail(f"uses an iterator made before the loop ({ins.real}, {self.where()})")
             return
         if kind == "seq":
-            if ins.opname == "CALL" and fn in (builtins.len, builtins.enumerate) and len(args) == 1:
-                return   # (enumerate: the object is watched in its turn)
+            if ins.opname == "CALL" and (fn in (builtins.len, builtins.enumerate) and len(args) == 1 or fn is builtins.zip):
+                return   # (enumerate, zip: the object is watched in its turn)
             if ins.opname == "GET_ITER" and stack and stack[-1] is obj:
                 return   # (a `for` over it: a counted loop, rolled or keeping the count assumed)
             if ins.opname == "BINARY_SUBSCR" and len(stack) >= 2 and stack[-2] is obj:
@@ -740,13 +758,16 @@ class LoopWatch:
         for loop in self.loops:
             if loop.ok and not loop.done:
                 loop.fail("did not finish")
-            if loop.ok and loop.seq is not None and loop.seq is not _HIDDEN:
-                entry = self.counted.get(id(loop.seq))
-                if entry is None or entry[2] is not None:
+            for seq, len_node in loop.seqs if loop.ok else ():
+                entry = self.counted.get(id(seq)) if seq is not _HIDDEN else None
+                if seq is not _HIDDEN and (entry is None or entry[2] is not None):
                     loop.fail(f"its sequence is used otherwise: {entry[2] if entry else '?'}")
-            if loop.ok and self.assume_calls.get(loop.count_node, 0) != (1 if loop.seq is not None else 0):
-                # (a sequence's count is assumed once by the operator that made it; any other
-                # assumption on it is a use by Python the rolled loop would not repeat)
+                elif self.assume_calls.get(len_node, 0) != 1:
+                    # (a sequence's count is assumed once by the operator that made it; any other
+                    # assumption on it is a use by Python the rolled loop would not repeat)
+                    loop.fail("its count is used otherwise")
+            if loop.ok and loop.count_node not in [n for _, n in loop.seqs] \
+                    and self.assume_calls.get(loop.count_node, 0) != 0:
                 loop.fail("its count is used otherwise")
             if loop.ok:
                 rollable.append(loop)
@@ -819,11 +840,17 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
     for k, it in enumerate(iters):
         for p, n in enumerate(it):
             where[n] = (k, p)
-    seq_node = loop.count_node.args[0] if loop.seq is not None else None
+    seq_nodes = [len_node.args[0] for _, len_node in loop.seqs]
     backwards = loop.values[2]
 
     def at(k):   # (the element iteration k takes: reversed(range(len(xs))) counts down)
         return T - 1 - k if backwards else k
+
+    def element_of(leaf, k):
+        """Which sequence's element for iteration ``k`` ``leaf`` is, or None."""
+        if leaf.op != "call_function" or leaf.target is not operator.getitem or leaf.args[1] != at(k):
+            return None
+        return next((j for j, sn in enumerate(seq_nodes) if leaf.args[0] is sn), None)
 
     def classify(leaf, k):
         if not isinstance(leaf, fx.Node):
@@ -841,9 +868,9 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
             raise NotRolled("an iteration takes a value from two iterations back")
         if order[leaf] > bounds[-1]:
             raise NotRolled("internal: an iteration takes a value computed after the loop")
-        if seq_node is not None and leaf.op == "call_function" and leaf.target is operator.getitem \
-                and leaf.args[0] is seq_node and leaf.args[1] == at(k):
-            return ("element",)
+        j = element_of(leaf, k)
+        if j is not None:
+            return ("element", j)
         return ("invariant", leaf)
 
     def signature(n, k):
@@ -913,8 +940,7 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
     users_after = {n for n, _, _ in rewired}
     # the sequence's elements, each a getitem made when the operator returned: the loop takes them
     # by index now, and no other node may (a count that changes would leave them out of range)
-    elements = [u for u in (seq_node.users if seq_node is not None else ())
-                if u.op == "call_function" and u.target is operator.getitem]
+    elements = [u for sn in seq_nodes for u in sn.users if u.op == "call_function" and u.target is operator.getitem]
     for e in elements:
         if any(u not in where and u not in other_loops for u in e.users):
             raise NotRolled("an element of the loop's sequence is used outside the loop")
@@ -937,24 +963,21 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
     # -- the body graph ------------------------------------------------------------------------------------
     body = fx.Graph()
     index_ph = body.placeholder("index")
-    elem_ph = body.placeholder("element")
+    elem_ph = [body.placeholder(f"element{j}") for j in range(len(seq_nodes))]
     carry_q = sorted(inits)
     carry_ph = {q: body.placeholder(f"carry{j}") for j, q in enumerate(carry_q)}
     invariants: dict[fx.Node, fx.Node] = {}
     env: dict[int, fx.Node] = {}
     template = iters[1]
 
-    def is_element(leaf, k):
-        return seq_node is not None and leaf.op == "call_function" and leaf.target is operator.getitem \
-            and leaf.args[0] is seq_node and leaf.args[1] == at(k)
-
     def body_arg(leaf):
         hit = where.get(leaf)
         if hit is not None:
             j, q = hit
             return env[q] if j == 1 else carry_ph[q]
-        if is_element(leaf, 1):
-            return elem_ph
+        j = element_of(leaf, 1)
+        if j is not None:
+            return elem_ph[j]
         return invariants[leaf]
 
     # invariants become placeholders, in order of first use
@@ -962,7 +985,7 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
         if n.target is loop_index:
             continue
         for leaf in _leaves((n.args, n.kwargs)):
-            if isinstance(leaf, fx.Node) and leaf not in where and not is_element(leaf, 1):
+            if isinstance(leaf, fx.Node) and leaf not in where and element_of(leaf, 1) is None:
                 invariants.setdefault(leaf, None)
     inv_list = list(invariants)
     for j, leaf in enumerate(inv_list):
@@ -979,21 +1002,20 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
     outs += [env[p] for p, _ in sorted(last_pos.items(), key=lambda kv: kv[1])]
     outs += [env[p] for _, p, _, _ in checks]
     body.output(tuple(outs))
-    uses_index, uses_element = bool(index_ph.users), bool(elem_ph.users)
+    uses_index = bool(index_ph.users)
     if not uses_index:
         body.erase_node(index_ph)   # (a compiler given a Python int specialises on its value)
-    if not uses_element:
-        body.erase_node(elem_ph)
     body.lint()
     body_gm = fx.GraphModule(torch.nn.Module(), body)
     runner = RolledLoop(body_gm, len(carry_q), len(coll_pos), len(last_pos), loop.where,
-                        [(kind, expected) for kind, _, _, expected in checks], uses_index, uses_element, backwards)
+                        [(kind, expected) for kind, _, _, expected in checks], uses_index, backwards)
 
     # -- splice it in ------------------------------------------------------------------------------------
     anchor = all_nodes[bounds[-1] + 1] if bounds[-1] + 1 < len(all_nodes) else None
     ctx = g.inserting_before(anchor) if anchor is not None else contextlib.nullcontext()   # (else: at the end)
     with ctx:
-        lnode = g.call_function(runner, (loop.count_node, seq_node, tuple(inits[q] for q in carry_q), tuple(inv_list)))
+        lnode = g.call_function(runner, (loop.count_node, tuple(seq_nodes), tuple(inits[q] for q in carry_q),
+                                         tuple(inv_list)))
         lnode.meta["magpy_python"] = True
         lnode.meta["magpy_rolled"] = loop.where
         outs_nodes = []
@@ -1001,9 +1023,9 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
             gi = g.call_function(operator.getitem, (lnode, j))
             gi.meta["magpy_python"] = True
             outs_nodes.append(gi)
-    if seq_node is not None:
+    for sn in seq_nodes:
         # (its tuple's length is the count: a compiled region would be specialised to it)
-        seq_node.meta["magpy_python"] = True
+        sn.meta["magpy_python"] = True
     last_node = {p: outs_nodes[j] for p, j in last_pos.items()}
     coll_node = {p: outs_nodes[len(last_pos) + j] for p, j in coll_pos.items()}
     for p, gi in last_node.items():
@@ -1083,12 +1105,13 @@ def roll_loops(mon: Any) -> list[str]:
     line per loop for ``explain``."""
     rollable = mon.finish_loops()
     said = []
-    nodes = {id(loop): loop_nodes(mon, loop) for loop in rollable if loop.seq is not None}
+    nodes = {id(loop): loop_nodes(mon, loop) for loop in rollable if loop.seqs}
     rolled_seqs = set()
     for loop in reversed(mon.loops):
         if loop in rollable:
-            others = frozenset().union(*[nodes[id(lp)] for lp in rollable if lp is not loop and lp.seq is not None
-                                         and lp.count_node is loop.count_node])
+            mine = {n for _, n in loop.seqs}
+            others = frozenset().union(*[nodes[id(lp)] for lp in rollable if lp is not loop and lp.seqs
+                                         and mine & {n for _, n in lp.seqs}])
             try:
                 roll(mon, loop, others)
             except NotRolled as e:
@@ -1098,13 +1121,13 @@ def roll_loops(mon: Any) -> list[str]:
                 own = {id(a[2]) for a in loop.assumed}
                 if own:
                     mon.speculative_ops.append(f"a check inside the loop rolled at {loop.where}")
-                keep = [a[1] is not loop.count_node and id(a[1]) not in own for a in mon.assumptions]
+                counts = {loop.count_node, *(n for _, n in loop.seqs)}
+                keep = [a[1] not in counts and id(a[1]) not in own for a in mon.assumptions]
                 mon.assumptions[:] = [a for a, k in zip(mon.assumptions, keep) if k]
                 mon.assumed_at[:] = [w for w, k in zip(mon.assumed_at, keep) if k]
                 said.append(f"rolled: the loop at {loop.where} ({loop.count} iterations in this run) runs a body "
                             "compiled once, for any trip count >= 1")
-                if loop.seq is not None:
-                    rolled_seqs.add(loop.count_node.args[0])
+                rolled_seqs.update(n.args[0] for _, n in loop.seqs)
                 continue
         said.append(f"unrolled: the loop at {loop.where} ({loop.count} iterations): {loop.why}")
     _erase_unused_elements(mon, rolled_seqs)

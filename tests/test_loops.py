@@ -531,3 +531,33 @@ def test_two_loops_over_one_sequence_and_the_last_output():
     st, cf = _stream(f, _seq)
     assert (st.monitor_runs, st.fallbacks) == (2, 0)
     assert [line.split(":")[0] for line in magpy.records(cf)[0].loops] == ["rolled", "rolled"]
+
+
+def test_zip_of_inputs_and_masks():
+    torch.manual_seed(9)
+    cell = Cell()
+
+    def f(x, m, state):
+        outs = []
+        for x_t, m_t in zip(x.unbind(0), m.unbind(0)):
+            out, new = cell(x_t, state)
+            state = (torch.where(m_t, new[0], state[0]), torch.where(m_t, new[1], state[1]))
+            outs.append(out)
+        return torch.stack(outs), state
+
+    def make(t):
+        x, s = _seq(t)
+        return x, torch.arange(t * 2).reshape(t, 2, 1) % 3 > 0, s
+    st, _ = _stream(f, make)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+
+
+def test_zip_of_sequences_of_other_lengths():
+    def f(x, y):
+        h = torch.zeros(3)
+        for a, b in zip(x.unbind(0), y.unbind(0)):
+            h = h * 0.5 + a * b
+        return h
+    st, _ = _stream(f, lambda t: (torch.ones(t, 3), torch.full((t + 2 if t % 2 else t - 1, 3), 2.0)),
+                    lengths=(3, 4, 5, 8, 11, 6))
+    assert st.fallbacks == 0

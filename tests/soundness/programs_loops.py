@@ -271,3 +271,28 @@ def step(i):
         weights[0] = torch.full((3,), -1.0)
 NCALLS = 5
 """)
+
+program(F_, "masked_rnn_zip_with_a_mask_threshold_changed", _CELL + """
+class MaskedRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = Cell()
+        self.threshold = 0.0
+    def forward(self, x, m, h):
+        outs = []
+        for x_t, m_t in zip(x.unbind(0), m.unbind(0)):
+            new = self.cell(x_t, h)
+            h = torch.where(m_t > self.threshold, new, h)
+            outs.append(h)
+        return torch.stack(outs), h
+rnn = MaskedRNN()
+def make(): return rnn
+def inputs(i):
+    g = torch.Generator().manual_seed(i)
+    t = [5, 7, 4, 9, 6][i]
+    return torch.randn(t, 2, 4, generator=g), torch.randn(t, 2, 1, generator=g), torch.randn(2, 4, generator=g)
+def step(i):
+    if i == 3:
+        rnn.threshold = 0.5
+NCALLS = 5
+""")
