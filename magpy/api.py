@@ -57,6 +57,7 @@ import torch
 from . import _logging, capture
 from .backends import compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
 from .binding import bind_parameters, call_with_hooks, guard_entry
+from .branches import ArmLibrary, Conditional, check_merged, keep_arms, merge_branches
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
@@ -290,6 +291,7 @@ class _Compiled:
         self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
         self._compile_graph = resolve(backend)
         self._cache = RecordCache(limit=cache_limit)
+        self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.branches)
         self._profile = profile
         self._fast = not profile   # __call__ may go straight to the first record (see _give_up)
         self._stats = self._new_stats()
@@ -516,8 +518,17 @@ class _Compiled:
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
+        mon.branch_library = self._arms
         result = self._runner.run(mon, args, kwargs)
         reason = mon.broken
+        if reason is None and mon.branch_spans:
+            # Branches whose other side an earlier run saw become conditional nodes (magpy.branches).
+            try:
+                for line in merge_branches(mon, self._arms):
+                    _recompiles_log.info("%s: %s", self._name, line)
+            except Exception as e:
+                reason = f"internal MagPy error while merging a branch: {type(e).__name__}: {e}"
+                mon.internal_error = True
         if reason is None and mon.loops:
             # Counted loops whose iterations repeat become one loop node (magpy.loops). A failure
             # past its checks is an internal error: lifting is given up below, and the next miss
@@ -554,6 +565,12 @@ class _Compiled:
                           internal=True)
             return result
         st.backend_compile_time_s += time.perf_counter() - t1
+        if not check_merged(mon, self._arms, record, args, kwargs):
+            # (arms of earlier runs whose outside state changed since: dropped; the next miss records anew)
+            _recompiles_log.info("%s: a branch's other side relies on state that changed; its record is "
+                                 "dropped and the next call is monitored again", self._name)
+            return result
+        keep_arms(mon, self._arms)
         self._cache.add(record)
         self._record_stats()
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
@@ -616,6 +633,9 @@ class _Compiled:
                 compiled = compile_fn(gm, example)
                 # a rolled loop's body (magpy.loops) runs as a graph of its own
                 regions += len({n.target.body.code for n in gm.graph.nodes if isinstance(n.target, RolledLoop)})
+                # ... and so do the arms of a conditional (magpy.branches) that compute something
+                regions += len({b.code for n in gm.graph.nodes if isinstance(n.target, Conditional)
+                                for b in n.target.bodies()})
         mock, run, bugs, inputs = gen.mock_factory(compiled)
         return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
@@ -625,7 +645,8 @@ class _Compiled:
                       int_values={g.source.describe(): g.value for g in mon.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
                       lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()}, regions=regions,
-                      loops=tuple(getattr(mon, "loop_report", ())))
+                      loops=tuple(getattr(mon, "loop_report", ())),
+                      branches=tuple(getattr(mon, "branch_report", ())))
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`); if
@@ -657,6 +678,7 @@ class _Compiled:
     # -- introspection ------------------------------------------------------------------------------------
     def _reset(self) -> None:
         self._cache.clear()
+        self._arms.clear()
         self._lifted = {}
         self._lifted_values = set()
         self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
@@ -681,7 +703,7 @@ class CompiledFunction(_Compiled):
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values"})
+                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):

@@ -662,6 +662,8 @@ class CallRules:
             return
         if self.active_loops:
             self.loop_call_event(fn, args)   # (a call that writes an object keeps a loop unrolled)
+        if self.branch_active:
+            self.branch_call_event(fn, args)   # (... and makes a branch's arm unclean)
         if (self.counted or self.scalar_nodes) and self.loop_call(fs, fn, args, kwargs):
             return   # (len() of a counted sequence, range() of a tracked count: magpy.loops)
         if fn is type and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:

@@ -641,6 +641,16 @@ class LoopWatch:
         """A call inside an active loop: one that writes an object is a write."""
         if not self.active_loops:
             return
+        bad = self.call_writes(fn, args)
+        if bad is not None:
+            for loop in self.active_loops:
+                loop.fail(f"{bad} inside the loop ({self.where()})")
+
+    def call_writes(self, fn: Any, args: list) -> str | None:
+        """What a call may write, in words (a builtin that changes its object's state, a native
+        given an object it may change), or None for calls that write nothing by themselves.
+        (Python functions are followed instruction by instruction instead.) A loop accumulator's
+        ``append`` is not a write here (magpy.loops watches it)."""
         bad = None
         if fn in _WRITING_BUILTINS:
             bad = f"calls `{fn.__name__}`"
@@ -662,9 +672,7 @@ class LoopWatch:
                                       types.ModuleType, torch.nn.Module)) and name not in _READING_METHODS \
                     and not (name == "append" and id(owner) in self.watched and self.watched[id(owner)][1] == "acc"):
                 bad = f"calls `{type(owner).__name__}.{name}`"
-        if bad is not None:
-            for loop in self.active_loops:
-                loop.fail(f"{bad} inside the loop ({self.where()})")
+        return bad
 
     def _operands(self, fs, ins, stack) -> tuple[list, Any, list]:
         if ins.opname == "CALL":

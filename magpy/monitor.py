@@ -43,6 +43,7 @@ from . import capture
 from .annotations import Annotation, lookup
 from .annotations import torch_ops as T
 from .binding import bind_callee
+from .branches import BranchWatch
 from .breaks import BreakCompile
 from .bytecode import DECODER, instructions
 from .calls import CallRules, announce_operator
@@ -212,7 +213,7 @@ def _annotated_codes() -> frozenset:
     return REGISTRY.python_codes()
 
 
-class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch):
+class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
@@ -269,6 +270,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch):
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
         self.init_loops()
+        self.init_branches()
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
@@ -388,6 +390,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch):
                 self.scalar_escape(f"{ins.real} of", stack[-3:])
             if self.watched or self.active_loops:
                 self.loop_event(fs, ins, stack)   # (magpy.loops: what a loop to be rolled may not do)
+            if self.branch_active:
+                self.branch_event(fs, ins, offset, stack)   # (magpy.branches: arms, merge points)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
         except BreakCompile as e:
             self._break(e.reason, fs, offset)
@@ -410,6 +414,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch):
         del self.frames[id(frame)]
         if self.active_loops:
             self.loop_frame_left(fs)
+        if self.branch_active:
+            self.branch_frame_left(fs)
         if id(frame) in self.star_calls:
             self._star_generator_left(frame, fs)
         collector = self.return_collectors.get(fs.code)

@@ -446,6 +446,7 @@ class OpRecorder:
     def _tensor_mutated(self, t: torch.Tensor, n) -> None:
         """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
         self.graph_mutates = True
+        self.inplace_changes += 1
         for loop in self.active_loops:
             loop.fail(f"changes a tensor in place inside the loop ({self.where()})")
         self.mutated_storages.add(t.untyped_storage().data_ptr())

@@ -1,0 +1,223 @@
+"""Control flow of one code object: where a conditional jump's two sides meet, which locals are live.
+
+A branch on a tensor value (``if action.sum() == 0: x = residual; continue``) becomes a
+conditional node of the graph (:mod:`magpy.branches`) only if the code after the two sides is
+the same code, run with the same live locals. That is a static property of the function:
+
+* the *merge point* of a conditional jump J is J's immediate post-dominator in the instruction
+  control-flow graph (every path from J to the function's exit passes through it, and it is
+  the first such instruction): the two *arms* are what runs from J until the frame reaches it;
+* a local is *live* before an instruction when some path from there reads it before writing it;
+  only live locals can carry an arm's results to the code after the merge point.
+
+Jump targets come from :mod:`dis` (``argval`` is the target offset on 3.10-3.13); exception
+handlers from the 3.11+ exception table (edges for liveness; a branch whose arm an exception
+handler covers is not merged, see :mod:`magpy.branches`). 3.10 code with ``SETUP_*`` blocks is
+not analysed. What differs per version is listed here and nowhere else.
+
+    >>> def f(t, x, y):
+    ...     if t:
+    ...         x = y
+    ...     return x
+    >>> shape = flow_of(f.__code__)
+    >>> j = next(o for o, name in shape.opnames.items() if name.startswith("POP_JUMP"))
+    >>> m = shape.merge_point(j)
+    >>> sorted(shape.live_before(m))
+    ['x']
+"""
+from __future__ import annotations
+
+import dis
+import sys
+import types
+from functools import lru_cache
+
+# Jumps that always jump (on every version that has them).
+_ALWAYS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD_NO_INTERRUPT",
+                     "JUMP", "JUMP_NO_INTERRUPT"})
+# Instructions after which the frame is left.
+_EXITS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+# Conditional jumps that pop their condition (3.10, 3.12, 3.13: POP_JUMP_IF_*; 3.11 adds the
+# direction: POP_JUMP_FORWARD_IF_*, POP_JUMP_BACKWARD_IF_*).
+_POP_JUMP_PREFIXES = ("POP_JUMP_IF_", "POP_JUMP_FORWARD_IF_", "POP_JUMP_BACKWARD_IF_")
+# What may stand between the instruction that reads a condition's truth and its jump
+# (3.13: ``COMPARE_OP`` with its bool conversion, then ``TO_BOOL``-free ``POP_JUMP_IF_*``).
+_BEFORE_JUMP = frozenset({"TO_BOOL", "COMPARE_OP", "CONTAINS_OP", "IS_OP"})
+# 3.10's block set-ups: their handlers are not in a table; such code is not analysed.
+_BLOCKS_310 = frozenset({"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"})
+# Loads and stores of fast locals (3.13's pairs carry two names in ``argval``).
+_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST"})
+_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_FAST_STORE_FAST"})
+# Instructions that may not report an event of their own (so the frame cannot be seen reaching them).
+_SILENT = frozenset({"NOP", "CACHE", "EXTENDED_ARG", "RESUME", "END_FOR", "NOT_TAKEN", "END_SEND"})
+
+try:
+    _JUMPS = frozenset(dis.hasjump)   # type: ignore[attr-defined]   (3.13)
+except AttributeError:
+    _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+class FlowShape:
+    """The instruction control-flow graph of one code object, with post-dominators and liveness.
+
+    ``analysable`` is False (and every query answers None or all locals) for code this module
+    does not model: generators and coroutines, 3.10 ``SETUP_*`` blocks."""
+
+    def __init__(self, code: types.CodeType) -> None:
+        self.code = code
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        self.offsets = [i.offset for i in ins]
+        self.opnames = {i.offset: i.opname for i in ins}
+        self._index = {i.offset: k for k, i in enumerate(ins)}
+        self.names = tuple(code.co_varnames) + tuple(code.co_cellvars) + tuple(code.co_freevars)
+        self.analysable = not (code.co_flags & (0x20 | 0x80 | 0x100 | 0x200)) \
+            and not any(i.opname in _BLOCKS_310 for i in ins)
+        self.handlers: list[tuple[int, int, int]] = []    # (start, end, target) of exception-table ranges
+        if self.analysable and sys.version_info >= (3, 11):
+            from ..capture._stackdepth import exception_table
+
+            self.handlers = [(e.start, e.end, e.target) for e in exception_table(code)]
+        n = len(ins)
+        self.exit = n   # a virtual node after every exit
+        succ: list[list[int]] = []
+        for k, i in enumerate(ins):
+            out: list[int] = []
+            if i.opname in _EXITS:
+                out.append(n)
+            elif i.opcode in _JUMPS and isinstance(i.argval, int) and i.argval in self._index:
+                out.append(self._index[i.argval])
+                if i.opname not in _ALWAYS:
+                    out.append(k + 1 if k + 1 < n else n)
+            else:
+                out.append(k + 1 if k + 1 < n else n)
+            succ.append(out)
+        self.succ = succ
+        self._ins = ins
+        self._pdom: list[int] | None = None
+        self._live: list[int] | None = None
+
+    # -- post-dominators ----------------------------------------------------------------------------
+    def _postdominators(self) -> list[int]:
+        if self._pdom is None:
+            n = len(self._ins)
+            full = (1 << (n + 1)) - 1
+            pdom = [full] * n + [1 << n]
+            changed = True
+            while changed:
+                changed = False
+                for k in range(n - 1, -1, -1):
+                    acc = full
+                    for s in self.succ[k]:
+                        acc &= pdom[s]
+                    new = acc | (1 << k)
+                    if new != pdom[k]:
+                        pdom[k], changed = new, True
+            self._pdom = pdom
+        return self._pdom
+
+    def merge_point(self, jump: int) -> int | None:
+        """The offset where the two sides of the conditional jump at ``jump`` meet (its immediate
+        post-dominator), or None: no such instruction (a side returns or raises), or one that
+        reports no event, or code this module does not model."""
+        k = self._index.get(jump)
+        if not self.analysable or k is None:
+            return None
+        pdom = self._postdominators()
+        strict = pdom[k] & ~(1 << k)
+        best, best_size = None, -1
+        for j in range(len(self._ins)):
+            if strict >> j & 1:
+                size = bin(pdom[j]).count("1")
+                if size > best_size:
+                    best, best_size = j, size
+        if best is None or self._ins[best].opname in _SILENT:
+            return None
+        return self._ins[best].offset
+
+    def conditional_jump(self, offset: int) -> int | None:
+        """The offset of the conditional jump (one that pops its condition) that takes the truth
+        read at ``offset``: that instruction itself, or the next when ``offset`` converts the
+        condition first (3.13's ``TO_BOOL``, a comparison); None otherwise."""
+        k = self._index.get(offset)
+        if k is None:
+            return None
+        for j in (k, k + 1):
+            if j < len(self._ins) and self._ins[j].opname.startswith(_POP_JUMP_PREFIXES) \
+                    and "NONE" not in self._ins[j].opname:
+                return self._ins[j].offset
+            if self._ins[k].opname not in _BEFORE_JUMP:
+                return None
+        return None
+
+    # -- liveness ----------------------------------------------------------------------------------------
+    def _liveness(self) -> list[int]:
+        if self._live is None:
+            ins, n = self._ins, len(self._ins)
+            bit = {name: 1 << k for k, name in enumerate(self.names)}
+            always = 0
+            for name in tuple(self.code.co_cellvars) + tuple(self.code.co_freevars):
+                always |= bit[name]   # (read by closures at any time)
+            use, kill = [0] * n, [0] * n
+            for k, i in enumerate(ins):
+                if i.opname in _LOADS or i.opname == "STORE_FAST_LOAD_FAST":
+                    names = i.argval if isinstance(i.argval, tuple) else (i.argval,)
+                    if i.opname == "STORE_FAST_LOAD_FAST":
+                        kill[k] |= bit.get(names[0], 0)
+                        names = names[1:]
+                    for name in names:
+                        use[k] |= bit.get(name, 0)
+                elif i.opname in _STORES:
+                    names = i.argval if isinstance(i.argval, tuple) else (i.argval,)
+                    for name in names:
+                        kill[k] |= bit.get(name, 0)
+            succ = [list(s) for s in self.succ]
+            for start, end, target in self.handlers:
+                t = self._index.get(target)
+                if t is None:
+                    continue
+                for k, i in enumerate(ins):
+                    if start <= i.offset < end:
+                        succ[k].append(t)
+            live = [0] * (n + 1)
+            changed = True
+            while changed:
+                changed = False
+                for k in range(n - 1, -1, -1):
+                    out = 0
+                    for s in succ[k]:
+                        out |= live[s]
+                    new = use[k] | (out & ~kill[k]) | always
+                    if new != live[k]:
+                        live[k], changed = new, True
+            self._live = live
+        return self._live
+
+    def live_before(self, offset: int) -> frozenset:
+        """Names of the locals (fast locals, cells, free variables) live before ``offset``: read
+        on some path from there before being written. Every local when unknown."""
+        k = self._index.get(offset)
+        if not self.analysable or k is None:
+            return frozenset(self.names)
+        bits = self._liveness()[k]
+        return frozenset(name for j, name in enumerate(self.names) if bits >> j & 1)
+
+    def live_after_jump(self, jump: int) -> frozenset:
+        """Locals live on either side of the jump at ``jump``."""
+        k = self._index.get(jump)
+        if not self.analysable or k is None:
+            return frozenset(self.names)
+        live = self._liveness()
+        bits = 0
+        for s in self.succ[k]:
+            bits |= live[s]
+        return frozenset(name for j, name in enumerate(self.names) if bits >> j & 1)
+
+    def covered(self, offset: int) -> bool:
+        """Is ``offset`` inside a range an exception handler covers?"""
+        return any(start <= offset < end for start, end, _ in self.handlers)
+
+
+@lru_cache(maxsize=512)
+def flow_of(code: types.CodeType) -> FlowShape:
+    """The :class:`FlowShape` of ``code`` (cached per code object)."""
+    return FlowShape(code)
