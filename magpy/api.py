@@ -521,7 +521,7 @@ class _Compiled:
         mon.branch_library = self._arms
         result = self._runner.run(mon, args, kwargs)
         reason = mon.broken
-        if reason is None and mon.branch_spans:
+        if reason is None and (mon.branch_spans or mon.branch_notes):
             # Branches whose other side an earlier run saw become conditional nodes (magpy.branches).
             try:
                 for line in merge_branches(mon, self._arms):

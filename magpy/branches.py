@@ -218,7 +218,7 @@ class BranchWatch:
         node = self.node(v)
         if node is not None and node.source is not None:
             return ("object", id(v), ref)   # (from outside: guarded by the run's guards)
-        raise _NoKey(f"a {t.__name__} made in the call")
+        raise _NoKey(f"a {t.__name__} made in the call (or not yet read from outside)")
 
     def _private(self, obj: Any, fs: Any) -> bool:
         """Does nothing but ``fs``'s frame (its locals) hold ``obj``? The other running frames'
