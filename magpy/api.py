@@ -57,7 +57,7 @@ import torch
 from . import _logging, capture
 from .backends import compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
 from .binding import bind_parameters, call_with_hooks, guard_entry
-from .branches import ArmLibrary, Conditional, check_merged, keep_arms, merge_branches
+from .branches import ArmLibrary, Conditional, check_merged, describe_branches, keep_arms, merge_branches
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
@@ -896,6 +896,9 @@ class Explanation:
     #: dynamic operations kept in the record: each runs in Python (between compiled regions,
     #: for backends other than eager) with the values the graph computed, in program order
     splits: list = field(default_factory=list)
+    #: branches on tensor values (magpy.branches): whether each one's arm can become one side of a
+    #: conditional node once a run takes the other side, or why it stays an assumption
+    branches: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
@@ -906,6 +909,8 @@ class Explanation:
         lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.assumptions)]
         lines.append(f"Dynamic operations run in Python inside the record ({len(self.splits)}):")
         lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.splits)]
+        lines.append(f"Branches on tensor values ({len(self.branches)}):")
+        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.branches)]
         lines.append("Guards:")
         lines += ["  " + g for g in self.guards.splitlines()]
         return "\n".join(lines)
@@ -958,7 +963,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
         explanation = Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
                                   guards=guards_text, op_count=op_count, dynamic=bool(mon is not None and mon.dynamic),
                                   graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [],
-                                  splits=_splits(gm))
+                                  splits=_splits(gm), branches=describe_branches(mon) if mon is not None else [])
         if mon is not None:
             mon.release()
         return explanation

@@ -536,6 +536,22 @@ class ArmLibrary:
         self._arms.clear()
 
 
+def describe_branches(mon: Any) -> list[str]:
+    """One line per branch of a finished run (for ``explain``: one run, no library)."""
+    spans = mon.finish_branches()
+    said = list(mon.branch_notes)
+    blocked = run_blocks_arms(mon)
+    for span in mon.branch_spans:
+        if not span.ok:
+            said.append(f"kept: the branch at {span.where}: {span.why}")
+        elif blocked is not None:
+            said.append(f"kept: the branch at {span.where}: {blocked}")
+        elif span in spans:
+            said.append(f"assumed: the branch at {span.where}: its arm becomes one side of a conditional node "
+                        "once a run takes the other side")
+    return said
+
+
 def run_blocks_arms(mon: Any) -> str | None:
     """Why this run may neither use nor give arms (None: it may): the arms' guards are checked at
     the call's start, so the run must leave everything outside as it found it."""

@@ -179,3 +179,23 @@ def test_inductor_compiles_a_rolled_loop_body_once():
         assert same(cf(*_seq(t)), layer(*_seq(t)))
     st = magpy.stats(cf)
     assert (st.monitor_runs, st.fallbacks, st.unheld) == (2, 0, 0)
+
+
+def test_inductor_runs_a_conditional_node():
+    """A branch on a tensor value whose two sides two runs saw (magpy.branches) with Inductor:
+    the regions around the conditional node and each arm are compiled, every gate pattern is
+    served by one record."""
+    from test_branches import Gated, _gate
+
+    torch.manual_seed(6)
+    model = Gated(n=2).eval()
+    cf = magpy.compile(model, backend="inductor")
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        for k, bits in enumerate([(1, 1), (0, 0), (1, 0), (0, 1), (1, 1), (0, 0)]):
+            assert same(cf(x + k, _gate(bits)), model(x + k, _gate(bits)))
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.fallbacks) == (2, 0)
+    rec = magpy.records(cf)[0]
+    assert sum(line.startswith("conditional") for line in rec.branches) == 2
+    assert rec.regions >= 3   # (the regions between the conditional nodes, and the arms that compute)

@@ -259,3 +259,12 @@ def test_explain_lists_the_conditional():
     rec = magpy.records(cf)[0]
     assert any(line.startswith("conditional: the branch at") and "test_branches.py" in line for line in rec.branches)
     assert magpy.stats(cf).graph_count >= 2
+
+
+def test_explain_says_which_branches_can_become_conditionals():
+    torch.manual_seed(0)
+    text = str(magpy.explain(TwoSided())(torch.ones(2, 4)))
+    assert "Branches on tensor values (1):" in text and "becomes one side of a conditional node" in text
+    m = Writes()
+    text = str(magpy.explain(m)(torch.ones(3)))
+    assert "kept: the branch at" in text and "in its arm" in text
