@@ -57,7 +57,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from .bytecode.flow import flow_of
+from .bytecode.flow import EXIT, RETURNS, flow_of
 
 # Instructions that write an object (none may run inside a clean arm).
 _WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE",
@@ -101,6 +101,7 @@ class Span:
     exit: tuple = ()
     m_names: tuple = ()          # names of live tensor locals at M, sorted
     m_nodes: dict = field(default_factory=dict)
+    last: int = -1               # the offset of the frame's last instruction seen in the arm
 
     def fail(self, why: str) -> None:
         if self.ok:
@@ -144,7 +145,7 @@ class BranchWatch:
         if self.active_loops:
             self.branch_notes.append(f"kept: the branch at {where} is inside a counted loop")
             return
-        if shape.covered(j) or shape.covered(m):
+        if shape.covered(j) or (m != EXIT and shape.covered(m)):
             self.branch_notes.append(f"kept: the branch at {where} is inside a try/with block")
             return
         from . import capture
@@ -156,7 +157,7 @@ class BranchWatch:
             return
         live = shape.live_after_jump(j)
         try:
-            key = (fs.code, j, self._abstract_locals(local, live), _modes())
+            key = (fs.code, j, self._abstract_locals(local, live, self._outside_cells(fs)), _modes())
         except _NoKey as e:
             self.branch_notes.append(f"kept: the branch at {where}: a live local holds {e}")
             return
@@ -185,14 +186,31 @@ class BranchWatch:
         self.branch_spans.append(span)
         self.branch_active.append(span)
 
-    def _abstract_locals(self, local: dict, live: frozenset) -> tuple:
+    def _outside_cells(self, fs: Any) -> frozenset:
+        """Names of ``fs``'s free variables whose cells outlive the call (the function's own
+        closure from outside): what they hold comes from outside, and is guarded where it is read
+        (a write to such a cell in the call is an outside write, and no arm is kept then)."""
+        names = fs.code.co_freevars
+        out = set()
+        for k, name in enumerate(names):
+            try:
+                if self._cell_of(fs, k) is not None:
+                    out.add(name)
+            except Exception:
+                pass
+        return frozenset(out)
+
+    def _abstract_locals(self, local: dict, live: frozenset, outside: frozenset = frozenset()) -> tuple:
         refs: dict[int, int] = {}
         out = []
         for name in sorted(live):
-            out.append((name, self._abstract_value(local[name], refs, 0) if name in local else ("unbound",)))
+            if name not in local:
+                out.append((name, ("unbound",)))
+            else:
+                out.append((name, self._abstract_value(local[name], refs, 0, name in outside)))
         return tuple(out)
 
-    def _abstract_value(self, v: Any, refs: dict, depth: int) -> Any:
+    def _abstract_value(self, v: Any, refs: dict, depth: int, outside: bool = False) -> Any:
         if depth > 4 or len(refs) > 256:
             raise _NoKey("a structure too deep to compare")
         t = type(v)
@@ -216,8 +234,8 @@ class BranchWatch:
         if isinstance(v, (type, types.ModuleType, types.BuiltinFunctionType)):
             return ("object", id(v), ref)
         node = self.node(v)
-        if node is not None and node.source is not None:
-            return ("object", id(v), ref)   # (from outside: guarded by the run's guards)
+        if (node is not None and node.source is not None) or (outside and node is None):
+            return ("object", id(v), ref)   # (from outside: guarded by the run's guards where read)
         raise _NoKey(f"a {t.__name__} made in the call (or not yet read from outside)")
 
     def _private(self, obj: Any, fs: Any) -> bool:
@@ -256,6 +274,7 @@ class BranchWatch:
                 if offset == span.m:
                     self._end_span(span, stack)
                     continue
+                span.last = offset
                 if span.shape.covered(offset):
                     span.fail(f"an exception handler covers its arm ({self.where()})")
                 if ins.real == "FOR_ITER" and stack and id(stack[-1]) in span.stack_ids:
@@ -273,12 +292,47 @@ class BranchWatch:
             for span in self.branch_active:
                 span.fail(f"{bad} in its arm ({self.where()})")
 
-    def branch_frame_left(self, fs: Any) -> None:
+    def branch_frame_left(self, fs: Any, value: Any) -> None:
         for span in list(self.branch_active):
             if span.fs is fs:
+                if span.m == EXIT and span.shape.opnames.get(span.last) in RETURNS:
+                    self._end_span_at_return(span, value)
+                    continue
                 span.fail("its frame was left before the sides met")
                 span.done = True
                 self.branch_active.remove(span)
+
+    def _end_span_at_return(self, span: Span, value: Any) -> None:
+        """Both sides return: they meet in the caller, which takes the returned value (a tensor,
+        or a tuple or list of values) and nothing else of the frame."""
+        span.done = True
+        self.branch_active.remove(span)
+        if self._branch_counters() != span.counters:
+            span.fail("its arm writes, changes a tensor in place, replays an effect, draws, assumes, "
+                      "makes a value-shaped tensor or starts a counted loop")
+            return
+        try:
+            span.exit = (("return", self._abstract_value(value, {}, 0)), _modes())
+        except _NoKey as e:
+            span.fail(f"it returns {e}")
+            return
+        leaves = [value] if not isinstance(value, (tuple, list)) else list(value)
+        if isinstance(value, (tuple, list)) and (len(value) > 16 or any(isinstance(v, (tuple, list, dict))
+                                                                           for v in value)):
+            span.fail("it returns a nested or long container")
+            return
+        names = []
+        for k, v in enumerate(leaves):
+            if isinstance(v, torch.Tensor):
+                n = self.graph.node_of(v)
+                if n is None:
+                    span.fail("a tensor it returns is not in the graph")
+                    return
+                name = "<return>" if leaves[0] is value else f"<return>[{k}]"
+                names.append(name)
+                span.m_nodes[name] = n
+        span.m_names = tuple(names)
+        span.end_tail = next(reversed(self.graph.graph.nodes), None)
 
     def _end_span(self, span: Span, stack: list) -> None:
         span.done = True
@@ -297,7 +351,7 @@ class BranchWatch:
             return
         live = span.shape.live_before(span.m)
         try:
-            span.exit = (self._abstract_locals(local, live), _modes())
+            span.exit = (self._abstract_locals(local, live, self._outside_cells(span.fs)), _modes())
         except _NoKey as e:
             span.fail(f"a live local at the merge point holds {e}")
             return

@@ -415,7 +415,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if self.active_loops:
             self.loop_frame_left(fs)
         if self.branch_active:
-            self.branch_frame_left(fs)
+            self.branch_frame_left(fs, value)
         if id(frame) in self.star_calls:
             self._star_generator_left(frame, fs)
         collector = self.return_collectors.get(fs.code)

@@ -268,3 +268,38 @@ def test_explain_says_which_branches_can_become_conditionals():
     m = Writes()
     text = str(magpy.explain(m)(torch.ones(3)))
     assert "kept: the branch at" in text and "in its arm" in text
+
+
+def test_sides_that_both_return_meet_in_the_caller():
+    """``if c: return a(h)`` / ``return b(h)``, and an if/else before a short ``return h``
+    (CPython 3.10 and 3.12+ copy that return into both sides): the sides meet at the returned
+    value, in the caller."""
+    torch.manual_seed(0)
+    lin_a, lin_b = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def early(x):
+        h = torch.tanh(x)
+        if h.sum() > 0:
+            return lin_a(h)
+        return lin_b(h) * 2
+
+    def short_tail(x):
+        h = torch.tanh(x)
+        if h.sum() > 0:
+            h = lin_a(h)
+        else:
+            h = h * 2
+        return h
+
+    def caller(x):
+        return short_tail(x) + 1, early(x) - 1
+
+    for fn in (early, short_tail, caller):
+        cf = magpy.compile(fn, backend="eager")
+        with torch.no_grad():
+            for k in range(6):
+                x = torch.ones(2, 4) * (k + 1) * (1 if k % 2 == 0 else -1)
+                assert same(cf(x), fn(x))
+        st = magpy.stats(cf)
+        assert (st.monitor_runs, st.fallbacks) == (2, 0), fn.__name__
+        assert any(line.startswith("conditional") for line in magpy.records(cf)[0].branches), fn.__name__

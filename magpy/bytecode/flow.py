@@ -51,6 +51,11 @@ _STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_FAST_STORE_FAST"})
 # Instructions that may not report an event of their own (so the frame cannot be seen reaching them).
 _SILENT = frozenset({"NOP", "CACHE", "EXTENDED_ARG", "RESUME", "END_FOR", "NOT_TAKEN", "END_SEND"})
 
+#: The merge point of a jump whose sides meet only at the function's exit.
+EXIT = -1
+# Instructions that return normally.
+RETURNS = frozenset({"RETURN_VALUE", "RETURN_CONST"})
+
 try:
     _JUMPS = frozenset(dis.hasjump)   # type: ignore[attr-defined]   (3.13)
 except AttributeError:
@@ -117,8 +122,9 @@ class FlowShape:
 
     def merge_point(self, jump: int) -> int | None:
         """The offset where the two sides of the conditional jump at ``jump`` meet (its immediate
-        post-dominator), or None: no such instruction (a side returns or raises), or one that
-        reports no event, or code this module does not model."""
+        post-dominator); :data:`EXIT` when only the function's exit post-dominates it (every path
+        returns or raises); None for an instruction that reports no event, or code this module
+        does not model."""
         k = self._index.get(jump)
         if not self.analysable or k is None:
             return None
@@ -130,7 +136,11 @@ class FlowShape:
                 size = bin(pdom[j]).count("1")
                 if size > best_size:
                     best, best_size = j, size
-        if best is None or self._ins[best].opname in _SILENT:
+        if best is None:
+            # only the exit: both sides return (3.10 and 3.12+ copy a short `return x` into each
+            # side of an `if`/`else`); the sides meet in the caller, at the returned value
+            return EXIT if strict >> len(self._ins) & 1 else None
+        if self._ins[best].opname in _SILENT:
             return None
         return self._ins[best].offset
 
