@@ -700,10 +700,10 @@ def _merge(mon: Any, span: Span, mine: Arm, inside: set, out_nodes: dict, entry:
             if u not in inside and n not in targets:
                 raise NotMerged("a value computed in its arm is used after the merge point other than "
                                 "through the frame's locals")
-    from .loops import _check_no_other_references
+    from .loops import check_no_other_references
 
     try:
-        _check_no_other_references(mon, inside | {t for t in targets if t not in inside}, set())
+        check_no_other_references(mon, inside | {t for t in targets if t not in inside}, set())
     except Exception as e:
         raise NotMerged(str(e)) from None
     for _key, (_value, node) in list(mon.scalar_nodes.items()):

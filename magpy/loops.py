@@ -966,7 +966,7 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
         hit = where.get(node)
         if hit is not None and hit[0] == T - 1:
             last_pos.setdefault(hit[1], len(last_pos))
-    _check_no_other_references(mon, set(where), {id(a[2]) for a in loop.assumed})
+    check_no_other_references(mon, set(where), {id(a[2]) for a in loop.assumed})
 
     # -- the body graph ------------------------------------------------------------------------------------
     body = fx.Graph()
@@ -1092,7 +1092,7 @@ class _Ref:
         self.kind, self.p = kind, p
 
 
-def _check_no_other_references(mon: Any, inside: set, own: set) -> None:
+def check_no_other_references(mon: Any, inside: set, own: set) -> None:
     """No fact of the run other than tensor and number bindings (and the loop's own assumptions,
     ``own``: ids of their nodes) names a node of the loop."""
     for a in mon.assumptions:
