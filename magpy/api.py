@@ -55,7 +55,7 @@ from typing import Any
 import torch
 
 from . import _logging, capture
-from .backends import compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
+from .backends import CompiledGraphs, compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
 from .binding import bind_parameters, call_with_hooks, guard_entry
 from .branches import ArmLibrary, Conditional, check_merged, describe_branches, keep_arms, merge_branches
 from .breaks import BreakCompile
@@ -292,6 +292,7 @@ class _Compiled:
         self._compile_graph = resolve(backend)
         self._cache = RecordCache(limit=cache_limit)
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.branches)
+        self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
         self._profile = profile
         self._fast = not profile   # __call__ may go straight to the first record (see _give_up)
         self._stats = self._new_stats()
@@ -628,7 +629,7 @@ class _Compiled:
                 compile_fn = self._compile_graph
             if backend != "eager" and python_nodes(gm):
                 # numpy nodes run in Python between compiled regions (only eager runs them in its graph)
-                compiled, regions = compile_regions(gm, example, compile_fn, self._compile_graph)
+                compiled, regions = compile_regions(gm, example, compile_fn, self._compile_graph, self._graphs)
             else:
                 compiled = compile_fn(gm, example)
                 # a rolled loop's body (magpy.loops) runs as a graph of its own
@@ -679,6 +680,7 @@ class _Compiled:
     def _reset(self) -> None:
         self._cache.clear()
         self._arms.clear()
+        self._graphs.clear()
         self._lifted = {}
         self._lifted_values = set()
         self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
@@ -703,7 +705,7 @@ class CompiledFunction(_Compiled):
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms"})
+                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms", "_graphs"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):

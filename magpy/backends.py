@@ -7,6 +7,7 @@ name is looked up in torch.compile's backend registry, and a callable is used as
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 from collections.abc import Callable
@@ -181,16 +182,61 @@ class _CompiledOnFirstCall(torch.nn.Module):
         return self._fn(*args)
 
 
+class CompiledGraphs:
+    """The graphs one compiled function had compiled, by what decides the result: the compile
+    function, the graph's code, the tensors it holds (by identity) and the signature of its
+    inputs. A region between conditional nodes, or an arm, that several records (or several
+    blocks of one record) share is compiled once. Holds what it compiled (and so those tensors)
+    until the compiled function is reset or dropped."""
+
+    def __init__(self) -> None:
+        self._fns: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._fns)
+
+    def clear(self) -> None:
+        self._fns.clear()
+
+    def wrap(self, compile_fn: Callable) -> Callable:
+        """``compile_fn`` with a lookup in front."""
+        if isinstance(compile_fn, functools.partial):
+            how = (compile_fn.func, compile_fn.args, tuple(sorted(compile_fn.keywords.items())))
+        else:
+            how = compile_fn
+
+        def cached(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+            held = tuple(sorted((name, id(v)) for name, v in [*gm.named_parameters(), *gm.named_buffers(),
+                                                             *((k, v) for k, v in vars(gm).items()
+                                                               if isinstance(v, torch.Tensor))]))
+            sig = tuple((tuple(a.shape), a.stride(), a.dtype, a.device, a.requires_grad)
+                        if isinstance(a, torch.Tensor) else (type(a), a if isinstance(a, (int, float, bool)) else None)
+                        for a in example_inputs)
+            key = (how, gm.code, held, sig)
+            hit = self._fns.get(key)
+            if hit is None:
+                hit = self._fns[key] = (compile_fn(gm, example_inputs), gm)
+            return hit[0]
+
+        return cached
+
+
 def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: Callable,
-                    body_compile_fn: Callable | None = None) -> tuple[Callable, int]:
+                    body_compile_fn: Callable | None = None,
+                    cache: CompiledGraphs | None = None) -> tuple[Callable, int]:
     """Compile ``gm`` with ``compile_fn``, split at the Python nodes (:func:`python_nodes`) when it
     has some (the paper's split at a dynamic operation): the runs of tensor operators between them
     are compiled, the Python nodes run as they are, in program order. A rolled loop's body
     (magpy.loops) is compiled with ``body_compile_fn`` (a static compile) and counts as one more
-    region. Returns the callable and how many compiled regions it has."""
+    region. ``cache``: the compiled function's :class:`CompiledGraphs` (regions and bodies that
+    other records or blocks share are compiled once). Returns the callable and how many compiled
+    regions it has."""
     marked = python_nodes(gm)
     if not marked:
         return compile_fn(gm, example_inputs), 1
+    if cache is not None:
+        compile_fn = cache.wrap(compile_fn)
+        body_compile_fn = cache.wrap(body_compile_fn) if body_compile_fn is not None else None
     from torch.fx.passes.split_module import split_module
 
     part: dict = {}

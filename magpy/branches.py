@@ -41,8 +41,10 @@ locals held it (every other running frame's locals and stack are searched, and e
 the garbage collector knows of that is not MagPy's own); then every later use is a use through
 F's locals at M. Runs that change a tensor in place after J are not merged (an output that may
 be a view of another tensor in one arm and not in the other would change what the change
-reaches). Branches inside counted loops, ternaries (a side's value is left on the stack) and
-sides that return are not merged; they keep their assumption, as before.
+reaches). A conditional expression (``y * 2 if c else y - 1``) leaves each side's value on F's
+stack at M: that value is one more output. Sides that both return meet at the function's exit
+(the returned value is the output). Branches inside counted loops are not merged; they keep
+their assumption, as before.
 """
 from __future__ import annotations
 
@@ -64,6 +66,10 @@ _WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR
                      "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "IMPORT_NAME",
                      "YIELD_VALUE", "LIST_APPEND", "SET_ADD", "MAP_ADD"})
 _IMMUTABLE = (int, float, complex, str, bytes, tuple, frozenset, type(None), bool, torch.Tensor)
+
+
+#: The output name of the value a conditional expression's side leaves on the stack.
+_TOP = "<stack top>"
 
 
 class NotMerged(Exception):
@@ -337,8 +343,12 @@ class BranchWatch:
     def _end_span(self, span: Span, stack: list) -> None:
         span.done = True
         self.branch_active.remove(span)
-        if tuple(id(v) for v in stack) != span.stack_ids:
-            span.fail("its arm leaves a value on the stack (a conditional expression)")
+        below = tuple(id(v) for v in stack[:len(span.stack_ids)])
+        top = ()
+        if below != span.stack_ids or len(stack) > len(span.stack_ids) + 1:
+            span.fail("its arm changes the frame's value stack")
+        elif len(stack) == len(span.stack_ids) + 1:
+            top = (stack[-1],)   # a conditional expression: each side leaves its value there
         if self._branch_counters() != span.counters:
             span.fail("its arm writes, changes a tensor in place, replays an effect, draws, assumes, "
                       "makes a value-shaped tensor or starts a counted loop")
@@ -350,6 +360,9 @@ class BranchWatch:
             span.fail("its frame's locals cannot be read")
             return
         live = span.shape.live_before(span.m)
+        if top:
+            local[_TOP] = top[0]
+            live = live | {_TOP}
         try:
             span.exit = (self._abstract_locals(local, live, self._outside_cells(span.fs)), _modes())
         except _NoKey as e:

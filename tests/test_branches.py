@@ -216,22 +216,36 @@ def test_in_place_change_after_the_branch_keeps_the_assumption():
     assert not any(line.startswith("conditional") for r in magpy.records(cf) for line in r.branches)
 
 
-def test_a_side_that_returns_and_a_conditional_expression_stay_correct():
-    def ret(x):
-        y = torch.tanh(x)
-        if y.sum() > 0:
-            return y * 2
-        return y - 1
+def test_conditional_expressions():
+    """``z = y * 2 if c else y - 1``: each side leaves its value on the stack; passed through
+    (``y if c else ...``) only while nothing else holds ``y`` after the merge point."""
 
     def ternary(x):
         y = torch.tanh(x)
         z = y * 2 if y.sum() > 0 else y - 1
         return z + 1
 
-    for fn in (ret, ternary):
+    def in_a_call(x):
+        y = torch.tanh(x)
+        return torch.add(x, y * 2 if y.sum() > 0 else y - 1)
+
+    def pass_through(x):
+        y = torch.tanh(x)
+        z = y if y.sum() > 0 else y - 1
+        return z * 3
+
+    def pass_through_still_held(x):
+        y = torch.tanh(x)
+        z = y if y.sum() > 0 else y - 1
+        return z * 3, z is y, y + 1
+
+    expect = {ternary: True, in_a_call: True, pass_through: True, pass_through_still_held: False}
+    for fn, merged in expect.items():
         cf = magpy.compile(fn, backend="eager")
         for x in (torch.ones(3), -torch.ones(3), torch.ones(3) * 4, -torch.ones(3) * 2):
-            assert same(cf(x), fn(x))
+            assert same(cf(x), fn(x)), fn.__name__
+        lines = [line for r in magpy.records(cf) for line in r.branches]
+        assert any(line.startswith("conditional") for line in lines) is merged, (fn.__name__, lines)
 
 
 def test_branch_on_a_changed_local_number_is_not_confused():
