@@ -49,6 +49,7 @@ their assumption, as before.
 from __future__ import annotations
 
 import collections
+import functools
 import gc
 import operator
 import types
@@ -112,6 +113,12 @@ class Span:
     def fail(self, why: str) -> None:
         if self.ok:
             self.ok, self.why = False, why
+
+    def close(self) -> None:
+        """The arm is over: drop the frame (a finished frame kept alive keeps its locals, which
+        a later branch's pass-through test would find holding its tensors)."""
+        self.done = True
+        self.fs = None
 
 
 class BranchWatch:
@@ -245,14 +252,18 @@ class BranchWatch:
         raise _NoKey(f"a {t.__name__} made in the call (or not yet read from outside)")
 
     def _private(self, obj: Any, fs: Any) -> bool:
-        """Does nothing but ``fs``'s frame (its locals) hold ``obj``? The other running frames'
-        locals and every frame's value stack are searched, and every referrer the garbage
-        collector knows of must be a monitored frame's locals dict or one of MagPy's objects.
-        (Written without comprehensions or copies: a temporary holding ``obj`` would be a
-        referrer too.)"""
+        """Can nothing but ``fs``'s frame reach ``obj`` once the branch's sides have met? The
+        other monitored frames (callers, suspended at a call) may hold it only where they no
+        longer read it after that call returns: in a local that is dead there (``x = block(x)``)
+        or among the call's own operands on their value stack (3.11+, from the static stack
+        depth after the call); the framework frames between them (``Module._call_impl``) only in
+        their argument tuples. Every other referrer the garbage collector knows of must be a
+        monitored frame's locals dict or one of MagPy's objects. (Written without comprehensions
+        or copies: a temporary holding ``obj`` would be a referrer too.)"""
         from . import capture
 
         allowed: set[int] = set()
+        values: set[int] = set()   # ids of what the monitored frames hold (but obj)
         for other in list(self.frames.values()):
             frame = getattr(other, "frame", None)
             if frame is None:
@@ -261,17 +272,48 @@ class BranchWatch:
                 loc = frame.f_locals
                 if type(loc) is dict:
                     allowed.add(id(loc))   # (3.10-3.12: the frame's own locals dict)
-                for v in loc.values():
-                    if v is obj and other is not fs:
+                _held_by(getattr(other, "pending", None), allowed, 3)   # (MagPy's note of a pending call's arguments)
+                if other is fs:
+                    for v in capture.read_stack(frame):
+                        if v is obj:
+                            return False
+                        values.add(id(v))
+                    for v in loc.values():
+                        if v is not obj:
+                            values.add(id(v))
+                    continue
+                resume = _resume_offset(frame)
+                live = flow_of(frame.f_code).live_before(resume) if resume is not None else None
+                for name, v in loc.items():
+                    if v is obj and (live is None or name in live):
                         return False
+                    if v is not obj:
+                        values.add(id(v))
                 del loc
-                for v in capture.read_stack(frame):
-                    if v is obj:
-                        return False
                 v = None
+                # (a caller's value stack cannot be read during its call: the slots that outlive
+                # the call are compared by address, from their static depth)
+                keep = _surviving_depth(frame.f_code, resume)
+                slots = capture.stack_slot_ids(frame, keep) if keep is not None else None
+                if slots is None or id(obj) in slots:
+                    return False
+                values.update(p for p in slots if p)
             except Exception:
                 return False
-        return _only_magpy_holds(obj, allowed)
+        frame = fs.frame.f_back
+        while frame is not None:
+            if self.framework_code(frame.f_code):
+                try:
+                    for v in frame.f_locals.values():
+                        if type(v) in (tuple, dict):
+                            allowed.add(id(v))   # (its *args / **kwargs, passed on to forward)
+                    v = None
+                except Exception:
+                    return False
+            elif id(frame) not in self.frames:
+                break   # (above the compiled function: what the user passed in is not made in the call)
+            frame = frame.f_back
+        return _only_magpy_holds(obj, allowed, values)
 
     # -- every instruction while arms are watched ----------------------------------------------------------
     def branch_event(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
@@ -305,13 +347,13 @@ class BranchWatch:
                     self._end_span_at_return(span, value)
                     continue
                 span.fail("its frame was left before the sides met")
-                span.done = True
+                span.close()
                 self.branch_active.remove(span)
 
     def _end_span_at_return(self, span: Span, value: Any) -> None:
         """Both sides return: they meet in the caller, which takes the returned value (a tensor,
         or a tuple or list of values) and nothing else of the frame."""
-        span.done = True
+        span.close()
         self.branch_active.remove(span)
         if self._branch_counters() != span.counters:
             span.fail("its arm writes, changes a tensor in place, replays an effect, draws, assumes, "
@@ -341,8 +383,15 @@ class BranchWatch:
         span.end_tail = next(reversed(self.graph.graph.nodes), None)
 
     def _end_span(self, span: Span, stack: list) -> None:
-        span.done = True
         self.branch_active.remove(span)
+        try:
+            self._arm_exit(span, stack)
+        finally:
+            span.close()
+
+    def _arm_exit(self, span: Span, stack: list) -> None:
+        """The frame reached the merge point: check the arm, and take the exit's abstraction and
+        the nodes of the live tensor locals (the arm's outputs)."""
         below = tuple(id(v) for v in stack[:len(span.stack_ids)])
         top = ()
         if below != span.stack_ids or len(stack) > len(span.stack_ids) + 1:
@@ -389,6 +438,45 @@ class BranchWatch:
         return [s for s in self.branch_spans if s.ok and s.done]
 
 
+def _held_by(v: Any, into: set, depth: int) -> None:
+    """Add the ids of the plain containers inside ``v`` (MagPy's bookkeeping) to ``into``."""
+    if depth < 0 or type(v) not in (tuple, list, dict):
+        return
+    into.add(id(v))
+    for e in (v.values() if type(v) is dict else v):
+        _held_by(e, into, depth - 1)
+
+
+def _resume_offset(frame: Any) -> int | None:
+    """The offset of the instruction a frame suspended at a call resumes at."""
+    shape = flow_of(frame.f_code)
+    try:
+        k = shape.offsets.index(frame.f_lasti)
+    except ValueError:
+        return None
+    return shape.offsets[k + 1] if k + 1 < len(shape.offsets) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _stack_depths(code: Any) -> dict:
+    from .capture._stackdepth import stack_depths
+
+    return stack_depths(code)
+
+
+def _surviving_depth(code: Any, resume: int | None) -> int | None:
+    """How many slots at the bottom of a suspended frame's value stack outlive its pending call
+    (the rest are the call's callable and arguments: the static depth where it resumes, less
+    the result); None where unknown (3.10)."""
+    if resume is None:
+        return None
+    try:
+        after = _stack_depths(code).get(resume)
+    except Exception:
+        return None
+    return None if after is None else max(0, after - 1)
+
+
 def _modes() -> tuple:
     any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None)
     return (torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
@@ -400,16 +488,39 @@ def _is_magpy(obj: Any) -> bool:
     return mod == "magpy" or mod.startswith("magpy.")
 
 
-def _only_magpy_holds(obj: Any, allowed: set) -> bool:
+def _only_magpy_holds(obj: Any, allowed: set, frame_values: set) -> bool:
     """Is every referrer of ``obj`` the garbage collector knows either in ``allowed`` (ids of
-    monitored frames' locals dicts) or one of MagPy's objects? (The locals of running frames
-    are no referrers it knows: the caller searches them.)"""
-    for r in gc.get_referrers(obj):
+    monitored frames' locals dicts, framework frames' argument tuples) or one of MagPy's
+    objects, or a plain container that no monitored frame holds and that only running frames
+    hold (directly or through their cells: MagPy's and the framework's own, since a monitored
+    frame's locals, cells included, are in ``frame_values``)? (The locals of running frames are
+    no referrers it knows: the caller searches the monitored ones.)"""
+    holders = gc.get_referrers(obj)
+    for r in holders:
         if id(r) in allowed or _is_magpy(r):
             continue
         if isinstance(r, types.FrameType) and "/magpy/" in r.f_code.co_filename.replace("\\", "/"):
             continue
+        if type(r) in (tuple, list, dict) and id(r) not in frame_values and _only_running_frames_hold(r, holders):
+            continue
         return False
+    return True
+
+
+def _only_running_frames_hold(r: Any, mine: list) -> bool:
+    """Does nothing the garbage collector knows hold ``r``, but cells that nothing it knows
+    holds (a running frame's cell variables)?"""
+    outer = gc.get_referrers(r)
+    for h in outer:
+        if h is mine or h is outer:
+            continue
+        if type(h) is not types.CellType:
+            return False
+        inner = gc.get_referrers(h)
+        for x in inner:
+            if x is not outer and x is not inner and x is not mine:
+                return False
+        del inner
     return True
 
 

@@ -530,6 +530,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.__dict__.clear()
         self.__dict__.update(keep)
 
+    def framework_code(self, code: Any) -> bool:
+        """Is ``code`` a framework frame's that runs between user frames unmonitored
+        (``Module._call_impl``)?"""
+        return code in _SKIP
+
     def where(self) -> str:
         """The user's file:line of the instruction being monitored."""
         fs, offset = self._at

@@ -12,6 +12,7 @@ that returns, a conditional expression) check that the result is still eager's.
 from __future__ import annotations
 
 import itertools
+import sys
 
 import torch
 import torch.nn as nn
@@ -317,3 +318,59 @@ def test_sides_that_both_return_meet_in_the_caller():
         st = magpy.stats(cf)
         assert (st.monitor_runs, st.fallbacks) == (2, 0), fn.__name__
         assert any(line.startswith("conditional") for line in magpy.records(cf)[0].branches), fn.__name__
+
+
+class SkipBlock(nn.Module):
+    """A block that decides to skip itself and hands its input back (``return x``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Linear(4, 4)
+
+    def forward(self, x, gate):
+        if gate.sum() == 0:
+            return x
+        return x + torch.tanh(self.f(x))
+
+
+class SkipNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 4)
+        self.blocks = nn.ModuleList([SkipBlock(), SkipBlock()])
+
+    def forward(self, x, gates):
+        x = self.stem(x)
+        for i, block in enumerate(self.blocks):
+            x = block(x, gates[i])
+        return x * 2
+
+
+class SkipNetKeeps(SkipNet):
+    """The caller still reads the block's input after the call: not passed through."""
+
+    def forward(self, x, gates):
+        x = self.stem(x)
+        outs = []
+        for i, block in enumerate(self.blocks):
+            y = block(x, gates[i])
+            outs.append(y is x)
+            x = y + x * 0
+        return x, outs
+
+
+def test_a_block_that_returns_its_input_when_skipped():
+    torch.manual_seed(0)
+    for cls in (SkipNet, SkipNetKeeps):
+        m = cls().eval()
+        cf = magpy.compile(m, backend="eager")
+        gates = [(1, 1), (0, 0), (1, 0), (0, 1), (1, 1), (0, 0)]
+        with torch.no_grad():
+            for g in gates:
+                x, gt = torch.randn(2, 4), torch.tensor([[g[0]], [g[1]]])
+                assert same(cf(x, gt), m(x, gt)), (cls.__name__, g)
+        lines = [line for r in magpy.records(cf) for line in r.branches]
+        if cls is SkipNetKeeps:
+            assert not any(line.startswith("conditional") for line in lines), lines
+        elif sys.version_info >= (3, 11):   # (3.10: a caller's stack during a call is not analysed)
+            assert magpy.stats(cf).monitor_runs == 2, lines

@@ -129,6 +129,14 @@ def read_stack(frame: Any) -> list:
     return backend().read_stack(frame)
 
 
+def stack_slot_ids(frame: Any, n: int) -> list | None:
+    """The ids of what the ``n`` bottom slots of a frame suspended at a call hold (raw slot
+    contents: compared with ``id()``, never dereferenced), or None where this CPython's backend
+    cannot tell (3.10)."""
+    fn = getattr(backend(), "stack_slot_ids", None)
+    return None if fn is None else fn(frame, n)
+
+
 _incref = ctypes.pythonapi.Py_IncRef
 _incref.argtypes = [ctypes.py_object]
 _decref = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("Py_DecRef", ctypes.pythonapi))

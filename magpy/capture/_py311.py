@@ -62,6 +62,17 @@ def read_stack(frame) -> list:
 start, stop = driver(read_stack)
 
 
+def stack_slot_ids(frame, n: int) -> list:
+    """The raw contents (object addresses, None for NULL) of the ``n`` bottom slots of a
+    suspended frame's value stack; no object is touched (a slot the frame no longer uses may
+    hold a stale address: compare, never dereference)."""
+    if n <= 0:
+        return []
+    iframe = _void_p_at(id(frame) + _F_FRAME).value
+    address = iframe + _LOCALSPLUS + _nlocalsplus(frame.f_code) * _PTR
+    return list((ctypes.c_void_p * n).from_address(address)[:])
+
+
 def top_address(frame) -> int:
     """Address of the top value-stack slot, during an opcode event of ``frame``."""
     iframe = _void_p_at(id(frame) + _F_FRAME).value

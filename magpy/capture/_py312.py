@@ -158,6 +158,14 @@ def read_stack(frame) -> list:
     return _read_slots(_stack_address(frame, info), depth)
 
 
+def stack_slot_ids(frame, n: int) -> list:
+    """The raw contents (object addresses, None for NULL) of the ``n`` bottom slots of a
+    suspended frame's value stack; no object is touched (compare, never dereference)."""
+    if n <= 0:
+        return []
+    return list((ctypes.c_void_p * n).from_address(_stack_address(frame, _info(frame.f_code)))[:])
+
+
 def frame_function(frame):
     """The function object a running frame executes (``_PyInterpreterFrame.f_funcobj``).
 

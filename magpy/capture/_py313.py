@@ -16,9 +16,18 @@ from __future__ import annotations
 import sys
 
 from . import _py312
-from ._py312 import _check_layout, frame_function, nlocalsplus, read_stack, start, stop, top_address
+from ._py312 import (
+    _check_layout,
+    frame_function,
+    nlocalsplus,
+    read_stack,
+    stack_slot_ids,
+    start,
+    stop,
+    top_address,
+)
 
-__all__ = ["frame_function", "nlocalsplus", "read_stack", "start", "stop", "top_address"]
+__all__ = ["frame_function", "nlocalsplus", "read_stack", "stack_slot_ids", "start", "stop", "top_address"]
 
 if sys.version_info[:2] != (3, 13):
     raise ImportError("the 3.13 capture backend runs on CPython 3.13 only")

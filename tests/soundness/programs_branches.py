@@ -279,3 +279,68 @@ def inputs(i):
     return torch.ones(2, 4) * (i + 1), torch.tensor(gates[i])
 NCALLS = 5
 """)
+
+_SKIPBLOCK = """
+class SkipBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Linear(4, 4)
+    def forward(self, x, gate):
+        if gate.sum() == 0:
+            return x
+        return x + torch.tanh(self.f(x))
+def context(i):
+    return torch.no_grad()
+def inputs(i):
+    gates = [[1, 1], [0, 0], [1, 0], [0, 1], [0, 0], [1, 1]]
+    return torch.ones(2, 4) * (i + 1), torch.tensor(gates[i])
+NCALLS = 6
+"""
+
+program(F_, "skipped_block_returns_its_input_caller_moves_on", _SKIPBLOCK + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 4)
+        self.blocks = nn.ModuleList([SkipBlock(), SkipBlock()])
+    def forward(self, x, gates):
+        x = self.stem(x)
+        for i, b in enumerate(self.blocks):
+            x = b(x, gates[i])
+        return x
+m = Net()
+def make(): return m
+""")
+
+program(F_, "skipped_block_returns_its_input_caller_keeps_it", _SKIPBLOCK + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 4)
+        self.blocks = nn.ModuleList([SkipBlock(), SkipBlock()])
+    def forward(self, x, gates):
+        x = self.stem(x)
+        seen = [x]
+        same = []
+        for i, b in enumerate(self.blocks):
+            y = b(x, gates[i])
+            same.append(y is x)
+            seen.append(y)
+            x = y
+        return torch.stack(seen), same, seen[0] is seen[-1]
+m = Net()
+def make(): return m
+""")
+
+program(F_, "skipped_block_input_also_on_the_callers_stack", _SKIPBLOCK + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 4)
+        self.b = SkipBlock()
+    def forward(self, x, gates):
+        h = self.stem(x)
+        return torch.add(h, self.b(h, gates[0])), (h, self.b(h, gates[1]))
+m = Net()
+def make(): return m
+""")
