@@ -48,10 +48,12 @@ their assumption, as before.
 """
 from __future__ import annotations
 
+import bisect
 import collections
 import functools
 import gc
 import operator
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -294,7 +296,7 @@ class BranchWatch:
                 # (a caller's value stack cannot be read during its call: the slots that outlive
                 # the call are compared by address, from their static depth)
                 keep = _surviving_depth(frame.f_code, resume)
-                slots = capture.stack_slot_ids(frame, keep) if keep is not None else None
+                slots = (capture.stack_slot_ids(frame, keep) if keep else []) if keep is not None else None
                 if slots is None or id(obj) in slots:
                     return False
                 values.update(p for p in slots if p)
@@ -450,11 +452,9 @@ def _held_by(v: Any, into: set, depth: int) -> None:
 def _resume_offset(frame: Any) -> int | None:
     """The offset of the instruction a frame suspended at a call resumes at."""
     shape = flow_of(frame.f_code)
-    try:
-        k = shape.offsets.index(frame.f_lasti)
-    except ValueError:
-        return None
-    return shape.offsets[k + 1] if k + 1 < len(shape.offsets) else None
+    # (f_lasti is the call's own offset on 3.10 and 3.13, its last cache entry on 3.11 and 3.12)
+    k = bisect.bisect_right(shape.offsets, frame.f_lasti)
+    return shape.offsets[k] if k < len(shape.offsets) else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -470,10 +470,13 @@ def _surviving_depth(code: Any, resume: int | None) -> int | None:
     the result); None where unknown (3.10)."""
     if resume is None:
         return None
-    try:
-        after = _stack_depths(code).get(resume)
-    except Exception:
-        return None
+    if sys.version_info < (3, 11):
+        after = flow_of(code).depth_before(resume)
+    else:
+        try:
+            after = _stack_depths(code).get(resume)
+        except Exception:
+            return None
     return None if after is None else max(0, after - 1)
 
 

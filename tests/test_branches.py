@@ -374,3 +374,30 @@ def test_a_block_that_returns_its_input_when_skipped():
             assert not any(line.startswith("conditional") for line in lines), lines
         elif sys.version_info >= (3, 11):   # (3.10: a caller's stack during a call is not analysed)
             assert magpy.stats(cf).monitor_runs == 2, lines
+
+
+def test_blockdrop_smoke_policies_through_conditionals():
+    """The paper's BlockDrop (models/blockdrop.py): the branch sits in ``forward_single``, which
+    ``forward`` calls; a handful of runs serve every policy of the stream."""
+    import models
+
+    model, _ = models.build("blockdrop", "smoke")
+    cf = magpy.compile(model, backend="eager")
+    with torch.no_grad():
+        for args, kwargs in models.dynamic_inputs("blockdrop", 12, size="smoke"):
+            assert same(cf(*args, **kwargs), model(*args, **kwargs))
+    st = magpy.stats(cf)
+    assert st.monitor_runs <= 3 and st.fallbacks == 0
+    assert any(line.startswith("conditional") for line in magpy.records(cf)[0].branches)
+
+
+def test_skip_block_merges_after_two_runs_on_311_and_later():
+    torch.manual_seed(0)
+    m = SkipNet().eval()
+    cf = magpy.compile(m, backend="eager")
+    with torch.no_grad():
+        for g in [(1, 1), (0, 0), (1, 0), (0, 1)]:
+            x, gt = torch.randn(2, 4), torch.tensor([[g[0]], [g[1]]])
+            assert same(cf(x, gt), m(x, gt))
+    merged = any(line.startswith("conditional") for line in magpy.records(cf)[0].branches)
+    assert merged is (sys.version_info >= (3, 11))

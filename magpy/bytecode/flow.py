@@ -100,6 +100,7 @@ class FlowShape:
         self._ins = ins
         self._pdom: list[int] | None = None
         self._live: list[int] | None = None
+        self._depths: dict[int, int] | None = None
 
     # -- post-dominators ----------------------------------------------------------------------------
     def _postdominators(self) -> list[int]:
@@ -221,6 +222,38 @@ class FlowShape:
         for s in self.succ[k]:
             bits |= live[s]
         return frozenset(name for j, name in enumerate(self.names) if bits >> j & 1)
+
+    def depth_before(self, offset: int) -> int | None:
+        """The value-stack depth before ``offset`` from :func:`dis.stack_effect` along the
+        control flow (for 3.10 code without blocks; 3.11+ has ``capture._stackdepth``), or None."""
+        if not self.analysable or self.handlers:
+            return None
+        if self._depths is None:
+            depths: dict[int, int] = {}
+            todo = [(0, 0)]
+            while todo:
+                k, d = todo.pop()
+                if k >= len(self._ins) or k in depths:
+                    continue
+                depths[k] = d
+                i = self._ins[k]
+                if i.opname in _EXITS:
+                    continue
+                arg = i.arg if i.opcode >= dis.HAVE_ARGUMENT else None
+                try:
+                    if i.opcode in _JUMPS and isinstance(i.argval, int) and i.argval in self._index:
+                        todo.append((self._index[i.argval], d + dis.stack_effect(i.opcode, arg, jump=True)))
+                        if i.opname in _ALWAYS:
+                            continue
+                        todo.append((k + 1, d + dis.stack_effect(i.opcode, arg, jump=False)))
+                    else:
+                        todo.append((k + 1, d + dis.stack_effect(i.opcode, arg)))
+                except ValueError:
+                    depths = {}
+                    break
+            self._depths = depths
+        k = self._index.get(offset)
+        return None if k is None else self._depths.get(k)
 
     def covered(self, offset: int) -> bool:
         """Is ``offset`` inside a range an exception handler covers?"""
