@@ -63,6 +63,7 @@ import torch
 import torch.fx as fx
 
 from .bytecode.flow import EXIT, RETURNS, flow_of
+from .loops import CompiledBySignature
 
 # Instructions that write an object (none may run inside a clean arm).
 _WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE",
@@ -622,23 +623,6 @@ def extract_arm(mon: Any, span: Span) -> tuple[Arm, set, dict]:
             inside_set, dict(span.m_nodes))
 
 
-class _ArmBySignature:
-    """An arm compiled for the shapes, strides, dtypes and devices of its inputs (a static
-    compile serves only those)."""
-
-    def __init__(self, gm: fx.GraphModule, compile_fn: Callable) -> None:
-        self.gm, self.compile_fn = gm, compile_fn
-        self.compiled: dict = {}
-
-    def __call__(self, *args):
-        sig = tuple((a.shape, a.stride(), a.dtype, a.device, a.requires_grad) if isinstance(a, torch.Tensor) else type(a)
-                    for a in args)
-        fn = self.compiled.get(sig)
-        if fn is None:
-            fn = self.compiled[sig] = self.compile_fn(self.gm, list(args))
-        return fn(*args)
-
-
 class Conditional:
     """A conditional node of a record's graph: ``node(pred, true_inputs, false_inputs)`` runs the
     arm of the side ``bool(pred)`` selects and returns its outputs (a tuple)."""
@@ -665,9 +649,10 @@ class Conditional:
             if not arm.ops:
                 runs.append(arm.gm.forward)
                 continue
-            hit = shared.get(arm.gm.code)
+            key = (arm.gm.code, tuple(id(b) for b in arm.gm.buffers()))   # (constants it holds)
+            hit = shared.get(key)
             if hit is None:
-                hit = shared[arm.gm.code] = _ArmBySignature(arm.gm, compile_fn)
+                hit = shared[key] = CompiledBySignature(arm.gm, compile_fn)
             runs.append(hit)
         self.run_true, self.run_false = runs
 

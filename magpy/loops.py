@@ -101,7 +101,7 @@ class RolledLoop:
         key = self.body.code
         hit = shared.get(key)
         if hit is None:
-            hit = shared[key] = _BodyBySignature(self.body, compile_fn)
+            hit = shared[key] = CompiledBySignature(self.body, compile_fn)
         self.run_body = hit
 
     def __call__(self, count: int, seqs: tuple, inits: tuple, invariants: tuple) -> tuple:
@@ -142,9 +142,10 @@ class LoopCheckFailed(RuntimeError):
     """A value a rolled loop's body assumed differs in some iteration: the record does not hold."""
 
 
-class _BodyBySignature:
-    """A body compiled for the shapes, strides, dtypes and devices of its tensor inputs (a
-    static compile serves only those: a lifted batch size gives another signature)."""
+class CompiledBySignature:
+    """A graph (a rolled loop's body, a conditional's arm) compiled for the shapes, strides,
+    dtypes and devices of its tensor inputs (a static compile serves only those: a lifted batch
+    size gives another signature)."""
 
     def __init__(self, body: fx.GraphModule, compile_fn: Callable) -> None:
         self.body, self.compile_fn = body, compile_fn
