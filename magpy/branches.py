@@ -63,12 +63,11 @@ import torch
 import torch.fx as fx
 
 from .bytecode.flow import EXIT, RETURNS, flow_of
-from .loops import CompiledBySignature
+from .loops import WRITES, CompiledBySignature
 
-# Instructions that write an object (none may run inside a clean arm).
-_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE",
-                     "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "IMPORT_NAME",
-                     "YIELD_VALUE", "LIST_APPEND", "SET_ADD", "MAP_ADD"})
+# Instructions that write an object (none may run inside a clean arm): a rolled loop's, and the
+# appends of comprehensions (conservatively: a container the arm builds is not compared).
+_WRITES = WRITES | frozenset({"LIST_APPEND", "SET_ADD", "MAP_ADD"})
 _IMMUTABLE = (int, float, complex, str, bytes, tuple, frozenset, type(None), bool, torch.Tensor)
 
 
@@ -564,33 +563,21 @@ def extract_arm(mon: Any, span: Span) -> tuple[Arm, set, dict]:
     root = torch.nn.Module()
     env: dict[fx.Node, fx.Node] = {}
     in_names: list[str] = []
-    outside: list[tuple] = []
-    by_source: dict = {}
-
-    def from_outside(leaf: fx.Node) -> fx.Node:
-        if leaf.meta.get("magpy_scalar"):
-            raise NotMerged("its arm takes a number that changes between calls")
-        src, example = mon.graph.inputs[ph_index[leaf]]
-        k = by_source.get(id(leaf))
-        if k is None:
-            k = by_source[id(leaf)] = len(outside)
-            outside.append((src, example))
-        return leaf
-
-    needed: list[fx.Node] = []
+    outside: list[tuple] = []   # (source, example) of each placeholder the arm takes
+    needed: dict[fx.Node, None] = {}   # (the values from before the arm, in order of first use)
     for n in inside:
         for leaf in n.all_input_nodes:
-            if leaf in inside_set or leaf in needed:
-                continue
-            needed.append(leaf)
+            if leaf not in inside_set:
+                needed.setdefault(leaf)
     for name in span.m_names:
-        n = span.m_nodes[name]
-        if n not in inside_set and n not in needed:
-            needed.append(n)
+        if span.m_nodes[name] not in inside_set:
+            needed.setdefault(span.m_nodes[name])
     locals_in, outs_in, consts = [], [], []
     for leaf in needed:
         if leaf.op == "placeholder":
-            from_outside(leaf)
+            if leaf.meta.get("magpy_scalar"):
+                raise NotMerged("its arm takes a number that changes between calls")
+            outside.append(mon.graph.inputs[ph_index[leaf]])
             outs_in.append(leaf)
         elif leaf.op == "get_attr":
             consts.append(leaf)
@@ -618,8 +605,7 @@ def extract_arm(mon: Any, span: Span) -> tuple[Arm, set, dict]:
     arm.output(tuple(env[span.m_nodes[name]] for name in span.m_names))
     arm.lint()
     gm = fx.GraphModule(root, arm)
-    outside_t = tuple(outside[by_source[id(leaf)]] for leaf in outs_in)
-    return (Arm(gm, tuple(in_names), outside_t, span.m_names, passes, reads, len(inside), span.where),
+    return (Arm(gm, tuple(in_names), tuple(outside), span.m_names, passes, reads, len(inside), span.where),
             inside_set, dict(span.m_nodes))
 
 
@@ -845,12 +831,12 @@ def _merge(mon: Any, span: Span, mine: Arm, inside: set, out_nodes: dict, entry:
             by_source[src] = hit
         return hit
 
-    def inputs_of(arm: Arm, own: bool) -> tuple:
+    def inputs_of(arm: Arm) -> tuple:
         ins = [span.j_nodes[name] for name in arm.in_names]
         ins += [outside_node(src, ex) for src, ex in arm.outside]
         return tuple(ins)
 
-    mine_in, other_in = inputs_of(mine, True), inputs_of(other, False)
+    mine_in, other_in = inputs_of(mine), inputs_of(other)
     true_arm, false_arm = (mine, other) if span.outcome else (other, mine)
     true_in, false_in = (mine_in, other_in) if span.outcome else (other_in, mine_in)
     cond = Conditional(true_arm, false_arm, span.where)

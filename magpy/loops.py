@@ -193,7 +193,7 @@ class Loop:
 
 # Instructions that write an object: none may run inside a loop that is to be rolled.
 # (A yield hands control to a consumer whose state between iterations is not compared.)
-_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE",
+WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE",
                      "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "IMPORT_NAME",
                      "YIELD_VALUE"})
 # Opcodes that move references only, or load: no operand is used.
@@ -621,7 +621,7 @@ class LoopWatch:
     def loop_event(self, fs: Any, ins: Any, stack: list) -> None:
         if self.active_loops:
             name = ins.real
-            if ins.opname in _WRITES or name in _WRITES:
+            if ins.opname in WRITES or name in WRITES:
                 for loop in self.active_loops:
                     loop.fail(f"{name} inside the loop ({self.where()})")
             elif ins.opname == "BINARY_OP" and ins.argrepr.endswith("=") and ins.argrepr not in ("==", "!=", "<=", ">=") \
