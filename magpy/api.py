@@ -68,6 +68,7 @@ from .guards import NoHooksGuard, ValueGuard
 from .loops import RolledLoop, roll_loops
 from .monitor import Monitor
 from .source import ConstSource, ItemSource
+from .splits import make_continuation
 
 log = logging.getLogger("magpy")
 _guards_log = _logging.channel("guards")
@@ -89,6 +90,9 @@ _EAGER = object()                   # "run the call eagerly", from a miss that c
 # once the recompile limit is reached (before it, every record is tried: a monitor run costs more
 # than the graph runs): each such try costs a whole graph run, and then the call runs eagerly.
 _MAX_UNHELD = 2
+# Continuations of continuations (a dynamic operation in a `while` loop splits each iteration):
+# past this depth a dynamic operation sends the rest of the call to eager, as before splits.
+_MAX_SPLIT_DEPTH = 8
 
 
 @dataclass
@@ -134,6 +138,13 @@ class Stats:
     guard_time_s: float | None = None
     mock_time_s: float | None = None
     break_reasons: list = field(default_factory=list)
+    #: split points (magpy.splits): dynamic operations after which the code goes on in a compiled
+    #: continuation; with the continuations' own counters, summed over every level of nesting
+    #: (their graphs are in ``graph_count``)
+    splits: int = 0
+    resumed_monitor_runs: int = 0
+    resumed_guard_hits: int = 0
+    resumed_fallbacks: int = 0
 
     @property
     def calls(self) -> int:
@@ -293,6 +304,7 @@ class _Compiled:
         self._cache = RecordCache(limit=cache_limit)
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.branches)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
+        self._continuations: dict = {}    # split point -> (go, compiled continuation) (magpy.splits)
         self._profile = profile
         self._fast = not profile   # __call__ may go straight to the first record (see _give_up)
         self._stats = self._new_stats()
@@ -302,6 +314,7 @@ class _Compiled:
         self._limit_said = False
         self._stopped = False    # no more monitor runs (a later run broke), the records keep serving
         self._retried = False    # the first call broke and the next one was monitored again
+        self._split_depth = 0    # continuations this one is nested in (magpy.splits)
         for key in [k for k, r in _ALL.items() if r() is None]:
             del _ALL[key]
         _ALL[id(self)] = weakref.ref(self)
@@ -512,6 +525,8 @@ class _Compiled:
             # decides (it raises the user's TypeError, or takes a path MagPy did not foresee).
             return _EAGER
         mon_box.append(mon)
+        # a dynamic operation at a call may split the call (magpy.splits), up to a nesting depth
+        mon.split_shape = shape if self._split_depth < _MAX_SPLIT_DEPTH else None
         mon.redraw_ok = supports_lifting(self._options["backend"])   # (draws are graph inputs that change)
         mon.float_inputs_ok = self._options["backend"] == "eager"
         mon.raising_ok = self._options["backend"] == "eager"
@@ -522,6 +537,11 @@ class _Compiled:
         mon.branch_library = self._arms
         result = self._runner.run(mon, args, kwargs)
         reason = mon.broken
+        if reason is not None and mon.split is not None:
+            self._record_split(mon, t0)
+            return result
+        if reason is not None and mon.split_note is not None:
+            reason = f"{reason}; {mon.split_note}"
         if reason is None and (mon.branch_spans or mon.branch_notes):
             # Branches whose other side an earlier run saw become conditional nodes (magpy.branches).
             try:
@@ -580,6 +600,50 @@ class _Compiled:
         _mock_log.info("matched path (guard + mock) of record %d of %s:\n%s", st.records, self._name,
                        record.run_source)
         return result
+
+    def _record_split(self, mon: Monitor, t0: float) -> None:
+        """The run was split at a dynamic operation (magpy.splits): a record of the code before it,
+        whose matched path goes on with the operation and the compiled continuation (one per split
+        point of this function, shared by the records that end there)."""
+        st = self._stats
+        split = mon.split
+        t1 = time.perf_counter()
+        st.analysis_time_s += t1 - t0
+        try:
+            record = self._build_record(mon, split.gen)
+        except Exception as e:
+            self._give_up(f"backend {self._backend_name!r} failed to compile the graph: {type(e).__name__}: {e}",
+                          internal=True)
+            return
+        st.backend_compile_time_s += time.perf_counter() - t1
+        found = self._continuations.get(split.key)
+        if found is None:
+            found = self._continuations[split.key] = make_continuation(split, self._compile_continuation)
+        go = found[0]
+        prefix_run, prefix_mock = record.run, record.mock
+
+        def run(args, kwargs):
+            out = prefix_run(args, kwargs)
+            if out is MISS or out is UNHELD:
+                return out
+            return go(out)
+
+        def mock(fetched):
+            out = prefix_mock(fetched)
+            return out if out is UNHELD else go(out)
+
+        record = dataclasses.replace(record, run=run, mock=mock, split=split.describe())
+        self._cache.add(record)
+        self._record_stats()
+        st.break_reasons.append(split.describe())
+        _breaks_log.info("%s: %s", self._name, split.describe())
+        _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
+
+    def _compile_continuation(self, fn: Callable) -> CompiledFunction:
+        """The code after a split point, compiled like this function (same options), one level deeper."""
+        cont = CompiledFunction(fn, **self._options)
+        cont._split_depth = self._split_depth + 1
+        return cont
 
     def _lift(self, sources: dict, values: dict) -> tuple[list[tuple], frozenset]:
         """What to lift in this call: ``(dims, values)``.
@@ -681,6 +745,7 @@ class _Compiled:
         self._cache.clear()
         self._arms.clear()
         self._graphs.clear()
+        self._continuations = {}
         self._lifted = {}
         self._lifted_values = set()
         self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
@@ -705,7 +770,8 @@ class CompiledFunction(_Compiled):
 # Attributes of the wrapper itself; every other attribute is the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms", "_graphs"})
+                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms", "_graphs",
+                  "_continuations"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):
@@ -949,9 +1015,16 @@ def explain(target: Any) -> Callable[..., Explanation]:
                     mon.float_inputs_ok = backend == "eager"
                     mon.raising_ok = backend == "eager"
                     mon.eager_graph = backend == "eager"
+                    mon.split_shape = shape
                     runner.run(mon, args, kwargs)
                     reason = mon.broken
-                    if reason is None:
+                    if reason is not None and mon.split is not None:
+                        reason = None   # (the call splits there: the prefix's guards and graph)
+                        guards_text = mon.split.gen.guards_text
+                        gm = mon.graph.finish(mon.split.gen.graph_output_nodes)
+                    elif reason is not None and mon.split_note is not None:
+                        reason = f"{reason}; {mon.split_note}"
+                    elif reason is None:
                         try:
                             gen = generate(mon, shape, None)
                             guards_text = gen.guards_text
@@ -965,7 +1038,8 @@ def explain(target: Any) -> Callable[..., Explanation]:
         explanation = Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
                                   guards=guards_text, op_count=op_count, dynamic=bool(mon is not None and mon.dynamic),
                                   graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [],
-                                  splits=_splits(gm), branches=describe_branches(mon) if mon is not None else [])
+                                  splits=_splits(gm) + ([mon.split.describe()] if mon is not None and mon.split else []),
+                                  branches=describe_branches(mon) if mon is not None else [])
         if mon is not None:
             mon.release()
         return explanation
@@ -986,7 +1060,15 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
     if not isinstance(compiled, _Compiled):
         raise TypeError("magpy.stats expects what magpy.compile returned")
     st = compiled._stats
-    return dataclasses.replace(st, break_reasons=list(st.break_reasons))   # a snapshot, not live counters
+    snap = dataclasses.replace(st, break_reasons=list(st.break_reasons))   # a snapshot, not live counters
+    for _, cont in compiled._continuations.values():
+        sub = stats(cont)
+        snap.splits += 1 + sub.splits
+        snap.graph_count += sub.graph_count
+        snap.resumed_monitor_runs += sub.monitor_runs + sub.resumed_monitor_runs
+        snap.resumed_guard_hits += sub.guard_hits + sub.resumed_guard_hits
+        snap.resumed_fallbacks += sub.fallbacks + sub.resumed_fallbacks
+    return snap
 
 
 def records(compiled: CompiledFunction | CompiledModule) -> tuple[Record, ...]:

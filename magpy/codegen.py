@@ -501,9 +501,16 @@ class _MockBuilder:
                 raise Unsupported(f"returns a tensor {tuple(v.shape)} whose computation MagPy did not see")
             return self._graph_output(n)
         t = type(v)
-        if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType)) \
+        if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType, types.MethodDescriptorType,
+                          types.WrapperDescriptorType, types.ClassMethodDescriptorType)) \
                 or (_np is not None and isinstance(v, _np.dtype)):
-            return self.pool.ref(v)
+            return self.pool.ref(v)   # (a class's C method: a constant the guard reached through the class)
+        if isinstance(v, types.MethodType):
+            e = f"{self.pool.ref(types.MethodType)}({self.value(v.__func__, depth + 1)}, {self.value(v.__self__, depth + 1)})"
+            var = self._fresh()
+            self.lines.append(f"{var} = {e}")
+            self.memo[id(v)] = var
+            return var
         if isinstance(v, types.FunctionType):
             if v.__closure__:
                 raise Unsupported(f"returns a closure `{v.__qualname__}` created during the call")

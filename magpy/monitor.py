@@ -93,6 +93,7 @@ from .source import (
     Source,
     class_dict_source,
 )
+from .splits import NotSplit, take_split
 from .tensor_ops import OpRecorder, set_data
 
 
@@ -120,6 +121,7 @@ def _star_items(pos: Any) -> list:
 
 #: Events whose native code takes elements out of an array (iteration, unpacking, membership,
 #: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
+_CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 _NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
                                   "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
                                   "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
@@ -135,6 +137,7 @@ class FrameState:
     kw_names: tuple = ()
     unwritten_params: set = field(default_factory=set)
     fn_node: ShadowNode | None = None
+    last_call: Any = None   # (instruction, stack, keyword names, assumptions so far) of its latest call event (magpy.splits)
 
 
 def _skip_codes() -> set:
@@ -271,6 +274,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.init_scalars()
         self.init_loops()
         self.init_branches()
+        self.split_shape: tuple | None = None       # the call shape, where a break may split the call (magpy.splits)
+        self.split: Any = None                       # the SplitPoint taken at the break
+        self.split_note: str | None = None           # why the break did not split the call
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
@@ -373,6 +379,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
 
     def _instruction(self, fs, frame, offset: int, stack: list) -> None:
         self._at = (fs, offset)
+        call = None
         try:
             if fs.pending is not None:
                 post, data = fs.pending
@@ -392,9 +399,12 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                 self.loop_event(fs, ins, stack)   # (magpy.loops: what a loop to be rolled may not do)
             if self.branch_active:
                 self.branch_event(fs, ins, offset, stack)   # (magpy.branches: arms, merge points)
+            if ins.opname in _CALL_EVENTS:
+                # what a split at this call needs, and what outer frames resume after (magpy.splits)
+                fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
         except BreakCompile as e:
-            self._break(e.reason, fs, offset)
+            self._break(e.reason, fs, offset, call=call)
         except Unsupported as e:
             self._break(str(e), fs, offset)
         except Exception as e:  # an internal error: stop compiling, the call runs on eagerly
@@ -461,12 +471,20 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             self.add_guard(PresentGuard(src, rel, False))
 
     # -- breaking -----------------------------------------------------------------------------------------
-    def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False) -> None:
+    def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False, call: tuple | None = None) -> None:
         line = None
         ins = fs.instrs.get(offset)
         if ins is not None:
             line = ins.line
         where = f"{fs.code.co_filename}:{line or fs.frame.f_lineno} in {fs.code.co_name}"
+        if call is not None and self.split_shape is not None and not internal:
+            # The call instruction has not run yet: the call can be split right here (magpy.splits).
+            try:
+                self.split = take_split(self, fs, call, reason, self.split_shape)
+            except NotSplit as e:
+                self.split_note = f"not split: {e}"
+            except Exception as e:   # a MagPy bug: no split, the call runs eagerly as before
+                self.split_note = f"not split: internal MagPy error: {type(e).__name__}: {e}"
         self.broken = f"{reason} ({where})"
         self.internal_error = internal
         self.opaque_frame = None

@@ -55,6 +55,14 @@ class Py311(Decoder):
             return stack[n - argc - 1], stack[n - argc:], kw_names
         return stack[n - argc - 2], stack[n - argc - 1:], kw_names
 
+    def call_slots(self, ins: Instr) -> int:
+        """How many value-stack slots a call instruction consumes (callable, self or NULL,
+        arguments; 3.13's ``CALL_KW`` also its keyword names): the stack below them is what
+        the frame goes on with after the call (:mod:`magpy.splits`)."""
+        if ins.real == "CALL_FUNCTION_EX":
+            return 3 + (ins.arg & 1)
+        return ins.arg + 2 + (ins.real == "CALL_KW")
+
     def call_ex_operands(self, ins: Instr, stack: list) -> tuple[Any, Any, Any]:
         if ins.arg & 1:
             return stack[-3], stack[-2], stack[-1]

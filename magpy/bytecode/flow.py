@@ -255,6 +255,11 @@ class FlowShape:
         k = self._index.get(offset)
         return None if k is None else self._depths.get(k)
 
+    def next_offset(self, offset: int) -> int | None:
+        """The offset of the instruction after the one at ``offset`` (caches skipped), or None."""
+        k = self._index.get(offset)
+        return None if k is None or k + 1 >= len(self.offsets) else self.offsets[k + 1]
+
     def covered(self, offset: int) -> bool:
         """Is ``offset`` inside a range an exception handler covers?"""
         return any(start <= offset < end for start, end, _ in self.handlers)

@@ -1,0 +1,222 @@
+"""Resume functions: a code object that starts in the middle of another one (paper §5.3.1).
+
+When a call is split at a dynamic operation D (:mod:`magpy.splits`), the code after D runs
+again on later calls without the code before it. For each frame F that was running at D,
+MagPy makes a *resume function* from F's code: it takes F's locals, the contents of F's
+cells and F's value stack as arguments, puts the stack back and jumps to the instruction
+where F stood. The rest of F's code is the original bytecode, unchanged, so line numbers,
+exception handlers (``try``, ``with``) and jumps work as in F.
+
+The new code is ``prologue + original code``:
+
+* its parameters are F's locals, in F's order (so every ``LOAD_FAST`` keeps its index),
+  then one parameter per cell that is not a local, then one per non-NULL stack slot;
+* the prologue makes F's cells (``MAKE_CELL``; a cell's content is stored into it), copies
+  the free variables (``COPY_FREE_VARS``, from the resume function's closure: F's), runs
+  ``RESUME``, pushes the stack slots (``PUSH_NULL`` for a NULL slot) and jumps to the resume
+  offset with ``JUMP_FORWARD``;
+* jumps inside the original code are relative on 3.11+ and keep their targets; the exception
+  table's offsets move by the prologue's length and the line table gets prologue entries
+  without a location; cell and free variable indexes (``LOAD_DEREF``...) move by the number of
+  parameters added.
+
+CPython 3.11, 3.12 and 3.13 share this layout (what differs between them is listed below and
+nowhere else). 3.10 uses absolute jumps and ``SETUP_*`` blocks: no resume functions there
+(:func:`supported` is False, and a split call runs eagerly as before).
+
+    >>> def f(x, y):
+    ...     z = x + y
+    ...     return z * 2
+    >>> import dis
+    >>> at = next(i.offset for i in dis.get_instructions(f) if i.opname == "BINARY_OP" and i.argrepr == "*")
+    >>> r = resume_function(f, at, (True, True), ("z",))    # stack: z, 2
+    >>> r(None, None, 5, 5, 2)                              # x, y, z (locals), then the stack
+    10
+"""
+from __future__ import annotations
+
+import dis
+import sys
+import types
+
+from ..capture._stackdepth import exception_table
+
+_V = sys.version_info[:2]
+
+
+class ResumeUnsupported(Exception):
+    """This frame cannot be resumed by a generated function (the reason is shown to users)."""
+
+
+def supported() -> bool:
+    """Can this CPython's frames be resumed (3.11 to 3.13)?"""
+    return (3, 11) <= _V <= (3, 13)
+
+
+_OP = dis.opmap
+# 3.12+ loads a stack slot's parameter and clears it in one instruction (a resumed frame must
+# not keep a second reference to a value the stack consumes: an activation would stay alive).
+_CLEARING_LOAD = _OP.get("LOAD_FAST_AND_CLEAR")
+_FREE_OPS = frozenset(dis.hasfree)   # opargs index cells and free variables (3.11+: into localsplus)
+# 3.13 builds closures with LOAD_FAST of the cell's slot (LOAD_CLOSURE is gone): there local
+# loads and stores may index cells too, and the pairs pack two 4-bit indexes.
+_LOCAL_OPS = frozenset(_OP[n] for n in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "STORE_FAST",
+                                        "DELETE_FAST") if n in _OP) if _V >= (3, 13) else frozenset()
+_PAIR_OPS = frozenset(_OP[n] for n in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST")
+                      if n in _OP) if _V >= (3, 13) else frozenset()
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200   # generator, coroutine, iterable coroutine, async generator
+_VARARGS, _VARKEYWORDS = 0x04, 0x08
+
+
+def _ins(op: str, arg: int = 0) -> list[int]:
+    """One instruction (with EXTENDED_ARG prefixes for a large argument), as bytes."""
+    out: list[int] = []
+    for shift in (24, 16, 8):
+        if arg >> shift:
+            out += [_OP["EXTENDED_ARG"], (arg >> shift) & 0xFF]
+    return out + [_OP[op], arg & 0xFF]
+
+
+def _varint(value: int, first: bool) -> list[int]:
+    chunks = [value & 63]
+    value >>= 6
+    while value:
+        chunks.append(value & 63)
+        value >>= 6
+    chunks.reverse()
+    out = [c | 64 for c in chunks[:-1]] + [chunks[-1]]
+    if first:
+        out[0] |= 0x80
+    return out
+
+
+def _shifted_exception_table(code: types.CodeType, units: int) -> bytes:
+    out: list[int] = []
+    for e in exception_table(code):
+        start, end, target = e.start // 2 + units, e.end // 2 + units, e.target // 2 + units
+        out += _varint(start, True) + _varint(end - start, False) + _varint(target, False) \
+            + _varint(e.depth << 1 | int(e.lasti), False)
+    return bytes(out)
+
+
+def _no_location(units: int) -> bytes:
+    """Line-table entries (3.11+ format) for ``units`` code units without a location."""
+    out = []
+    while units > 0:
+        n = min(units, 8)
+        out.append(0x80 | (15 << 3) | (n - 1))
+        units -= n
+    return bytes(out)
+
+
+def _shift_cell_indexes(co_code: bytes, first_cell: int, added: int) -> bytes:
+    """``co_code`` with the argument of every cell/free-variable instruction whose index is at
+    least ``first_cell`` moved up by ``added`` (the arguments must keep their size)."""
+    code = bytearray(co_code)
+    ext = 0
+    ext_at: list[int] = []
+    for i in range(0, len(code), 2):
+        op, arg = code[i], code[i + 1]
+        if op == _OP["EXTENDED_ARG"]:
+            ext = (ext | arg) << 8
+            ext_at.append(i)
+            continue
+        full = ext | arg
+        if op in _PAIR_OPS:
+            hi, lo = arg >> 4, arg & 15
+            hi, lo = (hi + added if hi >= first_cell else hi), (lo + added if lo >= first_cell else lo)
+            if hi > 15 or lo > 15:
+                raise ResumeUnsupported("too many local variables to resume the frame")
+            code[i + 1] = hi << 4 | lo
+        elif (op in _FREE_OPS or op in _LOCAL_OPS) and full >= first_cell:
+            new = full + added
+            width = len(ext_at) + 1
+            if new >> (8 * width):
+                raise ResumeUnsupported("too many local variables to resume the frame")
+            for k, j in enumerate(reversed(ext_at)):
+                code[j + 1] = (new >> (8 * (k + 1))) & 0xFF
+            code[i + 1] = new & 0xFF
+        ext = 0
+        ext_at = []
+    return bytes(code)
+
+
+def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...]) \
+        -> types.CodeType:
+    """The code of a resume function of ``code`` at offset ``at``.
+
+    ``stack``: one entry per value-stack slot at ``at``, bottom to top, False for a NULL slot.
+    ``cells``: names of the cells (not free variables) whose content is passed; the other cells
+    start empty. Parameters: ``code``'s locals, the passed cells' contents, the non-NULL slots."""
+    if not supported():
+        raise ResumeUnsupported(f"frames cannot be resumed on CPython {_V[0]}.{_V[1]}")
+    if code.co_flags & _GENERATOR_FLAGS:
+        raise ResumeUnsupported(f"`{code.co_name}` is a generator or coroutine")
+    varnames = tuple(code.co_varnames)
+    nv = len(varnames)
+    cell_only = [c for c in code.co_cellvars if c not in varnames]
+    extra_cells = [f".cell_{c}" for c in cells if c in cell_only]
+    slots = [f".stack{k}" for k, present in enumerate(stack) if present]
+    added = len(extra_cells) + len(slots)
+    new_varnames = varnames + tuple(extra_cells) + tuple(slots)
+    index = {name: k for k, name in enumerate(new_varnames)}
+    # localsplus after the change: varnames, cells that are not varnames, free variables
+    cell_index = {c: (varnames.index(c) if c in varnames else len(new_varnames) + cell_only.index(c))
+                  for c in code.co_cellvars}
+
+    pro: list[int] = []
+    for c in code.co_cellvars:
+        pro += _ins("MAKE_CELL", cell_index[c])
+        if c in cells and c in cell_only:
+            pro += _load_and_clear(index[f".cell_{c}"], code)
+            pro += _ins("STORE_DEREF", cell_index[c])
+    if code.co_freevars:
+        pro += _ins("COPY_FREE_VARS", len(code.co_freevars))
+    pro += _ins("RESUME", 0)
+    for k, present in enumerate(stack):
+        pro += _load_and_clear(index[f".stack{k}"], code) if present else _ins("PUSH_NULL")
+    # JUMP_FORWARD counts from the instruction after it, the prologue's last: the original code
+    # starts right there, so the distance is ``at`` itself (in code units).
+    pro += _ins("JUMP_FORWARD", at // 2)
+    units = len(pro) // 2
+    body = code.co_code
+    if added and code.co_cellvars + code.co_freevars:
+        body = _shift_cell_indexes(body, nv, added)
+    consts = code.co_consts
+    flags = code.co_flags & ~(_VARARGS | _VARKEYWORDS)
+    return code.replace(
+        co_code=bytes(pro) + body,
+        co_argcount=len(new_varnames), co_posonlyargcount=0, co_kwonlyargcount=0,
+        co_nlocals=len(new_varnames), co_varnames=new_varnames, co_flags=flags,
+        co_stacksize=max(code.co_stacksize, len(stack) + 2), co_consts=consts,
+        co_linetable=_no_location(units) + code.co_linetable,
+        co_exceptiontable=_shifted_exception_table(code, units),
+        co_qualname=f"{code.co_qualname} (resumed at {at})",
+    )
+
+
+def _load_and_clear(k: int, code: types.CodeType) -> list[int]:
+    """Push parameter ``k`` and leave its slot empty (the value lives on where it goes)."""
+    if _CLEARING_LOAD is not None:
+        return _ins("LOAD_FAST_AND_CLEAR", k)
+    # 3.11: plain LOAD_FAST (the parameter keeps a reference until the frame ends)
+    return _ins("LOAD_FAST", k)
+
+
+# (code, at, stack, cells) -> resume code: one code object per resume point, so that what is
+# keyed by code (compiled continuations, the monitor's per-code tables) is shared across runs.
+_CODES: dict = {}
+
+
+def resume_function(fn: types.FunctionType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...] = (),
+                    closure: tuple | None = None) -> types.FunctionType:
+    """A function running ``fn``'s code from offset ``at`` (see :func:`resume_code`), with
+    ``fn``'s globals and closure."""
+    key = (fn.__code__, at, stack, cells)
+    code = _CODES.get(key)
+    if code is None:
+        if len(_CODES) > 4096:
+            _CODES.clear()
+        code = _CODES[key] = resume_code(fn.__code__, at, stack, cells)
+    return types.FunctionType(code, fn.__globals__, fn.__name__, None,
+                              fn.__closure__ if closure is None else closure)

@@ -1,0 +1,271 @@
+"""Splitting a call at a dynamic operation and resuming after it (paper §5.3.1).
+
+Some operations cannot be part of a record: an unannotated native that receives tensors, a
+write to a file, ``next()`` of an iterator from outside, a module with backward hooks. Before,
+such an operation D sent the whole call to eager. Now the call is split at D:
+
+1. *Prefix record.* When the monitor meets D (a call instruction it refuses, in frame F_k
+   called from F_k-1 ... F_1), it takes a *frame image* of every frame: its live locals, its
+   cells and its value stack (:class:`FrameImage`), with D's callable and arguments. Guard and
+   mock are generated right there, as if the call returned the images: the mock runs the graph
+   of the operators before D, replays the writes and prints made before D and rebuilds the
+   images (graph outputs, guarded sources, constants, objects made in the call, each object
+   once, so identity holds). The rest of the monitor run goes on unmonitored: its result is
+   eager's.
+2. *Resume functions* (:mod:`magpy.bytecode.resume`). For each F_i a function made from F_i's
+   code starts at the instruction after the call F_i was in (after D for F_k), with the
+   image as arguments and the callee's result on top of the stack.
+3. *The continuation* is one generated Python function of all images and D's result::
+
+       def resumed(i0, i1, ..., d):
+           v = resume_k(<image of F_k>, d)
+           v = resume_k-1(<image of F_k-1>, v)
+           ...
+           return resume_1(<image of F_1>, v)
+
+   compiled with MagPy like any function (same backend and options): its first call is a
+   monitor run, its records are guarded on what D produced and on the images, and a second
+   dynamic operation in it splits again. The matched path of a split record is guard + mock
+   (the prefix) → D with its real arguments → the continuation's own matched path.
+
+Where it stops (the call then runs eagerly, as before, with the reason): D is not a call
+instruction (it is detected after its instruction ran, or it is an iteration step); an
+exception handler (``try``, ``with``) covers D or a call site of an outer frame (an exception
+would have to cross from one resume function into another's handler); a frame between two
+monitored ones is not ``Module.__call__`` without hooks (a C function calling back, a
+decorator's native wrapper); a frame is a generator; a live local is unbound; the mock cannot
+rebuild an image value (an iterator or a closure made in the call); CPython 3.10 (absolute
+jumps and ``SETUP_*`` blocks: no resume functions).
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .bytecode import DECODER
+from .bytecode.flow import flow_of
+from .bytecode.resume import ResumeUnsupported, resume_function, supported
+from .capture import NULL
+from .capture import backend as capture_backend
+from .global_state import global_hooks_present
+from .graph import Unsupported
+
+_CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
+
+
+class NotSplit(Exception):
+    """This dynamic operation cannot split the call (the reason is added to the break's)."""
+
+
+@dataclass(frozen=True)
+class FrameImage:
+    """How one frame resumes: its resume function and, per parameter, an index into the
+    image tuple the prefix's mock returns (-1: None, a local that is dead there). The callee's
+    result (D's for the innermost frame) is the last argument."""
+
+    resume: types.FunctionType
+    params: tuple[int, ...]
+    where: str
+
+
+@dataclass(frozen=True)
+class SplitPoint:
+    """A split found by a monitor run: its prefix's generated code and how to go on after D."""
+
+    gen: Any                          # codegen.GeneratedCode of the prefix (returns the image tuple)
+    frames: tuple[FrameImage, ...]    # innermost first
+    d_call: tuple                     # ("call", n_pos, kw_names) or ("ex",): D's operands lead the image
+    d_slots: int                      # how many image entries D's operands take
+    op: str                           # D, as users name it
+    where: str                        # file:line in function of D
+    reason: str                       # why D cannot be part of a record
+
+    @property
+    def key(self) -> tuple:
+        """What the continuation depends on: the frames' codes, resume points and layouts."""
+        return tuple((f.resume.__code__, f.params) for f in self.frames) + (self.d_call,)
+
+    def describe(self) -> str:
+        return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"
+
+
+def _where(code, frame, offset: int) -> str:
+    ins = DECODER.instructions(code).get(offset)
+    line = ins.line if ins is not None and ins.line else frame.f_lineno
+    return f"{code.co_filename}:{line} in {code.co_name}"
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _callee_code(fn: Any) -> Any:
+    """The code a call of ``fn`` runs in the frame it enters directly (None: not a Python function)."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if isinstance(fn, types.FunctionType):
+        return fn.__code__
+    return None
+
+
+def _module_forward_code(mod: Any) -> Any:
+    """The code ``mod(x)`` runs through ``Module.__call__`` (no hooks), or None."""
+    if not isinstance(mod, torch.nn.Module) or type(mod).__call__ is not torch.nn.Module.__call__:
+        return None
+    if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks or mod._backward_pre_hooks \
+            or global_hooks_present():
+        return None
+    fwd = mod.__dict__.get("forward", type(mod).forward)
+    return _callee_code(fwd)
+
+
+def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> SplitPoint:
+    """The split at the call instruction ``call`` = ``(ins, stack, kw_names)`` of frame ``fs``,
+    where the monitor broke with ``reason``. Raises :class:`NotSplit` with what prevents it."""
+    from .codegen import generate
+
+    if not supported():
+        raise NotSplit("frames are resumed on CPython 3.11 to 3.13 only")
+    ins, stack, kw_names, n_assumed = call
+    if ins.opname not in _CALL_EVENTS:
+        raise NotSplit("not a call")
+    # -- the chain of frames, innermost first ---------------------------------------------------------
+    chain = [(fs, ins.offset, list(stack), DECODER.call_slots(ins))]
+    state = fs
+    while not state.is_top:
+        f = state.frame.f_back
+        via_module = False
+        while f is not None and mon.framework_code(f.f_code):
+            via_module = True
+            f = f.f_back
+        outer = mon.frames.get(id(f)) if f is not None else None
+        if outer is None or outer.frame is not f:
+            raise NotSplit(f"`{state.code.co_name}` was called from a frame MagPy does not follow")
+        last = getattr(outer, "last_call", None)
+        if last is None:
+            raise NotSplit(f"`{state.code.co_name}` was not entered by a call instruction of `{outer.code.co_name}`")
+        oins, ostack, okw, _ = last
+        callee, _, _ = (DECODER.call_ex_operands(oins, ostack) if oins.real == "CALL_FUNCTION_EX"
+                        else DECODER.call_operands(oins, ostack, okw))
+        code = _module_forward_code(callee) if via_module else _callee_code(callee)
+        if code is not state.code:
+            raise NotSplit(f"`{state.code.co_name}` was entered through {type(callee).__name__} "
+                           f"`{_name(callee)}` (not a plain call of it)")
+        chain.append((outer, oins.offset, list(ostack), DECODER.call_slots(oins)))
+        state = outer
+
+    # -- D's operands ----------------------------------------------------------------------------------
+    values: list = []
+    if ins.real == "CALL_FUNCTION_EX":
+        fn, pos, kw = DECODER.call_ex_operands(ins, stack)
+        values += [fn, pos, kw]
+        d_call: tuple = ("ex",)
+    else:
+        fn, args, kwn = DECODER.call_operands(ins, stack, kw_names)
+        values += [fn, *args]
+        d_call = ("call", len(args) - len(kwn), tuple(kwn))
+    d_slots = len(values)
+
+    # -- frame images ----------------------------------------------------------------------------------
+    frames = []
+    for state, offset, st, slots in chain:
+        code, frame = state.code, state.frame
+        flow = flow_of(code)
+        where = _where(code, frame, offset)
+        if flow.covered(offset):
+            raise NotSplit(f"an exception handler (`try` or `with`) covers the call at {where}")
+        at = flow.next_offset(offset)
+        if at is None:
+            raise NotSplit(f"no instruction follows the call at {where}")
+        fn = capture_backend().frame_function(frame)
+        if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
+            raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
+        live = flow.live_before(at)
+        f_locals = frame.f_locals
+        params: list[int] = []
+        for name in code.co_varnames:
+            if name in live:
+                if name not in f_locals:
+                    raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
+                params.append(len(values))
+                values.append(f_locals[name])
+            else:
+                params.append(-1)
+        cells = tuple(c for c in code.co_cellvars if c not in code.co_varnames and c in f_locals)
+        for c in cells:
+            params.append(len(values))
+            values.append(f_locals[c])
+        below = st[:len(st) - slots]
+        for v in below:
+            if v is not NULL:
+                params.append(len(values))
+                values.append(v)
+        layout = tuple(v is not NULL for v in below) + (True,)
+        try:
+            resume = resume_function(fn, at, layout, cells)
+        except ResumeUnsupported as e:
+            raise NotSplit(str(e)) from None
+        frames.append(FrameImage(resume, tuple(params), where))
+
+    # -- the prefix record: guard and mock as if the call returned the images, generated now (the
+    # program goes on eagerly and may change what the images hold) ----------------------------------
+    # Values D's own handler assumed before it refused D (numbers passed to a native) are D's
+    # inputs, not assumptions: D gets them from the image.
+    del mon.assumptions[n_assumed:], mon.assumed_at[n_assumed:]
+    saved = mon.result, mon.finished
+    mon.result, mon.finished = tuple(values), True
+    try:
+        gen = generate(mon, shape, None)
+    except Unsupported as e:
+        raise NotSplit(f"the state at the split cannot be rebuilt: {e}") from None
+    finally:
+        mon.result, mon.finished = saved
+    return SplitPoint(gen=gen, frames=tuple(frames), d_call=d_call, d_slots=d_slots, op=_name(values[0]),
+                      where=frames[0].where, reason=reason)
+
+
+def continuation_source(split: SplitPoint) -> tuple[str, list[str]]:
+    """Source of the continuation function of ``split`` and the names of its parameters."""
+    n = max((p for f in split.frames for p in f.params), default=split.d_slots - 1) + 1
+    names = [f"i{k}" for k in range(split.d_slots, n)]
+    lines = []
+    result = "d"
+    for k, f in enumerate(split.frames):
+        args = ["None" if p < 0 else f"i{p}" for p in f.params] + [result]
+        call = f"_r{k}({', '.join(args)})"
+        if k == len(split.frames) - 1:
+            lines.append(f"return {call}")
+        else:
+            lines.append(f"v = {call}")
+            result = "v"
+    src = f"def resumed({''.join(a + ', ' for a in names)}d):\n" + "".join(f"    {ln}\n" for ln in lines)
+    return src, names
+
+
+def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
+    """``(continue, resumed)``: ``continue(image)`` calls D and the compiled continuation;
+    ``resumed`` is that compiled continuation (``compile_fn(function)``)."""
+    src, _ = continuation_source(split)
+    ns = {f"_r{k}": f.resume for k, f in enumerate(split.frames)}
+    exec(compile(src, f"<magpy resumed after {split.op} at {split.where}>", "exec"), ns)
+    plain = ns.pop("resumed")
+    plain.__qualname__ = f"{split.frames[-1].resume.__code__.co_name} after `{split.op}` ({split.where})"
+    resumed = compile_fn(plain)
+    d_call, start = split.d_call, split.d_slots
+
+    if d_call[0] == "ex":
+        def go(image):
+            return resumed(*image[start:], image[0](*image[1], **image[2]))
+    elif not d_call[2]:
+        def go(image):
+            return resumed(*image[start:], image[0](*image[1:start]))
+    else:
+        npos, kwnames = d_call[1], d_call[2]
+        end = 1 + npos
+
+        def go(image):
+            return resumed(*image[start:], image[0](*image[1:end], **dict(zip(kwnames, image[end:start]))))
+    return go, resumed
