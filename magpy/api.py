@@ -305,6 +305,7 @@ class _Compiled:
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.branches)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
         self._continuations: dict = {}    # split point -> (go, compiled continuation) (magpy.splits)
+        self._changing_assumptions: set = set()   # file:line where numbers passed to natives changed between records
         self._profile = profile
         self._fast = not profile   # __call__ may go straight to the first record (see _give_up)
         self._stats = self._new_stats()
@@ -527,6 +528,7 @@ class _Compiled:
         mon_box.append(mon)
         # a dynamic operation at a call may split the call (magpy.splits), up to a nesting depth
         mon.split_shape = shape if self._split_depth < _MAX_SPLIT_DEPTH else None
+        mon.split_escapes = self._changing_assumptions
         mon.redraw_ok = supports_lifting(self._options["backend"])   # (draws are graph inputs that change)
         mon.float_inputs_ok = self._options["backend"] == "eager"
         mon.raising_ok = self._options["backend"] == "eager"
@@ -592,6 +594,7 @@ class _Compiled:
                                  "dropped and the next call is monitored again", self._name)
             return result
         keep_arms(mon, self._arms)
+        self._note_changing_assumptions(record)
         self._cache.add(record)
         self._record_stats()
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
@@ -638,6 +641,16 @@ class _Compiled:
         st.break_reasons.append(split.describe())
         _breaks_log.info("%s: %s", self._name, split.describe())
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
+
+    def _note_changing_assumptions(self, record: Record) -> None:
+        """Places where a number read from a tensor was passed to a native and assumed, with
+        another value than a record already holds: speculating there keeps failing, so the next
+        monitor run splits the call at that native instead (magpy.splits)."""
+        mine = dict(record.assumed_at)
+        for other in self._cache.records:
+            for where, what in other.assumed_at:
+                if where in mine and mine[where] != what:
+                    self._changing_assumptions.add(where)
 
     def _compile_continuation(self, fn: Callable) -> CompiledFunction:
         """The code after a split point, compiled like this function (same options), one level deeper."""
@@ -706,6 +719,7 @@ class _Compiled:
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
                       mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count,
                       assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()),
+                      assumed_at=tuple(zip(mon.assumed_at, map(_without_location, mon.describe_assumptions()))),
                       arg_shapes=_arg_shapes(mon.param_sources, mon.param_values),
                       int_values={g.source.describe(): g.value for g in mon.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
@@ -746,6 +760,7 @@ class _Compiled:
         self._arms.clear()
         self._graphs.clear()
         self._continuations = {}
+        self._changing_assumptions = set()
         self._lifted = {}
         self._lifted_values = set()
         self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
@@ -771,7 +786,7 @@ class CompiledFunction(_Compiled):
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
                   "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms", "_graphs",
-                  "_continuations"})
+                  "_continuations", "_changing_assumptions", "_split_depth"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):

@@ -71,6 +71,7 @@ class Record:
     regions: int = 1                 # compiled graphs it runs (more when split at numpy nodes, backends.compile_regions)
     loops: tuple = ()                # counted loops of its monitor run: rolled or not, and why (magpy.loops)
     branches: tuple = ()             # branches on tensor values: conditional nodes, or kept assumed and why (magpy.branches)
+    assumed_at: tuple = ()           # (file:line, what) per assumption: where speculation keeps failing (magpy.splits)
     split: str | None = None         # the dynamic operation it ends at, run before its continuation (magpy.splits)
 
     def graph_inputs(self, args: tuple, kwargs: dict) -> list | None:

@@ -277,6 +277,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.split_shape: tuple | None = None       # the call shape, where a break may split the call (magpy.splits)
         self.split: Any = None                       # the SplitPoint taken at the break
         self.split_note: str | None = None           # why the break did not split the call
+        self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
+        self.in_call_event = False                   # the handler of a call instruction is running
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
@@ -380,6 +382,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     def _instruction(self, fs, frame, offset: int, stack: list) -> None:
         self._at = (fs, offset)
         call = None
+        self.in_call_event = False
         try:
             if fs.pending is not None:
                 post, data = fs.pending
@@ -402,7 +405,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             if ins.opname in _CALL_EVENTS:
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
                 fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
+                self.in_call_event = True
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
+            self.in_call_event = False
         except BreakCompile as e:
             self._break(e.reason, fs, offset, call=call)
         except Unsupported as e:

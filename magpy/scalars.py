@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from . import capture
+from .breaks import BreakCompile
 from .refgraph import forget_when_dead
 
 
@@ -262,8 +263,12 @@ class ScalarFlow:
             expected = expected.copy()   # (the program may change its array after the run)
         elif kind == "scalar" and any(k == kind and n is node for k, n, _ in self.assumptions[-8:]):
             return   # (the same value read again: `counts.get(key)` then `counts[key] = ...`)
+        where = self.where()
+        if kind == "scalar" and self.in_call_event and where in self.split_escapes:
+            # earlier records assumed other values here: split the call at this native instead
+            raise BreakCompile("passes a number read from a tensor, which changes between calls, to a native")
         self.assumptions.append((kind, node, expected))
-        self.assumed_at.append(self.where())
+        self.assumed_at.append(where)
         if self.active_loops:
             self.loop_assumed(kind, node, expected)
         if kind == "truth":

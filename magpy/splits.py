@@ -69,6 +69,7 @@ class FrameImage:
     resume: types.FunctionType
     params: tuple[int, ...]
     where: str
+    takes_result: bool = True   # False: the call's value was dropped (``POP_TOP``), resumed after that
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class SplitPoint:
     @property
     def key(self) -> tuple:
         """What the continuation depends on: the frames' codes, resume points and layouts."""
-        return tuple((f.resume.__code__, f.params) for f in self.frames) + (self.d_call,)
+        return tuple((f.resume.__code__, f.params, f.takes_result) for f in self.frames) + (self.d_call,)
 
     def describe(self) -> str:
         return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"
@@ -180,6 +181,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         at = flow.next_offset(offset)
         if at is None:
             raise NotSplit(f"no instruction follows the call at {where}")
+        takes_result = flow.opnames.get(at) != "POP_TOP"
+        if not takes_result:
+            # `log.write(text)` as a statement: its value is dropped; the continuation neither
+            # gets it nor is guarded on it (the number of characters written)
+            at = flow.next_offset(at)
         fn = capture_backend().frame_function(frame)
         if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
             raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
@@ -203,12 +209,12 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             if v is not NULL:
                 params.append(len(values))
                 values.append(v)
-        layout = tuple(v is not NULL for v in below) + (True,)
+        layout = tuple(v is not NULL for v in below) + ((True,) if takes_result else ())
         try:
             resume = resume_function(fn, at, layout, cells)
         except ResumeUnsupported as e:
             raise NotSplit(str(e)) from None
-        frames.append(FrameImage(resume, tuple(params), where))
+        frames.append(FrameImage(resume, tuple(params), where, takes_result))
 
     # -- the prefix record: guard and mock as if the call returned the images, generated now (the
     # program goes on eagerly and may change what the images hold) ----------------------------------
@@ -227,45 +233,51 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                       where=frames[0].where, reason=reason)
 
 
-def continuation_source(split: SplitPoint) -> tuple[str, list[str]]:
-    """Source of the continuation function of ``split`` and the names of its parameters."""
+def continuation_source(split: SplitPoint) -> str:
+    """Source of the continuation function of ``split``: its parameters are the image entries
+    after D's operands, then D's result when the innermost frame takes it."""
     n = max((p for f in split.frames for p in f.params), default=split.d_slots - 1) + 1
-    names = [f"i{k}" for k in range(split.d_slots, n)]
+    names = [f"i{k}" for k in range(split.d_slots, n)] + (["d"] if split.frames[0].takes_result else [])
     lines = []
     result = "d"
     for k, f in enumerate(split.frames):
-        args = ["None" if p < 0 else f"i{p}" for p in f.params] + [result]
+        args = ["None" if p < 0 else f"i{p}" for p in f.params] + ([result] if f.takes_result else [])
         call = f"_r{k}({', '.join(args)})"
         if k == len(split.frames) - 1:
             lines.append(f"return {call}")
         else:
             lines.append(f"v = {call}")
             result = "v"
-    src = f"def resumed({''.join(a + ', ' for a in names)}d):\n" + "".join(f"    {ln}\n" for ln in lines)
-    return src, names
+    return f"def resumed({', '.join(names)}):\n" + "".join(f"    {ln}\n" for ln in lines)
 
 
 def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
     """``(continue, resumed)``: ``continue(image)`` calls D and the compiled continuation;
     ``resumed`` is that compiled continuation (``compile_fn(function)``)."""
-    src, _ = continuation_source(split)
+    src = continuation_source(split)
     ns = {f"_r{k}": f.resume for k, f in enumerate(split.frames)}
     exec(compile(src, f"<magpy resumed after {split.op} at {split.where}>", "exec"), ns)
     plain = ns.pop("resumed")
     plain.__qualname__ = f"{split.frames[-1].resume.__code__.co_name} after `{split.op}` ({split.where})"
     resumed = compile_fn(plain)
     d_call, start = split.d_call, split.d_slots
-
     if d_call[0] == "ex":
-        def go(image):
-            return resumed(*image[start:], image[0](*image[1], **image[2]))
+        def d(image):
+            return image[0](*image[1], **image[2])
     elif not d_call[2]:
-        def go(image):
-            return resumed(*image[start:], image[0](*image[1:start]))
+        def d(image):
+            return image[0](*image[1:start])
     else:
         npos, kwnames = d_call[1], d_call[2]
         end = 1 + npos
 
+        def d(image):
+            return image[0](*image[1:end], **dict(zip(kwnames, image[end:start])))
+    if split.frames[0].takes_result:
         def go(image):
-            return resumed(*image[start:], image[0](*image[1:end], **dict(zip(kwnames, image[end:start]))))
+            return resumed(*image[start:], d(image))
+    else:
+        def go(image):
+            d(image)
+            return resumed(*image[start:])
     return go, resumed

@@ -1,0 +1,285 @@
+"""Splitting a call at a dynamic operation and resuming after it (magpy.splits, paper §5.3.1).
+
+A dynamic operation used to send the whole call to eager. Now the code before it is a record,
+the operation runs with its real arguments, and the code after it is a compiled continuation.
+Every program is compared with eager on every call, outside state included (the log written,
+lists pushed to, globals); outside state is changed between calls where the continuation reads
+it. The counts asserted are the design's: one monitor run for the prefix, one per continuation
+(a few where a number the operation returns changes and is lifted), graphs on both sides.
+On CPython 3.10 frames cannot be resumed: there the same programs must run eagerly with the
+reason, and still match eager.
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+import io
+import struct
+
+import pytest
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+from magpy.bytecode.resume import supported
+
+SPLITS = supported()
+
+
+def _check(eager_fn, compiled, calls, state=lambda: None):
+    """Call both with each argument tuple; results and the outside state ``state()`` must agree."""
+    for args in calls:
+        before = state()
+        ref = eager_fn(*args)
+        ref_state = state()
+        got = compiled(*args)
+        got_state = state()
+        assert same(got, ref), f"result of call with {[getattr(a, 'shape', a) for a in args]}"
+        if isinstance(before, str):   # a log: what each call appended
+            assert got_state[len(ref_state):] == ref_state[len(before):]
+        elif before is not None:
+            assert got_state == ref_state
+
+
+def _expect_split(cf, splits=1, graphs=2):
+    st = magpy.stats(cf)
+    if SPLITS:
+        assert st.splits == splits, st
+        assert st.graph_count == graphs, st
+        assert st.fallbacks == 0 and st.resumed_fallbacks == 0, st
+        assert any("split at" in r for r in st.break_reasons), st.break_reasons
+    else:
+        assert st.records == 0 and st.splits == 0
+        assert any("not split: frames are resumed on CPython 3.11 to 3.13 only" in r for r in st.break_reasons)
+    return st
+
+
+LOG = io.StringIO()
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x).relu()
+        LOG.write(f"{y.sum().item():.3f}\n")   # StringIO.write: a native MagPy does not annotate
+        return y * 2 + x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Block()
+        self.b = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.b(x)
+        z = self.a(h) + 1
+        return torch.tanh(z) - h
+
+
+def test_split_in_a_submodule_resumes_both_frames():
+    m = Net()
+    cf = magpy.compile(m, backend="eager")
+    _check(m, cf, [(torch.randn(3, 4),) for _ in range(5)], state=LOG.getvalue)
+    st = _expect_split(cf)
+    if SPLITS:
+        assert st.monitor_runs == 1 and st.guard_hits == 4
+        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 3
+
+
+THRESHOLDS = [-2.0, -1.0, 0.0, 1.0, 2.0]
+
+
+def test_value_from_the_operation_is_lifted_in_the_continuation():
+    """A number read from a tensor is passed to a native with a list from outside: the call splits
+    there; the int the native returns changes between calls and is lifted in the continuation
+    once two of its records differ in it."""
+    def f(x):
+        s = x.mean().item()
+        bucket = bisect.bisect(THRESHOLDS, s)   # a native on a value read from a tensor
+        return x * bucket + 1
+
+    cf = magpy.compile(f, backend="eager")
+    xs = [torch.randn(5) + k % 5 - 2 for k in range(12)]
+    _check(f, cf, [(x,) for x in xs])
+    st = magpy.stats(cf)
+    if SPLITS:
+        assert st.monitor_runs == 1 and st.splits == 1 and st.fallbacks == 0, st
+        assert st.resumed_monitor_runs == 3 and st.resumed_guard_hits == 8 and st.resumed_fallbacks == 0, st
+    else:
+        assert st.splits == 0
+
+
+class Pushes(nn.Module):
+    """A native changes a list from outside; the continuation reads it; the user changes it too."""
+
+    def __init__(self):
+        super().__init__()
+        self.heap = []
+        self.scale = 2.0
+
+    def forward(self, x):
+        y = x.relu()
+        heapq.heappush(self.heap, round(float(y.sum()), 3))
+        LOG.write(f"{len(self.heap)}\n")   # a second split, in the continuation
+        return y * self.scale + len(self.heap)
+
+
+def test_two_splits_and_outside_state_changed_between_calls():
+    m, ref = Pushes(), Pushes()
+    cf = magpy.compile(m, backend="eager")
+    for k in range(6):
+        x = torch.randn(4)
+        if k == 3:
+            m.heap.append(-1.0)
+            ref.heap.append(-1.0)
+            m.scale = ref.scale = 3.0
+        mark = len(LOG.getvalue())
+        e = ref(x)
+        elog = LOG.getvalue()[mark:]
+        mark = len(LOG.getvalue())
+        got = cf(x)
+        assert LOG.getvalue()[mark:] == elog
+        assert same(got, e)
+        assert m.heap == ref.heap
+    st = magpy.stats(cf)
+    if SPLITS:
+        assert st.splits == 2 and st.fallbacks == 0 and st.resumed_fallbacks == 0, st
+        assert st.guard_hits >= 4
+    else:
+        assert st.records == 0
+
+
+def test_identity_and_containers_cross_the_split():
+    def f(x):
+        acc = [x.sin()]
+        d = {"a": acc[0], "b": acc}
+        LOG.write(f"{acc[0].sum().item():.2f}\n")
+        acc.append(acc[0] * 2)
+        return acc, d
+
+    cf = magpy.compile(f, backend="eager")
+    for _ in range(4):
+        x = torch.randn(3)
+        ref, got = f(x), cf(x)
+        assert same(got, ref)
+        assert got[1]["b"] is got[0] and got[1]["a"] is got[0][0]
+    _expect_split(cf)
+
+
+def test_locals_cells_and_closures_after_the_split():
+    def helper(x, k):
+        base = x * k
+        LOG.write(f"{base.mean().item():.2f}\n")
+        shift = lambda t: t + base + k   # noqa: E731  (a closure over locals, made after the split)
+        return [shift(t) for t in (x, base)]
+
+    def f(x):
+        return helper(x.cos(), 3)
+
+    cf = magpy.compile(f, backend="eager")
+    _check(f, cf, [(torch.randn(4),) for _ in range(4)], state=LOG.getvalue)
+    _expect_split(cf)
+
+
+def test_exception_handler_around_the_operation_keeps_the_call_eager():
+    def f(x):
+        y = x * 2
+        try:
+            LOG.write(f"{y.sum().item():.2f}\n")
+        except OSError:
+            pass
+        return y + 1
+
+    cf = magpy.compile(f, backend="eager")
+    _check(f, cf, [(torch.randn(3),) for _ in range(3)], state=LOG.getvalue)
+    st = magpy.stats(cf)
+    assert st.splits == 0 and st.records == 0
+    if SPLITS:
+        assert any("not split: an exception handler" in r for r in st.break_reasons), st.break_reasons
+
+
+def test_speculation_that_keeps_failing_splits_at_the_native():
+    """A number read from a tensor passed to a native alone is speculated on (the record holds
+    while it repeats); once two records assumed different values there, the call splits."""
+    def f(x):
+        s = x.sum().item()
+        struct.pack("f", s)   # (checks that it packs; the bytes are dropped)
+        return x + s
+
+    cf = magpy.compile(f, backend="eager")
+    _check(f, cf, [(torch.randn(4),) for _ in range(10)])
+    st = magpy.stats(cf)
+    if SPLITS:
+        assert st.monitor_runs == 3 and st.splits == 1 and st.guard_hits == 7 and st.fallbacks == 0, st
+        # the float the prefix hands over changes too: lifted after two continuation records
+        assert st.resumed_monitor_runs == 3 and st.resumed_guard_hits == 4, st
+
+
+def test_operation_that_raises_on_a_matched_call_raises_as_eager():
+    def f(x):
+        n = int(x.sum().item())
+        packed = struct.pack("b", n)   # struct.error past 127
+        return x + len(packed) + n
+
+    cf = magpy.compile(f, backend="eager")
+    for k in range(1, 6):
+        assert same(cf(torch.full((3,), float(k))), f(torch.full((3,), float(k))))
+    big = torch.full((3,), 100.0)
+    with pytest.raises(struct.error):
+        f(big)
+    hits = magpy.stats(cf).guard_hits
+    with pytest.raises(struct.error):
+        cf(big)
+    st = magpy.stats(cf)
+    if SPLITS:
+        assert st.splits == 1 and st.guard_hits == hits + 1 and st.mock_errors == 1, st
+
+
+def test_gradients_flow_through_both_sides():
+    torch.manual_seed(1)
+    m = Net()
+    ref = Net()
+    ref.load_state_dict(m.state_dict())
+    cf = magpy.compile(m, backend="eager")
+    for _ in range(3):
+        x = torch.randn(2, 4)
+        cf(x).sum().backward()
+        ref(x).sum().backward()
+    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
+        assert same(p.grad, q.grad), name
+    if SPLITS:
+        assert magpy.stats(cf).splits == 1
+
+
+def test_explain_names_the_split():
+    e = magpy.explain(Net())(torch.randn(2, 4))
+    if SPLITS:
+        assert e.break_reasons == []
+        assert any("split at `StringIO.write`" in s and "test_splits.py" in s for s in e.splits), e.splits
+        assert e.graph_count == 1
+    else:
+        assert any("not split" in r for r in e.break_reasons)
+
+
+def test_changed_global_before_the_operation_is_seen_by_it():
+    """The prefix's writes are replayed before the operation runs, which reads them."""
+    state = {"n": 0}
+
+    def f(x):
+        state["n"] += 1
+        LOG.write(f"call {state['n']}\n")
+        return x * state["n"]
+
+    cf = magpy.compile(f, backend="eager")
+    for k in range(4):
+        x = torch.randn(2)
+        mark = len(LOG.getvalue())
+        got = cf(x)
+        assert LOG.getvalue()[mark:] == f"call {state['n']}\n"
+        assert same(got, x * state["n"])
+    assert state["n"] == 4
