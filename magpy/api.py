@@ -67,8 +67,9 @@ from .graph import Unsupported
 from .guards import NoHooksGuard, ValueGuard
 from .loops import RolledLoop, roll_loops
 from .monitor import Monitor
+from .scalars import delift
 from .source import ConstSource, ItemSource
-from .splits import make_continuation
+from .splits import SplitHere, make_continuation, plain_continuation
 
 log = logging.getLogger("magpy")
 _guards_log = _logging.channel("guards")
@@ -537,7 +538,19 @@ class _Compiled:
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
         mon.branch_library = self._arms
-        result = self._runner.run(mon, args, kwargs)
+        mon.abort_at_split = True
+        try:
+            result = self._runner.run(mon, args, kwargs)
+        except SplitHere:
+            # The program stopped at a dynamic operation (magpy.splits): record the code before it,
+            # then go on with the operation and the continuation (monitored in turn) from the values
+            # the frames held, so the call returns what eager returns.
+            values = [delift(v) for v in mon.split_values]
+            mon.split_values = None
+            if mon.follows_changing_numbers():
+                mon.delift_outside(None)   # (what the program wrote outside so far: plain ints for the rest)
+            go = self._record_split(mon, t0) or plain_continuation(mon.split)
+            return go(values)
         reason = mon.broken
         if reason is not None and mon.split is not None:
             self._record_split(mon, t0)
@@ -604,7 +617,7 @@ class _Compiled:
                        record.run_source)
         return result
 
-    def _record_split(self, mon: Monitor, t0: float) -> None:
+    def _record_split(self, mon: Monitor, t0: float) -> Callable | None:
         """The run was split at a dynamic operation (magpy.splits): a record of the code before it,
         whose matched path goes on with the operation and the compiled continuation (one per split
         point of this function, shared by the records that end there)."""
@@ -617,7 +630,7 @@ class _Compiled:
         except Exception as e:
             self._give_up(f"backend {self._backend_name!r} failed to compile the graph: {type(e).__name__}: {e}",
                           internal=True)
-            return
+            return None
         st.backend_compile_time_s += time.perf_counter() - t1
         found = self._continuations.get(split.key)
         if found is None:
@@ -641,6 +654,7 @@ class _Compiled:
         st.break_reasons.append(split.describe())
         _breaks_log.info("%s: %s", self._name, split.describe())
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
+        return go
 
     def _note_changing_assumptions(self, record: Record) -> None:
         """Places where a number read from a tensor was passed to a native and assumed, with

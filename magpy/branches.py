@@ -275,6 +275,9 @@ class BranchWatch:
                 if type(loc) is dict:
                     allowed.add(id(loc))   # (3.10-3.12: the frame's own locals dict)
                 _held_by(getattr(other, "pending", None), allowed, 3)   # (MagPy's note of a pending call's arguments)
+                last = getattr(other, "last_call", None)
+                if last is not None:
+                    allowed.add(id(last[1]))   # (MagPy's copy of a caller's stack at its call: magpy.splits)
                 if other is fs:
                     for v in capture.read_stack(frame):
                         if v is obj:

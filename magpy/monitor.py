@@ -93,7 +93,7 @@ from .source import (
     Source,
     class_dict_source,
 )
-from .splits import NotSplit, take_split
+from .splits import NotSplit, SplitHere, take_split
 from .tensor_ops import OpRecorder, set_data
 
 
@@ -277,6 +277,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.split_shape: tuple | None = None       # the call shape, where a break may split the call (magpy.splits)
         self.split: Any = None                       # the SplitPoint taken at the break
         self.split_note: str | None = None           # why the break did not split the call
+        self.split_values: list | None = None        # the real values of the split's image (magpy.splits)
+        self.abort_at_split = False                  # stop the program at a split (SplitHere)?
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
         self.in_call_event = False                   # the handler of a call instruction is running
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
@@ -381,7 +383,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
 
     def _instruction(self, fs, frame, offset: int, stack: list) -> None:
         self._at = (fs, offset)
-        call = None
+        call = fs.last_call = None   # (the frame went on after its last call: drop the stack it had then)
         self.in_call_event = False
         try:
             if fs.pending is not None:
@@ -491,6 +493,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             except Exception as e:   # a MagPy bug: no split, the call runs eagerly as before
                 self.split_note = f"not split: internal MagPy error: {type(e).__name__}: {e}"
         self.broken = f"{reason} ({where})"
+        if self.split is not None and self.split.abortable and self.abort_at_split:
+            capture.stop()
+            raise SplitHere()   # (into the program at D: the caller goes on from the split's values)
         self.internal_error = internal
         self.opaque_frame = None
         if any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values()):
@@ -1474,7 +1479,27 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return   # (an iteration of a counted loop, magpy.loops)
         self._pend(fs, self._post_new, 1)
 
+    def _outside_display(self, ins, stack, below: int) -> None:
+        """A list, set or dict display or comprehension adds to the container it builds, which is
+        made in the call, except in a frame resumed after a split (magpy.splits), where it came
+        in from outside: then the addition is an in-place change the mock replays."""
+        target = stack[-(ins.arg + below)]
+        node = self.node(target)
+        if node is None or node.source is None:
+            return
+        if ins.real == "LIST_APPEND" and self._log_mutation(target, "append", [stack[-1]]):
+            return
+        if ins.real == "MAP_ADD" and self._log_mutation(target, "__setitem__", [stack[-2], stack[-1]]):
+            return
+        self._mutate(target)
+
+    def op_CONTAINER_ADD(self, fs, ins, stack):
+        if self.scalar_nodes and ins.real in _HASHING:
+            self._check_hashed(ins, stack)
+        self._outside_display(ins, stack, 2 if ins.real == "MAP_ADD" else 1)
+
     def op_LIST_EXTEND(self, fs, ins, stack):
+        self._outside_display(ins, stack, 1)
         v = stack[-1]
         if isinstance(v, torch.Tensor):
             if ins.real != "LIST_EXTEND":
@@ -1493,6 +1518,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     op_SET_UPDATE = op_LIST_EXTEND
 
     def op_DICT_UPDATE(self, fs, ins, stack):
+        self._outside_display(ins, stack, 1)
         v = stack[-1]
         if self.scalar_nodes and isinstance(v, dict) and self.holds_scalar(list(v)):
             self.scalar_escape("hashes (a dict key)", list(v))

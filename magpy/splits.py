@@ -56,18 +56,28 @@ from .graph import Unsupported
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 
 
+class SplitHere(BaseException):
+    """Raised into the program at D by the monitor run that split it: the frames unwind (no
+    handler covers D or the calls that led to it, which the split checked) and the run goes on
+    with D and the continuation, from the values the frames held (``Monitor.split_values``). So
+    the continuation's own monitor run happens in the same call, and so does the next split's:
+    a program with several dynamic operations is compiled in one call, not one per call.
+    A BaseException: ``except Exception`` in code around the call does not see it."""
+
+
 class NotSplit(Exception):
     """This dynamic operation cannot split the call (the reason is added to the break's)."""
 
 
 @dataclass(frozen=True)
 class FrameImage:
-    """How one frame resumes: its resume function and, per parameter, an index into the
-    image tuple the prefix's mock returns (-1: None, a local that is dead there). The callee's
+    """How one frame resumes: its resume function and, per parameter, an expression of the
+    continuation's source (``i5``: entry 5 of the image tuple the prefix's mock returns; ``None``
+    for a local that is dead there; ``t2``: an iterator the continuation rebuilds). The callee's
     result (D's for the innermost frame) is the last argument."""
 
     resume: types.FunctionType
-    params: tuple[int, ...]
+    params: tuple[str, ...]
     where: str
     takes_result: bool = True   # False: the call's value was dropped (``POP_TOP``), resumed after that
 
@@ -78,19 +88,32 @@ class SplitPoint:
 
     gen: Any                          # codegen.GeneratedCode of the prefix (returns the image tuple)
     frames: tuple[FrameImage, ...]    # innermost first
+    prelude: tuple[str, ...]          # continuation lines that rebuild iterators made before D
+    n_values: int                     # length of the image tuple
     d_call: tuple                     # ("call", n_pos, kw_names) or ("ex",): D's operands lead the image
     d_slots: int                      # how many image entries D's operands take
     op: str                           # D, as users name it
     where: str                        # file:line in function of D
     reason: str                       # why D cannot be part of a record
+    abortable: bool = True            # may the monitor run stop the program at D (see SplitHere)?
 
     @property
     def key(self) -> tuple:
         """What the continuation depends on: the frames' codes, resume points and layouts."""
-        return tuple((f.resume.__code__, f.params, f.takes_result) for f in self.frames) + (self.d_call,)
+        return tuple((f.resume.__code__, f.params, f.takes_result) for f in self.frames) + (self.d_call, self.prelude)
 
     def describe(self) -> str:
         return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"
+
+
+def _shallow(values: list):
+    """``values`` and the items of the tuples, lists and dicts among them."""
+    for v in values:
+        yield v
+        if type(v) in (tuple, list):
+            yield from v
+        elif type(v) is dict:
+            yield from v.values()
 
 
 def _where(code, frame, offset: int) -> str:
@@ -135,12 +158,15 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         raise NotSplit("not a call")
     # -- the chain of frames, innermost first ---------------------------------------------------------
     chain = [(fs, ins.offset, list(stack), DECODER.call_slots(ins))]
+    abortable = True
     state = fs
     while not state.is_top:
         f = state.frame.f_back
         via_module = False
         while f is not None and mon.framework_code(f.f_code):
             via_module = True
+            if flow_of(f.f_code).covered(f.f_lasti):
+                abortable = False   # (Module.__call__'s hook path catches and re-raises)
             f = f.f_back
         outer = mon.frames.get(id(f)) if f is not None else None
         if outer is None or outer.frame is not f:
@@ -169,8 +195,15 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         values += [fn, *args]
         d_call = ("call", len(args) - len(kwn), tuple(kwn))
     d_slots = len(values)
+    from .scalars import LiftedInt
+
+    if (mon.lifted_dims or mon.lifted_value_nodes) and any(type(v) is LiftedInt for v in _shallow(values)):
+        # (a size this run lifted reaches the operation: what broke may be the lifting itself;
+        # the next monitor run guards sizes instead, magpy.api)
+        raise NotSplit("a lifted size is passed to it")
 
     # -- frame images ----------------------------------------------------------------------------------
+    image = _Image(mon, values)
     frames = []
     for state, offset, st, slots in chain:
         code, frame = state.code, state.frame
@@ -191,24 +224,21 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
         live = flow.live_before(at)
         f_locals = frame.f_locals
-        params: list[int] = []
+        params: list[str] = []
         for name in code.co_varnames:
             if name in live:
                 if name not in f_locals:
                     raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
-                params.append(len(values))
-                values.append(f_locals[name])
+                params.append(image.add(f_locals[name]))
             else:
-                params.append(-1)
+                params.append("None")
         cells = tuple(c for c in code.co_cellvars if c not in code.co_varnames and c in f_locals)
         for c in cells:
-            params.append(len(values))
-            values.append(f_locals[c])
+            params.append(image.add(f_locals[c]))
         below = st[:len(st) - slots]
         for v in below:
             if v is not NULL:
-                params.append(len(values))
-                values.append(v)
+                params.append(image.add(v))
         layout = tuple(v is not NULL for v in below) + ((True,) if takes_result else ())
         try:
             resume = resume_function(fn, at, layout, cells)
@@ -229,19 +259,20 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         raise NotSplit(f"the state at the split cannot be rebuilt: {e}") from None
     finally:
         mon.result, mon.finished = saved
-    return SplitPoint(gen=gen, frames=tuple(frames), d_call=d_call, d_slots=d_slots, op=_name(values[0]),
-                      where=frames[0].where, reason=reason)
+    mon.split_values = values
+    return SplitPoint(gen=gen, frames=tuple(frames), prelude=tuple(image.prelude), n_values=len(values),
+                      d_call=d_call, d_slots=d_slots, op=_name(values[0]), where=frames[0].where, reason=reason,
+                      abortable=abortable)
 
 
 def continuation_source(split: SplitPoint) -> str:
     """Source of the continuation function of ``split``: its parameters are the image entries
     after D's operands, then D's result when the innermost frame takes it."""
-    n = max((p for f in split.frames for p in f.params), default=split.d_slots - 1) + 1
-    names = [f"i{k}" for k in range(split.d_slots, n)] + (["d"] if split.frames[0].takes_result else [])
-    lines = []
+    names = [f"i{k}" for k in range(split.d_slots, split.n_values)] + (["d"] if split.frames[0].takes_result else [])
+    lines = list(split.prelude)
     result = "d"
     for k, f in enumerate(split.frames):
-        args = ["None" if p < 0 else f"i{p}" for p in f.params] + ([result] if f.takes_result else [])
+        args = list(f.params) + ([result] if f.takes_result else [])
         call = f"_r{k}({', '.join(args)})"
         if k == len(split.frames) - 1:
             lines.append(f"return {call}")
@@ -249,6 +280,58 @@ def continuation_source(split: SplitPoint) -> str:
             lines.append(f"v = {call}")
             result = "v"
     return f"def resumed({', '.join(names)}):\n" + "".join(f"    {ln}\n" for ln in lines)
+
+
+# Iterators made before D that a frame goes on with (a `for` loop around D): the continuation
+# builds them again from what they iterate, in code the continuation's monitor run follows
+# (an iterator passed in would be outside state its iteration changes).
+_SEQ_ITERATORS = frozenset({type(iter([])), type(iter(())), type(iter(range(0))), type(iter({}.values())),
+                            type(iter({}.keys())), type(iter({}.items()))})
+
+
+class _Image:
+    """The image tuple being collected and the continuation lines that rebuild iterators."""
+
+    def __init__(self, mon: Any, values: list) -> None:
+        self.mon = mon
+        self.values = values
+        self.prelude: list[str] = []
+        self.memo: dict[int, str] = {}
+
+    def add(self, v: Any, depth: int = 0) -> str:
+        """The continuation's expression for ``v``."""
+        hit = self.memo.get(id(v))
+        if hit is not None:
+            return hit
+        node = self.mon.node(v)
+        made_here = node is None or node.source is None
+        t = type(v)
+        if made_here and depth < 8 and (t in _SEQ_ITERATORS or t in (enumerate, zip)):
+            expr = self._iterator(v, depth)
+        else:
+            expr = f"i{len(self.values)}"
+            self.values.append(v)
+        self.memo[id(v)] = expr
+        return expr
+
+    def _iterator(self, it: Any, depth: int) -> str:
+        red = it.__reduce__()   # (a copy's state: reducing does not advance the iterator)
+        var = f"t{len(self.prelude)}"
+        if type(it) is enumerate:
+            inner, count = red[1]
+            self.prelude.append(f"{var} = enumerate({self.add(inner, depth + 1)}, {int(count)})")
+        elif type(it) is zip:
+            if len(red) > 2 and red[2]:
+                raise NotSplit("a `zip(..., strict=True)` is in progress at the split")
+            parts = [self.add(x, depth + 1) for x in red[1]]
+            self.prelude.append(f"{var} = zip({''.join(p + ', ' for p in parts)})")
+        else:
+            seq = red[1][0]
+            done = red[2] if len(red) > 2 else 0
+            self.prelude.append(f"{var} = iter({self.add(seq, depth + 1)})")
+            if done:
+                self.prelude.append(f"for _ in range({int(done)}): next({var})")
+        return var
 
 
 def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
@@ -273,11 +356,21 @@ def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
 
         def d(image):
             return image[0](*image[1:end], **dict(zip(kwnames, image[end:start])))
-    if split.frames[0].takes_result:
+    return _chain(d, resumed, start, split.frames[0].takes_result), resumed
+
+
+def plain_continuation(split: SplitPoint) -> Any:
+    """``continue(image)`` with the continuation run as plain Python (no compilation): how a
+    monitor run that stopped the program at D finishes the call when no record could be built."""
+    return make_continuation(split, lambda fn: fn)[0]
+
+
+def _chain(d: Any, resumed: Any, start: int, takes_result: bool) -> Any:
+    if takes_result:
         def go(image):
             return resumed(*image[start:], d(image))
     else:
         def go(image):
             d(image)
             return resumed(*image[start:])
-    return go, resumed
+    return go

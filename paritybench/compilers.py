@@ -94,7 +94,8 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
         result["time_s"] = time.perf_counter() - start
         return result
 
-    for name in ("graph_count", "records", "monitor_runs", "guard_hits", "guard_misses", "fallbacks"):
+    for name in ("graph_count", "records", "monitor_runs", "guard_hits", "guard_misses", "fallbacks", "splits",
+                 "resumed_fallbacks"):
         result[f"stats_{name}"] = getattr(stats, name, None)
     magpy_warnings = logged.messages + [str(w.message) for w in caught if _from_magpy(w)]
     if magpy_warnings:
@@ -104,13 +105,19 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
     before_last, after_last = monitor_runs[-2], monitor_runs[-1]
     # MagPy gave up on the program: calls after the one that broke count as fallbacks, and a
     # break on the last call shows only in the break reasons.
-    fell_back = (result["stats_fallbacks"] or 0) > 0 or bool(getattr(stats, "break_reasons", None))
+    # A split (magpy.splits) is not giving up: the code on both sides of it runs compiled, as
+    # regions (a graph break, not a fallback), unless a continuation itself ran eagerly.
+    gave_up = [r for r in (getattr(stats, "break_reasons", None) or []) if not str(r).startswith("split at ")]
+    fell_back = (result["stats_fallbacks"] or 0) > 0 or (result.get("stats_resumed_fallbacks") or 0) > 0 \
+        or bool(gave_up)
     if before_last is not None and after_last is not None and after_last > before_last and not fell_back and cfg.calls > 1:
         result["dynamic"] = True
         result["dynamic_reason"] = (
             f"call {cfg.calls} of {cfg.calls} still needed a new monitor run (records: {result['stats_records']})"
         )
     result["graphs"] = result.get("explain_graphs", result["stats_graph_count"])
+    if result.get("stats_splits"):
+        result["graphs"] = result["stats_graph_count"]   # (explain sees the code before the first split only)
 
     wrong = _judge(reference, got, cfg)
     if wrong:
@@ -123,7 +130,7 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
             error=(reasons[0] if reasons else "MagPy ran the program eagerly")[:400],
         )
     elif not result.get("dynamic") and (result["graphs"] or 0) > 1:
-        reasons = result.get("break_reasons") or []
+        reasons = result.get("break_reasons") or [str(r) for r in getattr(stats, "break_reasons", None) or []]
         result.update(
             status="graph_break",
             error_class="GraphBreak",

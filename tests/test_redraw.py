@@ -178,7 +178,9 @@ def test_draws_that_cannot_be_repeated_stay_dynamic():
 
     for fn in (shuffled, own_generator):
         ex = magpy.explain(fn)(torch.arange(3.0))
-        assert ex.graph_count == 0 and ex.break_reasons, fn.__name__
+        # the call runs eagerly, or (3.11+) splits there: the draw runs with its real generator
+        assert ex.graph_count == 0 and (ex.break_reasons or any(s.startswith("split at") for s in ex.splits)), \
+            fn.__name__
         c = magpy.compile(fn, backend="eager")
         _side_by_side(fn, c, lambda i: (torch.arange(3.0),), seeds=[0, 1])
 
@@ -188,7 +190,8 @@ def test_backend_without_lifting_keeps_draws_dynamic():
         return x * random.random()
 
     ex = magpy.explain(magpy.compile(f, backend="torchscript"))(torch.ones(2))
-    assert ex.dynamic and "random" in ex.break_reasons[0]
+    said = ex.break_reasons + [s for s in ex.splits if s.startswith("split at")]   # (a split on 3.11+)
+    assert ex.dynamic and "random" in said[0]
     ex = magpy.explain(f)(torch.ones(2))
     assert not ex.dynamic
 

@@ -87,8 +87,9 @@ def test_split_in_a_submodule_resumes_both_frames():
     _check(m, cf, [(torch.randn(3, 4),) for _ in range(5)], state=LOG.getvalue)
     st = _expect_split(cf)
     if SPLITS:
+        # the continuation's monitor run is in the first call too (the program stops at the split)
         assert st.monitor_runs == 1 and st.guard_hits == 4
-        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 3
+        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 4
 
 
 THRESHOLDS = [-2.0, -1.0, 0.0, 1.0, 2.0]
@@ -109,7 +110,7 @@ def test_value_from_the_operation_is_lifted_in_the_continuation():
     st = magpy.stats(cf)
     if SPLITS:
         assert st.monitor_runs == 1 and st.splits == 1 and st.fallbacks == 0, st
-        assert st.resumed_monitor_runs == 3 and st.resumed_guard_hits == 8 and st.resumed_fallbacks == 0, st
+        assert st.resumed_monitor_runs == 3 and st.resumed_guard_hits == 9 and st.resumed_fallbacks == 0, st
     else:
         assert st.splits == 0
 
@@ -217,7 +218,7 @@ def test_speculation_that_keeps_failing_splits_at_the_native():
     if SPLITS:
         assert st.monitor_runs == 3 and st.splits == 1 and st.guard_hits == 7 and st.fallbacks == 0, st
         # the float the prefix hands over changes too: lifted after two continuation records
-        assert st.resumed_monitor_runs == 3 and st.resumed_guard_hits == 4, st
+        assert st.resumed_monitor_runs == 3 and st.resumed_guard_hits == 5, st
 
 
 def test_operation_that_raises_on_a_matched_call_raises_as_eager():
@@ -276,10 +277,10 @@ def test_changed_global_before_the_operation_is_seen_by_it():
         return x * state["n"]
 
     cf = magpy.compile(f, backend="eager")
-    for k in range(4):
+    for k in range(6):
         x = torch.randn(2)
         mark = len(LOG.getvalue())
         got = cf(x)
         assert LOG.getvalue()[mark:] == f"call {state['n']}\n"
         assert same(got, x * state["n"])
-    assert state["n"] == 4
+    assert state["n"] == 6

@@ -47,6 +47,9 @@ SHARED_EVENTS: dict[str, str] = {
         "UNPACK_SEQUENCE", "UNPACK_EX", "FOR_ITER", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
         "DICT_MERGE", "FORMAT_VALUE", "BUILD_STRING", "CALL_FUNCTION_EX", "YIELD_VALUE")},
     "LOAD_FAST_CHECK": "LOAD_FAST",
+    "LIST_APPEND": "CONTAINER_ADD",
+    "SET_ADD": "CONTAINER_ADD",
+    "MAP_ADD": "CONTAINER_ADD",
     "LOAD_CLASSDEREF": "LOAD_DEREF",
     "UNARY_NOT": "TRUTH",
     **{op: "PASS" for op in (
@@ -54,8 +57,8 @@ SHARED_EVENTS: dict[str, str] = {
         "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_VALUE",
         "LOAD_CONST", "LOAD_CLOSURE", "POP_EXCEPT", "PUSH_EXC_INFO", "RERAISE", "CHECK_EXC_MATCH",
         "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "RETURN_GENERATOR", "SEND", "INTERPRETER_EXIT",
-        "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH", "WITH_EXCEPT_START", "LIST_APPEND", "SET_ADD",
-        "MAP_ADD", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS")},
+        "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH", "WITH_EXCEPT_START",
+        "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS")},
     # A new object on top whose inputs are only referenced (containers, functions, imports) or
     # that reads a class body's namespace.
     **{op: "NEW" for op in (

@@ -1,0 +1,299 @@
+"""Calls split at a dynamic operation (a native MagPy does not annotate, a write to a file,
+``next()`` of an iterator from outside) and resumed after it: in submodules, helpers, loops over
+module lists, comprehensions; objects made before the split and used after it (identity, lists
+stored outside), outside state the continuation reads changed between calls, writes made
+before the split that the operation reads, handlers around the operation (no split)."""
+from harness import program
+
+F_ = "splits"
+
+program(F_, "write_in_a_submodule_scale_changed", """
+import io
+buf = io.StringIO()
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.scale = 2.0
+    def forward(self, x):
+        y = self.fc(x).relu()
+        buf.write(f"{y.sum().item():.3f}\\n")
+        return y * self.scale + x
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Block()
+        self.b = nn.Linear(4, 4)
+    def forward(self, x):
+        h = self.b(x)
+        return torch.tanh(self.a(h) + 1) - h
+m = Net()
+def make(): return m
+def inputs(i): return (torch.randn(2, 4, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3: m.a.scale = 0.5
+def state(): return buf.getvalue()
+NCALLS = 6
+""")
+
+program(F_, "native_pushes_to_an_outside_list_user_appends", """
+import heapq
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heap = []
+    def forward(self, x):
+        y = x.relu()
+        heapq.heappush(self.heap, round(float(y.sum()), 3))
+        return y + len(self.heap) + self.heap[0]
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(4, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2: m.heap.append(-5.0)
+    if i == 4: m.heap.clear()
+def state(): return list(m.heap)
+NCALLS = 6
+""")
+
+program(F_, "split_in_a_helper_then_closure_over_its_locals", """
+import io
+buf = io.StringIO()
+def helper(x, k):
+    base = x * k
+    buf.write(f"{base.mean().item():.2f}\\n")
+    shift = lambda t: t + base + k
+    return [shift(t) for t in (x, base)]
+def f(x, k):
+    return helper(x.cos(), k)
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)), 1 + i % 2)
+def state(): return buf.getvalue()
+NCALLS = 5
+""")
+
+program(F_, "write_in_a_loop_over_a_module_list_block_replaced", """
+import io
+buf = io.StringIO()
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+    def forward(self, x):
+        outs = []
+        for blk in self.blocks:
+            x = blk(x).relu()
+            buf.write(f"{x.sum().item():.3f}\\n")
+            outs.append(x)
+        return x, outs
+m = Net()
+def make(): return m
+def inputs(i): return (torch.randn(2, 4, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3:
+        torch.manual_seed(7)
+        m.blocks[1] = nn.Linear(4, 4)
+def state(): return buf.getvalue()
+NCALLS = 5
+""")
+
+program(F_, "write_in_enumerate_and_zip_loops", """
+import io
+buf = io.StringIO()
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fcs = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.gains = [1.0, 2.0]
+    def forward(self, x):
+        for i, (fc, g) in enumerate(zip(self.fcs, self.gains)):
+            x = fc(x) * g
+            buf.write(f"{i} {x.abs().max().item():.2f}\\n")
+            x = x + i
+        return x
+m = Net()
+def make(): return m
+def inputs(i): return (torch.randn(1, 4, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2: m.gains[1] = -1.0
+def state(): return buf.getvalue(), list(m.gains)
+NCALLS = 5
+""")
+
+program(F_, "write_inside_a_list_comprehension", """
+import io
+buf = io.StringIO()
+def f(xs):
+    ys = [buf.write(f"{x.sum().item():.2f}\\n") and x * 2 for x in xs]
+    return torch.stack(ys).sum(0)
+def make(): return f
+def inputs(i): return ([torch.randn(3, generator=torch.Generator().manual_seed(i + k)) for k in range(3)],)
+def state(): return buf.getvalue()
+NCALLS = 4
+""")
+
+program(F_, "next_of_an_outside_iterator_user_advances_it", """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.noise = iter([0.1 * k for k in range(40)])
+    def forward(self, x):
+        y = self.fc(x)
+        eps = next(self.noise)
+        return y * eps + 1
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3: next(m.noise)
+def state(): return list(__import__("itertools").islice(__import__("copy").copy(m.noise), 3))
+NCALLS = 6
+""")
+
+program(F_, "handler_around_the_write_no_split", """
+import io
+buf = io.StringIO()
+def f(x):
+    y = x * 2
+    try:
+        buf.write(f"{y.sum().item():.2f}\\n")
+    except OSError:
+        y = y * 0
+    return y + 1
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def state(): return buf.getvalue()
+NCALLS = 4
+""")
+
+program(F_, "write_under_no_grad_no_split", """
+import io
+buf = io.StringIO()
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+    def forward(self, x):
+        with torch.no_grad():
+            z = self.fc(x)
+            buf.write(f"{z.sum().item():.2f}\\n")
+        return self.fc(x) + z
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def state(): return buf.getvalue()
+NCALLS = 4
+""")
+
+program(F_, "global_written_before_the_write_read_by_it_and_after", """
+import io
+buf = io.StringIO()
+COUNT = 0
+def f(x):
+    global COUNT
+    COUNT += 1
+    buf.write(f"call {COUNT}\\n")
+    return x * COUNT
+def make(): return f
+def inputs(i): return (torch.randn(2, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    global COUNT
+    if i == 3: COUNT = 10
+def state(): return buf.getvalue(), COUNT
+NCALLS = 6
+""")
+
+program(F_, "list_stored_outside_before_the_split_appended_after", """
+import io
+buf = io.StringIO()
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.cache = None
+    def forward(self, x):
+        acc = [self.fc(x)]
+        self.cache = acc
+        buf.write(f"{acc[0].mean().item():.3f}\\n")
+        acc.append(acc[0].relu())
+        return acc[-1], self.cache is acc, len(self.cache)
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def state(): return buf.getvalue(), [t.shape for t in m.cache]
+NCALLS = 4
+""")
+
+program(F_, "two_natives_data_flowing_between_them", """
+import bisect
+import heapq
+EDGES = [-1.0, 0.0, 1.0]
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+    def forward(self, x):
+        m = x.mean().item()
+        b = bisect.bisect(EDGES, m)
+        heapq.heappush(self.seen, (b, len(self.seen)))
+        return x * b - self.seen[0][0]
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(4, generator=torch.Generator().manual_seed(i)) + (i % 3) - 1,)
+def step(i):
+    if i == 4: EDGES.insert(0, -3.0)
+def state(): return list(m.seen), list(EDGES)
+NCALLS = 7
+""")
+
+program(F_, "three_levels_deep_with_a_range_loop_around", """
+import io
+buf = io.StringIO()
+class Leaf(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x, k):
+        y = self.fc(x)
+        buf.write(f"{k}:{y.std().item():.2f}\\n")
+        return y.tanh() * k
+class Mid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.leaf = Leaf()
+    def forward(self, x):
+        total = x
+        for k in range(1, 3):
+            total = total + self.leaf(x, k)
+        return total
+class Top(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mid = Mid()
+    def forward(self, x):
+        return self.mid(x.sin()).sum(-1, keepdim=True) * x
+m = Top()
+def make(): return m
+def inputs(i): return (torch.randn(2, 4, generator=torch.Generator().manual_seed(i)),)
+def state(): return buf.getvalue()
+NCALLS = 4
+""")
+
+program(F_, "value_of_the_native_returned_and_stored", """
+import struct
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.last = None
+    def forward(self, x):
+        s = float(x.sum())
+        packed = struct.pack("d", s)
+        self.last = packed
+        return x / (1 + len(packed)), packed
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def state(): return m.last
+NCALLS = 5
+""")
