@@ -28,7 +28,7 @@ if [ -n "${PYTHON:-}" ] && [ -z "${MAGPY_VENV:-}" ]; then
 fi
 CORE_TESTS=(tests/test_python_features.py tests/test_lifetimes.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
             tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py tests/test_scalar_reads.py
-            tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py)
+            tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py)
 TORCH_PIN="2.13.0"
 CONSTRAINTS="$ROOT/constraints.txt"   # the versions the numbers were measured with
 

@@ -584,7 +584,8 @@ class _Compiled:
                 mon.internal_error = True
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
-        if reason is not None and (mon.lifted_dims or mon.lifted_value_nodes) and not mon.dynamic:
+        if reason is not None and (mon.lifted_dims or mon.lifted_value_nodes) \
+                and (not mon.dynamic or mon.split_wants_fixed_sizes):
             # What failed may be the lifting itself: the next miss monitors with every size guarded.
             self._lifting = False
             self._lifted = {}

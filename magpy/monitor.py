@@ -278,6 +278,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.split: Any = None                       # the SplitPoint taken at the break
         self.split_note: str | None = None           # why the break did not split the call
         self.split_values: list | None = None        # the real values of the split's image (magpy.splits)
+        self.split_wants_fixed_sizes = False         # a split was refused because sizes change
         self.abort_at_split = False                  # stop the program at a split (SplitHere)?
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
         self.in_call_event = False                   # the handler of a call instruction is running
@@ -520,6 +521,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         for i, v in enumerate(stack):
             if type(v) is LiftedInt:
                 capture.replace_top(frame, int(v), below=n - 1 - i)
+            elif type(v) in (tuple, list, dict) and v:
+                new = delift(v)   # (lists and dicts in place; a tuple `(b, n)` about to be pushed somewhere is rebuilt)
+                if new is not v:
+                    capture.replace_top(frame, new, below=n - 1 - i)
 
     def delift_outside(self, result: Any) -> Any:
         """After the record is built: plain ints in place of the run's LiftedInts in what it wrote

@@ -106,16 +106,6 @@ class SplitPoint:
         return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"
 
 
-def _shallow(values: list):
-    """``values`` and the items of the tuples, lists and dicts among them."""
-    for v in values:
-        yield v
-        if type(v) in (tuple, list):
-            yield from v
-        elif type(v) is dict:
-            yield from v.values()
-
-
 def _where(code, frame, offset: int) -> str:
     ins = DECODER.instructions(code).get(offset)
     line = ins.line if ins is not None and ins.line else frame.f_lineno
@@ -154,6 +144,13 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     if not supported():
         raise NotSplit("frames are resumed on CPython 3.11 to 3.13 only")
     ins, stack, kw_names, n_assumed = call
+    if mon.follows_changing_numbers() or mon.active_loops or mon.counted:
+        # A size that changes between calls may be held where the image cannot say so: a range
+        # iterator's bounds, a sequence of unbound rows, a loop whose trip count is checked only
+        # when it ends. The next monitor run guards sizes (magpy.api) and splits then.
+        mon.split_wants_fixed_sizes = True
+        raise NotSplit("the run follows sizes or counts that change between calls; they are guarded "
+                       "from the next call on")
     if ins.opname not in _CALL_EVENTS:
         raise NotSplit("not a call")
     # -- the chain of frames, innermost first ---------------------------------------------------------
@@ -195,12 +192,6 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         values += [fn, *args]
         d_call = ("call", len(args) - len(kwn), tuple(kwn))
     d_slots = len(values)
-    from .scalars import LiftedInt
-
-    if (mon.lifted_dims or mon.lifted_value_nodes) and any(type(v) is LiftedInt for v in _shallow(values)):
-        # (a size this run lifted reaches the operation: what broke may be the lifting itself;
-        # the next monitor run guards sizes instead, magpy.api)
-        raise NotSplit("a lifted size is passed to it")
 
     # -- frame images ----------------------------------------------------------------------------------
     image = _Image(mon, values)
@@ -228,7 +219,10 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         for name in code.co_varnames:
             if name in live:
                 if name not in f_locals:
-                    raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
+                    if name in flow.live_before(at, clears=False):
+                        raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
+                    params.append("None")   # (only saved and put back by a 3.12+ comprehension)
+                    continue
                 params.append(image.add(f_locals[name]))
             else:
                 params.append("None")
@@ -338,7 +332,7 @@ def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
     """``(continue, resumed)``: ``continue(image)`` calls D and the compiled continuation;
     ``resumed`` is that compiled continuation (``compile_fn(function)``)."""
     src = continuation_source(split)
-    ns = {f"_r{k}": f.resume for k, f in enumerate(split.frames)}
+    ns = {"__name__": "<continuation>", **{f"_r{k}": f.resume for k, f in enumerate(split.frames)}}
     exec(compile(src, f"<magpy resumed after {split.op} at {split.where}>", "exec"), ns)
     plain = ns.pop("resumed")
     plain.__qualname__ = f"{split.frames[-1].resume.__code__.co_name} after `{split.op}` ({split.where})"

@@ -199,3 +199,29 @@ def test_inductor_runs_a_conditional_node():
     rec = magpy.records(cf)[0]
     assert sum(line.startswith("conditional") for line in rec.branches) == 2
     assert rec.regions >= 3   # (the regions between the conditional nodes, and the arms that compute)
+
+
+def test_inductor_compiles_both_sides_of_a_split():
+    """A call split at a write to a file (magpy.splits) with Inductor: the code before the write
+    and the continuation after it are each one Inductor graph; later calls hit both."""
+    from magpy.bytecode.resume import supported
+    from test_splits import LOG, Net
+
+    torch.manual_seed(3)
+    model = Net().eval()
+    cf = magpy.compile(model, backend="inductor")
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(3, 4)
+            mark = len(LOG.getvalue())
+            ref = model(x)
+            want = LOG.getvalue()[mark:]
+            mark = len(LOG.getvalue())
+            assert same(cf(x), ref)
+            assert LOG.getvalue()[mark:] == want
+    st = magpy.stats(cf)
+    if supported():
+        assert (st.monitor_runs, st.splits, st.graph_count, st.fallbacks) == (1, 1, 2, 0)
+        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 2
+    else:
+        assert st.splits == 0 and st.fallbacks >= 1

@@ -277,7 +277,7 @@ def test_changed_global_before_the_operation_is_seen_by_it():
         return x * state["n"]
 
     cf = magpy.compile(f, backend="eager")
-    for k in range(6):
+    for _ in range(6):
         x = torch.randn(2)
         mark = len(LOG.getvalue())
         got = cf(x)

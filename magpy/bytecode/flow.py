@@ -100,6 +100,7 @@ class FlowShape:
         self._ins = ins
         self._pdom: list[int] | None = None
         self._live: list[int] | None = None
+        self._live_strict: list[int] | None = None
         self._depths: dict[int, int] | None = None
 
     # -- post-dominators ----------------------------------------------------------------------------
@@ -161,55 +162,66 @@ class FlowShape:
         return None
 
     # -- liveness ----------------------------------------------------------------------------------------
-    def _liveness(self) -> list[int]:
+    def _liveness(self, clears: bool = True) -> list[int]:
+        if not clears:
+            if self._live_strict is None:
+                self._live_strict = self._compute_liveness(False)
+            return self._live_strict
         if self._live is None:
-            ins, n = self._ins, len(self._ins)
-            bit = {name: 1 << k for k, name in enumerate(self.names)}
-            always = 0
-            for name in tuple(self.code.co_cellvars) + tuple(self.code.co_freevars):
-                always |= bit[name]   # (read by closures at any time)
-            use, kill = [0] * n, [0] * n
-            for k, i in enumerate(ins):
-                if i.opname in _LOADS or i.opname == "STORE_FAST_LOAD_FAST":
-                    names = i.argval if isinstance(i.argval, tuple) else (i.argval,)
-                    if i.opname == "STORE_FAST_LOAD_FAST":
-                        kill[k] |= bit.get(names[0], 0)
-                        names = names[1:]
-                    for name in names:
-                        use[k] |= bit.get(name, 0)
-                elif i.opname in _STORES:
-                    names = i.argval if isinstance(i.argval, tuple) else (i.argval,)
-                    for name in names:
-                        kill[k] |= bit.get(name, 0)
-            succ = [list(s) for s in self.succ]
-            for start, end, target in self.handlers:
-                t = self._index.get(target)
-                if t is None:
-                    continue
-                for k, i in enumerate(ins):
-                    if start <= i.offset < end:
-                        succ[k].append(t)
-            live = [0] * (n + 1)
-            changed = True
-            while changed:
-                changed = False
-                for k in range(n - 1, -1, -1):
-                    out = 0
-                    for s in succ[k]:
-                        out |= live[s]
-                    new = use[k] | (out & ~kill[k]) | always
-                    if new != live[k]:
-                        live[k], changed = new, True
-            self._live = live
+            self._live = self._compute_liveness(True)
         return self._live
 
-    def live_before(self, offset: int) -> frozenset:
+    def _compute_liveness(self, clears: bool) -> list[int]:
+        ins, n = self._ins, len(self._ins)
+        bit = {name: 1 << k for k, name in enumerate(self.names)}
+        always = 0
+        for name in tuple(self.code.co_cellvars) + tuple(self.code.co_freevars):
+            always |= bit[name]   # (read by closures at any time)
+        use, kill = [0] * n, [0] * n
+        for k, i in enumerate(ins):
+            if i.opname == "LOAD_FAST_AND_CLEAR" and not clears:
+                continue   # (3.12+ comprehensions save a local, bound or not, and put it back)
+            if i.opname in _LOADS or i.opname == "STORE_FAST_LOAD_FAST":
+                names = i.argval if isinstance(i.argval, tuple) else (i.argval,)
+                if i.opname == "STORE_FAST_LOAD_FAST":
+                    kill[k] |= bit.get(names[0], 0)
+                    names = names[1:]
+                for name in names:
+                    use[k] |= bit.get(name, 0)
+            elif i.opname in _STORES:
+                names = i.argval if isinstance(i.argval, tuple) else (i.argval,)
+                for name in names:
+                    kill[k] |= bit.get(name, 0)
+        succ = [list(s) for s in self.succ]
+        for start, end, target in self.handlers:
+            t = self._index.get(target)
+            if t is None:
+                continue
+            for k, i in enumerate(ins):
+                if start <= i.offset < end:
+                    succ[k].append(t)
+        live = [0] * (n + 1)
+        changed = True
+        while changed:
+            changed = False
+            for k in range(n - 1, -1, -1):
+                out = 0
+                for s in succ[k]:
+                    out |= live[s]
+                new = use[k] | (out & ~kill[k]) | always
+                if new != live[k]:
+                    live[k], changed = new, True
+        return live
+
+    def live_before(self, offset: int, clears: bool = True) -> frozenset:
         """Names of the locals (fast locals, cells, free variables) live before ``offset``: read
-        on some path from there before being written. Every local when unknown."""
+        on some path from there before being written. Every local when unknown. ``clears=False``:
+        a 3.12+ comprehension's ``LOAD_FAST_AND_CLEAR`` (which saves the local, bound or not,
+        and restores it afterwards) does not count as a read."""
         k = self._index.get(offset)
         if not self.analysable or k is None:
             return frozenset(self.names)
-        bits = self._liveness()[k]
+        bits = self._liveness(clears)[k]
         return frozenset(name for j, name in enumerate(self.names) if bits >> j & 1)
 
     def live_after_jump(self, jump: int) -> frozenset:

@@ -191,8 +191,15 @@ def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: t
         co_stacksize=max(code.co_stacksize, len(stack) + 2), co_consts=consts,
         co_linetable=_no_location(units) + code.co_linetable,
         co_exceptiontable=_shifted_exception_table(code, units),
-        co_qualname=f"{code.co_qualname} (resumed at {at})",
+        co_qualname=f"{code.co_qualname.split(' (resumed')[0]} (resumed at line {_line_at(code, at)})",
     )
+
+
+def _line_at(code: types.CodeType, at: int) -> int | None:
+    for start, end, line in code.co_lines():
+        if start <= at < end:
+            return line
+    return None
 
 
 def _load_and_clear(k: int, code: types.CodeType) -> list[int]:

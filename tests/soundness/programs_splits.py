@@ -297,3 +297,34 @@ def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)
 def state(): return m.last
 NCALLS = 5
 """)
+
+program(F_, "native_in_a_loop_over_a_changing_length", """
+import heapq
+class Box:
+    def __init__(self):
+        self.heap = []
+def f(x):
+    box = Box()
+    h = torch.zeros(3)
+    for t in range(x.size(0)):
+        heapq.heappush(box.heap, t * 1.5)
+        h = h + x[t] * (2.0 if len(box.heap) > 3 else 1.0)
+    return h, list(box.heap)
+def make(): return f
+def inputs(i): return (torch.randn((2, 3, 5, 4, 6, 3)[i], 3, generator=torch.Generator().manual_seed(i)),)
+NCALLS = 6
+""")
+
+program(F_, "native_after_rows_of_a_changing_length", """
+import bisect
+EDGES = [0.0, 1.0]
+def f(x):
+    rows = x.unbind(0)
+    out = []
+    for r in rows:
+        out.append(r * bisect.bisect(EDGES, float(r.sum())))
+    return torch.stack(out)
+def make(): return f
+def inputs(i): return (torch.randn((2, 4, 3, 4, 5)[i], 2, generator=torch.Generator().manual_seed(i)),)
+NCALLS = 5
+""")
