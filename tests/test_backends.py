@@ -204,8 +204,9 @@ def test_inductor_runs_a_conditional_node():
 def test_inductor_compiles_both_sides_of_a_split():
     """A call split at a write to a file (magpy.splits) with Inductor: the code before the write
     and the continuation after it are each one Inductor graph; later calls hit both."""
-    from magpy.bytecode.resume import supported
     from test_splits import LOG, Net
+
+    from magpy.bytecode.resume import supported
 
     torch.manual_seed(3)
     model = Net().eval()
