@@ -99,8 +99,11 @@ class SplitPoint:
 
     @property
     def key(self) -> tuple:
-        """What the continuation depends on: the frames' codes, resume points and layouts."""
-        return tuple((f.resume.__code__, f.params, f.takes_result) for f in self.frames) + (self.d_call, self.prelude)
+        """What the continuation depends on: the frames' codes, resume points and layouts, and
+        the globals and closure cells of the functions that ran them (two closures of one code
+        are two continuations; the cells stay alive with the continuation, so ids are not reused)."""
+        return tuple((f.resume.__code__, id(f.resume.__globals__), tuple(map(id, f.resume.__closure__ or ())),
+                      f.params, f.takes_result) for f in self.frames) + (self.d_call, self.prelude)
 
     def describe(self) -> str:
         return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"

@@ -328,3 +328,21 @@ def make(): return f
 def inputs(i): return (torch.randn((2, 4, 3, 4, 5)[i], 2, generator=torch.Generator().manual_seed(i)),)
 NCALLS = 5
 """)
+
+program(F_, "two_closures_of_one_code_split_inside", """
+import io
+buf = io.StringIO()
+def make_scaler(k):
+    def scale(x):
+        y = x * 2
+        buf.write(f"{k}\\n")
+        return y * k
+    return scale
+s1, s2 = make_scaler(2.0), make_scaler(3.0)
+def f(x, which):
+    return (s1 if which else s2)(x) + 1
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)), i % 2 == 0)
+def state(): return buf.getvalue()
+NCALLS = 6
+""")
