@@ -7,7 +7,11 @@ For a small and a medium model it times, in one process and interleaved:
   graph         the record's compiled graph called directly with its input tensors (the floor)
   magpy         the compiled callable (guard + mock + graph)
   dynamo        torch.compile with the same backend
-and prints medians and the ratios magpy/graph and dynamo/graph.
+and prints medians and the ratios magpy/graph and dynamo/graph. A third model writes a value it
+reads from a tensor to a log in the middle of its blocks (``StringIO.write``: not a record's
+operation): MagPy splits the call there (magpy.splits: guard + mock + first graph, the write, the
+continuation's guard + mock + graph), TorchDynamo breaks the graph; it prints magpy/eager,
+dynamo/eager and magpy/dynamo (two graphs: no single floor).
 """
 from __future__ import annotations
 
@@ -37,6 +41,48 @@ class MLPStack(nn.Module):
         for blk in self.blocks:
             x = x + blk(x)
         return x
+
+
+class LoggedStack(MLPStack):
+    """The medium model with a log line written halfway (a dynamic operation: the call splits)."""
+
+    def __init__(self, d=64, depth=24):
+        super().__init__(d, depth)
+        import io
+
+        self.log = io.StringIO()
+
+    def forward(self, x):
+        half = len(self.blocks) // 2
+        for blk in self.blocks[:half]:
+            x = x + blk(x)
+        self.log.write(f"{x.abs().max().item():.4f}\n")
+        for blk in self.blocks[half:]:
+            x = x + blk(x)
+        return x
+
+
+def bench_split(model: nn.Module, x: torch.Tensor, backend: str, iters: int) -> dict:
+    model.eval()
+    cm = magpy.compile(model, backend=backend)
+    dyn = torch.compile(model, backend=backend)
+    with torch.no_grad():
+        for f in (lambda: cm(x), lambda: dyn(x), lambda: model(x)):
+            for _ in range(20):
+                f()
+        st = magpy.stats(cm)
+        assert st.splits == 1 and st.fallbacks == 0 and st.resumed_fallbacks == 0, st
+        res = {"eager": [], "magpy": [], "dynamo": []}
+        for _ in range(5):
+            res["magpy"].append(_median_us(lambda: cm(x), iters))
+            res["dynamo"].append(_median_us(lambda: dyn(x), iters))
+            res["eager"].append(_median_us(lambda: model(x), iters))
+    out = {k: min(v) for k, v in res.items()}
+    print(f"split    params={sum(1 for _ in model.parameters()):4d} "
+          + " ".join(f"{k}={v:8.1f}us" for k, v in out.items())
+          + f"  graphs={st.graph_count}  magpy/eager={out['magpy'] / out['eager']:.3f}"
+          + f"  dynamo/eager={out['dynamo'] / out['eager']:.3f}  magpy/dynamo={out['magpy'] / out['dynamo']:.3f}")
+    return out
 
 
 def _median_us(fn, iters: int) -> float:
@@ -82,6 +128,7 @@ def main() -> None:
     print(f"backend={a.backend}, median of {a.iters} calls, best of 5 interleaved rounds, 1 thread")
     bench("small", DemoNet(), torch.randn(1, 3, 16, 16), a.backend, a.iters)
     bench("medium", MLPStack(), torch.randn(1, 64), a.backend, a.iters)
+    bench_split(LoggedStack(), torch.randn(1, 64), a.backend, a.iters)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,12 @@ class Stats:
     ``mock_time_s`` are measured only with ``profile=True`` (then ``matched_calls ==
     guard_hits``); otherwise they are None. Counters are not locked: under concurrent calls
     from several threads an increment can be lost.
+
+    A call split at a dynamic operation (:mod:`magpy.splits`) is counted here by its first
+    part (a hit of a split record, or the miss whose monitor run split it); the code after the
+    operation is a continuation, a compiled callable of its own, whose counters are summed into
+    ``resumed_monitor_runs``, ``resumed_guard_hits`` and ``resumed_fallbacks`` (over every level
+    of nesting), whose graphs are in ``graph_count``, and ``splits`` counts the continuations.
     """
 
     monitor_runs: int = 0
@@ -992,7 +998,9 @@ class Explanation:
     graph: Any = None
     assumptions: list = field(default_factory=list)
     #: dynamic operations kept in the record: each runs in Python (between compiled regions,
-    #: for backends other than eager) with the values the graph computed, in program order
+    #: for backends other than eager) with the values the graph computed, in program order; and
+    #: the split the run ended at ("split at `op` (file:line): reason"), after which the code
+    #: goes on in a compiled continuation (magpy.splits; ``graph_count`` is the code before it)
     splits: list = field(default_factory=list)
     #: branches on tensor values (magpy.branches): whether each one's arm can become one side of a
     #: conditional node once a run takes the other side, or why it stays an assumption
