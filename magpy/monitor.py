@@ -753,6 +753,14 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                 if fn is len or fn is isinstance or self._value_guard(v):
                     continue   # len(tensor) is shape[0]: metadata
                 self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
+            if fn is len and type(v) in (list, tuple, dict, set, collections_deque):
+                node = self.node(v)
+                if node is not None and node.source is not None and not node.full_read \
+                        and node.node_id not in self.appends and node.node_id not in self.mutated:
+                    # `len(self.heap)`: the length is what is read, not the items (the container's
+                    # type is guarded where it was read; changes before this would need its entry state)
+                    self.add_guard(LenGuard(node.source, len(v)))
+                    continue
             if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
                 self.full_read(v)
                 elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
@@ -1319,6 +1327,13 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             # `x is None`: every object from outside already has a guard on its type or value,
             # which decides this (3.11+ compile it as a jump that reads nothing; 3.10 as IS_OP)
             return
+        if na is not None and nb is not None and na.source is not None and nb.source is not None:
+            # two objects from outside: the relation is guarded, not which objects they are
+            # (`self.cache is acc` where both came in from outside holds for new objects too)
+            self.add_guard(SameGuard(na.source, nb.source, a is b))
+            return
+        if (na is not None and na.source is None) or (nb is not None and nb.source is None):
+            return   # an object made in the call is none from outside: the outcome is the path's
         self._guard_identity(a)
         self._guard_identity(b)
 

@@ -346,3 +346,128 @@ def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)
 def state(): return buf.getvalue()
 NCALLS = 6
 """)
+
+program(F_, "split_in_super_call_decorated_helper_and_varargs", """
+import bisect
+import functools
+EDGES = [-1.0, 0.0, 1.0]
+def traced(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        return out
+    return wrapper
+@traced
+def bucket(v, *, lo=0):
+    return bisect.bisect(EDGES, v, lo=lo)
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+    def forward(self, x, *extra, **opts):
+        y = self.fc(x)
+        b = bucket(float(y.mean()), lo=opts.get("lo", 0))
+        return y * b + sum(extra)
+class Child(Base):
+    def forward(self, x, *extra, **opts):
+        return super().forward(x, *extra, **opts).tanh() + 1
+m = Child()
+def make(): return m
+def inputs(i): return ((torch.randn(2, 3, generator=torch.Generator().manual_seed(i)) * 3, 1.0, 2.0), {"lo": i % 2})
+def step(i):
+    if i == 3: EDGES.append(2.0)
+NCALLS = 6
+""")
+
+program(F_, "result_of_the_native_branched_on_and_unpacked_star", """
+import heapq
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heap = [0.5]
+    def forward(self, x):
+        v = float(x.max())
+        args = (self.heap, v)
+        smallest = heapq.heappushpop(*args)
+        if smallest > 0.2:
+            return x * smallest
+        return x - 1
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(4, generator=torch.Generator().manual_seed(i)),)
+def state(): return list(m.heap)
+NCALLS = 6
+""")
+
+program(F_, "native_in_a_while_loop_deeper_than_the_split_depth", """
+import io
+buf = io.StringIO()
+def f(x, n):
+    k = 0
+    while k < n:
+        x = x * 0.9 + k
+        buf.write(f"{k}\\n")
+        k += 1
+    return x
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)), (12, 12, 3, 12)[i])
+def state(): return buf.getvalue()
+NCALLS = 4
+""")
+
+program(F_, "submodule_with_a_forward_hook_around_the_split", """
+import io
+buf = io.StringIO()
+seen = []
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+    def forward(self, x):
+        y = self.fc(x)
+        buf.write(f"{y.sum().item():.2f}\\n")
+        return y.relu()
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+    def forward(self, x):
+        return self.inner(x) * 2
+m = Outer()
+def make(): return m
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2:
+        h = m.inner.register_forward_hook(lambda mod, a, out: seen.append(tuple(out.shape)))
+        CLEANUP.append(h.remove)
+def state(): return buf.getvalue(), list(seen)
+NCALLS = 5
+""")
+
+program(F_, "static_and_class_methods_split_value_kept_on_self", """
+import bisect
+class M(nn.Module):
+    EDGES = [0.0, 0.5]
+    def __init__(self):
+        super().__init__()
+        self.last = None
+    @staticmethod
+    def level(v):
+        return bisect.bisect(M.EDGES, v)
+    @classmethod
+    def scale(cls, x, v):
+        return x * (cls.level(v) + 1)
+    def forward(self, x):
+        v = float(x.abs().mean())
+        out = self.scale(x, v)
+        prev = self.last
+        self.last = v
+        return out if prev is None else out + prev
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3: M.EDGES = [0.0, 0.25, 0.75]
+def state(): return m.last
+NCALLS = 6
+""")
