@@ -10,11 +10,12 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    mock are generated right there, as if the call returned the images: the mock runs the graph
    of the operators before D, replays the writes and prints made before D and rebuilds the
    images (graph outputs, guarded sources, constants, objects made in the call, each object
-   once, so identity holds). The rest of the monitor run goes on unmonitored: its result is
-   eager's.
+   once, so identity holds). Iterators in progress (the ``for`` around D) are rebuilt by the
+   continuation from what they iterate and how far they got.
 2. *Resume functions* (:mod:`magpy.bytecode.resume`). For each F_i a function made from F_i's
-   code starts at the instruction after the call F_i was in (after D for F_k), with the
-   image as arguments and the callee's result on top of the stack.
+   code starts at the instruction after the call F_i was in (after D for F_k; after its
+   ``POP_TOP`` when the value is dropped), with the image as arguments and the callee's result
+   on top of the stack.
 3. *The continuation* is one generated Python function of all images and D's result::
 
        def resumed(i0, i1, ..., d):
@@ -23,19 +24,22 @@ such an operation D sent the whole call to eager. Now the call is split at D:
            ...
            return resume_1(<image of F_1>, v)
 
-   compiled with MagPy like any function (same backend and options): its first call is a
-   monitor run, its records are guarded on what D produced and on the images, and a second
-   dynamic operation in it splits again. The matched path of a split record is guard + mock
-   (the prefix) → D with its real arguments → the continuation's own matched path.
+   compiled with MagPy like any function (same backend and options): its records are guarded
+   on what D produced and on the images, and a second dynamic operation in it splits again.
+   The matched path of a split record is guard + mock (the prefix) → D with its real arguments
+   → the continuation's own matched path.
+4. *The monitor run* stops the program at D (:class:`SplitHere`) and goes on from the frames'
+   real values with D and the continuation, whose own monitor run follows in the same call.
 
 Where it stops (the call then runs eagerly, as before, with the reason): D is not a call
-instruction (it is detected after its instruction ran, or it is an iteration step); an
-exception handler (``try``, ``with``) covers D or a call site of an outer frame (an exception
-would have to cross from one resume function into another's handler); a frame between two
-monitored ones is not ``Module.__call__`` without hooks (a C function calling back, a
-decorator's native wrapper); a frame is a generator; a live local is unbound; the mock cannot
-rebuild an image value (an iterator or a closure made in the call); CPython 3.10 (absolute
-jumps and ``SETUP_*`` blocks: no resume functions).
+instruction (an attribute read, an iteration step); an exception handler (``try``, ``with``)
+covers D or a call site of an outer frame (an exception would have to cross from one resume
+function into another's handler); a frame between two monitored ones is not
+``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
+a frame is a generator; a live local is unbound; the mock cannot rebuild an image value (a
+closure or a module made in the call); the run follows sizes that change (lifting is given up
+and the next run splits); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
+functions).
 """
 from __future__ import annotations
 
@@ -140,8 +144,9 @@ def _module_forward_code(mod: Any) -> Any:
 
 
 def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> SplitPoint:
-    """The split at the call instruction ``call`` = ``(ins, stack, kw_names)`` of frame ``fs``,
-    where the monitor broke with ``reason``. Raises :class:`NotSplit` with what prevents it."""
+    """The split at the call instruction ``call`` = ``(ins, stack, kw_names, assumptions so far)``
+    of frame ``fs``, where the monitor broke with ``reason``; ``shape`` is the call shape of the
+    run. Generates the prefix's guard and mock now. Raises :class:`NotSplit` with what prevents it."""
     from .codegen import generate
 
     if not supported():
