@@ -9,8 +9,11 @@
 On a call, the records' guards are tried most recent first; a passing guard hands
 its fetched objects to the record's mock (compiled graph + replayed side effects).
 When every guard fails, a monitor run executes the program for real under
-monitoring, and a new record is built from it. A program MagPy cannot compile runs
-eagerly, with its break reasons in :func:`explain` and :func:`stats`.
+monitoring, and a new record is built from it. A monitor run that meets a dynamic
+operation at a call splits the call there (:mod:`magpy.splits`): the record covers the code
+before it, and the code after it is a continuation compiled like any function, monitored in
+the same call. A program MagPy cannot compile runs eagerly, with its break reasons in
+:func:`explain` and :func:`stats`.
 
 Semantics kept equal to the eager call:
 
