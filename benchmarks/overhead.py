@@ -67,17 +67,12 @@ def bench_split(model: nn.Module, x: torch.Tensor, backend: str, iters: int) -> 
     cm = magpy.compile(model, backend=backend)
     dyn = torch.compile(model, backend=backend)
     with torch.no_grad():
-        for f in (lambda: cm(x), lambda: dyn(x), lambda: model(x)):
-            for _ in range(20):
-                f()
+        variants = {"magpy": lambda: cm(x), "dynamo": lambda: dyn(x), "eager": lambda: model(x)}
+        for f in variants.values():
+            f()
         st = magpy.stats(cm)
         assert st.splits == 1 and st.fallbacks == 0 and st.resumed_fallbacks == 0, st
-        res = {"eager": [], "magpy": [], "dynamo": []}
-        for _ in range(5):
-            res["magpy"].append(_median_us(lambda: cm(x), iters))
-            res["dynamo"].append(_median_us(lambda: dyn(x), iters))
-            res["eager"].append(_median_us(lambda: model(x), iters))
-    out = {k: min(v) for k, v in res.items()}
+        out = _interleaved(variants, iters)
     print(f"split    params={sum(1 for _ in model.parameters()):4d} "
           + " ".join(f"{k}={v:8.1f}us" for k, v in out.items())
           + f"  graphs={st.graph_count}  magpy/eager={out['magpy'] / out['eager']:.3f}"
@@ -87,6 +82,19 @@ def bench_split(model: nn.Module, x: torch.Tensor, backend: str, iters: int) -> 
 
 def _median_us(fn, iters: int) -> float:
     return statistics.median(call_times(fn, [((), {})], warmup=0, repeat=iters)) * 1e6
+
+
+def _interleaved(variants: dict, iters: int) -> dict:
+    """Best of 5 interleaved rounds (drift hits every variant alike) of each variant's median
+    call time in microseconds, after 20 warm-up calls each."""
+    for f in variants.values():
+        for _ in range(20):
+            f()
+    res = {k: [] for k in variants}
+    for _ in range(5):
+        for k, f in variants.items():
+            res[k].append(_median_us(f, iters))
+    return {k: min(v) for k, v in res.items()}
 
 
 def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int) -> dict:
@@ -99,18 +107,10 @@ def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int
         rec = magpy.records(cm)[0]
         args = rec.graph_inputs((x,), {})   # what the matched path hands the graph
         graph = rec.compiled_graph
-        for f in (lambda: graph(*args), lambda: cm(x), lambda: dyn(x), lambda: model(x)):
-            for _ in range(20):
-                f()
-        res = {"eager": [], "graph": [], "magpy": [], "dynamo": []}
-        for _ in range(5):   # interleave rounds so drift hits every variant alike
-            res["graph"].append(_median_us(lambda: graph(*args), iters))
-            res["magpy"].append(_median_us(lambda: cm(x), iters))
-            res["dynamo"].append(_median_us(lambda: dyn(x), iters))
-            res["eager"].append(_median_us(lambda: model(x), iters))
+        out = _interleaved({"eager": lambda: model(x), "graph": lambda: graph(*args), "magpy": lambda: cm(x),
+                            "dynamo": lambda: dyn(x)}, iters)
         guard_us = _median_us(lambda: rec.guard((x,), {}), iters)
         assert rec.guard((x,), {}) is not None
-    out = {k: min(v) for k, v in res.items()}
     print(f"{name:8s} params={sum(1 for _ in model.parameters()):4d} "
           + " ".join(f"{k}={v:8.1f}us" for k, v in out.items())
           + f"  guard={guard_us:.1f}us  magpy/graph={out['magpy'] / out['graph']:.3f}"
