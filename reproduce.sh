@@ -14,6 +14,8 @@
 #                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START (CI)
 #   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
 #   ./reproduce.sh bench                matched-path overhead benchmark (MagPy vs bare compiled graph)
+#   ./reproduce.sh fuzz [--programs N --seed S --against magpy|dynamo ...]   the differential fuzzer
+#                                       (random programs run eagerly and compiled, finds shrunk; --help)
 #   ./reproduce.sh fig1|fig15|table2|fig16|fig17|fig18 [hydra overrides...]
 #   ./reproduce.sh table3 [runner flags...]    (needs PARITYBENCH_DIR)
 #   ./reproduce.sh all                  every experiment in turn
@@ -138,6 +140,7 @@ case "$cmd" in
         exec "$PY" -m pytest -q "$@" ;;
     test-core) exec "$PY" -m pytest -q "${CORE_TESTS[@]}" "$@" ;;
     bench) exec "$PY" benchmarks/overhead.py "$@" ;;
+    fuzz) exec "$PY" tests/fuzz "$@" ;;
     fig1|fig15|table2|fig16|fig17|fig18) exec "$PY" -m experiments.run "experiment=$cmd" "$@" ;;
     table3) exec "$PY" -m paritybench table3 "$@" ;;
     all)

@@ -1,0 +1,84 @@
+"""The differential fuzzer in CI: a bounded pass over fixed seeds must find nothing, every
+construct of the grammar renders to a program eager runs deterministically, and the fuzzer does
+find a deliberately weakened guard (so the bounded pass is a check that can fail)."""
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import grammar  # noqa: E402
+from fuzz import fuzz_pass, is_valid, render, run_spec  # noqa: E402
+
+# Programs of the bounded CI pass (about 0.1 s each); ./reproduce.sh fuzz runs long passes.
+CI_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_PROGRAMS", "400"))
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_bounded_pass_finds_nothing(seed):
+    res = fuzz_pass(CI_PROGRAMS // 2, seed, "magpy", shrink_budget_s=20, max_finds=3)
+    assert res.programs == CI_PROGRAMS // 2
+    assert res.invalid == 0, "the grammar drew programs eager cannot run deterministically"
+    # most programs reach a record: the pass tests guards and mocks, not only monitor runs
+    assert res.answered_from_records >= res.correct // 2, res.summary()
+    assert res.failures == 0, res.summary() + "\n\n" + "\n\n".join(f.report() for f in res.finds)
+
+
+def _specs_covering_the_grammar():
+    """One program per location x reader (kinds and uses cycled), plus every made object, memo
+    key and layer."""
+    out = []
+    rng = random.Random(0)
+    uses_seen = {}
+    for loc, kinds in grammar.LOCATIONS.items():
+        for r_i, reader in enumerate(grammar.READERS):
+            kind = kinds[r_i % len(kinds)]
+            uses = grammar.USES[grammar.use_kind(kind)]
+            k = uses_seen.get(kind, 0)
+            uses_seen[kind] = k + 1
+            sched = grammar.draw_schedule(rng, grammar.POOLS[kind], 4)
+            prec = 2 if loc in grammar.PRECEDENCE and r_i % 3 == 0 else -1
+            out.append(grammar.Spec(slots=[grammar.Slot(loc, kind, reader, uses[k % len(uses)], sched, prec)],
+                                    ncalls=4))
+    for made in grammar.MADE:
+        out.append(grammar.Spec(made=made, ncalls=3))
+    for memo in grammar.MEMO_KEYS:
+        out.append(grammar.Spec(slots=[grammar.Slot("arg", "int", "top", "mul", [1, 2, 1], -1)], memo=memo,
+                                inputs="pool", ncalls=3))
+    for layer in grammar.LAYERS:
+        out.append(grammar.Spec(layer=layer, train_schedule=[True, False, True], ncalls=3))
+    return out
+
+
+def test_every_construct_renders_to_a_deterministic_program():
+    bad = [s.signature() for s in _specs_covering_the_grammar() if not is_valid(s)]
+    assert not bad, f"{len(bad)} constructs do not run deterministically in eager: {bad[:5]}"
+
+
+def test_a_weakened_guard_is_found(monkeypatch):
+    """Value guards switched off: the fuzzer must notice within a short pass."""
+    from magpy import guards
+
+    monkeypatch.setattr(guards.ValueGuard, "check_line", lambda self, var, vars_, pool: None)
+    res = fuzz_pass(40, 5, "magpy", do_shrink=False)
+    assert res.failures >= 3, res.summary()
+
+
+def test_a_find_is_shrunk_to_a_small_program(monkeypatch):
+    from fuzz import failure_kind, shrink
+
+    from magpy import guards
+
+    monkeypatch.setattr(guards.ValueGuard, "check_line", lambda self, var, vars_, pool: None)
+    spec = grammar.Spec(slots=[grammar.Slot("global", "int", "with", "mul", [1, 1, 1, 1, 1], -1),
+                               grammar.Slot("arg", "str", "top", "eq", ["relu", "relu", "sigmoid", "relu", "relu"], -1)],
+                        layer="layernorm", ncalls=5)
+    res = run_spec(spec)
+    assert res.verdict == "wrong"
+    small = shrink(spec, "magpy", failure_kind(res), budget_s=60)
+    assert len(small.slots) == 1 and small.made is None and small.layer == "linear"
+    assert len(render(small)) < len(render(spec))
