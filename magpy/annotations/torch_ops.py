@@ -45,6 +45,51 @@ DATA_DEPENDENT = frozenset({
     "synchronize", "set_rng_state", "get_rng_state", "cpu_nonzero",
 })
 
+# Operators that write some of their tensor arguments without moving their version counters
+# (the kernels update running statistics in place): operator -> (positions of the written
+# arguments, their keyword names, position, keyword and default of the flag that turns writing on).
+def _silent_write_table() -> dict:
+    F = torch.nn.functional
+    stats_first = ((1, 2), ("running_mean", "running_var"))      # F.batch_norm(input, running_mean, ...)
+    stats_late = ((3, 4), ("running_mean", "running_var"))       # torch.batch_norm(input, weight, bias, ...)
+    table = {
+        F.batch_norm: (*stats_first, 5, "training", False),
+        F.instance_norm: (*stats_first, 5, "use_input_stats", True),
+        torch.batch_norm: (*stats_late, 5, "training", None),
+        torch.instance_norm: (*stats_late, 5, "use_input_stats", None),
+        torch.native_batch_norm: (*stats_late, 5, "training", None),
+    }
+    legit = getattr(torch, "_native_batch_norm_legit", None)
+    if legit is not None:
+        table[legit] = (*stats_late, 5, "training", None)
+    return table
+
+
+_SILENT_WRITES = _silent_write_table()
+
+
+def silently_written(target, args, kwargs) -> list:
+    """The tensor arguments operator ``target`` writes in place without a version bump (running
+    statistics of ``batch_norm`` in training): the monitor counts them as changed like any
+    in-place write (a new ShadowVersion, the undo log of a speculative graph)."""
+    try:
+        spec = _SILENT_WRITES.get(target)
+    except TypeError:   # an unhashable callable
+        return []
+    if spec is None:
+        return []
+    positions, keywords, flag_pos, flag_kw, default = spec
+    flag = args[flag_pos] if len(args) > flag_pos else kwargs.get(flag_kw, default)
+    if flag is False:
+        return []
+    out = []
+    for p, k in zip(positions, keywords):
+        t = args[p] if len(args) > p else kwargs.get(k)
+        if isinstance(t, torch.Tensor):
+            out.append(t)
+    return out
+
+
 def shape_depends_on_values(name: str, args, kwargs) -> bool:
     """Does this call's output *shape* depend on tensor values (not only on input shapes)?
 

@@ -1,0 +1,45 @@
+"""Programs the differential fuzzer (tests/fuzz) found, shrunk and then written out as a user
+would: each one failed on the commit before its fix."""
+from harness import program
+
+F_ = "fuzzfinds"
+
+program(F_, "batchnorm_train_with_a_logged_int_argument", """
+# The int argument changes, gets lifted, and the record for it is speculative (the log line
+# assumes its value). On a later call the assumption fails and the undo log must restore every
+# tensor the graph wrote, including the running statistics that batch_norm updates without moving
+# their version counters.
+LOG = []
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4)
+    def forward(self, x, step):
+        h = self.bn(x)
+        LOG.append(repr(step))
+        return h
+m = M()
+def make(): return m
+SCHED = [1, 1, 0, 2, 0, 2, 0]
+def inputs(i): return (torch.randn(3, 4, generator=torch.Generator().manual_seed(i % 2)), SCHED[i])
+NCALLS = 7
+EXPECT = "record"
+""")
+
+program(F_, "instance_norm_running_stats_with_a_changing_scale", """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.InstanceNorm1d(4, track_running_stats=True)
+    def forward(self, x, scale):
+        h = self.norm(x) * scale
+        LOG.append(repr(scale))
+        return h
+LOG = []
+m = M()
+def make(): return m
+SCHED = [1, 1, 2, 3, 2, 3]
+def inputs(i): return (torch.randn(2, 4, 5, generator=torch.Generator().manual_seed(i % 2)), SCHED[i])
+NCALLS = 6
+EXPECT = "record"
+""")
