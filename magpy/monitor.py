@@ -238,6 +238,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.param_sources = param_sources
         self.param_values = param_values
         self.top_closure = top_closure or ()
+        # Cells that outlive the call (id -> cell): the compiled function's closure and those of
+        # every function from outside whose frame ran. A function made during the call that
+        # closes over one of them (`lambda k: table[k]` inside such a function) reads outside state.
+        self.outside_cells: dict[int, Any] = {id(c): c for c in self.top_closure}
         self.rg = RefGraph()
         self.graph = OpGraph()
         self.guards: list[Guard] = []
@@ -351,9 +355,24 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                     raise BreakCompile(f"cannot tell which function object runs `{code.co_name}`")
                 bind_callee(self, frame, code)
                 self._guard_dunder_entry(frame, code)
+                self._note_outside_cells(frame)
             except BreakCompile as e:
                 self._break(e.reason, fs, frame.f_lasti)
         return True
+
+    def _note_outside_cells(self, frame) -> None:
+        """The closure cells of a function from outside (not made during the call) entered here:
+        functions it makes pass them on (a comprehension or lambda in a closure-defined
+        ``forward`` reading a free variable ``forward`` itself never loads)."""
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+            return
+        fn_node = self.node(fn)
+        if fn_node is not None and fn_node.source is None:
+            return   # made in this call: its cells came from frames seen here
+        for cell in fn.__closure__:
+            self.outside_cells[id(cell)] = cell
 
     def _bind_packed_params(self, frame) -> None:
         """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself
@@ -913,8 +932,21 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             cell = self._cell_of(fs, idx)
             if cell is not None and id(cell) not in self.cell_writes:
                 self._pend(fs, self._post_cell, cell)
+            elif cell is None and not fs.is_top and name in self.param_values:
+                # A comprehension, generator expression, lambda or inner function made during
+                # the call reads a cell of the frame that made it: the compiled frame's cell of
+                # an argument holds that argument until the frame stores to it (3.11 reads it
+                # only here: ``MAKE_CELL`` moved it into the cell, no ``LOAD_FAST`` saw it).
+                self._pend(fs, self._post_nested_param, name)
 
     op_LOAD_CLASSDEREF = op_LOAD_DEREF
+
+    def _post_nested_param(self, fs, stack, name):
+        """The value is the very object the top frame's parameter ``name`` was called with: it
+        has that parameter's source (an equal value stored by the call would have been guarded
+        where it was read; the same object read twice gets the same guard)."""
+        if stack and stack[-1] is self.param_values[name]:
+            self._post_param(fs, stack, name)
 
     def _cell_of(self, fs, idx):
         if fs.is_top:
@@ -926,10 +958,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         fn_node = self.node(fn)
         if fn_node is not None and fn_node.source is None:
             # A closure created during this call: its cells are the call's own (made by
-            # MAKE_CELL in a monitored frame), except those passed down from the compiled
-            # function's closure, which outlive the call (`lambda k: table[k]` over a free
-            # variable of the compiled function reads outside state).
-            if not any(cell is c for c in self.top_closure):
+            # MAKE_CELL in a monitored frame), except those passed down from the closure of the
+            # compiled function or of a function from outside, which outlive the call
+            # (`lambda k: table[k]` over such a free variable reads outside state).
+            if self.outside_cells.get(id(cell)) is not cell:
                 return None
         return cell
 
