@@ -242,6 +242,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         # every function from outside whose frame ran. A function made during the call that
         # closes over one of them (`lambda k: table[k]` inside such a function) reads outside state.
         self.outside_cells: dict[int, Any] = {id(c): c for c in self.top_closure}
+        self.frame_packed: dict[str, Any] = {}   # the top frame's own *args tuple / **kwargs dict
         self.rg = RefGraph()
         self.graph = OpGraph()
         self.guards: list[Guard] = []
@@ -383,6 +384,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         for name, src in self.param_sources.items():
             if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
                 value = f_locals.get(name, NO_VALUE)
+                self.frame_packed[name] = value   # (what a nested read of its cell finds)
                 if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
                     self.on_read(value, src, ("arg", name))
 
@@ -935,8 +937,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             elif cell is None and not fs.is_top and name in self.param_values:
                 # A comprehension, generator expression, lambda or inner function made during
                 # the call reads a cell of the frame that made it: the compiled frame's cell of
-                # an argument holds that argument until the frame stores to it (3.11 reads it
-                # only here: ``MAKE_CELL`` moved it into the cell, no ``LOAD_FAST`` saw it).
+                # an argument holds that argument until a frame stores to it, and where only
+                # nested code reads it, no load of the compiled frame ever saw it.
                 self._pend(fs, self._post_nested_param, name)
 
     op_LOAD_CLASSDEREF = op_LOAD_DEREF
@@ -945,7 +947,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         """The value is the very object the top frame's parameter ``name`` was called with: it
         has that parameter's source (an equal value stored by the call would have been guarded
         where it was read; the same object read twice gets the same guard)."""
-        if stack and stack[-1] is self.param_values[name]:
+        if stack and (stack[-1] is self.param_values[name] or stack[-1] is self.frame_packed.get(name, NO_VALUE)):
             self._post_param(fs, stack, name)
 
     def _cell_of(self, fs, idx):

@@ -175,6 +175,16 @@ def step(i):
     if i % 2 == 0: set_factor([2.0, 3.0, 0.5, 1.0][i // 2])
 """)
 
+program(F_, "genexpr_reads_star_args_tuple", """
+EXPECT = "record"
+NCALLS = 8
+def f(x, *ks):
+    return sum(r * ks[0] + ks[-1] for r in x.unbind(0))
+X = torch.randn(2, 3)
+def make(): return f
+def inputs(i): return (X, *[(1, 2), (3, 4), (1, 5), (6, 2)][i // 2])
+""")
+
 program(F_, "id_memo_in_module", """
 EXPECT = "record"
 NCALLS = 8
