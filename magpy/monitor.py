@@ -930,16 +930,18 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return
         code = fs.code
         if name in code.co_freevars:
-            idx = code.co_freevars.index(name)
-            cell = self._cell_of(fs, idx)
-            if cell is not None and id(cell) not in self.cell_writes:
-                self._pend(fs, self._post_cell, cell)
-            elif cell is None and not fs.is_top and name in self.param_values:
-                # A comprehension, generator expression, lambda or inner function made during
-                # the call reads a cell of the frame that made it: the compiled frame's cell of
-                # an argument holds that argument until a frame stores to it, and where only
-                # nested code reads it, no load of the compiled frame ever saw it.
-                self._pend(fs, self._post_nested_param, name)
+            cell = self._cell_of(fs, code.co_freevars.index(name))
+            if cell is not None:
+                if id(cell) not in self.cell_writes:
+                    self._pend(fs, self._post_cell, cell)
+                return
+        if name in self.param_values:
+            # A comprehension, generator expression, lambda or inner function made during the
+            # call reads a cell of the frame that made it: the compiled frame's cell of an
+            # argument holds that argument until a frame stores to it, and where only nested
+            # code reads it, no load of the compiled frame ever saw it. (The compiled frame
+            # itself, after a store gave the cell back: an inlined comprehension's, 3.12+.)
+            self._pend(fs, self._post_nested_param, name)
 
     op_LOAD_CLASSDEREF = op_LOAD_DEREF
 
