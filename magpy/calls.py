@@ -48,6 +48,7 @@ from .guards import (
     AbcTokenGuard,
     AbsentGuard,
     HasAttrGuard,
+    IdGuard,
     ModuleCallGuard,
     ModuleHooksGuard,
     NoHooksGuard,
@@ -752,7 +753,13 @@ class CallRules:
             node = self.node(args[0])
             if not is_immutable(args[0]) and (node is None or node.source is None):
                 self._dynamic("uses `id()` of an object created in this call (a new number every call)")
-            self._guard_identity(args[0])
+            if isinstance(args[0], torch.Tensor):
+                # The number stands for this very tensor (a memo key, an f-string key): a tensor
+                # from outside is otherwise guarded by its metadata only, and another tensor of
+                # the same shape would be served what was kept for this one.
+                self.add_guard(IdGuard(node.source, args[0]))
+            else:
+                self._guard_identity(args[0])
         if fn is next and args:
             self._check_stateful_iterator(args[0], "calls `next` on")
         fn_cls = None

@@ -238,6 +238,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.param_sources = param_sources
         self.param_values = param_values
         self.top_closure = top_closure or ()
+        # Cells that outlive the call (id -> cell): the compiled function's closure and those of
+        # every function from outside whose frame ran. A function made during the call that
+        # closes over one of them (`lambda k: table[k]` inside such a function) reads outside state.
+        self.outside_cells: dict[int, Any] = {id(c): c for c in self.top_closure}
+        self.frame_packed: dict[str, Any] = {}   # the top frame's own *args tuple / **kwargs dict
         self.rg = RefGraph()
         self.graph = OpGraph()
         self.guards: list[Guard] = []
@@ -351,9 +356,24 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                     raise BreakCompile(f"cannot tell which function object runs `{code.co_name}`")
                 bind_callee(self, frame, code)
                 self._guard_dunder_entry(frame, code)
+                self._note_outside_cells(frame)
             except BreakCompile as e:
                 self._break(e.reason, fs, frame.f_lasti)
         return True
+
+    def _note_outside_cells(self, frame) -> None:
+        """The closure cells of a function from outside (not made during the call) entered here:
+        functions it makes pass them on (a comprehension or lambda in a closure-defined
+        ``forward`` reading a free variable ``forward`` itself never loads)."""
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+            return
+        fn_node = self.node(fn)
+        if fn_node is not None and fn_node.source is None:
+            return   # made in this call: its cells came from frames seen here
+        for cell in fn.__closure__:
+            self.outside_cells[id(cell)] = cell
 
     def _bind_packed_params(self, frame) -> None:
         """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself
@@ -364,6 +384,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         for name, src in self.param_sources.items():
             if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
                 value = f_locals.get(name, NO_VALUE)
+                self.frame_packed[name] = value   # (what a nested read of its cell finds)
                 if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
                     self.on_read(value, src, ("arg", name))
 
@@ -909,12 +930,27 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return
         code = fs.code
         if name in code.co_freevars:
-            idx = code.co_freevars.index(name)
-            cell = self._cell_of(fs, idx)
-            if cell is not None and id(cell) not in self.cell_writes:
-                self._pend(fs, self._post_cell, cell)
+            cell = self._cell_of(fs, code.co_freevars.index(name))
+            if cell is not None:
+                if id(cell) not in self.cell_writes:
+                    self._pend(fs, self._post_cell, cell)
+                return
+        if name in self.param_values:
+            # A comprehension, generator expression, lambda or inner function made during the
+            # call reads a cell of the frame that made it: the compiled frame's cell of an
+            # argument holds that argument until a frame stores to it, and where only nested
+            # code reads it, no load of the compiled frame ever saw it. (The compiled frame
+            # itself, after a store gave the cell back: an inlined comprehension's, 3.12+.)
+            self._pend(fs, self._post_nested_param, name)
 
     op_LOAD_CLASSDEREF = op_LOAD_DEREF
+
+    def _post_nested_param(self, fs, stack, name):
+        """The value is the very object the top frame's parameter ``name`` was called with: it
+        has that parameter's source (an equal value stored by the call would have been guarded
+        where it was read; the same object read twice gets the same guard)."""
+        if stack and (stack[-1] is self.param_values[name] or stack[-1] is self.frame_packed.get(name, NO_VALUE)):
+            self._post_param(fs, stack, name)
 
     def _cell_of(self, fs, idx):
         if fs.is_top:
@@ -926,10 +962,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         fn_node = self.node(fn)
         if fn_node is not None and fn_node.source is None:
             # A closure created during this call: its cells are the call's own (made by
-            # MAKE_CELL in a monitored frame), except those passed down from the compiled
-            # function's closure, which outlive the call (`lambda k: table[k]` over a free
-            # variable of the compiled function reads outside state).
-            if not any(cell is c for c in self.top_closure):
+            # MAKE_CELL in a monitored frame), except those passed down from the closure of the
+            # compiled function or of a function from outside, which outlive the call
+            # (`lambda k: table[k]` over such a free variable reads outside state).
+            if self.outside_cells.get(id(cell)) is not cell:
                 return None
         return cell
 

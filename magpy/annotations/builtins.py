@@ -44,7 +44,8 @@ _add(object.__setattr__, Annotation(value_read=(False, True, False), inplace=(0,
 _add(delattr, Annotation(value_read=(False, True), inplace=(0,), relation=lambda a, k: ("delattr", a[1])))
 
 # Dynamic: results or effects differ between calls with equal inputs (PureClosure=False).
-# id() is pure within one run (used as a memo key by inspect, copy...); ids are never guarded.
+# id() is pure within one run (used as a memo key by inspect, copy...); the number stands for its
+# argument's identity, which the call rule guards (CallRules: `fn is id`).
 _add(id, Annotation(value_read=(False,)))
 for _fn in (print, input, open, exec, eval, compile, globals, locals, breakpoint, __import__):
     _add(_fn, DYNAMIC)
