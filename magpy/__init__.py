@@ -17,10 +17,12 @@ from .annotations import Annotation, annotate
 from .api import CompiledFunction, CompiledModule, Explanation, Stats, compile, explain, records, reset, stats
 from .backends import BackendError
 from .cache import Record
+from .check import CheckError
 from .capture import UnsupportedPython
 
 __all__ = ["compile", "explain", "records", "reset", "stats", "annotate", "Annotation", "CompiledFunction",
-           "CompiledModule", "Explanation", "Record", "Stats", "BackendError", "UnsupportedPython"]
+           "CompiledModule", "Explanation", "Record", "Stats", "BackendError", "UnsupportedPython",
+           "CheckError"]
 __version__ = "0.1.0"
 
 _configure_logging()
