@@ -555,7 +555,7 @@ class _Compiled:
         if id(rec) not in self._check_said:   # (the first divergence of each record is warned)
             self._check_said.add(id(rec))
             import warnings
-            warnings.warn(msg, CheckError, stacklevel=4)
+            warnings.warn(msg, CheckError, stacklevel=5)   # (the user's call)
 
     # -- a miss: monitor run, then a new record -----------------------------------------------------------
     def _miss(self, args, kwargs, unheld: list):

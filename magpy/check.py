@@ -402,6 +402,7 @@ def _names(roots: list, limit: int = 50000) -> dict[int, str]:
         names[id(obj)] = name
         if isinstance(obj, torch.nn.Module):
             d = obj.__dict__
+            todo.append((f"{name} (attributes)", d, name))
             for t in ("_parameters", "_buffers", "_modules"):
                 for k, v in (d.get(t) or {}).items():
                     todo.append((f"{name}.{k}", v))
@@ -419,7 +420,7 @@ def _names(roots: list, limit: int = 50000) -> dict[int, str]:
             except ValueError:
                 pass
         elif isinstance(getattr(obj, "__dict__", None), dict) and not isinstance(obj, torch.Tensor):
-            todo.append((f"{name}.__dict__", obj.__dict__, name))
+            todo.append((f"{name} (attributes)", obj.__dict__, name))
             for k, v in obj.__dict__.items():
                 todo.append((f"{name}.{k}", v))
     return names
