@@ -152,54 +152,25 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
     memo[id(memo)] = keep   # (deepcopy's keep-alive list: every original that was copied)
     ns = dict(g)
     compiled = _compiled_type()
+    gens = g.get("_G")
+    for gen in gens or ():
+        # The generators the mock draws from stay shared (a copy of one and a draw from the other
+        # would part ways): their states are put back after the sandbox run.
+        memo[id(gen)] = gen
     try:
         _preseed(fetched, memo, keep)
         for name in names:
             v = g[name]
             if isinstance(v, compiled):
                 memo[id(v)] = v   # (a compiled callable is MagPy's, not the program's state)
-        new_fetched = copy.deepcopy(fetched, memo)
-        deferred, dicts = [], []
-        for name in names:
-            v = g[name]
-            if isinstance(v, types.BuiltinMethodType) and isinstance(v.__self__, _CONTAINERS):
-                ns[name] = getattr(copy.deepcopy(v.__self__, memo), v.__name__)   # (`LOG.append`)
-            elif _effect(v):
-                ns[name] = _silenced(v)
-                ev.notes.append(f"what the record prints or logs ({getattr(v, '__name__', v)}) is not compared")
-            elif isinstance(v, _ATOMIC) or isinstance(v, compiled):
-                continue
-            elif _module_dict(v):
-                deferred.append(name)
-            elif type(v) is dict:
-                dicts.append(name)   # (perhaps an object's __dict__: copied once its owner is)
-            elif type(v) is types.CellType:
-                if id(v) not in memo:
-                    try:
-                        memo[id(v)] = types.CellType(copy.deepcopy(v.cell_contents, memo))
-                    except ValueError:
-                        memo[id(v)] = types.CellType()
-                    keep.append(v)
-                ns[name] = memo[id(v)]
-            else:
-                ns[name] = copy.deepcopy(v, memo)
-        _own_dicts(memo, keep)
-        for name in dicts:
-            ns[name] = copy.deepcopy(g[name], memo)
-        _own_dicts(memo, keep)
-        for name in deferred:
-            d = g[name]
-            if id(d) not in memo:
-                memo[id(d)] = {k: memo.get(id(x), x) for k, x in d.items()}
-                keep.append(d)
-            ns[name] = memo[id(d)]
+        with torch._C.DisableTorchFunctionSubclass():   # (copying is MagPy's, not the program's)
+            new_fetched, deferred, dicts = _copy_state(g, ns, names, fetched, memo, keep, ev, compiled)
     except Exception as e:
         ev.skipped = (f"the state the record reads could not be copied ({type(e).__name__}: {e}): only its guard "
                       "was checked")
         return ev
     sandbox = types.FunctionType(mock.__code__, ns, mock.__name__, mock.__defaults__, mock.__closure__)
     state = _rng_state()
-    gens = g.get("_G")
     gen_states = save_states(gens) if gens else None
     try:
         out = sandbox(new_fetched)
@@ -213,8 +184,91 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
         _set_rng_state(state)
         if gens:
             restore_states(gens, gen_states)
-    ev.memo, ev.originals = memo, keep
+    ev.memo, ev.originals = memo, _reachable(keep, memo, [fetched] + [g[n] for n in names])
     return ev
+
+
+def _copy_state(g: dict, ns: dict, names: list, fetched: Any, memo: dict, keep: list, ev: Evaluation,
+                compiled: type) -> tuple:
+    """Copies of what the guard fetched and of the mock's own constants into ``ns``, one memo."""
+    new_fetched = copy.deepcopy(fetched, memo)
+    deferred, dicts = [], []
+    for name in names:
+        v = g[name]
+        if isinstance(v, types.BuiltinMethodType) and isinstance(v.__self__, _CONTAINERS):
+            ns[name] = getattr(copy.deepcopy(v.__self__, memo), v.__name__)   # (`LOG.append`)
+        elif _effect(v):
+            ns[name] = _silenced(v)
+            ev.notes.append(f"what the record prints or logs ({getattr(v, '__name__', v)}) is not compared")
+        elif isinstance(v, _ATOMIC) or isinstance(v, compiled):
+            continue
+        elif _module_dict(v):
+            deferred.append(name)
+        elif type(v) is dict:
+            dicts.append(name)   # (perhaps an object's __dict__: copied once its owner is)
+        elif type(v) is types.CellType:
+            if id(v) not in memo:
+                try:
+                    memo[id(v)] = types.CellType(copy.deepcopy(v.cell_contents, memo))
+                except ValueError:
+                    memo[id(v)] = types.CellType()
+                keep.append(v)
+            ns[name] = memo[id(v)]
+        else:
+            ns[name] = copy.deepcopy(v, memo)
+    _own_dicts(memo, keep)
+    for name in dicts:
+        ns[name] = copy.deepcopy(g[name], memo)
+    _own_dicts(memo, keep)
+    for name in deferred:
+        d = g[name]
+        if id(d) not in memo:
+            memo[id(d)] = {k: memo.get(id(x), x) for k, x in d.items()}
+            keep.append(d)
+        ns[name] = memo[id(d)]
+    return new_fetched, deferred, dicts
+
+
+def _reachable(keep: list, memo: dict, roots: list) -> list:
+    """The copied originals that are outside state: reachable from what the mock reads through
+    containers, attributes and cells (``deepcopy`` also memoizes temporaries, such as the state
+    tuples ``__reduce_ex__`` makes, which nothing outside holds)."""
+    copied = {id(o) for o in keep}
+    found: dict[int, Any] = {}
+    todo = list(roots)
+    while todo:
+        o = todo.pop()
+        if id(o) in found or isinstance(o, _ATOMIC) or isinstance(o, torch.Tensor) and id(o) not in copied:
+            continue
+        if id(o) in copied:
+            found[id(o)] = o
+        elif not isinstance(o, (tuple, list, dict)):
+            continue   # (an object that was not copied: what it holds was not either)
+        if isinstance(o, torch.Tensor):
+            continue
+        if isinstance(o, (tuple, list, set, frozenset, collections.deque)):
+            todo.extend(o)
+        elif isinstance(o, dict):
+            todo.extend(o.keys())
+            todo.extend(o.values())
+        elif type(o) is types.CellType:
+            try:
+                todo.append(o.cell_contents)
+            except ValueError:
+                pass
+        elif isinstance(o, types.MethodType):
+            todo.append(o.__self__)
+        else:
+            d = getattr(o, "__dict__", None)
+            if type(d) is dict:
+                todo.append(d)
+            for klass in type(o).__mro__:
+                for slot in klass.__dict__.get("__slots__", ()) if isinstance(klass.__dict__.get("__slots__", ()), (tuple, list)) else ():
+                    try:
+                        todo.append(getattr(o, slot))
+                    except AttributeError:
+                        pass
+    return [o for o in keep if id(o) in found]
 
 
 def _own_dicts(memo: dict, keep: list) -> None:
@@ -344,9 +398,15 @@ class _Compare:
         if type(de) is dict and type(dm) is dict and not isinstance(e, (type, types.ModuleType, types.FunctionType)):
             return self.contents(de, dm, f"{path} (attributes)", depth + 1)
         try:
-            eq = e == m
-            if type(eq) is bool:
-                return None if eq else f"{path}: eager has {_short(e)}, the record would have {_short(m)}"
+            if type(e).__eq__ is object.__eq__:
+                # (equal only to itself: compare what pickling it would keep, e.g. a bit generator's state)
+                re_, rm = e.__reduce_ex__(4), m.__reduce_ex__(4)
+                if type(re_) is tuple and type(rm) is tuple:
+                    return self.contents(tuple(re_[1:3]), tuple(rm[1:3]), path, depth + 1)
+            else:
+                eq = e == m
+                if type(eq) is bool:
+                    return None if eq else f"{path}: eager has {_short(e)}, the record would have {_short(m)}"
         except Exception:
             pass
         note = f"{path}: a {type(e).__qualname__} was not compared"
@@ -453,6 +513,11 @@ def roots_of(target: Any, fn: Any, self_obj: Any, args: tuple, kwargs: dict) -> 
 
 def compare(ev: Evaluation, raised: BaseException | None, result: Any, backend: str, roots: list) -> str | None:
     """What differs between the record's answer (``ev``) and eager's (``result`` or ``raised``), or None."""
+    with torch._C.DisableTorchFunctionSubclass():   # (MagPy's reads of the tensors are not the program's)
+        return _compare(ev, raised, result, backend, roots)
+
+
+def _compare(ev: Evaluation, raised: BaseException | None, result: Any, backend: str, roots: list) -> str | None:
     if ev.skipped is not None:
         return None
     if ev.raised is not None or raised is not None:
@@ -499,6 +564,11 @@ def changed_reads(record: Record, args: tuple, kwargs: dict) -> list[str]:
     runs): each is a guard that should have failed, with the user's file:line that read it."""
     out = []
     guards = record.guards_text.splitlines()
+    with torch._C.DisableTorchFunctionSubclass():
+        return _changed_reads(record, args, kwargs, guards, out)
+
+
+def _changed_reads(record: Record, args: tuple, kwargs: dict, guards: list, out: list) -> list[str]:
     for src, value, where in record.reads:
         pool = ConstPool()
         try:
