@@ -17,8 +17,8 @@ from .annotations import Annotation, annotate
 from .api import CompiledFunction, CompiledModule, Explanation, Stats, compile, explain, records, reset, stats
 from .backends import BackendError
 from .cache import Record
-from .check import CheckError
 from .capture import UnsupportedPython
+from .check import CheckError
 
 __all__ = ["compile", "explain", "records", "reset", "stats", "annotate", "Annotation", "CompiledFunction",
            "CompiledModule", "Explanation", "Record", "Stats", "BackendError", "UnsupportedPython",

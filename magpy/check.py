@@ -123,18 +123,33 @@ def _set_rng_state(state: tuple) -> None:
     torch.set_grad_enabled(grad)
 
 
-def _preseed(x: Any, memo: dict, keep: list) -> None:
-    """Tensors ``deepcopy`` refuses (non-leaf tensors: the call's arguments often are), copied by value."""
-    items = x if type(x) in (tuple, list) else x.values() if type(x) is dict else (x,)
-    for t in items:
-        if isinstance(t, torch.Tensor) and not t.is_leaf and id(t) not in memo:
+def _preseed(x: Any, memo: dict, keep: list, deep: bool = False) -> None:
+    """Tensors ``deepcopy`` refuses (non-leaf tensors: the call's arguments often are; subclasses
+    without ``new_empty``), copied by value: in the arguments, or (``deep``) anywhere in the state."""
+    todo, seen = [x], set()
+    while todo:
+        t = todo.pop()
+        if id(t) in seen or id(t) in memo or isinstance(t, _ATOMIC):
+            continue
+        seen.add(id(t))
+        if isinstance(t, torch.Tensor):
+            if t.is_leaf and (not deep or type(t) in (torch.Tensor, torch.nn.Parameter)):
+                continue
             c = t.detach().clone()
+            if type(c) is not type(t):
+                c = c.as_subclass(type(t))
+            if type(getattr(t, "__dict__", None)) is dict and t.__dict__:
+                c.__dict__.update(copy.deepcopy(t.__dict__, memo))
             if t.requires_grad:
                 c.requires_grad_(True)
             memo[id(t)] = c
             keep.append(t)
-        elif type(t) in (tuple, list, dict) and t is not x:
-            _preseed(t, memo, keep)
+        elif type(t) in (tuple, list):
+            todo.extend(t)
+        elif type(t) is dict:
+            todo.extend(t.values())
+        elif deep and type(getattr(t, "__dict__", None)) is dict and not isinstance(t, types.ModuleType):
+            todo.extend(t.__dict__.values())
 
 
 def evaluate(record: Record, fetched: Any) -> Evaluation:
@@ -148,27 +163,32 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
     g = mock.__globals__
     names = sorted(set(re.findall(r"\bK\d+\b", record.mock_source)))
     memo: dict = {}
-    keep: list = []
-    memo[id(memo)] = keep   # (deepcopy's keep-alive list: every original that was copied)
-    ns = dict(g)
     compiled = _compiled_type()
     gens = g.get("_G")
     for gen in gens or ():
         # The generators the mock draws from stay shared (a copy of one and a draw from the other
         # would part ways): their states are put back after the sandbox run.
         memo[id(gen)] = gen
-    try:
-        _preseed(fetched, memo, keep)
-        for name in names:
-            v = g[name]
-            if isinstance(v, compiled):
-                memo[id(v)] = v   # (a compiled callable is MagPy's, not the program's state)
-        with torch._C.DisableTorchFunctionSubclass():   # (copying is MagPy's, not the program's)
-            new_fetched, deferred, dicts = _copy_state(g, ns, names, fetched, memo, keep, ev, compiled)
-    except Exception as e:
-        ev.skipped = (f"the state the record reads could not be copied ({type(e).__name__}: {e}): only its guard "
-                      "was checked")
-        return ev
+    shared = dict(memo)
+    for deep in (False, True):
+        # (a tensor deepcopy refuses deep in the state: once more, with every such tensor copied by value)
+        memo, keep, ns, ev.notes = dict(shared), [], dict(g), []
+        memo[id(memo)] = keep   # (deepcopy's keep-alive list: every original that was copied)
+        try:
+            for name in names:
+                v = g[name]
+                if isinstance(v, compiled):
+                    memo[id(v)] = v   # (a compiled callable is MagPy's, not the program's state)
+            with torch._C.DisableTorchFunctionSubclass():   # (copying is MagPy's, not the program's)
+                _preseed([fetched] + [g[n] for n in names] if deep else fetched, memo, keep, deep)
+                new_fetched, deferred, dicts = _copy_state(g, ns, names, fetched, memo, keep, ev, compiled)
+            break
+        except Exception as e:
+            if not deep and isinstance(e, RuntimeError) and "deepcopy" in str(e):
+                continue
+            ev.skipped = (f"the state the record reads could not be copied ({type(e).__name__}: {e}): only its "
+                          "guard was checked")
+            return ev
     sandbox = types.FunctionType(mock.__code__, ns, mock.__name__, mock.__defaults__, mock.__closure__)
     state = _rng_state()
     gen_states = save_states(gens) if gens else None

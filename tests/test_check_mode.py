@@ -241,3 +241,25 @@ def test_prints_not_doubled(capsys):
     assert capsys.readouterr().out.count("sum 4.0") == 3
     st = magpy.stats(cf)
     assert st.checks == 2 and any("print" in n for n in st.check_notes)
+
+
+def test_state_holding_a_non_leaf_tensor_is_copied():
+    """A module that keeps a tensor with a history (deepcopy refuses those) is still checked."""
+
+    class Keeps(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+            self.memory = self.lin(torch.ones(1, 3))   # (a non-leaf tensor, kept outside)
+
+        def forward(self, x):
+            return self.lin(x) + self.memory
+
+    m = Keeps()
+    cm = magpy.compile(m, backend="eager", check="raise")
+    x = torch.randn(2, 3)
+    for _ in range(3):
+        out = cm(x)
+    assert torch.allclose(out, m.lin(x) + m.memory)
+    st = magpy.stats(cm)
+    assert st.checks == 2 and not any("could not be copied" in n for n in st.check_notes)
