@@ -124,8 +124,8 @@ def _set_rng_state(state: tuple) -> None:
 
 
 def _preseed(x: Any, memo: dict, keep: list, deep: bool = False) -> None:
-    """Tensors ``deepcopy`` refuses (non-leaf tensors: the call's arguments often are; subclasses
-    without ``new_empty``), copied by value: in the arguments, or (``deep``) anywhere in the state."""
+    """Tensors ``deepcopy`` refuses (non-leaf tensors: the call's arguments often are), copied by
+    value: in the arguments, or (``deep``) anywhere in the state."""
     todo, seen = [x], set()
     while todo:
         t = todo.pop()
@@ -133,13 +133,9 @@ def _preseed(x: Any, memo: dict, keep: list, deep: bool = False) -> None:
             continue
         seen.add(id(t))
         if isinstance(t, torch.Tensor):
-            if t.is_leaf and (not deep or type(t) in (torch.Tensor, torch.nn.Parameter)):
-                continue
+            if t.is_leaf or type(t) is not torch.Tensor:
+                continue   # (a subclass's copy could run its __torch_function__ on state that is not copied)
             c = t.detach().clone()
-            if type(c) is not type(t):
-                c = c.as_subclass(type(t))
-            if type(getattr(t, "__dict__", None)) is dict and t.__dict__:
-                c.__dict__.update(copy.deepcopy(t.__dict__, memo))
             if t.requires_grad:
                 c.requires_grad_(True)
             memo[id(t)] = c
