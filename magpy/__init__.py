@@ -18,9 +18,11 @@ from .api import CompiledFunction, CompiledModule, Explanation, Stats, compile, 
 from .backends import BackendError
 from .cache import Record
 from .capture import UnsupportedPython
+from .check import CheckError
 
 __all__ = ["compile", "explain", "records", "reset", "stats", "annotate", "Annotation", "CompiledFunction",
-           "CompiledModule", "Explanation", "Record", "Stats", "BackendError", "UnsupportedPython"]
+           "CompiledModule", "Explanation", "Record", "Stats", "BackendError", "UnsupportedPython",
+           "CheckError"]
 __version__ = "0.1.0"
 
 _configure_logging()

@@ -47,6 +47,7 @@ import dataclasses
 import functools
 import gc
 import logging
+import os
 import threading
 import time
 import types
@@ -64,6 +65,7 @@ from .branches import ArmLibrary, Conditional, check_merged, describe_branches, 
 from .breaks import BreakCompile
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
+from .check import CheckError, changed_reads, compare, evaluate, mode_of, roots_of
 from .codegen import generate
 from .global_state import global_hooks_present
 from .graph import Unsupported
@@ -155,6 +157,13 @@ class Stats:
     resumed_monitor_runs: int = 0
     resumed_guard_hits: int = 0
     resumed_fallbacks: int = 0
+    #: check mode (``check=True``, :mod:`magpy.check`): calls whose record was evaluated on a sandbox
+    #: and compared with the eager call, how many of them differed, the reports of the first
+    #: differences (at most 20) and the parts of records that were not compared
+    checks: int = 0
+    check_divergences: int = 0
+    check_reports: list = field(default_factory=list)
+    check_notes: list = field(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -290,8 +299,9 @@ class _Compiled:
     _target: Any
 
     def _setup(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-               recompile_limit: int = 16, dynamic: bool | None = None) -> None:
+               recompile_limit: int = 16, dynamic: bool | None = None, check: Any = None) -> None:
         _check_python()
+        check = mode_of(check, os.environ)   # (MAGPY_CHECK is read here, when compiling)
         if dynamic not in (None, True, False):
             raise TypeError(f"magpy.compile: dynamic must be None, True or False, got {dynamic!r}")
         if dynamic and not supports_lifting(backend):
@@ -300,7 +310,9 @@ class _Compiled:
         self._target = target
         self._runner = _Runner(target)
         self._options = dict(backend=backend, profile=profile, cache_limit=cache_limit,
-                             recompile_limit=recompile_limit, dynamic=dynamic)
+                             recompile_limit=recompile_limit, dynamic=dynamic, check=check or False)
+        self._check = check   # None, "warn" or "raise" (magpy.check)
+        self._check_said: set = set()   # records whose divergence was warned about (once each)
         # Lifted shapes (magpy.scalars): parameter name -> dimensions whose size is not guarded.
         # dynamic=None lifts a dimension once two calls differed in its size (as TorchDynamo's
         # automatic dynamic shapes do); True lifts every dimension of every tensor argument.
@@ -317,7 +329,7 @@ class _Compiled:
         self._continuations: dict = {}    # split point -> (go, compiled continuation) (magpy.splits)
         self._changing_assumptions: set = set()   # file:line where numbers passed to natives changed between records
         self._profile = profile
-        self._fast = not profile   # __call__ may go straight to the first record (see _give_up)
+        self._fast = not profile and not check   # __call__ may go straight to the first record (see _give_up)
         self._stats = self._new_stats()
         self._eager_reason: str | None = None
         self._recompile_limit = recompile_limit
@@ -363,6 +375,8 @@ class _Compiled:
             # Called from a program that is being monitored: run as plain code, so the outer
             # monitor run sees (and compiles) what this function does.
             return self._target(*args, **kwargs)
+        if self._check is not None:
+            return self._check_call(args, kwargs)
         if self._eager_reason is not None:
             self._stats.fallbacks += 1
             return self._target(*args, **kwargs)
@@ -457,6 +471,92 @@ class _Compiled:
         else:
             log.debug("magpy: a guard of %s raised %s: %s", self._name, type(e).__name__, e)
 
+    # -- check mode (magpy.check): eager answers, the record is evaluated beside it ------------------------
+    def _check_call(self, args: tuple, kwargs: dict) -> Any:
+        """A call in check mode: the program runs once, for real (eagerly, or as the monitor run of
+        a miss); the record whose guard passes is evaluated on a sandbox before, and compared after."""
+        st = self._stats
+        if self._eager_reason is not None or self._runner.hooks_reason() is not None:
+            st.fallbacks += 1
+            return self._target(*args, **kwargs)
+        found = None
+        for rec in self._cache.records:
+            try:
+                fetched = rec.guard(args, kwargs)
+            except Exception as e:   # guards return None on a miss: an exception is a MagPy bug
+                self._guard_raised(rec, e)
+                continue
+            if fetched is None:
+                continue
+            ev = evaluate(rec, fetched)
+            if ev.unheld:
+                st.unheld += 1   # (a speculative record whose values did not hold: the next one is tried)
+                continue
+            found = ev
+            self._cache.promote(rec)
+            break
+        if found is None:
+            return self._check_miss(args, kwargs)
+        st.guard_hits += 1
+        for note in found.notes + ([found.skipped] if found.skipped else []):
+            if note not in st.check_notes:
+                st.check_notes.append(note)
+        if found.skipped is not None:
+            return self._target(*args, **kwargs)
+        rec = found.record
+        suspects = changed_reads(rec, args, kwargs) if rec.reads else []   # (before eager changes them)
+        roots = roots_of(self._target, self._runner.fn, self._runner.self_obj, args, kwargs)
+        st.checks += 1
+        try:
+            result = self._target(*args, **kwargs)
+        except Exception as e:
+            differs = compare(found, e, None, self._backend_name, roots)
+            if differs:
+                self._check_report(rec, differs, suspects)
+            raise
+        differs = compare(found, None, result, self._backend_name, roots)
+        if differs:
+            self._check_report(rec, differs, suspects)
+        return result
+
+    def _check_miss(self, args: tuple, kwargs: dict) -> Any:
+        """No record's guard passed: the monitor run is this call's one real execution (it builds
+        the record later calls are checked against), or the call runs eagerly."""
+        st = self._stats
+        with _MONITOR_LOCK:
+            if self._eager_reason is None and not self._stopped:
+                if st.monitor_runs < self._recompile_limit:
+                    st.guard_misses += 1
+                    result = self._monitor_and_record(args, kwargs)
+                    if result is not _EAGER:
+                        return result
+                    return self._target(*args, **kwargs)
+                self._limit_reached()
+        st.fallbacks += 1
+        return self._target(*args, **kwargs)
+
+    def _check_report(self, rec: Record, differs: str, suspects: list[str]) -> None:
+        st = self._stats
+        st.check_divergences += 1
+        number = next((len(self._cache.records) - i for i, r in enumerate(self._cache.records) if r is rec), 0)
+        msg = f"magpy check: {self._name}: the record (#{number} of {len(self._cache.records)}) whose guard passed " \
+              f"answers differently from eager: {differs}"
+        if suspects:
+            msg += "; the guard that should have failed: " + "; ".join(suspects[:3])
+        else:
+            msg += "; no value the record's run read from outside has changed (its guards: " + \
+                "; ".join(rec.guards_text.splitlines()[:6]) + ")"
+        if rec.split:
+            msg += f"; the record is split: {rec.split}"
+        if len(st.check_reports) < 20:
+            st.check_reports.append(msg)
+        if self._check == "raise":
+            raise CheckError(msg)
+        if id(rec) not in self._check_said:   # (the first divergence of each record is warned)
+            self._check_said.add(id(rec))
+            import warnings
+            warnings.warn(msg, CheckError, stacklevel=5)   # (the user's call)
+
     # -- a miss: monitor run, then a new record -----------------------------------------------------------
     def _miss(self, args, kwargs, unheld: list):
         st = self._stats
@@ -548,6 +648,8 @@ class _Compiled:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
         mon.branch_library = self._arms
         mon.abort_at_split = True
+        if self._check is not None:
+            mon.read_log = []   # (what the run read where: named when a record diverges, magpy.check)
         try:
             result = self._runner.run(mon, args, kwargs)
         except SplitHere:
@@ -748,7 +850,7 @@ class _Compiled:
                       int_values={g.source.describe(): g.value for g in mon.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
                       lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()}, regions=regions,
-                      loops=tuple(getattr(mon, "loop_report", ())),
+                      loops=tuple(getattr(mon, "loop_report", ())), reads=tuple(mon.read_log or ()),
                       branches=tuple(getattr(mon, "branch_report", ())))
 
     def _give_up(self, reason: str, internal: bool = False) -> None:
@@ -789,7 +891,7 @@ class _Compiled:
         self._lifted_values = set()
         self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
         self._eager_reason = None
-        self._fast = not self._profile
+        self._fast = not self._profile and not self._check
         self._limit_said = False
         self._stopped = False
         self._retried = False
@@ -801,8 +903,8 @@ class CompiledFunction(_Compiled):
     """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
 
     def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-                 recompile_limit: int = 16, dynamic: bool | None = None):
-        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic)
+                 recompile_limit: int = 16, dynamic: bool | None = None, check: Any = None):
+        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check)
         functools.update_wrapper(self, self._runner.fn, updated=())
 
 
@@ -810,7 +912,7 @@ class CompiledFunction(_Compiled):
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
                   "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms", "_graphs",
-                  "_continuations", "_changing_assumptions", "_split_depth"})
+                  "_continuations", "_changing_assumptions", "_split_depth", "_check", "_check_said"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):
@@ -829,10 +931,10 @@ class CompiledModule(_Compiled, torch.nn.Module):
     """
 
     def __init__(self, target: torch.nn.Module, backend: Any = "inductor", profile: bool = False,
-                 cache_limit: int = 64, recompile_limit: int = 16, dynamic: bool | None = None):
+                 cache_limit: int = 64, recompile_limit: int = 16, dynamic: bool | None = None, check: Any = None):
         # nn.Module.__init__ is not called: it would give the wrapper tables of its own.
         object.__setattr__(self, "_orig_mod", target)
-        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic)
+        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check)
 
     __call__ = _Compiled.__call__
 
@@ -975,8 +1077,23 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
     ``cache_limit`` bounds the records kept per function; after ``recompile_limit`` monitor
     runs the function runs eagerly, with a warning (values that change every call need lifting).
     A module compiles to a :class:`CompiledModule`, an ``nn.Module`` that stands in for it.
+
+    ``check=True`` (or ``MAGPY_CHECK=1`` in the environment when compiling; ``check=False``
+    overrides it) is *check mode*, for trusting MagPy on your program before switching it on:
+    every call runs the real program eagerly (what you see is exactly eager's, and it runs once
+    per call: on a miss, the monitor run is that one run), and the record whose guard passes is
+    evaluated beside it on a deep copy of the state it reads and writes (its graph on copied
+    inputs, its return value, its planned writes; prints and logging silenced, random generators
+    put back). Its return value and the copies' state are compared with what eager returned and
+    the state eager left (tensors with a tolerance suited to the backend). A difference is
+    warned (:class:`magpy.CheckError`, once per record) naming the record, the value read from
+    outside whose guard should have failed (with the file:line that read it) and what differed;
+    ``check="raise"`` (or ``MAGPY_CHECK=raise``) raises it instead, after the eager call ran.
+    :func:`stats` counts ``checks`` and ``check_divergences`` and keeps ``check_reports`` and
+    ``check_notes`` (parts not compared: what a record prints, a split record's continuation,
+    state that could not be copied). Check mode is slow (a deep copy per call).
     """
-    known = {"profile", "cache_limit", "recompile_limit", "dynamic"}
+    known = {"profile", "cache_limit", "recompile_limit", "dynamic", "check"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"magpy.compile: unknown options {sorted(bad)}; known: {sorted(known)}")
@@ -1101,7 +1218,8 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
     if not isinstance(compiled, _Compiled):
         raise TypeError("magpy.stats expects what magpy.compile returned")
     st = compiled._stats
-    snap = dataclasses.replace(st, break_reasons=list(st.break_reasons))   # a snapshot, not live counters
+    snap = dataclasses.replace(st, break_reasons=list(st.break_reasons), check_reports=list(st.check_reports),
+                               check_notes=list(st.check_notes))   # a snapshot, not live counters
     for _, cont in compiled._continuations.values():
         sub = stats(cont)
         snap.splits += 1 + sub.splits

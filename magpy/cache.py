@@ -73,6 +73,7 @@ class Record:
     branches: tuple = ()             # branches on tensor values: conditional nodes, or kept assumed and why (magpy.branches)
     assumed_at: tuple = ()           # (file:line, what) per assumption: where speculation keeps failing (magpy.splits)
     split: str | None = None         # the dynamic operation it ends at, run before its continuation (magpy.splits)
+    reads: tuple = ()                # check mode: (source, value, file:line) of the values its run read (magpy.check)
 
     def graph_inputs(self, args: tuple, kwargs: dict) -> list | None:
         """The compiled graph's inputs for a call with these arguments, None when the guard fails:

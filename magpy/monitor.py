@@ -228,6 +228,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     values are followed by :class:`~magpy.scalars.ScalarFlow`.
     """
 
+    #: check mode (magpy.check): a list that gets ``(source, value, where)`` for every immutable value
+    #: read from outside, to say which guard should have failed when a record diverges from eager
+    read_log: list | None = None
+
+
     def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
                  top_closure: tuple | None = None, lifted: list[tuple] | None = None,
                  lifted_values: frozenset = frozenset()) -> None:
@@ -596,6 +601,16 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         line = ins.line if ins is not None and ins.line else fs.frame.f_lineno
         return f"{fs.code.co_filename}:{line} in {fs.code.co_name}"
 
+    def _log_read(self, value: Any, source: Source) -> None:
+        """Check mode: keep what was read where (lifted numbers change between calls by design)."""
+        if source.describe() in self.lifted_values:
+            return
+        try:
+            where = self.where() if self._at is not None else None
+        except Exception:
+            where = None
+        self.read_log.append((source, value, where))
+
     def _dynamic(self, reason: str):
         self.dynamic = True
         raise BreakCompile(reason)
@@ -618,6 +633,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                 owner: ShadowNode | None = None) -> None:
         """``value`` was read from outside through ``source``: give it a node and guards."""
         if is_immutable(value):
+            if self.read_log is not None:
+                self._log_read(value, source)
             self.add_guard(ValueGuard(source, value))
             if owner is not None and relation is not None:
                 self.rg.add_initial_ref(owner, relation, Const(value))
