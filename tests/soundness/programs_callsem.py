@@ -138,6 +138,7 @@ def step(i):
 """)
 
 program(F_, "full_backward_hook_on_submodule", """
+EXPECT = "split"
 class Net(nn.Module):
     def __init__(self):
         super().__init__()

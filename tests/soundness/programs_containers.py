@@ -117,6 +117,7 @@ def step(i):
 """)
 
 program(F_, "ordered_dict_features", """
+EXPECT = "dynamic"
 class Feats(nn.Module):
     def __init__(self):
         super().__init__()
@@ -188,6 +189,7 @@ def step(i):
 """)
 
 program(F_, "counter_update", """
+EXPECT = "dynamic"
 USAGE = collections.Counter()
 class Router(nn.Module):
     def forward(self, x):
@@ -314,6 +316,7 @@ def step(i):
 """)
 
 program(F_, "tensor_python_attribute_tag", """
+EXPECT = "dynamic"
 def tag(x):
     x.tag = "seen"
     y = x * 2
@@ -328,6 +331,7 @@ def post(out, i): return getattr(out, "source", None)
 """)
 
 program(F_, "exhausted_iterator_stopiteration", """
+EXPECT = "split"
 SCALES = iter([1.0, 2.0, 3.0])
 def f(x):
     return x * next(SCALES)

@@ -133,6 +133,7 @@ def state(): return type(m.msg).__name__, [type(h).__name__ for h in m.history]
 """)
 
 program(F_, "text_as_a_key_and_in_a_branch", """
+EXPECT = "dynamic"
 counts = {}
 def f(x):
     y = x.round()
@@ -164,6 +165,7 @@ def state(): return buf.getvalue()
 """)
 
 program(F_, "logging_with_stacklevel_runs_eagerly", """
+EXPECT = "dynamic"
 import logging
 got = []
 class Keep(logging.Handler):
@@ -186,6 +188,7 @@ def state(): return got
 """)
 
 program(F_, "sleep_between_clock_readings", """
+EXPECT = "dynamic"
 import time
 class Timed(nn.Module):
     def __init__(self):

@@ -38,6 +38,7 @@ def context(i):
 """)
 
 program(F_, "seed_attribute_set_inside_forward", """
+EXPECT = "split"
 class M(nn.Module):
     def __init__(self):
         super().__init__()
@@ -279,6 +280,7 @@ def step(i):
 """)
 
 program(F_, "fork_rng_inside_forward", """
+EXPECT = "dynamic"
 def f(x):
     with torch.random.fork_rng():
         torch.manual_seed(1)
@@ -289,6 +291,7 @@ def inputs(i): return (torch.randn(3),)
 """)
 
 program(F_, "partialmethod_on_the_class", """
+EXPECT = "dynamic"
 import functools
 class M(nn.Module):
     def scale(self, x, k):

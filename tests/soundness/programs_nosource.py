@@ -78,6 +78,7 @@ def step(i):
 """)
 
 program(F_, "next_on_outside_iterator", """
+EXPECT = "split"
 NOISE = iter([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
 def add_noise(x):
     return x + next(NOISE)
@@ -86,6 +87,7 @@ def inputs(i): return torch.zeros(3)
 """)
 
 program(F_, "generator_lr_schedule", """
+EXPECT = "split"
 def schedule(lr):
     while True:
         yield lr
@@ -106,6 +108,7 @@ def inputs(i): return torch.ones(3)
 """)
 
 program(F_, "itertools_count_step", """
+EXPECT = "split"
 COUNTER = itertools.count()
 def warmup(x):
     step = next(COUNTER)

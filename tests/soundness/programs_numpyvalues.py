@@ -57,6 +57,7 @@ NCALLS = 6
 """)
 
 program(F_, "array_of_an_argument_changed_in_place_is_dynamic", """
+EXPECT = "dynamic"
 def f(x):
     a = x.numpy()
     a[0] = 100.0

@@ -37,6 +37,7 @@ def state(): return m.hits
 """)
 
 program(F_, "cache_keyed_by_data_ptr", """
+EXPECT = "split"
 def private_slot():
     slot = [None]
     def swap(v):
@@ -60,6 +61,7 @@ def state(): return m.hits
 """)
 
 program(F_, "weak_key_cache_of_tensors", """
+EXPECT = "dynamic"
 import weakref
 class M(nn.Module):
     def __init__(self):
@@ -79,6 +81,7 @@ def inputs(i): return (X,) if i < 3 else (torch.randn(3),)
 """)
 
 program(F_, "branch_on_grad_of_an_argument", """
+EXPECT = "dynamic"
 def f(p, x):
     if p.grad is None:
         return x * p
@@ -172,6 +175,7 @@ def step(i):
 """)
 
 program(F_, "iterator_of_a_schedule_held_on_self", """
+EXPECT = "split"
 class M(nn.Module):
     def __init__(self):
         super().__init__()
@@ -184,6 +188,7 @@ def inputs(i): return (torch.randn(3),)
 """)
 
 program(F_, "itertools_count_on_self", """
+EXPECT = "split"
 import itertools
 class M(nn.Module):
     def __init__(self):
@@ -207,6 +212,7 @@ def state(): return list(f.__defaults__[0])
 """)
 
 program(F_, "deepcopy_of_a_template_changed_between_calls", """
+EXPECT = "dynamic"
 import copy
 TEMPLATE = {"w": [1.0, 2.0], "name": "a"}
 def f(x):
@@ -299,6 +305,7 @@ def inputs(i): return (torch.randn(3, dtype=torch.float64 if i % 2 else torch.fl
 """)
 
 program(F_, "random_state_read_in_forward", """
+EXPECT = "dynamic"
 import random
 def f(x):
     s = random.getstate()[1][0]
