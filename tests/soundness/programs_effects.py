@@ -233,6 +233,7 @@ NCALLS = 5
 """)
 
 program(F_, "type_class_and_pickle_of_text_and_lifted_sizes", """
+EXPECT = "dynamic"
 import pickle
 def f(x):
     s = f"{x.sum().item():.2f}"

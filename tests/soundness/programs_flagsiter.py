@@ -81,6 +81,11 @@ class M(nn.Module):
 m = M()
 def make(): return m
 def inputs(i): return (torch.randn(2 + i % 2),)
+def step(i):
+    if i % 2 == 0:
+        m.sizes = ()
+        m.log = ""
+NCALLS = 6
 """)
 
 program(F_, "augmented_assignment_into_a_view_of_a_buffer", """

@@ -95,7 +95,8 @@ class Cosine(nn.Module):
 m = Cosine()
 def make(): return m
 def inputs(i): return torch.ones(2)
-def step(i): m.t = i * 3
+def step(i): m.t = (i % 3) * 3
+NCALLS = 6
 """)
 
 program(F_, "numpy_sum_of_array_mutated_in_place", """

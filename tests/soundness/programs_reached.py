@@ -34,6 +34,7 @@ X = torch.randn(3)
 def make(): return m
 def inputs(i): return (X,) if i != 2 else (torch.randn(3),)
 def state(): return m.hits
+NCALLS = 10
 """)
 
 program(F_, "cache_keyed_by_data_ptr", """
@@ -209,6 +210,9 @@ def f(x, _seen=[]):
 def make(): return f
 def inputs(i): return (torch.randn(2 + (i % 2)),)
 def state(): return list(f.__defaults__[0])
+def step(i):
+    if i % 2 == 0: f.__defaults__[0].clear()
+NCALLS = 6
 """)
 
 program(F_, "deepcopy_of_a_template_changed_between_calls", """

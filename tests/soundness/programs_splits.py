@@ -196,6 +196,7 @@ NCALLS = 4
 """)
 
 program(F_, "global_written_before_the_write_read_by_it_and_after", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 COUNT = 0
@@ -209,6 +210,7 @@ def inputs(i): return (torch.randn(2, generator=torch.Generator().manual_seed(i)
 def step(i):
     global COUNT
     if i == 3: COUNT = 10
+    if i in (2, 5): COUNT = 0
 def state(): return buf.getvalue(), COUNT
 NCALLS = 6
 """)
@@ -312,6 +314,7 @@ NCALLS = 5
 """)
 
 program(F_, "native_in_a_loop_over_a_changing_length", """
+EXPECT = "split"
 import heapq
 class Box:
     def __init__(self):
@@ -324,11 +327,12 @@ def f(x):
         h = h + x[t] * (2.0 if len(box.heap) > 3 else 1.0)
     return h, list(box.heap)
 def make(): return f
-def inputs(i): return (torch.randn((2, 3, 5, 4, 6, 3)[i], 3, generator=torch.Generator().manual_seed(i)),)
-NCALLS = 6
+def inputs(i): return (torch.randn((2, 3, 5, 4, 6, 3, 3, 2)[i], 3, generator=torch.Generator().manual_seed(i)),)
+NCALLS = 8
 """)
 
 program(F_, "native_after_rows_of_a_changing_length", """
+EXPECT = "split"
 import bisect
 EDGES = [0.0, 1.0]
 def f(x):
@@ -338,8 +342,8 @@ def f(x):
         out.append(r * bisect.bisect(EDGES, float(r.sum())))
     return torch.stack(out)
 def make(): return f
-def inputs(i): return (torch.randn((2, 4, 3, 4, 5)[i], 2, generator=torch.Generator().manual_seed(i)),)
-NCALLS = 5
+def inputs(i): return (torch.randn((2, 4, 3, 4, 5, 4, 3, 2)[i], 2, generator=torch.Generator().manual_seed(i)),)
+NCALLS = 8
 """)
 
 program(F_, "two_closures_of_one_code_split_inside", """
