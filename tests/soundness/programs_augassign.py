@@ -115,15 +115,15 @@ def step(i):
 """)
 
 program(F_, "iadd_into_an_expanded_tensor_raises", """
-EXPECT = "dynamic"
 def f(x, b):
     e = b.expand(3, 3) if x.shape[0] == 3 else b.repeat(3, 1)
     e += x
     return e
 def make(): return f
 def inputs(i):
+    # (call 2 adds into the expanded tensor and raises; the others add a row into the repeated one)
     n = 3 if i == 2 else 2
-    return (torch.randn(n, 3)[:n] if n == 3 else torch.randn(3), torch.randn(1, 3))
+    return (torch.randn(n, 3)[:n] if n == 3 else torch.randn(1, 3), torch.randn(1, 3))
 """)
 
 program(F_, "iadd_float_into_an_integer_buffer_raises_when_fractional", """
