@@ -133,6 +133,8 @@ class Stats:
     operation is a continuation, a compiled callable of its own, whose counters are summed into
     ``resumed_monitor_runs``, ``resumed_guard_hits`` and ``resumed_fallbacks`` (over every level
     of nesting), whose graphs are in ``graph_count``, and ``splits`` counts the continuations.
+    ``split_hits`` counts the guard hits (also in ``guard_hits``) of records that split, so
+    ``guard_hits - split_hits`` calls were answered whole by a record's guard + mock.
     """
 
     monitor_runs: int = 0
@@ -164,6 +166,7 @@ class Stats:
     check_divergences: int = 0
     check_reports: list = field(default_factory=list)
     check_notes: list = field(default_factory=list)
+    split_hits: int = 0
 
     @property
     def calls(self) -> int:
@@ -754,11 +757,15 @@ class _Compiled:
             out = prefix_run(args, kwargs)
             if out is MISS or out is UNHELD:
                 return out
+            self._stats.split_hits += 1   # (the caller counts the hit in guard_hits)
             return go(out)
 
         def mock(fetched):
             out = prefix_mock(fetched)
-            return out if out is UNHELD else go(out)
+            if out is UNHELD:
+                return out
+            self._stats.split_hits += 1
+            return go(out)
 
         record = dataclasses.replace(record, run=run, mock=mock, split=split.describe())
         self._cache.add(record)

@@ -111,8 +111,9 @@ def test_value_from_the_operation_is_lifted_in_the_continuation():
     if SPLITS:
         assert st.monitor_runs == 1 and st.splits == 1 and st.fallbacks == 0, st
         assert st.resumed_monitor_runs == 3 and st.resumed_guard_hits == 9 and st.resumed_fallbacks == 0, st
+        assert st.split_hits == st.guard_hits == 11, st   # every hit was of the split record
     else:
-        assert st.splits == 0
+        assert st.splits == 0 and st.split_hits == 0
 
 
 class Pushes(nn.Module):

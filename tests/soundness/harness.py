@@ -13,6 +13,7 @@ are per world), then calls the program's hooks:
     def invoke(f, i): return out    # optional: how call i uses the (compiled) callable, default f(*inputs(i))
     def post(out, i): return extra  # optional: after call i (e.g. backward); its result is compared too
     def state(): return snapshot    # optional: extra outside state / identities to compare
+    EXPECT = "record"               # optional, default "record": what MagPy should do (see below)
 
 Injected names: ``COMPILE`` (identity in the eager world, the compiler in the compiled one),
 ``new_module(name, src)`` (a fresh user module, e.g. a config module), ``CLEANUP`` (a list of
@@ -26,9 +27,19 @@ first-seen order across the whole run, so "returns the same list", "self.a is se
 default dtype, deterministic algorithms, matmul precision, autocast, global module hooks,
 ``SOUND_*`` environment variables) is kept per world, switched on every turn, and restored
 afterwards.
+
+``EXPECT`` declares what MagPy should do with the program, and the suite asserts it, measured
+from :func:`magpy.stats` of every callable the program compiled (:func:`observed_outcome`):
+
+* ``"record"``: some call is answered whole by a record (guard + mock, no split);
+* ``"split"``: some call is answered by a record whose call splits at a dynamic operation and
+  goes on in a compiled continuation;
+* ``"dynamic"``: no call is answered by a record (MagPy runs the calls eagerly, or monitors each
+  one, having found that what the program does changes from call to call).
 """
 from __future__ import annotations
 
+import ast
 import collections
 import contextlib
 import enum
@@ -61,6 +72,18 @@ class Program:
     @property
     def id(self) -> str:
         return f"{self.family}::{self.name}"
+
+    @property
+    def expect(self) -> str:
+        """The program's module-level ``EXPECT`` (a string constant), "record" where absent."""
+        for node in ast.parse(self.src).body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXPECT"
+                                                    for t in node.targets):
+                return node.value.value if isinstance(node.value, ast.Constant) else repr(ast.unparse(node.value))
+        return "record"
+
+
+OUTCOMES = ("record", "split", "dynamic")
 
 
 REGISTRY: list[Program] = []
@@ -181,6 +204,7 @@ class World:
         self.ns = types.ModuleType(self.modname)
         sys.modules[self.modname] = self.ns       # dataclasses, pickling, inspect look the module up
         self.usermods: list = []
+        self.compiled: list = []              # what MagPy compiled in this world (for magpy.stats)
         self.ns.__dict__.update(COMPILE=self.compile_fn, CLEANUP=[],
                                 new_module=lambda name, src="": _new_module(name, src, self.usermods))
         torch.manual_seed(0)
@@ -191,7 +215,9 @@ class World:
         if self.mode == "eager":
             return target
         if self.mode == "magpy":
-            return magpy.compile(target, backend="eager")
+            c = magpy.compile(target, backend="eager")
+            self.compiled.append(c)
+            return c
         if self.mode == "dynamo_partial":       # graph breaks allowed: what most users run
             return torch.compile(target, backend="eager")
         return torch.compile(target, fullgraph=True, backend="eager")
@@ -440,6 +466,7 @@ class Result:
     detail: str = ""
     calls: int = 0
     compiled_hits: int = 0        # MagPy: calls answered by a record (guard + mock), not eagerly
+    outcome: str = ""             # MagPy: "record" | "split" | "dynamic" (see observed_outcome)
 
 
 def _reset_compilers(mode):
@@ -488,7 +515,10 @@ def run_program(prog: Program, mode: str = "magpy") -> Result:
                     return Result(prog, "wrong", f"call {i}: {d}", i)
             if set_state_differs(ref.gstate, test.gstate):
                 return Result(prog, "wrong", f"call {i}: torch global state differs after the call", i)
-        return Result(prog, "correct", "", n, _magpy_hits() if mode == "magpy" else 0)
+        if mode != "magpy":
+            return Result(prog, "correct", "", n)
+        stats = [magpy.stats(c) for c in test.compiled]
+        return Result(prog, "correct", "", n, sum(st.guard_hits for st in stats), observed_outcome(stats))
     except Exception as e:  # noqa: BLE001 - building a world failed
         return Result(prog, "raised", f"setup: {type(e).__name__}: {e}")
     finally:
@@ -498,11 +528,16 @@ def run_program(prog: Program, mode: str = "magpy") -> Result:
         _reset_compilers(mode)
 
 
-def _magpy_hits() -> int:
-    """Guard hits of every compiled callable alive now (the program's own)."""
-    from magpy import api
-
-    return sum(c._stats.guard_hits for c in (r() for r in list(api._ALL.values())) if c is not None)
+def observed_outcome(stats: list) -> str:
+    """What MagPy did with a program, from the :class:`magpy.Stats` of each callable it compiled:
+    "split" if some call was answered by a record that splits (the stronger claim, also when other
+    calls hit whole records), else "record" if some call was answered whole by a record's guard +
+    mock, else "dynamic"."""
+    if any(st.split_hits for st in stats):
+        return "split"
+    if any(st.guard_hits - st.split_hits for st in stats):
+        return "record"
+    return "dynamic"
 
 
 def _is_dynamo_error(e) -> bool:

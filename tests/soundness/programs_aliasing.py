@@ -109,6 +109,7 @@ def inputs(i): return torch.ones(3)
 """)
 
 program(F_, "arg_requires_grad_set_inplace", """
+EXPECT = "dynamic"
 def f(x):
     x.requires_grad_()
     return (x * 2).sum()

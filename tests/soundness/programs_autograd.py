@@ -5,6 +5,7 @@ from harness import program
 F_ = "autograd"
 
 program(F_, "straight_through_round", """
+EXPECT = "dynamic"
 class RoundSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -33,6 +34,7 @@ def post(out, i):
 """)
 
 program(F_, "gradient_reversal_alpha", """
+EXPECT = "dynamic"
 class GradReverse(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, alpha):
@@ -62,6 +64,7 @@ def post(out, i):
 """)
 
 program(F_, "ste_sign_with_saved_tensor", """
+EXPECT = "dynamic"
 class SignSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -84,6 +87,7 @@ def post(out, i):
 """)
 
 program(F_, "function_reads_global_in_backward", """
+EXPECT = "dynamic"
 GRAD_SCALE = 1.0
 class Scale(torch.autograd.Function):
     @staticmethod
@@ -108,6 +112,7 @@ def post(out, i):
 """)
 
 program(F_, "function_multiple_outputs", """
+EXPECT = "dynamic"
 class SplitGrad(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -129,6 +134,7 @@ def post(out, i):
 """)
 
 program(F_, "ste_in_training_only", """
+EXPECT = "dynamic"
 class Clip(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lo, hi):

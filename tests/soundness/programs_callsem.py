@@ -111,6 +111,7 @@ def make(): return m
 def inputs(i): return torch.randn(2, 3)
 def step(i):
     if i == 1: m.enc.register_forward_hook(bump)
+NCALLS = 7
 """)
 
 program(F_, "hook_on_top_before_compile", """
@@ -138,6 +139,7 @@ def step(i):
 """)
 
 program(F_, "full_backward_hook_on_submodule", """
+EXPECT = "split"
 class Net(nn.Module):
     def __init__(self):
         super().__init__()

@@ -57,6 +57,9 @@ def build():
 FN, HIST = build()
 def make(): return FN
 def inputs(i): return torch.ones(2)
+def step(i):
+    if i % 2 == 0: HIST.clear()
+NCALLS = 6
 """)
 
 program(F_, "nonlocal_write", """
@@ -67,11 +70,17 @@ def build():
         count += 1
         return x * count
     def get(): return count
-    return f, get
-FN, GET = build()
+    def reset():
+        nonlocal count
+        count = 0
+    return f, get, reset
+FN, GET, RESET = build()
 def make(): return FN
 def inputs(i): return torch.ones(2)
 def state(): return GET()
+def step(i):
+    if i % 2 == 0: RESET()
+NCALLS = 6
 """)
 
 program(F_, "dataclass_config_changed", """
@@ -117,6 +126,7 @@ def step(i):
 """)
 
 program(F_, "ordered_dict_features", """
+EXPECT = "dynamic"
 class Feats(nn.Module):
     def __init__(self):
         super().__init__()
@@ -153,6 +163,9 @@ def f(x):
     return x * k
 def make(): return f
 def inputs(i): return torch.ones(2)
+def step(i):
+    if i % 2 == 0: QUEUE[:] = [1.0, 2.0, 3.0]
+NCALLS = 6
 """)
 
 program(F_, "set_of_seen_shapes", """
@@ -163,6 +176,7 @@ def f(x):
     return x * (2 if first else 1)
 def make(): return f
 def inputs(i): return torch.ones(2 if i < 2 else 3)
+NCALLS = 6
 """)
 
 program(F_, "dict_setdefault_update", """
@@ -174,6 +188,9 @@ def f(x):
     return x * STATS["n"]
 def make(): return f
 def inputs(i): return torch.ones(2)
+def step(i):
+    if i % 2 == 0: STATS.clear()
+NCALLS = 6
 """)
 
 program(F_, "global_rebound_dict", """
@@ -188,6 +205,7 @@ def step(i):
 """)
 
 program(F_, "counter_update", """
+EXPECT = "dynamic"
 USAGE = collections.Counter()
 class Router(nn.Module):
     def forward(self, x):
@@ -212,6 +230,9 @@ class Mem(nn.Module):
 m = Mem()
 def make(): return m
 def inputs(i): return torch.ones(2) * i
+def step(i):
+    if i % 2 == 0: m.mem[:] = [torch.zeros(2)]
+NCALLS = 6
 """)
 
 program(F_, "simple_namespace_state", """
@@ -232,6 +253,9 @@ def f(xs, t):
 L = [3, 1, 2]
 def make(): return f
 def inputs(i): return (L, torch.ones(2))
+def step(i):
+    if i % 2 == 0: L[:] = [3, 1, 2]
+NCALLS = 6
 """)
 
 program(F_, "returned_dict_is_self_cache", """
@@ -314,6 +338,7 @@ def step(i):
 """)
 
 program(F_, "tensor_python_attribute_tag", """
+EXPECT = "dynamic"
 def tag(x):
     x.tag = "seen"
     y = x * 2
@@ -328,6 +353,7 @@ def post(out, i): return getattr(out, "source", None)
 """)
 
 program(F_, "exhausted_iterator_stopiteration", """
+EXPECT = "split"
 SCALES = iter([1.0, 2.0, 3.0])
 def f(x):
     return x * next(SCALES)
@@ -368,6 +394,7 @@ m = M()
 lists = [[1], [1, 2], [3], [4, 5, 6], [7]]
 def make(): return m
 def inputs(i):
+    i = i % 5
     x = torch.randn(2, 4, generator=torch.Generator().manual_seed(i))
     return ((x, lists[i], i) if i % 2 else (x, lists[i]), {"scale": float(i)} if i < 3 else {})
 def step(i):
@@ -375,4 +402,5 @@ def step(i):
         lists[1].append(9)
 def state():
     return (m.input_args, dict(m.input_kwargs), m.extra is lists[len(lists) - 1] or [m.extra is l for l in lists])
+NCALLS = 8
 """)

@@ -68,6 +68,7 @@ def context(i): return torch.no_grad() if i % 2 else contextlib.nullcontext()
 """)
 
 program(F_, "inference_mode_inside", """
+EXPECT = "dynamic"
 class Probe(nn.Module):
     def __init__(self):
         super().__init__()

@@ -55,6 +55,7 @@ def update(stats, cfg, x):
 S, C = {"n": 0}, {"n": 10}
 def make(): return update
 def inputs(i): return (S, S if i % 2 == 1 else C, torch.ones(2))
+NCALLS = 7
 """)
 
 program(F_, "overlapping_views_mutated", """

@@ -38,6 +38,7 @@ def context(i):
 """)
 
 program(F_, "seed_attribute_set_inside_forward", """
+EXPECT = "split"
 class M(nn.Module):
     def __init__(self):
         super().__init__()
@@ -80,6 +81,11 @@ class M(nn.Module):
 m = M()
 def make(): return m
 def inputs(i): return (torch.randn(2 + i % 2),)
+def step(i):
+    if i % 2 == 0:
+        m.sizes = ()
+        m.log = ""
+NCALLS = 6
 """)
 
 program(F_, "augmented_assignment_into_a_view_of_a_buffer", """
@@ -279,6 +285,7 @@ def step(i):
 """)
 
 program(F_, "fork_rng_inside_forward", """
+EXPECT = "dynamic"
 def f(x):
     with torch.random.fork_rng():
         torch.manual_seed(1)
@@ -289,6 +296,7 @@ def inputs(i): return (torch.randn(3),)
 """)
 
 program(F_, "partialmethod_on_the_class", """
+EXPECT = "dynamic"
 import functools
 class M(nn.Module):
     def scale(self, x, k):

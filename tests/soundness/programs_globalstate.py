@@ -121,6 +121,7 @@ NCALLS = 5
 """)
 
 program(F_, "global_forward_pre_hook_counts", """
+EXPECT = "dynamic"
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -179,6 +180,7 @@ def post(out, i): return (out.requires_grad, torch.is_grad_enabled())
 """)
 
 program(F_, "default_dtype_set_inside_function", """
+EXPECT = "dynamic"
 def f(x):
     torch.set_default_dtype(torch.float64)
     y = torch.ones(3) * 2

@@ -271,6 +271,9 @@ def inputs(i): return torch.randn(2, 4, generator=torch.Generator().manual_seed(
 def step(i):
     if i == 2:
         shared.mul_(2)
+    if i % 2 == 0:
+        m.hist.data = torch.zeros(1)
+NCALLS = 6
 def state(): return m.u.clone(), m.v.clone(), m.hist.clone(), m.alias.clone(), m.alias.data_ptr() == shared.data_ptr()
 """)
 
@@ -293,6 +296,10 @@ m = M()
 x0 = torch.ones(3)
 def make(): return m
 def inputs(i): return (x0,) if i < 3 else (torch.ones(2),)
+def step(i):
+    if i == 2:   # (the caller puts the shapes back as they were before call 0)
+        x0.resize_(3)
+        m.r.resize_(2)
 def state(): return m.b.clone(), m.b.stride(), m.r.clone(), x0.shape
 NCALLS = 5
 """)

@@ -8,6 +8,7 @@ from harness import program
 F_ = "lookups"
 
 program(F_, "from_import_inside_forward_sees_the_new_value", """
+EXPECT = "dynamic"
 cfg = new_module("sound_lookups_cfg_a", "SCALE = 2.0")
 def f(x):
     from sound_lookups_cfg_a import SCALE
@@ -66,6 +67,7 @@ def step(i):
 """)
 
 program(F_, "enum_members_as_keys_of_an_outside_table", """
+EXPECT = "dynamic"
 class Act(enum.Enum):
     RELU = 1
     TANH = 2

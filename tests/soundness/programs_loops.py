@@ -80,8 +80,8 @@ class M(nn.Module):
         return h
 m = M()
 def make(): return m
-def inputs(i): return (torch.ones([3, 4, 5, 9, 12][i], 3),)
-NCALLS = 5
+def inputs(i): return (torch.ones([3, 4, 5, 9, 12][i % 5], 3),)
+NCALLS = 8
 """)
 
 program(F_, "step_counter_written_in_the_loop", """
@@ -97,8 +97,10 @@ class M(nn.Module):
         return h
 m = M()
 def make(): return m
-def inputs(i): return (torch.ones([3, 4, 5, 9, 4][i], 3),)
-NCALLS = 5
+def inputs(i): return (torch.ones([3, 4, 5, 9, 4, 3][i], 3),)
+def step(i):
+    if i == 5: m.steps = 0
+NCALLS = 6
 """)
 
 program(F_, "history_list_outside_grows", """
@@ -111,8 +113,9 @@ def f(x):
         history.append(h)
     return h
 def make(): return f
-def inputs(i): return (torch.ones([3, 4, 5, 8][i], 3),)
+def inputs(i): return (torch.ones([3, 4, 5, 8][i % 4], 3),)
 def state(): return len(history)
+NCALLS = 7
 """)
 
 program(F_, "accumulator_length_decides", """
@@ -125,8 +128,8 @@ def f(x):
         outs.append(h if len(outs) < 5 else -h)
     return torch.stack(outs)
 def make(): return f
-def inputs(i): return (torch.ones([3, 4, 5, 8, 11][i], 3),)
-NCALLS = 5
+def inputs(i): return (torch.ones([3, 4, 5, 8, 11][i % 5], 3),)
+NCALLS = 8
 """)
 
 program(F_, "decay_schedule_in_a_local", """
@@ -139,7 +142,8 @@ def f(x):
         lr = lr * 0.5 if lr > 0.2 else lr
     return h
 def make(): return f
-def inputs(i): return (torch.ones([3, 4, 5, 8][i], 3),)
+def inputs(i): return (torch.ones([3, 4, 5, 8][i % 4], 3),)
+NCALLS = 7
 """)
 
 program(F_, "iterator_shared_across_iterations", """
@@ -151,7 +155,8 @@ def f(x):
         h = h + x[t] * next(it, -1.0)
     return h
 def make(): return f
-def inputs(i): return (torch.ones([3, 4, 5, 8][i], 3),)
+def inputs(i): return (torch.ones([3, 4, 5, 8][i % 4], 3),)
+NCALLS = 7
 """)
 
 program(F_, "returns_the_list_of_steps", """
@@ -162,7 +167,8 @@ def f(x):
         outs += [xs[i].sum()]
     return outs
 def make(): return f
-def inputs(i): return (torch.arange(3.0 * [3, 4, 5, 8][i]).reshape(-1, 3),)
+def inputs(i): return (torch.arange(3.0 * [3, 4, 5, 8][i % 4]).reshape(-1, 3),)
+NCALLS = 7
 """)
 
 program(F_, "break_when_the_state_is_large", """
@@ -230,11 +236,11 @@ m = BiRNN()
 def make(): return m
 def inputs(i):
     g = torch.Generator().manual_seed(i)
-    return torch.randn([5, 7, 4, 9, 6][i], 2, 4, generator=g), torch.randn(2, 4, generator=g)
+    return torch.randn([5, 7, 4, 9, 6, 9, 6, 5][i], 2, 4, generator=g), torch.randn(2, 4, generator=g)
 def step(i):
     if i == 3:
         m.bwd.gain = 0.5
-NCALLS = 5
+NCALLS = 8
 """)
 
 program(F_, "enumerate_with_position_scale_changed_between_calls", """

@@ -47,6 +47,7 @@ def make(): return m
 def inputs(i): return torch.ones(2)
 def step(i):
     m.key = "zz" if i == 2 else "b"
+NCALLS = 7
 """)
 
 program(F_, "assert_after_buffer_update", """
@@ -108,7 +109,9 @@ m = Bank()
 def make(): return m
 def inputs(i): return torch.ones(3)
 def step(i):
-    if i == 2: m.limit = 0
+    if i == 4: m.limit = 0
+    if i % 2 == 0: m.n = 0
+NCALLS = 6
 """)
 
 program(F_, "inplace_on_leaf_requiring_grad", """

@@ -32,6 +32,9 @@ def scaled(x):
 def make(): return scaled
 def inputs(i): return torch.randn(3)
 def state(): return list(record.__defaults__[0])
+def step(i):
+    if i % 2 == 0: record.__defaults__[0].clear()
+NCALLS = 6
 """)
 
 program(F_, "weakref_owner_attribute", """
@@ -78,6 +81,7 @@ def step(i):
 """)
 
 program(F_, "next_on_outside_iterator", """
+EXPECT = "split"
 NOISE = iter([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
 def add_noise(x):
     return x + next(NOISE)
@@ -86,6 +90,7 @@ def inputs(i): return torch.zeros(3)
 """)
 
 program(F_, "generator_lr_schedule", """
+EXPECT = "split"
 def schedule(lr):
     while True:
         yield lr
@@ -106,6 +111,7 @@ def inputs(i): return torch.ones(3)
 """)
 
 program(F_, "itertools_count_step", """
+EXPECT = "split"
 COUNTER = itertools.count()
 def warmup(x):
     step = next(COUNTER)
@@ -123,8 +129,9 @@ def embed(layer, x):
     return layer(x) * _REG[key]
 L1, L2 = nn.Linear(3, 3), nn.Linear(3, 3)
 def make(): return embed
-def inputs(i): return ((L1, L2, L2, L1)[i], torch.randn(2, 3))
+def inputs(i): return ((L1, L2, L2, L1)[i % 4], torch.randn(2, 3))
 def state(): return sorted(_REG.values())
+NCALLS = 7
 """)
 
 program(F_, "closure_counter_factory", """
@@ -193,10 +200,15 @@ def build():
             return count
         n = bump()
         return x * n * scale[0]
-    return f, scale
-f, SCALE = build()
+    def reset():
+        nonlocal count
+        count = 0
+    return f, scale, reset
+f, SCALE, RESET = build()
 def make(): return f
 def inputs(i): return (torch.randn(3),)
 def step(i):
     if i == 2: SCALE[0] = 5.0
+    if i % 2 == 0: RESET()
+NCALLS = 6
 """)

@@ -59,6 +59,7 @@ def step(i):
 """)
 
 program(F_, "from_numpy_shared_memory", """
+EXPECT = "dynamic"
 ARR = np.ones(3, dtype=np.float32)
 def f(x):
     return x + torch.from_numpy(ARR)
@@ -94,7 +95,8 @@ class Cosine(nn.Module):
 m = Cosine()
 def make(): return m
 def inputs(i): return torch.ones(2)
-def step(i): m.t = i * 3
+def step(i): m.t = (i % 3) * 3
+NCALLS = 6
 """)
 
 program(F_, "numpy_sum_of_array_mutated_in_place", """
@@ -122,6 +124,7 @@ def inputs(i): return (torch.randn(6), 4 if i < 3 else 5)
 """)
 
 program(F_, "array_written_through_a_tensor_that_shares_its_memory", """
+EXPECT = "dynamic"
 def f(x):
     a = np.zeros(3)
     t = torch.from_numpy(a)
@@ -132,6 +135,7 @@ def inputs(i): return torch.randn(3)
 """)
 
 program(F_, "ufunc_out_writes_an_array_from_outside", """
+EXPECT = "dynamic"
 BUF = np.zeros(3)
 def f(x):
     np.add(np.ones(3), 1.0, out=BUF)

@@ -34,9 +34,11 @@ X = torch.randn(3)
 def make(): return m
 def inputs(i): return (X,) if i != 2 else (torch.randn(3),)
 def state(): return m.hits
+NCALLS = 10
 """)
 
 program(F_, "cache_keyed_by_data_ptr", """
+EXPECT = "split"
 def private_slot():
     slot = [None]
     def swap(v):
@@ -60,6 +62,7 @@ def state(): return m.hits
 """)
 
 program(F_, "weak_key_cache_of_tensors", """
+EXPECT = "dynamic"
 import weakref
 class M(nn.Module):
     def __init__(self):
@@ -79,6 +82,7 @@ def inputs(i): return (X,) if i < 3 else (torch.randn(3),)
 """)
 
 program(F_, "branch_on_grad_of_an_argument", """
+EXPECT = "dynamic"
 def f(p, x):
     if p.grad is None:
         return x * p
@@ -172,6 +176,7 @@ def step(i):
 """)
 
 program(F_, "iterator_of_a_schedule_held_on_self", """
+EXPECT = "split"
 class M(nn.Module):
     def __init__(self):
         super().__init__()
@@ -184,6 +189,7 @@ def inputs(i): return (torch.randn(3),)
 """)
 
 program(F_, "itertools_count_on_self", """
+EXPECT = "split"
 import itertools
 class M(nn.Module):
     def __init__(self):
@@ -204,9 +210,13 @@ def f(x, _seen=[]):
 def make(): return f
 def inputs(i): return (torch.randn(2 + (i % 2)),)
 def state(): return list(f.__defaults__[0])
+def step(i):
+    if i % 2 == 0: f.__defaults__[0].clear()
+NCALLS = 6
 """)
 
 program(F_, "deepcopy_of_a_template_changed_between_calls", """
+EXPECT = "dynamic"
 import copy
 TEMPLATE = {"w": [1.0, 2.0], "name": "a"}
 def f(x):
@@ -299,6 +309,7 @@ def inputs(i): return (torch.randn(3, dtype=torch.float64 if i % 2 else torch.fl
 """)
 
 program(F_, "random_state_read_in_forward", """
+EXPECT = "dynamic"
 import random
 def f(x):
     s = random.getstate()[1][0]

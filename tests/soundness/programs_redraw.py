@@ -41,8 +41,8 @@ def f(x):
     return x * table[k], k
 def make(): return f
 def step(i):
-    random.seed(i)
-    table[1] = 2.0 + i
+    random.seed(i % 3)
+    table[1] = 2.0 + i % 3
 def inputs(i): return (torch.ones(3),)
 NCALLS = 8
 """ + _STATE)
@@ -114,9 +114,9 @@ def f(x):
 def make(): return f
 def step(i):
     random.seed(0)
-    Cfg.hi = 1.0 + i
+    Cfg.hi = 1.0 + i % 2
 def inputs(i): return (torch.ones(2),)
-NCALLS = 5
+NCALLS = 6
 """ + _STATE)
 
 program(F_, "unused_draw_still_advances", """

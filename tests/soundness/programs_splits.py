@@ -8,6 +8,7 @@ from harness import program
 F_ = "splits"
 
 program(F_, "write_in_a_submodule_scale_changed", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 class Block(nn.Module):
@@ -37,6 +38,7 @@ NCALLS = 6
 """)
 
 program(F_, "native_pushes_to_an_outside_list_user_appends", """
+EXPECT = "split"
 import heapq
 class M(nn.Module):
     def __init__(self):
@@ -57,6 +59,7 @@ NCALLS = 6
 """)
 
 program(F_, "split_in_a_helper_then_closure_over_its_locals", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 def helper(x, k):
@@ -73,6 +76,7 @@ NCALLS = 5
 """)
 
 program(F_, "write_in_a_loop_over_a_module_list_block_replaced", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 class Net(nn.Module):
@@ -98,6 +102,7 @@ NCALLS = 5
 """)
 
 program(F_, "write_in_enumerate_and_zip_loops", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 class Net(nn.Module):
@@ -121,6 +126,7 @@ NCALLS = 5
 """)
 
 program(F_, "write_inside_a_list_comprehension", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 def f(xs):
@@ -133,6 +139,7 @@ NCALLS = 4
 """)
 
 program(F_, "next_of_an_outside_iterator_user_advances_it", """
+EXPECT = "split"
 class M(nn.Module):
     def __init__(self):
         super().__init__()
@@ -152,6 +159,7 @@ NCALLS = 6
 """)
 
 program(F_, "handler_around_the_write_no_split", """
+EXPECT = "dynamic"
 import io
 buf = io.StringIO()
 def f(x):
@@ -168,6 +176,7 @@ NCALLS = 4
 """)
 
 program(F_, "write_under_no_grad_no_split", """
+EXPECT = "dynamic"
 import io
 buf = io.StringIO()
 class M(nn.Module):
@@ -187,6 +196,7 @@ NCALLS = 4
 """)
 
 program(F_, "global_written_before_the_write_read_by_it_and_after", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 COUNT = 0
@@ -200,11 +210,13 @@ def inputs(i): return (torch.randn(2, generator=torch.Generator().manual_seed(i)
 def step(i):
     global COUNT
     if i == 3: COUNT = 10
+    if i in (2, 5): COUNT = 0
 def state(): return buf.getvalue(), COUNT
 NCALLS = 6
 """)
 
 program(F_, "list_stored_outside_before_the_split_appended_after", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 class M(nn.Module):
@@ -226,6 +238,7 @@ NCALLS = 4
 """)
 
 program(F_, "two_natives_data_flowing_between_them", """
+EXPECT = "split"
 import bisect
 import heapq
 EDGES = [-1.0, 0.0, 1.0]
@@ -248,6 +261,7 @@ NCALLS = 7
 """)
 
 program(F_, "three_levels_deep_with_a_range_loop_around", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 class Leaf(nn.Module):
@@ -281,6 +295,7 @@ NCALLS = 4
 """)
 
 program(F_, "value_of_the_native_returned_and_stored", """
+EXPECT = "split"
 import struct
 class M(nn.Module):
     def __init__(self):
@@ -299,6 +314,7 @@ NCALLS = 5
 """)
 
 program(F_, "native_in_a_loop_over_a_changing_length", """
+EXPECT = "split"
 import heapq
 class Box:
     def __init__(self):
@@ -311,11 +327,12 @@ def f(x):
         h = h + x[t] * (2.0 if len(box.heap) > 3 else 1.0)
     return h, list(box.heap)
 def make(): return f
-def inputs(i): return (torch.randn((2, 3, 5, 4, 6, 3)[i], 3, generator=torch.Generator().manual_seed(i)),)
-NCALLS = 6
+def inputs(i): return (torch.randn((2, 3, 5, 4, 6, 3, 3, 2)[i], 3, generator=torch.Generator().manual_seed(i)),)
+NCALLS = 8
 """)
 
 program(F_, "native_after_rows_of_a_changing_length", """
+EXPECT = "split"
 import bisect
 EDGES = [0.0, 1.0]
 def f(x):
@@ -325,11 +342,12 @@ def f(x):
         out.append(r * bisect.bisect(EDGES, float(r.sum())))
     return torch.stack(out)
 def make(): return f
-def inputs(i): return (torch.randn((2, 4, 3, 4, 5)[i], 2, generator=torch.Generator().manual_seed(i)),)
-NCALLS = 5
+def inputs(i): return (torch.randn((2, 4, 3, 4, 5, 4, 3, 2)[i], 2, generator=torch.Generator().manual_seed(i)),)
+NCALLS = 8
 """)
 
 program(F_, "two_closures_of_one_code_split_inside", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 def make_scaler(k):
@@ -348,6 +366,7 @@ NCALLS = 6
 """)
 
 program(F_, "split_in_super_call_decorated_helper_and_varargs", """
+EXPECT = "split"
 import bisect
 import functools
 EDGES = [-1.0, 0.0, 1.0]
@@ -380,6 +399,7 @@ NCALLS = 6
 """)
 
 program(F_, "result_of_the_native_branched_on_and_unpacked_star", """
+EXPECT = "split"
 import heapq
 class M(nn.Module):
     def __init__(self):
@@ -400,6 +420,7 @@ NCALLS = 6
 """)
 
 program(F_, "native_in_a_while_loop_deeper_than_the_split_depth", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 def f(x, n):
@@ -416,6 +437,7 @@ NCALLS = 4
 """)
 
 program(F_, "submodule_with_a_forward_hook_around_the_split", """
+EXPECT = "split"
 import io
 buf = io.StringIO()
 seen = []
@@ -445,6 +467,7 @@ NCALLS = 5
 """)
 
 program(F_, "static_and_class_methods_split_value_kept_on_self", """
+EXPECT = "split"
 import bisect
 class M(nn.Module):
     EDGES = [0.0, 0.5]

@@ -39,8 +39,8 @@ def f(x):
         n += 1
     return x, n
 def make(): return f
-def inputs(i): return torch.ones(4) * (3 ** i)
-NCALLS = 5
+def inputs(i): return torch.ones(4) * (3 ** (i % 3))
+NCALLS = 6
 """)
 
 program(F_, "int_item_indexes_a_list", """
@@ -58,7 +58,7 @@ def f(x):
     counts = (x > 0).sum(0).tolist()
     return [x[:, j] * c for j, c in enumerate(counts)]
 def make(): return f
-def inputs(i): return torch.randn(4, 3, generator=torch.Generator().manual_seed(i))
+def inputs(i): return torch.randn(4, 3, generator=torch.Generator().manual_seed(i % 2))
 """)
 
 program(F_, "max_tensor_and_number", """
@@ -166,7 +166,7 @@ def step(i):
     if i == 3:
         m.lengths = [1, 5, 3]
 def inputs(i): return (torch.randn(5, 3, 3), torch.tensor([5, 1 + i % 3, 3]))
-NCALLS = 6
+NCALLS = 9
 """)
 
 program(F_, "read_numbers_returned_in_a_tuple", """

@@ -81,6 +81,9 @@ class Warmup(nn.Module):
 m = Warmup()
 def make(): return m
 def inputs(i): return torch.ones(2)
+def step(i):
+    if i % 2 == 0: m.steps.zero_()
+NCALLS = 6
 """)
 
 program(F_, "view_changed_earlier_in_call", """

@@ -36,7 +36,11 @@ class Net(nn.Module):
         return self.lin(x) * scale
 m = Net()
 def make(): return m
-def inputs(i): return ((torch.randn(2, 3),), {"scale": float(i + 1)})
+def inputs(i): return ((torch.randn(2, 3),), {"scale": float(i % 2 + 1)})
+def step(i):
+    global CALLS
+    if i % 2 == 0: CALLS = 0
+NCALLS = 6
 """)
 
 program(F_, "submodule_compiled_in_place", """

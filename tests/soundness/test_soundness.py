@@ -14,6 +14,17 @@ import harness  # noqa: E402
 PROGRAMS = harness.load_all()
 
 
+def _check_outcome(prog, res):
+    assert res.outcome == prog.expect, (
+        f"{prog.id}: declares EXPECT = {prog.expect!r} but MagPy's outcome was {res.outcome!r} "
+        f"({res.compiled_hits} calls of {res.calls} answered by a record)")
+
+
+def test_expect_declarations():
+    bad = [(p.id, p.expect) for p in PROGRAMS if p.expect not in harness.OUTCOMES]
+    assert not bad, f"EXPECT must be one of {harness.OUTCOMES}: {bad}"
+
+
 def test_registry_size():
     assert len(PROGRAMS) >= 150
     assert len({p.family for p in PROGRAMS}) >= 15
@@ -23,6 +34,7 @@ def test_registry_size():
 def test_magpy_matches_eager(prog):
     res = harness.run_program(prog, "magpy")
     assert res.verdict == "correct", f"{prog.id}: MagPy {res.verdict}: {res.detail}"
+    _check_outcome(prog, res)
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=[p.id for p in PROGRAMS])
@@ -36,3 +48,4 @@ def test_magpy_matches_eager_without_the_guard_fast_path(prog, monkeypatch):
     monkeypatch.setattr(guard_batch, "_check_funcs", None)
     res = harness.run_program(prog, "magpy")
     assert res.verdict == "correct", f"{prog.id}: MagPy {res.verdict}: {res.detail}"
+    _check_outcome(prog, res)
