@@ -78,6 +78,7 @@ LOCATIONS: dict[str, tuple[str, ...]] = {
     "arg": ("int", "float", "mixed", "str", "optional"),
     "kwarg": ("int", "float", "str", "optional"),
     "kwdefault": ("int", "float", "str"),
+    "default": ("int", "float", "str"),
     "global": ("int", "float", "mixed", "str", "optional"),
     "cell": ("int", "float", "str"),
     "attr": ("int", "float", "mixed", "str", "optional"),
@@ -90,6 +91,7 @@ LOCATIONS: dict[str, tuple[str, ...]] = {
     "array": ("float",),
     "bytearray": ("byte",),
     "buffer": ("float",),
+    "param": ("float",),
 }
 
 READERS = ["top", "helper", "listcomp", "genexpr", "lambda", "innerdef", "with", "try",
@@ -100,11 +102,12 @@ PRECEDENCE = {
     "attr": "property_over_instance",       # M.s = property(...) wins over m.__dict__['s']
     "classattr": "instance_over_class",     # m.s = v shadows M.s
     "buffer": "instance_over_buffer",       # object.__setattr__(m, 's', t) wins over _buffers['s']
+    "dict": "reorder",                      # the entry read moves to the end (iteration order changes)
 }
 
 MADE = ["set", "set_discard", "defaultdict", "deque_maxlen", "ordereddict", "counter", "list_sub"]
 MEMO_KEYS = ["id_x", "value", "hash", "fmt"]
-LAYERS = ["linear", "bn_cma", "bn", "layernorm", "identity"]
+LAYERS = ["linear", "bn_cma", "bn", "layernorm", "identity", "dropout"]
 INPUTS = ["fresh", "pool", "same"]
 
 
@@ -212,6 +215,7 @@ def _read_expr(s: Slot, name: str) -> str:
         "arg": name,
         "kwarg": name,
         "kwdefault": name,
+        "default": name,
         "global": f"G_{name}",
         "cell": f"_get_{name}()",
         "attr": f"self.{name}",
@@ -224,6 +228,7 @@ def _read_expr(s: Slot, name: str) -> str:
         "array": f"self.A_{name}[1]",
         "bytearray": f"self.B_{name}[1]",
         "buffer": f"float(self.{name})",
+        "param": f"self.{name}.item()",
     }[s.loc]
 
 
@@ -272,6 +277,7 @@ def _layer(spec: Spec) -> str:
         "bn": "nn.BatchNorm1d(4)",
         "layernorm": "nn.LayerNorm(4)",
         "identity": "nn.Identity()",
+        "dropout": "nn.Dropout(0.5)",
     }[spec.layer]
 
 
@@ -309,6 +315,7 @@ def render(spec: Spec) -> str:
     cls: list[str] = []           # class body lines (4-space indent)
     init: list[str] = []          # __init__ body lines after super().__init__()
     params: list[str] = ["self", "x"]
+    defaults: list[tuple[str, str]] = []     # (parameter with its default, the schedule's value now)
     kwonly: list[str] = []
     fwd: list[str] = ["h = self.lin(x)"]
     step: list[str] = []
@@ -328,6 +335,8 @@ def render(spec: Spec) -> str:
         elif s.loc == "kwarg":
             kwonly.append(f"{name}={v0}")
             kwvals.append(f"'{name}': {cur}")
+        elif s.loc == "default":
+            defaults.append((f"{name}={v0}", cur))
         elif s.loc == "kwdefault":
             kwonly.append(f"{name}={v0}")
             step.append(f"M.forward.__kwdefaults__['{name}'] = {cur}")
@@ -372,6 +381,9 @@ def render(spec: Spec) -> str:
         elif s.loc == "buffer":
             init.append(f"self.register_buffer('{name}', torch.tensor({v0}))")
             step.append(f"m.{name}.fill_({cur})")
+        elif s.loc == "param":
+            init.append(f"self.{name} = nn.Parameter(torch.tensor({v0}))")
+            step += ["with torch.no_grad():", f"    m.{name}.fill_({cur})"]
         if s.reader == "helper":
             head += [f"def _use_{name}(t, v):", f"    return {render_use(s.use, 't', 'v')}"]
         if s.precedence_at >= 0:
@@ -381,6 +393,8 @@ def render(spec: Spec) -> str:
             elif PRECEDENCE.get(s.loc) == "instance_over_class":
                 step = [ln for ln in step if ln != f"M.{name} = {cur}"]
                 step += [f"if i < {k}:", f"    M.{name} = {cur}", "else:", f"    m.{name} = {cur}"]
+            elif PRECEDENCE.get(s.loc) == "reorder":
+                step += [f"if i == {k}:", f"    m.D_{name}['k'] = m.D_{name}.pop('k')"]
             elif PRECEDENCE.get(s.loc) == "instance_over_buffer":
                 step += [f"if i == {k}:", f"    object.__setattr__(m, '{name}', torch.tensor({lit(s.schedule[k])}))"]
         fwd += _reader_lines(s, name, j)
@@ -394,7 +408,9 @@ def render(spec: Spec) -> str:
         head.append(f"SCHED_train = {spec.train_schedule!r}")
         step.append("m.train(SCHED_train[i])")
 
-    sig = ", ".join(params + (["*"] + kwonly if kwonly else []))
+    if defaults:
+        step.append(f"M.forward.__defaults__ = ({', '.join(c for _, c in defaults)},)")
+    sig = ", ".join(params + [d for d, _ in defaults] + (["*"] + kwonly if kwonly else []))
     out = head + ["class M(nn.Module):"] + _indent(cls, 4) + [
         "    def __init__(self):", "        super().__init__()", f"        self.lin = {_layer(spec)}"]
     out += _indent(init, 8)
