@@ -155,7 +155,8 @@ def draw_schedule(rng: random.Random, pool: list, n: int) -> list:
     """Values for n calls: repeats are likely, so that records made on a miss are hit later."""
     out = [rng.choice(pool)]
     for _ in range(n - 1):
-        out.append(out[-1] if rng.random() < 0.5 else rng.choice(pool))
+        r = rng.random()
+        out.append(out[-1] if r < 0.6 else rng.choice(out) if r < 0.8 else rng.choice(pool))
     return out
 
 
