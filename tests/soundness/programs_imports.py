@@ -1,6 +1,8 @@
 """Imports inside the compiled function: `from mod import NAME` of a function later replaced,
 `import mod` then `mod.attr` with the module swapped in `sys.modules`, `import pkg.sub` and
-`import pkg.sub as s` attribute chains, relative imports inside a package, and a module whose first import (which runs its code) happens inside the call.
+`import pkg.sub as s` attribute chains, relative imports inside a package, and a module whose
+first import (which runs its code) happens inside the call. Also numpy scalars read from outside
+(a config value) inside a numpy computation: numpy's promotion reads their type.
 
 Each world makes its own modules and puts them into `sys.modules` under the fixed name before
 each of its calls (the eager and the compiled world take turns), so what the import statement
@@ -167,5 +169,19 @@ def cleanup():
     sys.meta_path.remove(finder)
     sys.modules.pop("sound_imports_fresh", None)
 CLEANUP.append(cleanup)
+NCALLS = 6
+""")
+
+program(F_, "numpy_scalar_from_a_config_dict_in_numpy_expressions", """
+CFG = {"lo": np.float32(0.5)}
+def f(x):
+    a = x.numpy()
+    b = np.array([a.sum(), CFG["lo"]])     # the list's numpy scalar decides the array's dtype
+    c = np.maximum(a, CFG["lo"])           # a float32 array with np.float64 is float64
+    return torch.from_numpy(b), torch.from_numpy(c)
+def make(): return f
+def inputs(i): return (torch.ones(2) * (i % 2),)
+def step(i):
+    if i == 3: CFG["lo"] = np.float64(0.5)
 NCALLS = 6
 """)

@@ -105,7 +105,6 @@ NCALLS = 5
 """)
 
 program(F_, "array_cached_on_the_module_between_calls", """
-EXPECT = "dynamic"
 class Cache(nn.Module):
     def __init__(self):
         super().__init__()
