@@ -32,6 +32,7 @@ import collections
 import functools
 import inspect
 import operator as _operator
+import sys
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -184,6 +185,21 @@ def _module_getattr(module: types.ModuleType) -> Any:
             and getattr(type(module), "__getattr__", None) is getattr(types.ModuleType, "__getattr__", None):
         return fn
     return None
+
+
+_BUILTIN_IMPORT = __import__
+# Where an import statement finds a module already imported: the interpreter's own table (the
+# very dict object; rebinding the name `sys.modules` does not change what `import` consults).
+_SYS_MODULES = ConstSource(sys.modules, "sys.modules")
+
+
+def _absolute_import_name(name: str, package: str, level: int) -> str | None:
+    """The absolute module name of ``from <level dots><name> import ...`` in ``package`` (what
+    the interpreter resolves), or None where it cannot (the import raises)."""
+    bits = package.rsplit(".", level - 1)
+    if len(bits) < level:
+        return None
+    return f"{bits[0]}.{name}" if name else bits[0]
 
 
 class _Deleted:
@@ -1028,6 +1044,66 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.global_writes[(id(g), ins.argval)] = (g, ins.argval)
 
     op_DELETE_GLOBAL = op_STORE_GLOBAL
+
+    # imports
+    def op_IMPORT_NAME(self, fs, ins, stack):
+        """``import a.b`` / ``from .m import x``. With the module already in ``sys.modules`` the
+        statement only looks it up there: what it leaves is read from outside through
+        ``sys.modules[name]`` and guarded by identity (a module replaced there between calls is
+        a miss). A module not imported yet would run its code on this import, which a record
+        cannot replay: the call breaks here."""
+        name, level, fromlist = ins.argval, stack[-2], stack[-1]
+        b = fs.frame.f_builtins
+        imp = b.get("__import__") if isinstance(b, dict) else None
+        if imp is not _BUILTIN_IMPORT:
+            raise BreakCompile("`__import__` is replaced: the import statement calls another function")
+        self.add_guard(IdGuard(ItemSource(ConstSource(b, "builtins.__dict__"), "__import__"), imp))
+        if not isinstance(level, int) or level < 0:
+            raise BreakCompile("an import statement with an unusual level")
+        abs_name = name
+        if level:
+            g = fs.frame.f_globals
+            package = g.get("__package__")
+            if not isinstance(package, str) or not package or (id(g), "__package__") in self.global_writes:
+                raise BreakCompile("a relative import in a module without `__package__`")
+            self.add_guard(ValueGuard(GlobalSource(g, "__package__"), package))
+            abs_name = _absolute_import_name(name, package, level)
+            if abs_name is None:
+                raise BreakCompile("a relative import beyond the top-level package")
+        mod = self._imported_module(abs_name)
+        if fromlist:
+            if hasattr(mod, "__path__") and any(x == "*" or x not in getattr(mod, "__dict__", {}) for x in fromlist):
+                # `from pkg import sub` of a name the package lacks imports the submodule
+                # (importlib's _handle_fromlist): it may run its code.
+                raise BreakCompile(f"`from {abs_name} import ...` may import a submodule")
+            result = abs_name
+        elif "." in name:
+            # `import a.b` binds the top package: `a` (or the package part of a relative name)
+            result = abs_name[:len(abs_name) - len(name) + name.index(".")]
+        else:
+            result = abs_name
+        if result != abs_name:
+            mod = self._imported_module(result)
+        self.on_read(mod, ItemSource(_SYS_MODULES, result))
+
+    def _imported_module(self, name: str) -> Any:
+        """``sys.modules[name]``, fully imported, pinned by identity; else a break."""
+        mod = sys.modules.get(name)
+        if mod is None or getattr(getattr(mod, "__spec__", None), "_initializing", False):
+            raise BreakCompile(f"imports `{name}`, which is not imported yet (its first import runs "
+                               "the module's code)")
+        self.add_guard(IdGuard(ItemSource(_SYS_MODULES, name), mod))
+        return mod
+
+    def op_IMPORT_FROM(self, fs, ins, stack):
+        """``from m import name``: an attribute read of the module ``m`` (sourced where the
+        import found it), guarded like any other (``m.name = ...`` between calls is a miss)."""
+        mod, name = stack[-1], ins.argval
+        if type(mod) is types.ModuleType and name not in mod.__dict__ and "__getattr__" not in mod.__dict__ \
+                and not hasattr(types.ModuleType, name):
+            # the interpreter falls back to `sys.modules["m.name"]` (a submodule being imported)
+            raise BreakCompile(f"`from ... import {name}` of a submodule that is not an attribute of its package")
+        self._attr(fs, mod, name, method=False)
 
     # attributes
     def op_LOAD_ATTR(self, fs, ins, stack):

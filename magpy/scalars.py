@@ -534,6 +534,16 @@ class ScalarFlow:
         if _np is not None and (isinstance(v, _np.dtype) or any(v is k for k in (float, int, bool, complex)) or (
                 isinstance(v, type) and issubclass(v, _np.generic))):
             return _np.dtype(v).str   # (a dtype's string, which generated code can spell: '<f4')
+        if _np is not None and isinstance(v, _np.generic) and v.dtype.kind in "biufc" and self.scalar_node(v) is None:
+            # A numpy scalar keeps its type here: numpy's promotion reads it (a float32 array
+            # times np.float64(3.0) is float64, times 3.0 stays float32), where torch's operators
+            # (and to_arg) read the Python number. Its value and type are guarded where it was read.
+            return self.python_node("function", type(v), (v.item(),), {})
+        if type(v) in (list, tuple) and _np is not None and any(isinstance(e, _np.generic) for e in v):
+            node = self.node(v)
+            if node is not None and node.source is not None:
+                self.full_read(v)
+            return type(v)(self._numpy_arg(e) for e in v)   # np.array([s, np.float32(1)])
         return self.to_arg(v)
 
     def python_node(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Any:

@@ -45,7 +45,8 @@ SHARED_EVENTS: dict[str, str] = {
         "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_OP", "IS_OP", "COMPARE_OP", "CONTAINS_OP",
         "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT", "GET_ITER", "GET_YIELD_FROM_ITER",
         "UNPACK_SEQUENCE", "UNPACK_EX", "FOR_ITER", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
-        "DICT_MERGE", "FORMAT_VALUE", "BUILD_STRING", "CALL_FUNCTION_EX", "YIELD_VALUE")},
+        "DICT_MERGE", "FORMAT_VALUE", "BUILD_STRING", "CALL_FUNCTION_EX", "YIELD_VALUE",
+        "IMPORT_NAME", "IMPORT_FROM")},
     "LOAD_FAST_CHECK": "LOAD_FAST",
     "LIST_APPEND": "CONTAINER_ADD",
     "SET_ADD": "CONTAINER_ADD",
@@ -59,11 +60,11 @@ SHARED_EVENTS: dict[str, str] = {
         "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "RETURN_GENERATOR", "SEND", "INTERPRETER_EXIT",
         "POP_BLOCK", "SETUP_FINALLY", "BEFORE_WITH", "WITH_EXCEPT_START",
         "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS")},
-    # A new object on top whose inputs are only referenced (containers, functions, imports) or
-    # that reads a class body's namespace.
+    # A new object on top whose inputs are only referenced (containers, functions) or that
+    # reads a class body's namespace.
     **{op: "NEW" for op in (
         "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_SLICE",
-        "LIST_TO_TUPLE", "LOAD_NAME", "MAKE_FUNCTION", "LOAD_BUILD_CLASS", "IMPORT_NAME", "IMPORT_FROM")},
+        "LIST_TO_TUPLE", "LOAD_NAME", "MAKE_FUNCTION", "LOAD_BUILD_CLASS")},
 }
 
 # Python's own compiler spells these the same everywhere; the handler scan below needs them.

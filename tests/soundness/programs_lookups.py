@@ -8,7 +8,7 @@ from harness import program
 F_ = "lookups"
 
 program(F_, "from_import_inside_forward_sees_the_new_value", """
-EXPECT = "dynamic"
+import sys
 cfg = new_module("sound_lookups_cfg_a", "SCALE = 2.0")
 def f(x):
     from sound_lookups_cfg_a import SCALE
@@ -16,7 +16,9 @@ def f(x):
 def make(): return f
 def inputs(i): return (torch.randn(3),)
 def step(i):
+    sys.modules["sound_lookups_cfg_a"] = cfg   # (importable by that name: this world's own module, before each call)
     if i == 2: cfg.SCALE = 5.0
+CLEANUP.append(lambda: sys.modules.pop("sound_lookups_cfg_a", None))
 """)
 
 program(F_, "module_level_getattr_with_a_counter", """
