@@ -43,6 +43,8 @@ functions).
 """
 from __future__ import annotations
 
+import builtins
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -200,6 +202,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         values += [fn, *args]
         d_call = ("call", len(args) - len(kwn), tuple(kwn))
     d_slots = len(values)
+    _check_operation(fn)
 
     # -- frame images ----------------------------------------------------------------------------------
     image = _Image(mon, values)
@@ -221,16 +224,34 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         fn = capture_backend().frame_function(frame)
         if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
             raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
-        live = flow.live_before(at)
+        if fn.__closure__ and not state.is_top:
+            node = mon.node(fn)
+            if node is None or node.source is None:
+                # Its cells are this call's (a `nonlocal` shared with the frame that made it, values
+                # captured in this call): a continuation made once would keep the first call's.
+                raise NotSplit(f"`{code.co_name}` is a closure made in this call (its cells are the call's own)")
+        live = set(flow.live_before(at))
+        every_local = _reads_its_locals(code)
+        if every_local:
+            live.update(code.co_varnames)   # (`locals()` sees every bound local, dead or not)
+        elif "__class__" in code.co_freevars and code.co_argcount:
+            live.add(code.co_varnames[0])   # (zero-argument `super()` reads the first argument)
         f_locals = frame.f_locals
         params: list[str] = []
+        unbound: list[str] = []
         for name in code.co_varnames:
             if name in live:
                 if name not in f_locals:
                     if name in flow.live_before(at, clears=False):
                         raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
                     params.append("None")   # (only saved and put back by a 3.12+ comprehension)
+                    if every_local:
+                        unbound.append(name)   # (deleted again by the resume function: `locals()` omits it)
                     continue
+                if state.is_top and name in state.unwritten_params and name in mon.param_sources:
+                    # An argument of this call the run had not read yet: read now, so the continuation
+                    # gets this call's (a number would otherwise be the first call's literal).
+                    mon.on_read(f_locals[name], mon.param_sources[name], ("arg", name))
                 params.append(image.add(f_locals[name]))
             else:
                 params.append("None")
@@ -243,7 +264,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                 params.append(image.add(v))
         layout = tuple(v is not NULL for v in below) + ((True,) if takes_result else ())
         try:
-            resume = resume_function(fn, at, layout, cells)
+            resume = resume_function(fn, at, layout, cells, unbound=tuple(unbound))
         except ResumeUnsupported as e:
             raise NotSplit(str(e)) from None
         frames.append(FrameImage(resume, tuple(params), where, takes_result))
@@ -267,6 +288,33 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                       abortable=abortable)
 
 
+# Natives that look at the frame that calls them (or at the stack): run as D from the
+# continuation's helper they would see MagPy's frames, not the user's.
+_FRAME_READERS = tuple(f for f in (getattr(sys, "_getframe", None), getattr(sys, "_getframemodulename", None),
+                                   getattr(sys, "_current_frames", None), builtins.locals, builtins.vars,
+                                   builtins.dir, builtins.globals, builtins.eval, builtins.exec,
+                                   builtins.breakpoint, builtins.super) if f is not None)
+_EXIT_NAMES = frozenset({"__exit__", "__aexit__"})
+# Names whose call reads the frame's local variables by name (all of them, not only those the
+# code after the split loads): the resumed frame must hold every bound local, and no other.
+_LOCALS_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe", "f_locals"})
+
+
+def _reads_its_locals(code: types.CodeType) -> bool:
+    return not _LOCALS_READERS.isdisjoint(code.co_names)
+
+
+def _check_operation(fn: Any) -> None:
+    """Raise :class:`NotSplit` if D cannot run on its own from the continuation."""
+    if any(fn is f for f in _FRAME_READERS):
+        raise NotSplit(f"`{_name(fn)}` reads the frame that calls it (run from the continuation, it would "
+                       "see MagPy's frames)")
+    if getattr(fn, "__name__", None) in _EXIT_NAMES and not isinstance(fn, (types.FunctionType, types.MethodType)):
+        # The `with` statement entered a native context manager (a lock) without a call MagPy
+        # sees: replayed without its `__enter__`, the `__exit__` alone would run.
+        raise NotSplit(f"`{_name(fn)}` ends a `with` block whose native `__enter__` is not part of a record")
+
+
 def continuation_source(split: SplitPoint) -> str:
     """Source of the continuation function of ``split``: its parameters are the image entries
     after D's operands, then D's result when the innermost frame takes it."""
@@ -287,8 +335,9 @@ def continuation_source(split: SplitPoint) -> str:
 # Iterators made before D that a frame goes on with (a `for` loop around D): the continuation
 # builds them again from what they iterate, in code the continuation's monitor run follows
 # (an iterator passed in would be outside state its iteration changes).
-_SEQ_ITERATORS = frozenset({type(iter([])), type(iter(())), type(iter(range(0))), type(iter({}.values())),
-                            type(iter({}.keys())), type(iter({}.items()))})
+_SEQ_ITERATORS = frozenset({type(iter([])), type(iter(())), type(iter(range(0)))})
+_DICT_ITERATORS = frozenset({type(iter({}.values())), type(iter({}.keys())), type(iter({}.items())),
+                             type(reversed({})), type(reversed({}.values())), type(reversed({}.items()))})
 
 
 class _Image:
@@ -308,6 +357,10 @@ class _Image:
         node = self.mon.node(v)
         made_here = node is None or node.source is None
         t = type(v)
+        if made_here and t in _DICT_ITERATORS:
+            # (a copy of what is left would not see the dict's later changes, nor raise when its
+            # size changes during the loop as the real iterator does)
+            raise NotSplit("a loop over a dict (`.items()`, `.keys()`, `.values()`) is in progress at the split")
         if made_here and depth < 8 and (t in _SEQ_ITERATORS or t in (enumerate, zip)):
             expr = self._iterator(v, depth)
         else:

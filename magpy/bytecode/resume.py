@@ -141,13 +141,15 @@ def _shift_cell_indexes(co_code: bytes, first_cell: int, added: int) -> bytes:
     return bytes(code)
 
 
-def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...]) \
-        -> types.CodeType:
+def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...],
+                unbound: tuple[str, ...] = ()) -> types.CodeType:
     """The code of a resume function of ``code`` at offset ``at``.
 
     ``stack``: one entry per value-stack slot at ``at``, bottom to top, False for a NULL slot.
     ``cells``: names of the cells (not free variables) whose content is passed; the other cells
-    start empty. Parameters: ``code``'s locals, the passed cells' contents, the non-NULL slots."""
+    start empty. ``unbound``: locals that were unbound in F, deleted again by the prologue (a
+    frame that calls ``locals()`` must not show them). Parameters: ``code``'s locals, the passed
+    cells' contents, the non-NULL slots."""
     if not supported():
         raise ResumeUnsupported(f"frames cannot be resumed on CPython {_V[0]}.{_V[1]}")
     if code.co_flags & _GENERATOR_FLAGS:
@@ -165,6 +167,8 @@ def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: t
                   for c in code.co_cellvars}
 
     pro: list[int] = []
+    for name in unbound:
+        pro += _ins("DELETE_FAST", index[name])   # (before MAKE_CELL: a cell of it starts empty)
     for c in code.co_cellvars:
         pro += _ins("MAKE_CELL", cell_index[c])
         if c in cells and c in cell_only:
@@ -206,8 +210,8 @@ def _load_and_clear(k: int, code: types.CodeType) -> list[int]:
     """Push parameter ``k`` and leave its slot empty (the value lives on where it goes)."""
     if _CLEARING_LOAD is not None:
         return _ins("LOAD_FAST_AND_CLEAR", k)
-    # 3.11: plain LOAD_FAST (the parameter keeps a reference until the frame ends)
-    return _ins("LOAD_FAST", k)
+    # 3.11: LOAD_FAST, then DELETE_FAST (no second reference; `locals()` does not show the slot)
+    return _ins("LOAD_FAST", k) + _ins("DELETE_FAST", k)
 
 
 # (code, at, stack, cells) -> resume code: one code object per resume point, so that what is
@@ -216,14 +220,14 @@ _CODES: dict = {}
 
 
 def resume_function(fn: types.FunctionType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...] = (),
-                    closure: tuple | None = None) -> types.FunctionType:
+                    closure: tuple | None = None, unbound: tuple[str, ...] = ()) -> types.FunctionType:
     """A function running ``fn``'s code from offset ``at`` (see :func:`resume_code`), with
     ``fn``'s globals and closure."""
-    key = (fn.__code__, at, stack, cells)
+    key = (fn.__code__, at, stack, cells, unbound)
     code = _CODES.get(key)
     if code is None:
         if len(_CODES) > 4096:
             _CODES.clear()
-        code = _CODES[key] = resume_code(fn.__code__, at, stack, cells)
+        code = _CODES[key] = resume_code(fn.__code__, at, stack, cells, unbound)
     return types.FunctionType(code, fn.__globals__, fn.__name__, None,
                               fn.__closure__ if closure is None else closure)
