@@ -11,7 +11,9 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    of the operators before D, replays the writes and prints made before D and rebuilds the
    images (graph outputs, guarded sources, constants, objects made in the call, each object
    once, so identity holds). Iterators in progress (the ``for`` around D) are rebuilt by the
-   continuation from what they iterate and how far they got.
+   continuation from what they iterate and how far they got (a dict's: a new iterator over the
+   same dict, so later writes are seen and a size change raises). Arguments of the call the
+   run has not read yet are read (guarded) at the split: the continuation gets this call's.
 2. *Resume functions* (:mod:`magpy.bytecode.resume`). For each F_i a function made from F_i's
    code starts at the instruction after the call F_i was in (after D for F_k; after its
    ``POP_TOP`` when the value is dropped), with the image as arguments and the callee's result
@@ -38,12 +40,16 @@ function into another's handler); a frame between two monitored ones is not
 ``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
 a frame is a generator; a live local is unbound; the mock cannot rebuild an image value (a
 closure or a module made in the call); the run follows sizes that change (lifting is given up
-and the next run splits); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
+and the next run splits); a frame runs a closure made in the call (its cells are this call's);
+D is a native ``__exit__`` (its ``with`` entered a native context manager, a lock, without a call
+MagPy sees) or reads its caller's frame (``sys._getframe``, ``locals()``...: run from the
+continuation it would see MagPy's frames); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
 functions).
 """
 from __future__ import annotations
 
 import builtins
+import gc
 import sys
 import types
 from dataclasses import dataclass
@@ -336,8 +342,8 @@ def continuation_source(split: SplitPoint) -> str:
 # builds them again from what they iterate, in code the continuation's monitor run follows
 # (an iterator passed in would be outside state its iteration changes).
 _SEQ_ITERATORS = frozenset({type(iter([])), type(iter(())), type(iter(range(0)))})
-_DICT_ITERATORS = frozenset({type(iter({}.values())), type(iter({}.keys())), type(iter({}.items())),
-                             type(reversed({})), type(reversed({}.values())), type(reversed({}.items()))})
+_DICT_ITERATORS = {type(iter({}.values())): "values", type(iter({}.keys())): "keys", type(iter({}.items())): "items",
+                   type(reversed({})): None, type(reversed({}.values())): None, type(reversed({}.items())): None}
 
 
 class _Image:
@@ -357,11 +363,7 @@ class _Image:
         node = self.mon.node(v)
         made_here = node is None or node.source is None
         t = type(v)
-        if made_here and t in _DICT_ITERATORS:
-            # (a copy of what is left would not see the dict's later changes, nor raise when its
-            # size changes during the loop as the real iterator does)
-            raise NotSplit("a loop over a dict (`.items()`, `.keys()`, `.values()`) is in progress at the split")
-        if made_here and depth < 8 and (t in _SEQ_ITERATORS or t in (enumerate, zip)):
+        if made_here and depth < 8 and (t in _SEQ_ITERATORS or t in _DICT_ITERATORS or t in (enumerate, zip)):
             expr = self._iterator(v, depth)
         else:
             expr = f"i{len(self.values)}"
@@ -375,6 +377,19 @@ class _Image:
         if type(it) is enumerate:
             inner, count = red[1]
             self.prelude.append(f"{var} = enumerate({self.add(inner, depth + 1)}, {int(count)})")
+        elif type(it) in _DICT_ITERATORS:
+            # A new iterator over the same (live) dict, advanced as far: it sees the values written
+            # later and raises when the dict changes size during the loop, as the real one does
+            # (a copy of what is left would do neither).
+            view = _DICT_ITERATORS[type(it)]
+            owners = [r for r in gc.get_referents(it) if isinstance(r, dict)]
+            left = red[1][0]
+            if view is None or len(owners) != 1 or it.__length_hint__() != len(left):
+                raise NotSplit("a loop over a dict is in progress at the split (reversed, or the dict changed size)")
+            d = owners[0]
+            self.prelude.append(f"{var} = iter({self.add(d, depth + 1)}.{view}())")
+            if len(d) - len(left):
+                self.prelude.append(f"for _ in range({len(d) - len(left)}): next({var})")
         elif type(it) is zip:
             if len(red) > 2 and red[2]:
                 raise NotSplit("a `zip(..., strict=True)` is in progress at the split")
