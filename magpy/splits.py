@@ -354,6 +354,7 @@ class _Image:
         self.values = values
         self.prelude: list[str] = []
         self.memo: dict[int, str] = {}
+        self.operands = list(values)   # D's callable and arguments
 
     def add(self, v: Any, depth: int = 0) -> str:
         """The continuation's expression for ``v``."""
@@ -387,6 +388,9 @@ class _Image:
             if view is None or len(owners) != 1 or it.__length_hint__() != len(left):
                 raise NotSplit("a loop over a dict is in progress at the split (reversed, or the dict changed size)")
             d = owners[0]
+            if any(d is v or getattr(v, "__self__", None) is d for v in self.operands):
+                # (D may change its size: the new iterator, made after D, would not raise)
+                raise NotSplit("the dict a loop in progress iterates is passed to the operation")
             self.prelude.append(f"{var} = iter({self.add(d, depth + 1)}.{view}())")
             if len(d) - len(left):
                 self.prelude.append(f"for _ in range({len(d) - len(left)}): next({var})")
