@@ -212,6 +212,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
 
     # -- frame images ----------------------------------------------------------------------------------
     image = _Image(mon, values)
+    shared = _shared_cells(mon, [state for state, *_ in chain])
     frames = []
     for state, offset, st, slots in chain:
         code, frame = state.code, state.frame
@@ -230,12 +231,12 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         fn = capture_backend().frame_function(frame)
         if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
             raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
-        if fn.__closure__ and not state.is_top:
-            node = mon.node(fn)
-            if node is None or node.source is None:
-                # Its cells are this call's (a `nonlocal` shared with the frame that made it, values
-                # captured in this call): a continuation made once would keep the first call's.
-                raise NotSplit(f"`{code.co_name}` is a closure made in this call (its cells are the call's own)")
+        # cells of this call that the frame shares with the others (passed as cells, not contents)
+        own = {c: shared.get(id(mon_cell)) for c in code.co_cellvars
+               if (mon_cell := _frame_cell(mon, frame, c)) is not None} if code.co_cellvars else {}
+        share = {c: cell for c, cell in own.items() if cell is not None}
+        if fn.__closure__ and not state.is_top and _made_in_call(mon, fn):
+            share.update((c, cell) for c, cell in zip(code.co_freevars, fn.__closure__) if id(cell) in shared)
         live = set(flow.live_before(at))
         every_local = _reads_its_locals(code)
         if every_local:
@@ -246,6 +247,14 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         params: list[str] = []
         unbound: list[str] = []
         for name in code.co_varnames:
+            if state.is_top and name in state.unwritten_params and name in mon.param_sources \
+                    and name in f_locals and (name in live or name in share):
+                # An argument of this call the run had not read yet: read now, so the continuation
+                # gets this call's (a number would otherwise be the first call's literal).
+                mon.on_read(f_locals[name], mon.param_sources[name], ("arg", name))
+            if name in share:
+                params.append(image.cell(share[name]))   # (its parameter is the cell itself)
+                continue
             if name in live:
                 if name not in f_locals:
                     if name in flow.live_before(at, clears=False):
@@ -254,23 +263,22 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                     if every_local:
                         unbound.append(name)   # (deleted again by the resume function: `locals()` omits it)
                     continue
-                if state.is_top and name in state.unwritten_params and name in mon.param_sources:
-                    # An argument of this call the run had not read yet: read now, so the continuation
-                    # gets this call's (a number would otherwise be the first call's literal).
-                    mon.on_read(f_locals[name], mon.param_sources[name], ("arg", name))
                 params.append(image.add(f_locals[name]))
             else:
                 params.append("None")
         cells = tuple(c for c in code.co_cellvars if c not in code.co_varnames and c in f_locals)
         for c in cells:
-            params.append(image.add(f_locals[c]))
+            params.append(image.cell(share[c]) if c in share else image.add(f_locals[c]))
+        for c in code.co_freevars:
+            if c in share:
+                params.append(image.cell(share[c]))
         below = st[:len(st) - slots]
         for v in below:
             if v is not NULL:
                 params.append(image.add(v))
         layout = tuple(v is not NULL for v in below) + ((True,) if takes_result else ())
         try:
-            resume = resume_function(fn, at, layout, cells, unbound=tuple(unbound))
+            resume = resume_function(fn, at, layout, cells, unbound=tuple(unbound), shared=tuple(share))
         except ResumeUnsupported as e:
             raise NotSplit(str(e)) from None
         frames.append(FrameImage(resume, tuple(params), where, takes_result))
@@ -319,6 +327,53 @@ def _check_operation(fn: Any) -> None:
         # The `with` statement entered a native context manager (a lock) without a call MagPy
         # sees: replayed without its `__enter__`, the `__exit__` alone would run.
         raise NotSplit(f"`{_name(fn)}` ends a `with` block whose native `__enter__` is not part of a record")
+
+
+def _made_in_call(mon: Any, fn: types.FunctionType) -> bool:
+    node = mon.node(fn)
+    return node is None or node.source is None
+
+
+def _frame_cell(mon: Any, frame: Any, name: str) -> Any:
+    """The cell ``name`` of ``frame``, where a function made in the call captured it (else None:
+    frames do not hand out their cells)."""
+    return mon.split_frame_cells.get((id(frame), name))
+
+
+def _shared_cells(mon: Any, chain: list) -> dict:
+    """Cells made in this call (by a monitored frame) that a closure made in the call, running in
+    one of the split's frames, holds: ``id -> cell``. Each is passed to the resume functions as
+    the cell itself, so a ``nonlocal`` written by one frame is read by the other, and the
+    continuation runs with this call's cells, not the first call's. Raises :class:`NotSplit` for
+    a closure whose cells MagPy cannot tell apart (made where it did not monitor)."""
+    frame_cells: dict = {}
+    made: dict = {}
+    for f, creator in mon.made_functions.values():
+        for name, c in zip(f.__code__.co_freevars, f.__closure__ or ()):
+            if name in creator.f_code.co_cellvars:
+                made[id(c)] = c
+                frame_cells[(id(creator), name)] = c
+    mon.split_frame_cells = frame_cells
+    fns = [capture_backend().frame_function(state.frame) for state in chain]
+    outside = [c for f, state in zip(fns, chain) if isinstance(f, types.FunctionType)
+               and (state.is_top or not _made_in_call(mon, f)) for c in (f.__closure__ or ())]
+    outside += list(mon.top_closure)
+    shared: dict = {}
+    for f, state in zip(fns, chain):
+        if state.is_top or not isinstance(f, types.FunctionType) or not f.__closure__ or not _made_in_call(mon, f):
+            continue
+        if mon.made_functions.get(id(f), (None,))[0] is not f:
+            raise NotSplit(f"`{f.__qualname__}` is a closure made where MagPy did not follow it")
+        for name, c in zip(f.__code__.co_freevars, f.__closure__):
+            if id(c) in made:
+                try:
+                    _ = c.cell_contents
+                except ValueError:
+                    raise NotSplit(f"the variable `{name}` of closure `{f.__qualname__}` is unbound") from None
+                shared[id(c)] = c
+            elif not any(c is o for o in outside):
+                raise NotSplit(f"closure `{f.__qualname__}` holds a cell MagPy cannot tell apart (`{name}`)")
+    return shared
 
 
 def continuation_source(split: SplitPoint) -> str:
@@ -371,6 +426,20 @@ class _Image:
             self.values.append(v)
         self.memo[id(v)] = expr
         return expr
+
+    def cell(self, c: Any) -> str:
+        """The continuation's expression for a new cell holding what the call's cell ``c`` holds
+        (one per cell: frames that share ``c`` share it). Made by a closure of the continuation,
+        so the continuation's monitor run sees a cell made in the call."""
+        hit = self.memo.get(id(c))
+        if hit is not None:
+            return hit
+        content = self.add(c.cell_contents)
+        k = len(self.prelude)
+        self.prelude.append(f"_k{k} = {content}")
+        self.prelude.append(f"c{k} = (lambda: _k{k}).__closure__[0]")
+        self.memo[id(c)] = f"c{k}"
+        return f"c{k}"
 
     def _iterator(self, it: Any, depth: int) -> str:
         red = it.__reduce__()   # (a copy's state: reducing does not advance the iterator)

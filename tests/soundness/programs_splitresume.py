@@ -8,7 +8,7 @@ from harness import program
 F_ = "splitresume"
 
 program(F_, "nonlocal_counter_in_a_nested_def_written_after_the_split", """
-EXPECT = "dynamic"
+EXPECT = "split"
 import io
 buf = io.StringIO()
 def f(x, k):
@@ -28,7 +28,7 @@ NCALLS = 6
 """)
 
 program(F_, "lambda_of_this_call_captures_a_tensor_and_a_number", """
-EXPECT = "dynamic"
+EXPECT = "split"
 import io
 buf = io.StringIO()
 class M(nn.Module):
@@ -246,4 +246,76 @@ def make(): return m
 def inputs(i): return (torch.randn(2, 4, generator=torch.Generator().manual_seed(i)),)
 def state(): return buf.getvalue()
 NCALLS = 5
+""")
+
+program(F_, "closure_from_a_factory_of_the_call_counts_after_the_split", """
+EXPECT = "split"
+import io
+buf = io.StringIO()
+def make_bump(scale, start):
+    count = start
+    def bump(t):
+        nonlocal count
+        count += 1
+        buf.write(f"{t.mean().item():.3f}\\n")
+        count += 1
+        return t * scale + count
+    return bump
+def f(x, scale, start):
+    bump = make_bump(scale, start)
+    return bump(x)
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)), [1.0, 2.0][i % 2], 5 * (i // 3))
+def state(): return buf.getvalue()
+NCALLS = 7
+""")
+
+program(F_, "lambda_in_a_compiled_closure_writes_the_outer_counter_after_the_split", """
+EXPECT = "split"
+import io
+buf = io.StringIO()
+def build():
+    calls = 0
+    def forward(x):
+        h = x.cos()
+        def note(t):
+            nonlocal calls
+            buf.write(f"{t.sum().item():.2f}\\n")
+            calls += 1
+            return t + calls + h
+        return note(x.relu())
+    def count():
+        return calls
+    return forward, count
+fwd, count = build()
+def make(): return fwd
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def state(): return buf.getvalue(), count()
+NCALLS = 6
+""")
+
+program(F_, "nested_closures_both_resumed_share_a_cell", """
+EXPECT = "split"
+import io
+buf = io.StringIO()
+def f(x, w):
+    acc = []
+    total = 0
+    def outer(t):
+        nonlocal total
+        def inner(u):
+            nonlocal total
+            buf.write(f"{u.max().item():.2f};")
+            total += w
+            acc.append(total)
+            return u * 2
+        v = inner(t)
+        total += 100
+        return v
+    y = outer(x)
+    return y + total, list(acc)
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)), 1 + i % 2)
+def state(): return buf.getvalue()
+NCALLS = 6
 """)
