@@ -841,7 +841,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         which a split that resumes both must share, magpy.splits)."""
         self._post_new(fs, stack, n)
         fn = stack[-1]
-        if isinstance(fn, types.FunctionType):
+        if isinstance(fn, types.FunctionType) and fn.__code__.co_freevars:
+            # (the frame is held until the run ends: its id names its cells, and must not be reused)
             self.made_functions[id(fn)] = (fn, fs.frame)
 
     def _check_hashed(self, ins, stack: list) -> None:
