@@ -59,7 +59,7 @@ import torch
 
 from .bytecode import DECODER
 from .bytecode.flow import flow_of
-from .bytecode.resume import ResumeUnsupported, resume_function, supported
+from .bytecode.resume import ResumeUnsupported, passed_free_cells, resume_function, supported
 from .capture import NULL
 from .capture import backend as capture_backend
 from .global_state import global_hooks_present
@@ -114,11 +114,18 @@ class SplitPoint:
         """What the continuation depends on: the frames' codes, resume points and layouts, and
         the globals and closure cells of the functions that ran them (two closures of one code
         are two continuations; the cells stay alive with the continuation, so ids are not reused)."""
-        return tuple((f.resume.__code__, id(f.resume.__globals__), tuple(map(id, f.resume.__closure__ or ())),
+        return tuple((f.resume.__code__, id(f.resume.__globals__), _closure_key(f.resume),
                       f.params, f.takes_result) for f in self.frames) + (self.d_call, self.prelude)
 
     def describe(self) -> str:
         return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"
+
+
+def _closure_key(fn: types.FunctionType) -> tuple:
+    """The cells a resume function takes from its closure (those of the call, passed as
+    arguments, are the continuation's own: they do not tell continuations apart)."""
+    passed = passed_free_cells(fn.__code__)
+    return tuple(id(c) for k, c in enumerate(fn.__closure__ or ()) if k not in passed)
 
 
 def _where(code, frame, offset: int) -> str:
@@ -278,7 +285,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                 params.append(image.add(v))
         layout = tuple(v is not NULL for v in below) + ((True,) if takes_result else ())
         try:
-            resume = resume_function(fn, at, layout, cells, unbound=tuple(unbound), shared=tuple(share))
+            # (the closure's own cells of those passed are not kept: empty cells hold their places)
+            closure = None if not fn.__closure__ else tuple(
+                types.CellType() if c in share else cell for c, cell in zip(code.co_freevars, fn.__closure__))
+            resume = resume_function(fn, at, layout, cells, closure=closure, unbound=tuple(unbound),
+                                     shared=tuple(share))
         except ResumeUnsupported as e:
             raise NotSplit(str(e)) from None
         frames.append(FrameImage(resume, tuple(params), where, takes_result))
