@@ -14,6 +14,9 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    continuation from what they iterate and how far they got (a dict's: a new iterator over the
    same dict, so later writes are seen and a size change raises). Arguments of the call the
    run has not read yet are read (guarded) at the split: the continuation gets this call's.
+   Cells made in the call that a closure made in the call shares with other frames of the split
+   (``nonlocal``, captured values) are made again by the continuation, one per cell, and passed
+   to the resume functions as cells: every resumed frame runs with this call's cells.
 2. *Resume functions* (:mod:`magpy.bytecode.resume`). For each F_i a function made from F_i's
    code starts at the instruction after the call F_i was in (after D for F_k; after its
    ``POP_TOP`` when the value is dropped), with the image as arguments and the callee's result
@@ -40,8 +43,8 @@ function into another's handler); a frame between two monitored ones is not
 ``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
 a frame is a generator; a live local is unbound; the mock cannot rebuild an image value (a
 closure or a module made in the call); the run follows sizes that change (lifting is given up
-and the next run splits); a frame runs a closure made in the call (its cells are this call's);
-D is a native ``__exit__`` (its ``with`` entered a native context manager, a lock, without a call
+and the next run splits); a frame runs a closure made where MagPy did not follow it (its
+cells cannot be told apart); D is a native ``__exit__`` (its ``with`` entered a native context manager, a lock, without a call
 MagPy sees) or reads its caller's frame (``sys._getframe``, ``locals()``...: run from the
 continuation it would see MagPy's frames); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
 functions).
