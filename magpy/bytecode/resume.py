@@ -14,7 +14,10 @@ The new code is ``prologue + original code``:
 * the prologue makes F's cells (``MAKE_CELL``; a cell's content is stored into it), copies
   the free variables (``COPY_FREE_VARS``, from the resume function's closure: F's), runs
   ``RESUME``, pushes the stack slots (``PUSH_NULL`` for a NULL slot) and jumps to the resume
-  offset with ``JUMP_FORWARD``;
+  offset with ``JUMP_FORWARD``; a cell or free variable that is *shared* (a cell of the split
+  call another resumed frame holds too) gets the cell object itself from its parameter, stored
+  into its slot (no ``MAKE_CELL``; over the closure's cell for a free variable); locals unbound
+  in F are deleted again, and a parameter that only carries a value into place is cleared;
 * jumps inside the original code are relative on 3.11+ and keep their targets; the exception
   table's offsets move by the prologue's length and the line table gets prologue entries
   without a location; cell and free variable indexes (``LOAD_DEREF``...) move by the number of
