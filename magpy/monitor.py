@@ -47,6 +47,7 @@ from .binding import bind_callee
 from .branches import BranchWatch
 from .breaks import BreakCompile
 from .bytecode import DECODER, instructions
+from .bytecode.resume import passed_free_cells
 from .calls import CallRules, announce_operator
 from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
@@ -307,6 +308,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
         self.abort_at_split = False                  # stop the program at a split (SplitHere)?
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
+        self.made_functions: dict = {}               # id -> (function, the frame that made it): closures a split resumes
+        self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
         self.in_call_event = False                   # the handler of a call instruction is running
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
@@ -885,7 +888,16 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         """Leaves a new object on top that only references its inputs (a container, a function)."""
         if self.scalar_nodes and ins.real in _HASHING:
             self._check_hashed(ins, stack)
-        self._pend(fs, self._post_new, 1)
+        self._pend(fs, self._post_new_function if ins.real == "MAKE_FUNCTION" else self._post_new, 1)
+
+    def _post_new_function(self, fs, stack, n):
+        """A function made in the call: which frame made it (its closure holds that frame's cells,
+        which a split that resumes both must share, magpy.splits)."""
+        self._post_new(fs, stack, n)
+        fn = stack[-1]
+        if isinstance(fn, types.FunctionType) and fn.__code__.co_freevars:
+            # (the frame is held until the run ends: its id names its cells, and must not be reused)
+            self.made_functions[id(fn)] = (fn, fs.frame)
 
     def _check_hashed(self, ins, stack: list) -> None:
         """Set items and dict keys are hashed: a number read from a tensor cannot be one."""
@@ -988,6 +1000,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     def _cell_of(self, fs, idx):
         if fs.is_top:
             return self.top_closure[idx] if idx < len(self.top_closure) else None
+        if idx in passed_free_cells(fs.code):
+            return None   # a cell of the split call, passed to its resume function (magpy.splits)
         fn = capture.backend().frame_function(fs.frame) if hasattr(capture.backend(), "frame_function") else None
         if fn is None or fn.__closure__ is None:
             return None

@@ -11,7 +11,12 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    of the operators before D, replays the writes and prints made before D and rebuilds the
    images (graph outputs, guarded sources, constants, objects made in the call, each object
    once, so identity holds). Iterators in progress (the ``for`` around D) are rebuilt by the
-   continuation from what they iterate and how far they got.
+   continuation from what they iterate and how far they got (a dict's: a new iterator over the
+   same dict, so later writes are seen and a size change raises). Arguments of the call the
+   run has not read yet are read (guarded) at the split: the continuation gets this call's.
+   Cells made in the call that a closure made in the call shares with other frames of the split
+   (``nonlocal``, captured values) are made again by the continuation, one per cell, and passed
+   to the resume functions as cells: every resumed frame runs with this call's cells.
 2. *Resume functions* (:mod:`magpy.bytecode.resume`). For each F_i a function made from F_i's
    code starts at the instruction after the call F_i was in (after D for F_k; after its
    ``POP_TOP`` when the value is dropped), with the image as arguments and the callee's result
@@ -38,11 +43,17 @@ function into another's handler); a frame between two monitored ones is not
 ``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
 a frame is a generator; a live local is unbound; the mock cannot rebuild an image value (a
 closure or a module made in the call); the run follows sizes that change (lifting is given up
-and the next run splits); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
+and the next run splits); a frame runs a closure made where MagPy did not follow it (its
+cells cannot be told apart); D is a native ``__exit__`` (its ``with`` entered a native context manager, a lock, without a call
+MagPy sees) or reads its caller's frame (``sys._getframe``, ``locals()``...: run from the
+continuation it would see MagPy's frames); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
 functions).
 """
 from __future__ import annotations
 
+import builtins
+import gc
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +62,7 @@ import torch
 
 from .bytecode import DECODER
 from .bytecode.flow import flow_of
-from .bytecode.resume import ResumeUnsupported, resume_function, supported
+from .bytecode.resume import ResumeUnsupported, passed_free_cells, resume_function, supported
 from .capture import NULL
 from .capture import backend as capture_backend
 from .global_state import global_hooks_present
@@ -106,11 +117,18 @@ class SplitPoint:
         """What the continuation depends on: the frames' codes, resume points and layouts, and
         the globals and closure cells of the functions that ran them (two closures of one code
         are two continuations; the cells stay alive with the continuation, so ids are not reused)."""
-        return tuple((f.resume.__code__, id(f.resume.__globals__), tuple(map(id, f.resume.__closure__ or ())),
+        return tuple((f.resume.__code__, id(f.resume.__globals__), _closure_key(f.resume),
                       f.params, f.takes_result) for f in self.frames) + (self.d_call, self.prelude)
 
     def describe(self) -> str:
         return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"
+
+
+def _closure_key(fn: types.FunctionType) -> tuple:
+    """The cells a resume function takes from its closure (those of the call, passed as
+    arguments, are the continuation's own: they do not tell continuations apart)."""
+    passed = passed_free_cells(fn.__code__)
+    return tuple(id(c) for k, c in enumerate(fn.__closure__ or ()) if k not in passed)
 
 
 def _where(code, frame, offset: int) -> str:
@@ -200,9 +218,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         values += [fn, *args]
         d_call = ("call", len(args) - len(kwn), tuple(kwn))
     d_slots = len(values)
+    _check_operation(fn)
 
     # -- frame images ----------------------------------------------------------------------------------
     image = _Image(mon, values)
+    shared = _shared_cells(mon, [state for state, *_ in chain])
     frames = []
     for state, offset, st, slots in chain:
         code, frame = state.code, state.frame
@@ -221,29 +241,58 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         fn = capture_backend().frame_function(frame)
         if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
             raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
-        live = flow.live_before(at)
+        # cells of this call that the frame shares with the others (passed as cells, not contents)
+        own = {c: shared.get(id(mon_cell)) for c in code.co_cellvars
+               if (mon_cell := _frame_cell(mon, frame, c)) is not None} if code.co_cellvars else {}
+        share = {c: cell for c, cell in own.items() if cell is not None}
+        if fn.__closure__ and not state.is_top and _made_in_call(mon, fn):
+            share.update((c, cell) for c, cell in zip(code.co_freevars, fn.__closure__) if id(cell) in shared)
+        live = set(flow.live_before(at))
+        every_local = _reads_its_locals(code)
+        if every_local:
+            live.update(code.co_varnames)   # (`locals()` sees every bound local, dead or not)
+        elif "__class__" in code.co_freevars and code.co_argcount:
+            live.add(code.co_varnames[0])   # (zero-argument `super()` reads the first argument)
         f_locals = frame.f_locals
         params: list[str] = []
+        unbound: list[str] = []
         for name in code.co_varnames:
+            if state.is_top and name in state.unwritten_params and name in mon.param_sources \
+                    and name in f_locals and (name in live or name in share):
+                # An argument of this call the run had not read yet: read now, so the continuation
+                # gets this call's (a number would otherwise be the first call's literal).
+                mon.on_read(f_locals[name], mon.param_sources[name], ("arg", name))
+            if name in share:
+                params.append(image.cell(share[name]))   # (its parameter is the cell itself)
+                continue
             if name in live:
                 if name not in f_locals:
                     if name in flow.live_before(at, clears=False):
                         raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
                     params.append("None")   # (only saved and put back by a 3.12+ comprehension)
+                    if every_local:
+                        unbound.append(name)   # (deleted again by the resume function: `locals()` omits it)
                     continue
                 params.append(image.add(f_locals[name]))
             else:
                 params.append("None")
         cells = tuple(c for c in code.co_cellvars if c not in code.co_varnames and c in f_locals)
         for c in cells:
-            params.append(image.add(f_locals[c]))
+            params.append(image.cell(share[c]) if c in share else image.add(f_locals[c]))
+        for c in code.co_freevars:
+            if c in share:
+                params.append(image.cell(share[c]))
         below = st[:len(st) - slots]
         for v in below:
             if v is not NULL:
                 params.append(image.add(v))
         layout = tuple(v is not NULL for v in below) + ((True,) if takes_result else ())
         try:
-            resume = resume_function(fn, at, layout, cells)
+            # (the closure's own cells of those passed are not kept: empty cells hold their places)
+            closure = None if not fn.__closure__ else tuple(
+                types.CellType() if c in share else cell for c, cell in zip(code.co_freevars, fn.__closure__))
+            resume = resume_function(fn, at, layout, cells, closure=closure, unbound=tuple(unbound),
+                                     shared=tuple(share))
         except ResumeUnsupported as e:
             raise NotSplit(str(e)) from None
         frames.append(FrameImage(resume, tuple(params), where, takes_result))
@@ -267,6 +316,80 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                       abortable=abortable)
 
 
+# Natives that look at the frame that calls them (or at the stack): run as D from the
+# continuation's helper they would see MagPy's frames, not the user's.
+_FRAME_READERS = tuple(f for f in (getattr(sys, "_getframe", None), getattr(sys, "_getframemodulename", None),
+                                   getattr(sys, "_current_frames", None), builtins.locals, builtins.vars,
+                                   builtins.dir, builtins.globals, builtins.eval, builtins.exec,
+                                   builtins.breakpoint, builtins.super) if f is not None)
+_EXIT_NAMES = frozenset({"__exit__", "__aexit__"})
+# Names whose call reads the frame's local variables by name (all of them, not only those the
+# code after the split loads): the resumed frame must hold every bound local, and no other.
+_LOCALS_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe", "f_locals"})
+
+
+def _reads_its_locals(code: types.CodeType) -> bool:
+    return not _LOCALS_READERS.isdisjoint(code.co_names)
+
+
+def _check_operation(fn: Any) -> None:
+    """Raise :class:`NotSplit` if D cannot run on its own from the continuation."""
+    if any(fn is f for f in _FRAME_READERS):
+        raise NotSplit(f"`{_name(fn)}` reads the frame that calls it (run from the continuation, it would "
+                       "see MagPy's frames)")
+    if getattr(fn, "__name__", None) in _EXIT_NAMES and not isinstance(fn, (types.FunctionType, types.MethodType)):
+        # The `with` statement entered a native context manager (a lock) without a call MagPy
+        # sees: replayed without its `__enter__`, the `__exit__` alone would run.
+        raise NotSplit(f"`{_name(fn)}` ends a `with` block whose native `__enter__` is not part of a record")
+
+
+def _made_in_call(mon: Any, fn: types.FunctionType) -> bool:
+    node = mon.node(fn)
+    return node is None or node.source is None
+
+
+def _frame_cell(mon: Any, frame: Any, name: str) -> Any:
+    """The cell ``name`` of ``frame``, where a function made in the call captured it (else None:
+    frames do not hand out their cells)."""
+    return mon.split_frame_cells.get((id(frame), name))
+
+
+def _shared_cells(mon: Any, chain: list) -> dict:
+    """Cells made in this call (by a monitored frame) that a closure made in the call, running in
+    one of the split's frames, holds: ``id -> cell``. Each is passed to the resume functions as
+    the cell itself, so a ``nonlocal`` written by one frame is read by the other, and the
+    continuation runs with this call's cells, not the first call's. Raises :class:`NotSplit` for
+    a closure whose cells MagPy cannot tell apart (made where it did not monitor)."""
+    frame_cells: dict = {}
+    made: dict = {}
+    for f, creator in mon.made_functions.values():
+        for name, c in zip(f.__code__.co_freevars, f.__closure__ or ()):
+            if name in creator.f_code.co_cellvars:
+                made[id(c)] = c
+                frame_cells[(id(creator), name)] = c
+    mon.split_frame_cells = frame_cells
+    fns = [capture_backend().frame_function(state.frame) for state in chain]
+    outside = [c for f, state in zip(fns, chain) if isinstance(f, types.FunctionType)
+               and (state.is_top or not _made_in_call(mon, f)) for c in (f.__closure__ or ())]
+    outside += list(mon.top_closure)
+    shared: dict = {}
+    for f, state in zip(fns, chain):
+        if state.is_top or not isinstance(f, types.FunctionType) or not f.__closure__ or not _made_in_call(mon, f):
+            continue
+        if mon.made_functions.get(id(f), (None,))[0] is not f:
+            raise NotSplit(f"`{f.__qualname__}` is a closure made where MagPy did not follow it")
+        for name, c in zip(f.__code__.co_freevars, f.__closure__):
+            if id(c) in made:
+                try:
+                    _ = c.cell_contents
+                except ValueError:
+                    raise NotSplit(f"the variable `{name}` of closure `{f.__qualname__}` is unbound") from None
+                shared[id(c)] = c
+            elif not any(c is o for o in outside):
+                raise NotSplit(f"closure `{f.__qualname__}` holds a cell MagPy cannot tell apart (`{name}`)")
+    return shared
+
+
 def continuation_source(split: SplitPoint) -> str:
     """Source of the continuation function of ``split``: its parameters are the image entries
     after D's operands, then D's result when the innermost frame takes it."""
@@ -287,8 +410,9 @@ def continuation_source(split: SplitPoint) -> str:
 # Iterators made before D that a frame goes on with (a `for` loop around D): the continuation
 # builds them again from what they iterate, in code the continuation's monitor run follows
 # (an iterator passed in would be outside state its iteration changes).
-_SEQ_ITERATORS = frozenset({type(iter([])), type(iter(())), type(iter(range(0))), type(iter({}.values())),
-                            type(iter({}.keys())), type(iter({}.items()))})
+_SEQ_ITERATORS = frozenset({type(iter([])), type(iter(())), type(iter(range(0)))})
+_DICT_ITERATORS = {type(iter({}.values())): "values", type(iter({}.keys())): "keys", type(iter({}.items())): "items",
+                   type(reversed({})): None, type(reversed({}.values())): None, type(reversed({}.items())): None}
 
 
 class _Image:
@@ -299,6 +423,7 @@ class _Image:
         self.values = values
         self.prelude: list[str] = []
         self.memo: dict[int, str] = {}
+        self.operands = list(values)   # D's callable and arguments
 
     def add(self, v: Any, depth: int = 0) -> str:
         """The continuation's expression for ``v``."""
@@ -308,7 +433,7 @@ class _Image:
         node = self.mon.node(v)
         made_here = node is None or node.source is None
         t = type(v)
-        if made_here and depth < 8 and (t in _SEQ_ITERATORS or t in (enumerate, zip)):
+        if made_here and depth < 8 and (t in _SEQ_ITERATORS or t in _DICT_ITERATORS or t in (enumerate, zip)):
             expr = self._iterator(v, depth)
         else:
             expr = f"i{len(self.values)}"
@@ -316,12 +441,42 @@ class _Image:
         self.memo[id(v)] = expr
         return expr
 
+    def cell(self, c: Any) -> str:
+        """The continuation's expression for a new cell holding what the call's cell ``c`` holds
+        (one per cell: frames that share ``c`` share it). Made by a closure of the continuation,
+        so the continuation's monitor run sees a cell made in the call."""
+        hit = self.memo.get(id(c))
+        if hit is not None:
+            return hit
+        content = self.add(c.cell_contents)
+        k = len(self.prelude)
+        self.prelude.append(f"_k{k} = {content}")
+        self.prelude.append(f"c{k} = (lambda: _k{k}).__closure__[0]")
+        self.memo[id(c)] = f"c{k}"
+        return f"c{k}"
+
     def _iterator(self, it: Any, depth: int) -> str:
         red = it.__reduce__()   # (a copy's state: reducing does not advance the iterator)
         var = f"t{len(self.prelude)}"
         if type(it) is enumerate:
             inner, count = red[1]
             self.prelude.append(f"{var} = enumerate({self.add(inner, depth + 1)}, {int(count)})")
+        elif type(it) in _DICT_ITERATORS:
+            # A new iterator over the same (live) dict, advanced as far: it sees the values written
+            # later and raises when the dict changes size during the loop, as the real one does
+            # (a copy of what is left would do neither).
+            view = _DICT_ITERATORS[type(it)]
+            owners = [r for r in gc.get_referents(it) if isinstance(r, dict)]
+            left = red[1][0]
+            if view is None or len(owners) != 1 or it.__length_hint__() != len(left):
+                raise NotSplit("a loop over a dict is in progress at the split (reversed, or the dict changed size)")
+            d = owners[0]
+            if any(d is v or getattr(v, "__self__", None) is d for v in self.operands):
+                # (D may change its size: the new iterator, made after D, would not raise)
+                raise NotSplit("the dict a loop in progress iterates is passed to the operation")
+            self.prelude.append(f"{var} = iter({self.add(d, depth + 1)}.{view}())")
+            if len(d) - len(left):
+                self.prelude.append(f"for _ in range({len(d) - len(left)}): next({var})")
         elif type(it) is zip:
             if len(red) > 2 and red[2]:
                 raise NotSplit("a `zip(..., strict=True)` is in progress at the split")

@@ -285,3 +285,60 @@ def test_changed_global_before_the_operation_is_seen_by_it():
         assert LOG.getvalue()[mark:] == f"call {state['n']}\n"
         assert same(got, x * state["n"])
     assert state["n"] == 6
+
+
+@pytest.mark.skipif(not SPLITS, reason="frames are resumed on CPython 3.11 to 3.13 only")
+def test_resume_functions_share_cells_passed_to_them_and_delete_unbound_locals():
+    """Cells passed as cells (a `nonlocal` of a closure made in the call and of the frame that
+    made it): both resumed frames write and read the one cell; a frame that calls locals() does
+    not see locals unbound at the split, nor the resume function's own parameters."""
+    import dis
+    import types
+
+    from magpy.bytecode.resume import resume_function
+
+    def marker(t):
+        return None
+
+    def f(x, k):
+        total = 0
+
+        def acc(t):
+            nonlocal total
+            total += k
+            marker(t)
+            total += 10 * k
+            return t * 2
+        y = acc(x)
+        return y + total
+
+    def after_call(code, pop):
+        ins = list(dis.get_instructions(code))
+        call = next(i for i in ins if i.opname.startswith("CALL"))
+        at = next(i for i in ins if i.offset > call.offset and (not pop or i.opname == "POP_TOP"))
+        return next(i for i in ins if i.offset > at.offset).offset if pop else at.offset
+
+    acc_code = next(c for c in f.__code__.co_consts if isinstance(c, types.CodeType))
+    stale = types.FunctionType(acc_code, {}, "acc", None,
+                               tuple(types.CellType(99) for _ in acc_code.co_freevars))
+    total, k = types.CellType(1), types.CellType(1)
+    cells = {"total": total, "k": k, "marker": types.CellType(marker)}
+    r_acc = resume_function(stale, after_call(acc_code, True), (), (), shared=acc_code.co_freevars)
+    assert r_acc(5, *[cells[n] for n in acc_code.co_freevars]) == 10
+    assert total.cell_contents == 11   # (this call's cell, not the stale closure's)
+    ins = list(dis.get_instructions(f))
+    last_call = [i for i in ins if i.opname.startswith("CALL")][-1]
+    at = next(i for i in ins if i.offset > last_call.offset).offset
+    only_cells = tuple(c for c in f.__code__.co_cellvars if c not in f.__code__.co_varnames)
+    r_f = resume_function(f, at, (True,), only_cells, shared=("total", "k"))   # (`marker`: f's closure)
+    params = [k if n == "k" else None for n in f.__code__.co_varnames] + [cells[c] for c in only_cells]
+    assert r_f(*params, 10) == 21
+
+    def g(a):
+        b = a + 1
+        marker(b)
+        c = 3
+        return sorted(locals()), c
+
+    r_g = resume_function(g, after_call(g.__code__, True), (), (), unbound=("c",))
+    assert r_g(1, 2, None) == g(1)   # (a, b, c and the free `marker`: no `.stack` slot, c bound again)

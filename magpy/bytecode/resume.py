@@ -14,7 +14,10 @@ The new code is ``prologue + original code``:
 * the prologue makes F's cells (``MAKE_CELL``; a cell's content is stored into it), copies
   the free variables (``COPY_FREE_VARS``, from the resume function's closure: F's), runs
   ``RESUME``, pushes the stack slots (``PUSH_NULL`` for a NULL slot) and jumps to the resume
-  offset with ``JUMP_FORWARD``;
+  offset with ``JUMP_FORWARD``; a cell or free variable that is *shared* (a cell of the split
+  call another resumed frame holds too) gets the cell object itself from its parameter, stored
+  into its slot (no ``MAKE_CELL``; over the closure's cell for a free variable); locals unbound
+  in F are deleted again, and a parameter that only carries a value into place is cleared;
 * jumps inside the original code are relative on 3.11+ and keep their targets; the exception
   table's offsets move by the prologue's length and the line table gets prologue entries
   without a location; cell and free variable indexes (``LOAD_DEREF``...) move by the number of
@@ -141,13 +144,18 @@ def _shift_cell_indexes(co_code: bytes, first_cell: int, added: int) -> bytes:
     return bytes(code)
 
 
-def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...]) \
-        -> types.CodeType:
+def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...],
+                unbound: tuple[str, ...] = (), shared: tuple[str, ...] = ()) -> types.CodeType:
     """The code of a resume function of ``code`` at offset ``at``.
 
     ``stack``: one entry per value-stack slot at ``at``, bottom to top, False for a NULL slot.
     ``cells``: names of the cells (not free variables) whose content is passed; the other cells
-    start empty. Parameters: ``code``'s locals, the passed cells' contents, the non-NULL slots."""
+    start empty. ``unbound``: locals that were unbound in F, deleted again by the prologue (a
+    frame that calls ``locals()`` must not show them). ``shared``: cells and free variables of F
+    whose *cell objects* are passed (cells of the split call that another resumed frame shares:
+    a ``nonlocal`` of a closure made in the call); a local among them gets its cell as its
+    parameter. Parameters: ``code``'s locals, the passed cells (contents, or the cell where
+    shared), the shared free variables' cells, the non-NULL slots."""
     if not supported():
         raise ResumeUnsupported(f"frames cannot be resumed on CPython {_V[0]}.{_V[1]}")
     if code.co_flags & _GENERATOR_FLAGS:
@@ -156,22 +164,33 @@ def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: t
     nv = len(varnames)
     cell_only = [c for c in code.co_cellvars if c not in varnames]
     extra_cells = [f".cell_{c}" for c in cells if c in cell_only]
+    free = [f".free_{c}" for c in code.co_freevars if c in shared]
     slots = [f".stack{k}" for k, present in enumerate(stack) if present]
-    added = len(extra_cells) + len(slots)
-    new_varnames = varnames + tuple(extra_cells) + tuple(slots)
+    added = len(extra_cells) + len(free) + len(slots)
+    new_varnames = varnames + tuple(extra_cells) + tuple(free) + tuple(slots)
     index = {name: k for k, name in enumerate(new_varnames)}
     # localsplus after the change: varnames, cells that are not varnames, free variables
     cell_index = {c: (varnames.index(c) if c in varnames else len(new_varnames) + cell_only.index(c))
                   for c in code.co_cellvars}
 
     pro: list[int] = []
+    for name in unbound:
+        pro += _ins("DELETE_FAST", index[name])   # (before MAKE_CELL: a cell of it starts empty)
     for c in code.co_cellvars:
+        if c in shared:
+            if c in cell_only:   # (a local's parameter is its cell already)
+                pro += _load_and_clear(index[f".cell_{c}"], code) + _ins("STORE_FAST", cell_index[c])
+            continue
         pro += _ins("MAKE_CELL", cell_index[c])
         if c in cells and c in cell_only:
             pro += _load_and_clear(index[f".cell_{c}"], code)
             pro += _ins("STORE_DEREF", cell_index[c])
     if code.co_freevars:
         pro += _ins("COPY_FREE_VARS", len(code.co_freevars))
+        first_free = len(new_varnames) + len(cell_only)
+        for k, c in enumerate(code.co_freevars):
+            if c in shared:   # (this call's cell over the one the function's closure holds)
+                pro += _load_and_clear(index[f".free_{c}"], code) + _ins("STORE_FAST", first_free + k)
     pro += _ins("RESUME", 0)
     for k, present in enumerate(stack):
         pro += _load_and_clear(index[f".stack{k}"], code) if present else _ins("PUSH_NULL")
@@ -206,8 +225,8 @@ def _load_and_clear(k: int, code: types.CodeType) -> list[int]:
     """Push parameter ``k`` and leave its slot empty (the value lives on where it goes)."""
     if _CLEARING_LOAD is not None:
         return _ins("LOAD_FAST_AND_CLEAR", k)
-    # 3.11: plain LOAD_FAST (the parameter keeps a reference until the frame ends)
-    return _ins("LOAD_FAST", k)
+    # 3.11: LOAD_FAST, then DELETE_FAST (no second reference; `locals()` does not show the slot)
+    return _ins("LOAD_FAST", k) + _ins("DELETE_FAST", k)
 
 
 # (code, at, stack, cells) -> resume code: one code object per resume point, so that what is
@@ -215,15 +234,30 @@ def _load_and_clear(k: int, code: types.CodeType) -> list[int]:
 _CODES: dict = {}
 
 
+# resume code -> indexes (into co_freevars) of the free variables whose cells it gets as parameters
+_PASSED_FREE: dict = {}
+
+
+def passed_free_cells(code: types.CodeType) -> frozenset:
+    """Free variables of ``code`` whose cells are its parameters, not its function's closure
+    (a resume function's: the monitor must not read them as the closure's cells)."""
+    return _PASSED_FREE.get(code, frozenset())
+
+
 def resume_function(fn: types.FunctionType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...] = (),
-                    closure: tuple | None = None) -> types.FunctionType:
+                    closure: tuple | None = None, unbound: tuple[str, ...] = (),
+                    shared: tuple[str, ...] = ()) -> types.FunctionType:
     """A function running ``fn``'s code from offset ``at`` (see :func:`resume_code`), with
     ``fn``'s globals and closure."""
-    key = (fn.__code__, at, stack, cells)
+    key = (fn.__code__, at, stack, cells, unbound, shared)
     code = _CODES.get(key)
     if code is None:
         if len(_CODES) > 4096:
             _CODES.clear()
-        code = _CODES[key] = resume_code(fn.__code__, at, stack, cells)
+            _PASSED_FREE.clear()
+        code = _CODES[key] = resume_code(fn.__code__, at, stack, cells, unbound, shared)
+        passed = frozenset(k for k, c in enumerate(fn.__code__.co_freevars) if c in shared)
+        if passed:
+            _PASSED_FREE[code] = passed
     return types.FunctionType(code, fn.__globals__, fn.__name__, None,
                               fn.__closure__ if closure is None else closure)
