@@ -167,6 +167,14 @@ class _CompiledOnFirstCall(torch.nn.Module):
 
     def __init__(self, region: torch.fx.GraphModule, compile_fn: Callable) -> None:
         super().__init__()
+        # A region with one output returns it bare (split_module); backends return their outputs
+        # as a sequence (Inductor gives `[value]` for a bare number): every backend gets a region
+        # that returns a tuple, and the bare value is taken out of it here.
+        out = next(n for n in reversed(region.graph.nodes) if n.op == "output")
+        self._bare = not isinstance(out.args[0], (tuple, list))
+        if self._bare:
+            out.args = ((out.args[0],),)
+            region.recompile()
         self.region = region
         self._compile_fn = compile_fn
         self._fn: Callable | None = None
@@ -179,7 +187,8 @@ class _CompiledOnFirstCall(torch.nn.Module):
                 _log.warning("magpy: the backend failed on a region of a split graph (%s: %s); it runs "
                              "uncompiled", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
                 self._fn = self.region.forward
-        return self._fn(*args)
+        out = self._fn(*args)
+        return out[0] if self._bare else out
 
 
 class CompiledGraphs:

@@ -167,6 +167,25 @@ def test_inductor_compiles_around_text_and_torchscript(capsys):
     assert st.break_reasons == [] and st.monitor_runs == 1 and st.fallbacks == 0 and st.graph_count == 2
 
 
+def test_inductor_region_that_returns_one_number():
+    """A tensor region whose only output is a number read from a tensor (it feeds text written to a
+    file): the region returns it bare, Inductor returns a sequence; the Python node after it must
+    get the number (it got ``[3.0]`` and formatting raised)."""
+    import io
+
+    buf = io.StringIO()
+
+    def f(x, k):
+        buf.write(f"{x.sum().item():.2f}\n")
+        return x * k
+
+    cf = magpy.compile(f, backend="inductor")
+    x = torch.ones(3)
+    for k in (1, 1, 2):
+        assert same(cf(x, k), x * k)
+    assert buf.getvalue() == "3.00\n" * 3
+
+
 def test_inductor_compiles_a_rolled_loop_body_once():
     """A loop over a changing length (magpy.loops) with Inductor: one record for every length,
     the body compiled statically and shared."""
