@@ -690,6 +690,12 @@ class ArmLibrary:
     def clear(self) -> None:
         self._arms.clear()
 
+    def copy(self) -> ArmLibrary:
+        """A library holding the same arms (for ``explain``, which must not change the callable's)."""
+        lib = ArmLibrary(self.limit)
+        lib._arms = collections.OrderedDict(self._arms)
+        return lib
+
 
 def describe_branches(mon: Any) -> list[str]:
     """One line per branch of a finished run (for ``explain``: one run, no library)."""
@@ -750,7 +756,8 @@ def merge_branches(mon: Any, library: ArmLibrary) -> list[str]:
     for span, arm, inside, out_nodes in reversed(arms):
         entry = library.find(span.key, not span.outcome, span.exit)
         if entry is None:
-            said.append(f"assumed: the branch at {span.where}: its other side has not run yet")
+            said.append(f"assumed: the branch at {span.where}: its other side has not run yet; its arm becomes "
+                        "one side of a conditional node once a run takes the other side")
             continue
         try:
             _merge(mon, span, arm, inside, out_nodes, entry)
