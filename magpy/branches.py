@@ -740,8 +740,11 @@ def merge_branches(mon: Any, library: ArmLibrary) -> list[str]:
     mon.own_guards = list(mon.guards)   # (before any merge: what this run's arms rely on)
     blocked = run_blocks_arms(mon)
     if blocked is not None:
-        if spans:
-            said += [f"kept: the branch at {s.where}: {blocked}" for s in spans]
+        for span in mon.branch_spans:   # (as describe_branches says them: explain reports these lines)
+            if not span.ok:
+                said.append(f"kept: the branch at {span.where}: {span.why}")
+            elif span in spans:
+                said.append(f"kept: the branch at {span.where}: {blocked}")
         mon.branch_report = said
         return said
     arms = []
