@@ -61,17 +61,16 @@ import torch
 from . import _logging, capture
 from .backends import CompiledGraphs, compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
 from .binding import bind_parameters, call_with_hooks, guard_entry
-from .branches import ArmLibrary, Conditional, check_merged, describe_branches, keep_arms, merge_branches
-from .breaks import BreakCompile
+from .branches import ArmLibrary, Conditional, check_merged, keep_arms
+from .breaks import BreakCompile, BreakKind, BreakReason, split_reason
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
 from .check import CheckError, changed_reads, compare, evaluate, mode_of, roots_of
-from .codegen import generate
 from .global_state import global_hooks_present
-from .graph import Unsupported
 from .guards import NoHooksGuard, ValueGuard
-from .loops import RolledLoop, roll_loops
+from .loops import RolledLoop
 from .monitor import Monitor
+from .pipeline import RunOutcome, finish_run
 from .scalars import delift
 from .source import ConstSource, ItemSource
 from .splits import SplitHere, make_continuation, plain_continuation
@@ -167,6 +166,11 @@ class Stats:
     check_reports: list = field(default_factory=list)
     check_notes: list = field(default_factory=list)
     split_hits: int = 0
+    #: the break reasons above, typed (:class:`magpy.breaks.BreakReason`; ``break_reasons`` holds
+    #: their text), and whether a monitor run (of this callable or a continuation) saw behaviour
+    #: that follows tensor values
+    breaks: list = field(default_factory=list)
+    dynamic: bool = False
 
     @property
     def calls(self) -> int:
@@ -292,7 +296,8 @@ class _Runner:
                 gc.enable()
             tc._is_compiling_flag = flag
         if mon.broken is None and not mon.finished:
-            mon.broken = "the monitor run did not observe the function's return"
+            mon.break_reason = BreakReason(BreakKind.UNSUPPORTED, "the monitor run did not observe the function's return")
+            mon.broken = str(mon.break_reason)
         return result
 
 
@@ -326,6 +331,7 @@ class _Compiled:
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
         self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
         self._compile_graph = resolve(backend)
+        self._compile_lifted = functools.partial(compile_lifted, backend) if supports_lifting(backend) else None
         self._cache = RecordCache(limit=cache_limit)
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.branches)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
@@ -341,6 +347,7 @@ class _Compiled:
         self._stopped = False    # no more monitor runs (a later run broke), the records keep serving
         self._retried = False    # the first call broke and the next one was monitored again
         self._split_depth = 0    # continuations this one is nested in (magpy.splits)
+        self._explain_runs: list | None = None   # explain's throwaway callable: each run's RunOutcome
         for key in [k for k, r in _ALL.items() if r() is None]:
             del _ALL[key]
         _ALL[id(self)] = weakref.ref(self)
@@ -608,7 +615,7 @@ class _Compiled:
         assumed = _changing_guards(["\n".join(r.assumptions) for r in self._cache.records])
         if assumed:
             reason += "; values read from tensors that differ between the records: " + "; ".join(assumed)
-        self._stats.break_reasons.append(reason)
+        self._said(BreakReason(BreakKind.LIMIT, reason))
         log.warning("magpy: %s: %s", self._name, reason)
 
     def _monitor_and_record(self, args, kwargs):
@@ -632,7 +639,7 @@ class _Compiled:
         try:
             mon, shape = self._runner.prepare(args, kwargs, self._lift if self._lifting else None)
         except BreakCompile as e:
-            self._give_up(e.reason)
+            self._give_up(BreakReason(BreakKind.UNSUPPORTED, e.reason))
             return _EAGER
         except TypeError:
             # The arguments do not bind to the function MagPy would monitor: the real call
@@ -659,43 +666,22 @@ class _Compiled:
             # The program stopped at a dynamic operation (magpy.splits): record the code before it,
             # then go on with the operation and the continuation (monitored in turn) from the values
             # the frames held, so the call returns what eager returns.
+            self._ran(finish_run(mon, shape, self._arms))
             values = [delift(v) for v in mon.split_values]
             mon.split_values = None
             if mon.follows_changing_numbers():
                 mon.delift_outside(None)   # (what the program wrote outside so far: plain ints for the rest)
             go = self._record_split(mon, t0) or plain_continuation(mon.split)
             return go(values)
-        reason = mon.broken
-        if reason is not None and mon.split is not None:
+        out = finish_run(mon, shape, self._arms)
+        self._ran(out)
+        for line in out.log:
+            _recompiles_log.info("%s: %s", self._name, line)
+        if out.split is not None:
+            # (a split the run went on eagerly past: the record is the code before it)
             self._record_split(mon, t0)
             return result
-        if reason is not None and mon.split_note is not None:
-            reason = f"{reason}; {mon.split_note}"
-        if reason is None and (mon.branch_spans or mon.branch_notes):
-            # Branches whose other side an earlier run saw become conditional nodes (magpy.branches).
-            try:
-                for line in merge_branches(mon, self._arms):
-                    _recompiles_log.info("%s: %s", self._name, line)
-            except Exception as e:
-                reason = f"internal MagPy error while merging a branch: {type(e).__name__}: {e}"
-                mon.internal_error = True
-        if reason is None and mon.loops:
-            # Counted loops whose iterations repeat become one loop node (magpy.loops). A failure
-            # past its checks is an internal error: lifting is given up below, and the next miss
-            # records the loop unrolled, with its sizes guarded.
-            try:
-                for line in roll_loops(mon):
-                    _recompiles_log.info("%s: %s", self._name, line)
-            except Exception as e:
-                reason = f"internal MagPy error while rolling a loop: {type(e).__name__}: {e}"
-        if reason is None:
-            try:
-                gen = generate(mon, shape, None)
-            except Unsupported as e:
-                reason = str(e)
-            except Exception as e:
-                reason = f"internal MagPy error: {type(e).__name__}: {e}"
-                mon.internal_error = True
+        reason, gen = out.reason, out.gen
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
         if reason is not None and (mon.lifted_dims or mon.lifted_value_nodes) \
@@ -707,13 +693,13 @@ class _Compiled:
             _recompiles_log.info("%s: lifted sizes given up (%s); sizes are guarded from now on", self._name, reason)
             return result
         if reason is not None:
-            self._give_up(reason, internal=getattr(mon, "internal_error", False))
+            self._give_up(reason, internal=out.internal)
             return result
         try:
             record = self._build_record(mon, gen)
         except Exception as e:
-            self._give_up(f"backend {self._backend_name!r} failed to compile the graph: {type(e).__name__}: {e}",
-                          internal=True)
+            self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._backend_name!r} failed to compile the graph: "
+                                      f"{type(e).__name__}: {e}"), internal=True)
             return result
         st.backend_compile_time_s += time.perf_counter() - t1
         if not check_merged(mon, self._arms, record, args, kwargs):
@@ -743,8 +729,8 @@ class _Compiled:
         try:
             record = self._build_record(mon, split.gen)
         except Exception as e:
-            self._give_up(f"backend {self._backend_name!r} failed to compile the graph: {type(e).__name__}: {e}",
-                          internal=True)
+            self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._backend_name!r} failed to compile the graph: "
+                                      f"{type(e).__name__}: {e}"), internal=True)
             return None
         st.backend_compile_time_s += time.perf_counter() - t1
         found = self._continuations.get(split.key)
@@ -770,7 +756,7 @@ class _Compiled:
         record = dataclasses.replace(record, run=run, mock=mock, split=split.describe())
         self._cache.add(record)
         self._record_stats()
-        st.break_reasons.append(split.describe())
+        self._said(split_reason(split))
         _breaks_log.info("%s: %s", self._name, split.describe())
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
         return go
@@ -789,6 +775,9 @@ class _Compiled:
         """The code after a split point, compiled like this function (same options), one level deeper."""
         cont = CompiledFunction(fn, **self._options)
         cont._split_depth = self._split_depth + 1
+        if self._explain_runs is not None:   # (explain's callable: its continuations report to it too)
+            cont._explain_runs = self._explain_runs
+            cont._compile_graph, cont._compile_lifted = self._compile_graph, self._compile_lifted
         return cont
 
     def _lift(self, sources: dict, values: dict) -> tuple[list[tuple], frozenset]:
@@ -834,7 +823,7 @@ class _Compiled:
             example = [t for _, t in mon.graph.inputs]
             backend = self._options["backend"]
             if mon.follows_changing_numbers():
-                compile_fn = functools.partial(compile_lifted, backend)
+                compile_fn = self._compile_lifted
             else:
                 compile_fn = self._compile_graph
             if backend != "eager" and python_nodes(gm):
@@ -860,7 +849,19 @@ class _Compiled:
                       loops=tuple(getattr(mon, "loop_report", ())), reads=tuple(mon.read_log or ()),
                       branches=tuple(getattr(mon, "branch_report", ())))
 
-    def _give_up(self, reason: str, internal: bool = False) -> None:
+    def _said(self, reason: BreakReason) -> None:
+        """A break reason for :func:`stats`: typed in ``breaks``, its text in ``break_reasons``."""
+        self._stats.breaks.append(reason)
+        self._stats.break_reasons.append(str(reason))
+
+    def _ran(self, out: RunOutcome) -> None:
+        """After the stages that follow a monitor run: what :func:`stats` and :func:`explain` say of it."""
+        if out.dynamic:
+            self._stats.dynamic = True
+        if self._explain_runs is not None:
+            self._explain_runs.append(out)
+
+    def _give_up(self, reason: BreakReason, internal: bool = False) -> None:
         """From now on every call runs eagerly (counted as a fallback, see :class:`Stats`); if
         records exist (a later path of the program broke: a tensor operation that raised inside
         ``try``, a print to a file on the other side of a branch), they keep serving the calls
@@ -870,18 +871,18 @@ class _Compiled:
             # filled on first use, a warm-up branch): the next call is monitored once more, and
             # only a second break gives up.
             self._retried = True
-            self._stats.break_reasons.append(reason)
+            self._said(reason)
             _breaks_log.info("graph break in %s: %s (the next call is monitored again)", self._name, reason)
             return
         if self._cache.records and not internal:
             self._stopped = True
-            self._stats.break_reasons.append(reason)
+            self._said(reason)
             _breaks_log.info("graph break in %s: %s (its %d records are still used)", self._name, reason,
                              len(self._cache.records))
             return
         self._eager_reason = reason
         self._fast = False
-        self._stats.break_reasons.append(reason)
+        self._said(reason)
         if internal:
             log.warning("magpy: %s; %s runs eagerly", reason, self._name)
         else:
@@ -919,7 +920,8 @@ class CompiledFunction(_Compiled):
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
                   "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms", "_graphs",
-                  "_continuations", "_changing_assumptions", "_split_depth", "_check", "_check_said"})
+                  "_continuations", "_changing_assumptions", "_split_depth", "_check", "_check_said",
+                  "_explain_runs", "_compile_lifted"})
 
 
 class CompiledModule(_Compiled, torch.nn.Module):
@@ -1132,6 +1134,8 @@ class Explanation:
     #: branches on tensor values (magpy.branches): whether each one's arm can become one side of a
     #: conditional node once a run takes the other side, or why it stays an assumption
     branches: list = field(default_factory=list)
+    #: the break reasons and splits, typed (:class:`magpy.breaks.BreakReason`)
+    breaks: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
@@ -1150,66 +1154,74 @@ class Explanation:
 
 
 def explain(target: Any) -> Callable[..., Explanation]:
-    """``explain(f)(*args, **kwargs)`` runs ``f`` once under monitoring and reports what MagPy saw.
+    """``explain(f)(*args, **kwargs)`` runs ``f`` once, as the first call of ``magpy.compile(f)``
+    runs it, and reports what that call records: the same monitor run, splits and continuations
+    (monitored in the same call), merged branches, rolled loops and generated code
+    (:mod:`magpy.pipeline`), so ``graph_count``, ``splits`` and ``dynamic`` are what
+    :func:`stats` says after that call. Graphs are not handed to the backend (the backend
+    decides only how each graph runs, not what is recorded).
 
-    A compiled module or function is explained through what it compiles. While hooks that
-    make calls run eagerly are registered, nothing runs and that is the break reason.
+    A compiled module or function is explained through what it compiles, with its options, and
+    with the branch arms its earlier runs saw (a branch whose other side it has seen is reported
+    as the conditional node the next miss would make); the compiled callable is not changed.
+    While hooks that make calls run eagerly are registered, nothing runs and that is the break reason.
     """
     _check_python()
     if not callable(target):
         raise TypeError(f"magpy.explain expects a function or torch.nn.Module, got {type(target).__name__}")
-    backend = "eager"
+    options: dict = {"backend": "eager"}
+    arms = None
     if isinstance(target, _Compiled):
-        backend = target._options["backend"]
+        options = {k: v for k, v in target._options.items() if k not in ("profile", "check")}
+        arms = target._arms
         target = target._target
     runner = _Runner(target)
 
     def run(*args, **kwargs) -> Explanation:
-        mon = None
-        guards_text = ""
-        gm = None
         reason = runner.hooks_reason()
-        if reason is None:
-            with _MONITOR_LOCK:
-                try:
-                    mon, shape = runner.prepare(args, kwargs)
-                except BreakCompile as e:
-                    reason = e.reason
-                else:
-                    mon.redraw_ok = supports_lifting(backend)
-                    mon.float_inputs_ok = backend == "eager"
-                    mon.raising_ok = backend == "eager"
-                    mon.eager_graph = backend == "eager"
-                    mon.split_shape = shape
-                    runner.run(mon, args, kwargs)
-                    reason = mon.broken
-                    if reason is not None and mon.split is not None:
-                        reason = None   # (the call splits there: the prefix's guards and graph)
-                        guards_text = mon.split.gen.guards_text
-                        gm = mon.graph.finish(mon.split.gen.graph_output_nodes)
-                    elif reason is not None and mon.split_note is not None:
-                        reason = f"{reason}; {mon.split_note}"
-                    elif reason is None:
-                        try:
-                            gen = generate(mon, shape, None)
-                            guards_text = gen.guards_text
-                            gm = mon.graph.finish(gen.graph_output_nodes)
-                        except Unsupported as e:
-                            reason = str(e)
-                        except Exception as e:  # an internal error is a break reason, never a crash of explain
-                            reason = f"internal MagPy error: {type(e).__name__}: {e}"
-        reasons = [reason] if reason else []
-        op_count = mon.graph.op_count if mon is not None else 0
-        explanation = Explanation(graph_count=0 if reason else (1 if op_count else 0), break_reasons=reasons,
-                                  guards=guards_text, op_count=op_count, dynamic=bool(mon is not None and mon.dynamic),
-                                  graph=gm, assumptions=mon.describe_assumptions() if mon is not None else [],
-                                  splits=_splits(gm) + ([mon.split.describe()] if mon is not None and mon.split else []),
-                                  branches=describe_branches(mon) if mon is not None else [])
-        if mon is not None:
-            mon.release()
-        return explanation
+        if reason is not None:
+            return Explanation(graph_count=0, break_reasons=[str(BreakReason(BreakKind.HOOKS, reason))], guards="",
+                               op_count=0, dynamic=False)
+        cls = CompiledModule if isinstance(target, torch.nn.Module) else CompiledFunction
+        probe = cls(target, **options, check=False)
+        probe._explain_runs = []
+        probe._compile_graph = probe._compile_lifted = _uncompiled
+        if arms is not None:
+            probe._arms = arms.copy()
+        probe(*args, **kwargs)
+        return _explanation(probe)
 
     return run
+
+
+def _uncompiled(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    """explain's backend: the graph as it is (what is recorded does not depend on the backend)."""
+    return gm.forward
+
+
+def _explanation(probe: _Compiled) -> Explanation:
+    """What the one call of explain's callable recorded, from its stats, records and runs."""
+    st = stats(probe)
+    levels = [probe]
+    for c in levels:   # (the continuations, every level of nesting, in the order they were made)
+        levels += [cont for _, cont in c._continuations.values()]
+    breaks = [b for c in levels for b in c._stats.breaks]
+    said = {str(b) for b in breaks}
+    breaks += [o.reason for o in probe._explain_runs if o.reason is not None and str(o.reason) not in said]
+    recs = [r for c in levels for r in c._cache.records]
+    top = probe._cache.records[0] if probe._cache.records else None
+    guards = top.guards_text if top is not None else ""
+    for c in levels[1:]:
+        for r in c._cache.records:
+            guards += f"\nafter the split, in {c._name}:\n" + "\n".join("  " + g for g in r.guards_text.splitlines())
+    splits = [s for r in recs for s in _splits(r.graph_module)]
+    splits += [str(b) for b in breaks if b.kind is BreakKind.SPLIT]
+    runs = probe._explain_runs
+    return Explanation(graph_count=st.graph_count, break_reasons=[str(b) for b in breaks if b.kind is not BreakKind.SPLIT],
+                       guards=guards, op_count=sum(o.op_count for o in runs), dynamic=st.dynamic,
+                       graph=top.graph_module if top is not None else None,
+                       assumptions=[a for o in runs for a in o.assumptions], splits=splits,
+                       branches=[b for o in runs for b in o.branches], breaks=breaks)
 
 
 def _splits(gm: Any) -> list[str]:
@@ -1226,7 +1238,7 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
         raise TypeError("magpy.stats expects what magpy.compile returned")
     st = compiled._stats
     snap = dataclasses.replace(st, break_reasons=list(st.break_reasons), check_reports=list(st.check_reports),
-                               check_notes=list(st.check_notes))   # a snapshot, not live counters
+                               check_notes=list(st.check_notes), breaks=list(st.breaks))   # a snapshot, not live counters
     for _, cont in compiled._continuations.values():
         sub = stats(cont)
         snap.splits += 1 + sub.splits
@@ -1234,6 +1246,7 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
         snap.resumed_monitor_runs += sub.monitor_runs + sub.resumed_monitor_runs
         snap.resumed_guard_hits += sub.guard_hits + sub.resumed_guard_hits
         snap.resumed_fallbacks += sub.fallbacks + sub.resumed_fallbacks
+        snap.dynamic = snap.dynamic or sub.dynamic
     return snap
 
 

@@ -690,6 +690,12 @@ class ArmLibrary:
     def clear(self) -> None:
         self._arms.clear()
 
+    def copy(self) -> ArmLibrary:
+        """A library holding the same arms (for ``explain``, which must not change the callable's)."""
+        lib = ArmLibrary(self.limit)
+        lib._arms = collections.OrderedDict(self._arms)
+        return lib
+
 
 def describe_branches(mon: Any) -> list[str]:
     """One line per branch of a finished run (for ``explain``: one run, no library)."""
@@ -734,8 +740,11 @@ def merge_branches(mon: Any, library: ArmLibrary) -> list[str]:
     mon.own_guards = list(mon.guards)   # (before any merge: what this run's arms rely on)
     blocked = run_blocks_arms(mon)
     if blocked is not None:
-        if spans:
-            said += [f"kept: the branch at {s.where}: {blocked}" for s in spans]
+        for span in mon.branch_spans:   # (as describe_branches says them: explain reports these lines)
+            if not span.ok:
+                said.append(f"kept: the branch at {span.where}: {span.why}")
+            elif span in spans:
+                said.append(f"kept: the branch at {span.where}: {blocked}")
         mon.branch_report = said
         return said
     arms = []
@@ -750,7 +759,8 @@ def merge_branches(mon: Any, library: ArmLibrary) -> list[str]:
     for span, arm, inside, out_nodes in reversed(arms):
         entry = library.find(span.key, not span.outcome, span.exit)
         if entry is None:
-            said.append(f"assumed: the branch at {span.where}: its other side has not run yet")
+            said.append(f"assumed: the branch at {span.where}: its other side has not run yet; its arm becomes "
+                        "one side of a conditional node once a run takes the other side")
             continue
         try:
             _merge(mon, span, arm, inside, out_nodes, entry)

@@ -45,7 +45,7 @@ from .annotations import Annotation, lookup
 from .annotations import torch_ops as T
 from .binding import bind_callee
 from .branches import BranchWatch
-from .breaks import BreakCompile
+from .breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from .bytecode import DECODER, instructions
 from .bytecode.resume import passed_free_cells
 from .calls import CallRules, announce_operator
@@ -461,7 +461,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         except Unsupported as e:
             self._break(str(e), fs, offset)
         except Exception as e:  # an internal error: stop compiling, the call runs on eagerly
-            self._break(f"internal MagPy error: {type(e).__name__}: {e}", fs, offset, internal=True)
+            self._break(str(internal_error(e)), fs, offset, internal=True)
         if self.delifting:
             # (read again: the handler may have replaced the top since the hook read the stack)
             self._delift_stack(frame, capture.read_stack(frame))
@@ -529,7 +529,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         ins = fs.instrs.get(offset)
         if ins is not None:
             line = ins.line
-        where = f"{fs.code.co_filename}:{line or fs.frame.f_lineno} in {fs.code.co_name}"
+        at = f"{fs.code.co_filename}:{line or fs.frame.f_lineno}"
         if call is not None and self.split_shape is not None and not internal:
             # The call instruction has not run yet: the call can be split right here (magpy.splits).
             try:
@@ -537,8 +537,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             except NotSplit as e:
                 self.split_note = f"not split: {e}"
             except Exception as e:   # a MagPy bug: no split, the call runs eagerly as before
-                self.split_note = f"not split: internal MagPy error: {type(e).__name__}: {e}"
-        self.broken = f"{reason} ({where})"
+                self.split_note = f"not split: {internal_error(e)}"
+        # (typed for magpy.pipeline; ``broken`` is its text, which the rest of the run tests and prints)
+        self.break_reason = BreakReason(BreakKind.INTERNAL if internal else BreakKind.UNSUPPORTED, reason,
+                                        function=fs.code.co_name, where=at)
+        self.broken = str(self.break_reason)
         if self.split is not None and self.split.abortable and self.abort_at_split:
             capture.stop()
             raise SplitHere()   # (into the program at D: the caller goes on from the split's values)

@@ -46,7 +46,8 @@ def shuffles(x):
 def test_dynamic_programs_split_with_reason_and_stay_correct(fn, reason):
     ex = magpy.explain(fn)(torch.randn(4))
     said = ex.break_reasons + [s for s in ex.splits if s.startswith("split at")]
-    assert ex.graph_count == 0 and ex.dynamic
+    # (as compile records the call: on 3.11+ the continuation after the split holds the graph)
+    assert ex.graph_count == (1 if SPLITS else 0) and ex.dynamic
     assert len(said) == 1 and reason in said[0]
     assert "test_dynamic_and_api.py:" in said[0]   # the user's file and line
     cm = magpy.compile(fn, backend="eager")
@@ -178,7 +179,7 @@ def test_user_annotation_makes_a_native_function_compilable():
     x = torch.randn(3)
     ex = magpy.explain(f)(x, "a")
     said = ex.break_reasons + [s for s in ex.splits if s.startswith("split at")]   # (a split on 3.11+)
-    assert ex.graph_count == 0 and "fspath" in said[0] and not ex.dynamic
+    assert ex.graph_count == (1 if SPLITS else 0) and "fspath" in said[0] and not ex.dynamic   # (the continuation's)
     magpy.annotate(os.fspath, pure_closure=True)
     try:
         cm = magpy.compile(f, backend="eager")

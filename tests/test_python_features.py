@@ -970,7 +970,9 @@ def test_native_of_constants_runs_as_a_pure_function():
 
     ex = magpy.explain(pid)(torch.ones(2))
     # never run as pure: the call runs eagerly, or (3.11+) splits at it (magpy.splits)
-    assert ex.graph_count == 0 and (ex.break_reasons or any(s.startswith("split at `getpid`") for s in ex.splits))
+    # (a split's continuation, `x * pid`, is a graph: explain counts it as stats does)
+    split = any(s.startswith("split at `getpid`") for s in ex.splits)
+    assert (ex.graph_count == 0 and ex.break_reasons) or (split and ex.graph_count == 1)
 
 
 def test_operator_dunders_sharing_one_code_object():

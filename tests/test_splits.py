@@ -263,7 +263,7 @@ def test_explain_names_the_split():
     if SPLITS:
         assert e.break_reasons == []
         assert any("split at `StringIO.write`" in s and "test_splits.py" in s for s in e.splits), e.splits
-        assert e.graph_count == 1
+        assert e.graph_count == 2   # the code before the split and its continuation, as stats counts them
     else:
         assert any("not split" in r for r in e.break_reasons)
 
