@@ -33,6 +33,7 @@ except ImportError:   # pragma: no cover
 
 from . import effects
 from .cache import MISS, UNHELD
+from .capture import set_layout
 from .graph import Unsupported
 from .guard_batch import batch_held
 
@@ -269,22 +270,40 @@ def _size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) 
     return None
 
 
+# -- objects of the call the mock rebuilds ------------------------------------------------------------
+# An object the mock rebuilds is the object eager makes: the same exact class, the same contents
+# in the same order, the same state besides (a defaultdict's factory, a deque's maxlen, instance
+# attributes; a set's whole hash table). ``_MockBuilder.value`` decides whether an object can be
+# rebuilt so, and how; what it cannot rebuild exactly it refuses (Unsupported: that part runs
+# eagerly). The helpers below build with the builtin base's own methods: a subclass's
+# ``__init__``/``__setitem__``/``add`` (user code, which may do more) is not run again.
+
+
 def _rebuild_object(cls, state: dict):
     obj = cls.__new__(cls)
     obj.__dict__.update(state)
     return obj
 
 
-def _rebuild_mapping(cls, items: list, state: dict):
+def _rebuild_mapping(cls, items: list, state: dict, factory: Any = NO_VALUE):
     obj = cls.__new__(cls)
-    # The builtin base's own __setitem__: an OrderedDict keeps its order list, and a
-    # subclass's __setitem__ (ModelOutput also sets attributes) is not run twice.
-    setitem = collections.OrderedDict.__setitem__ if issubclass(cls, collections.OrderedDict) else dict.__setitem__
-    for k, v in items:
-        setitem(obj, k, v)
+    if factory is not NO_VALUE:
+        obj.default_factory = factory   # (a defaultdict: what a missing key gets)
+    _refill_mapping(obj, items)
     if state:
         obj.__dict__.update(state)
     return obj
+
+
+def _refill_mapping(obj, items: list) -> None:
+    """``obj`` holds exactly ``items``, in order (the builtin base's methods: an OrderedDict keeps
+    its order list; a Counter's ``update`` would add counts; a subclass's ``__setitem__`` is not
+    run twice)."""
+    base = collections.OrderedDict if isinstance(obj, collections.OrderedDict) else dict
+    base.clear(obj)
+    setitem = base.__setitem__
+    for k, v in items:
+        setitem(obj, k, v)
 
 
 def _rebuild_sequence(cls, items: list, state: dict):
@@ -293,6 +312,60 @@ def _rebuild_sequence(cls, items: list, state: dict):
     if state:
         obj.__dict__.update(state)
     return obj
+
+
+def _rebuild_tuple(cls, items: list, state: dict):
+    obj = tuple.__new__(cls, items)   # (a namedtuple's class: its fields are its items)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_deque(cls, items: list, maxlen: int | None, state: dict):
+    obj = cls.__new__(cls)
+    collections.deque.__init__(obj, items, maxlen)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_set(cls, items: list, state: dict):
+    """A set (or frozenset) built the one way the mock builds it: the items added one by one, in
+    order, into an empty table. Where this gives the table eager's set has (see
+    :func:`magpy.capture.set_layout`, checked when the record is made), it gives it every time:
+    the same items hash alike."""
+    if issubclass(cls, frozenset):
+        obj = frozenset.__new__(cls, items)   # (from a list: added one by one, in order)
+    else:
+        obj = set.__new__(cls)
+        add = set.add
+        for x in items:
+            add(obj, x)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _slot_members(cls: type) -> list:
+    """The ``__slots__`` storage of ``cls``'s instances: the member descriptor of each slot."""
+    members = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for n in ((slots,) if isinstance(slots, str) else slots):
+            if n in ("__dict__", "__weakref__"):
+                continue
+            if n.startswith("__") and not n.endswith("__"):
+                n = f"_{klass.__name__.lstrip('_')}{n}"   # (a private name is mangled)
+            member = klass.__dict__.get(n)
+            if type(member) is not types.MemberDescriptorType:
+                raise Unsupported(f"cannot reproduce the slot {n!r} of a {cls.__qualname__} in the mock")
+            members.append(member)
+    return members
+
+
+def _set_slots(obj, values: list) -> None:
+    for member, value in values:
+        member.__set__(obj, value)
 
 
 _tensor_guard_factory = None
@@ -517,28 +590,32 @@ class _MockBuilder:
             return self.pool.ref(v)
         if isinstance(v, torch.nn.Module):
             raise Unsupported(f"returns a {t.__name__} module created during the call")
+        members = _slot_members(t) if t not in (list, tuple, dict, set) else []
         if t is list:
             e = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
         elif t is tuple:
             e = "(" + "".join(self.value(x, depth + 1) + ", " for x in v) + ")"
         elif isinstance(v, tuple) and hasattr(t, "_fields"):
-            e = f"{self.pool.ref(t)}(" + ", ".join(self.value(x, depth + 1) for x in v) + ")"
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_tuple({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
         elif t is torch.Size:
             # (sizes read from a lifted shape are the call's, from the graph)
             e = f"{self.pool.ref(torch.Size)}([" + ", ".join(self.value(x, depth + 1) for x in v) + "])" \
                 if self.mon.holds_scalar(v) else self.pool.ref(v)
         elif t is dict:
             e = "{" + ", ".join(f"{self._key(k)}: {self.value(x, depth + 1)}" for k, x in v.items()) + "}"
-        elif t is set:
-            e = "{" + ", ".join(self.value(x, depth + 1) for x in v) + "}" if v else "set()"
+        elif isinstance(v, (set, frozenset)):
+            e = self._set(v, depth)
         elif isinstance(v, dict):
             items = "[" + ", ".join(f"({self._key(k)}, {self.value(x, depth + 1)})" for k, x in v.items()) + "]"
-            e = f"_rebuild_mapping({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
+            factory = f", {self.value(v.default_factory, depth + 1)}" if isinstance(v, collections.defaultdict) else ""
+            e = f"_rebuild_mapping({self.pool.ref(t)}, {items}, {self._state(v, depth)}{factory})"
         elif isinstance(v, list):
             items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
             e = f"_rebuild_sequence({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
         elif isinstance(v, collections.deque):
-            e = f"{self.pool.ref(collections.deque)}([" + ", ".join(self.value(x, depth + 1) for x in v) + f"], {v.maxlen!r})"
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_deque({self.pool.ref(t)}, {items}, {v.maxlen!r}, {self._state(v, depth)})"
         elif hasattr(v, "__dict__") and not hasattr(t, "__slots__") and t.__new__ is object.__new__ \
                 and type(t) is type:
             e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
@@ -547,6 +624,15 @@ class _MockBuilder:
         var = self._fresh()
         self.lines.append(f"{var} = {e}")
         self.memo[id(v)] = var
+        if members:   # (the slots set, unset ones left unset)
+            filled = []
+            for m in members:
+                try:
+                    filled.append((m, m.__get__(v)))
+                except AttributeError:
+                    pass
+            self.lines.append(f"_set_slots({var}, [" + ", ".join(
+                f"({self.pool.ref(m)}, {self.value(x, depth + 1)})" for m, x in filled) + "])")
         return var
 
     def _graph_output(self, n) -> str:
@@ -572,6 +658,22 @@ class _MockBuilder:
         if not is_immutable(k):
             raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
         return literal(k, self.pool)
+
+    def _set(self, v, depth) -> str:
+        """A set made in the call: its iteration order (and how it grows, pops) depends on the
+        history of its table, not only on its items. Rebuilt only where adding its items in
+        order to an empty set gives exactly eager's table, with items that are the same on every
+        call (constants: a number read from a tensor would hash differently)."""
+        t = type(v)
+        items = list(v)
+        if not all(is_immutable(x) and not self.mon.holds_scalar(x) for x in items):
+            raise Unsupported(f"returns a {t.__name__} of objects or of values read from tensors made during the call")
+        layout = set_layout(v)
+        if layout is None or set_layout(_rebuild_set(t, items, {})) != layout:
+            raise Unsupported(f"returns a {t.__name__} whose iteration order comes from its history "
+                              "(removals, growth): the mock cannot rebuild it exactly")
+        return f"_rebuild_set({self.pool.ref(t)}, [" + ", ".join(self.value(x, depth + 1) for x in items) \
+            + f"], {self._state(v, depth)})"
 
     def _state(self, v, depth) -> str:
         d = getattr(v, "__dict__", None) or {}
@@ -626,16 +728,20 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     for nid in sorted(mutated):
         node = rg.sn[nid]
         obj = node.obj
-        if isinstance(obj, torch.Tensor) or nid in mon.attr_writes:
+        if isinstance(obj, torch.Tensor):
             continue
+        if nid in mon.attr_writes and not isinstance(obj, (list, dict, set, collections.deque)):
+            continue   # (its attributes are replayed above; a container's items also changed: below)
         var = mb.src(node.source)
         if isinstance(obj, list):
             writes.append(f"{var}[:] = [" + ", ".join(mb.value(x) for x in obj) + "]")
         elif isinstance(obj, dict):
             items = ", ".join(f"({mb._key(k)}, {mb.value(x)})" for k, x in obj.items())
-            writes.append(f"{var}.clear(); {var}.update([{items}])")
+            writes.append(f"_refill_mapping({var}, [{items}])")
         elif isinstance(obj, set):
-            writes.append(f"{var}.clear(); {var}.update([" + ", ".join(mb.value(x) for x in obj) + "])")
+            # Emptied and refilled, a set's table is not the one eager's changes leave (the
+            # order it iterates in, where it grows): only changes replayed one by one are exact.
+            raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
         elif isinstance(obj, collections.deque):
             writes.append(f"{var}.clear(); {var}.extend([" + ", ".join(mb.value(x) for x in obj) + "])")
         else:
@@ -906,7 +1012,8 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     ns.update(_speculation_state=_speculation_state, _restore_state=_restore_state, _UNHELD=UNHELD,
               _undo_save=_undo_save, _undo_restore=_undo_restore)
     ns.update(_same_values=_same_values, _storage_pattern=_storage_pattern, _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
-              _rebuild_sequence=_rebuild_sequence)
+              _rebuild_sequence=_rebuild_sequence, _rebuild_tuple=_rebuild_tuple, _rebuild_deque=_rebuild_deque,
+              _rebuild_set=_rebuild_set, _refill_mapping=_refill_mapping, _set_slots=_set_slots)
     guard_ns = dict(ns)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
 
@@ -1039,8 +1146,9 @@ def _flush(vars_: _Vars, body: list[str]) -> None:
 
 def _changed(node) -> bool:
     obj, snap = node.obj, node.snapshot
-    if isinstance(obj, dict):
-        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items()))
+    if isinstance(obj, dict):   # (the order too: `move_to_end`, a key removed and set again)
+        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items())
+                    and list(obj) == list(snap))
     if isinstance(obj, (list, collections.deque)):
         return len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap))
     if isinstance(obj, set):
