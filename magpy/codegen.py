@@ -86,17 +86,27 @@ def _storage_pattern(tensors) -> tuple:
 
 
 def _same_values(a, b) -> bool:
-    """``a == b`` for (nested lists of) numbers and numpy values, with NaN equal to NaN."""
-    if type(b) is bool and _np is not None and type(a) is _np.bool_:
+    """``a`` (what the graph computed) is ``b`` (what the run saw), for (nested lists of) numbers
+    and numpy values: exactly, not as ``==`` says (a float zero's sign counts, NaN is NaN)."""
+    tb = type(b)
+    if tb is bool and _np is not None and type(a) is _np.bool_:
         return bool(a) is b   # (3.13's fused comparison and truth test saw the bool of a numpy bool)
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
-        return type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and bool(
-            _np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
-    if a == b:
-        return True
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b))
-    return isinstance(a, float) and isinstance(b, float) and a != a and b != b
+        if not (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and bool(
+                _np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))):
+            return False
+        if a.dtype.kind == "c":
+            a, b = _np.concatenate([_np.ravel(a.real), _np.ravel(a.imag)]), _np.concatenate([_np.ravel(b.real), _np.ravel(b.imag)])
+        return a.dtype.kind not in "fc" or bool(_np.array_equal(_np.signbit(a), _np.signbit(b)))
+    if tb is float:
+        if a == b:
+            return b != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b)
+        return a != a and b != b and type(a) is float and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if tb is list or tb is tuple:
+        if a == b and 0.0 not in b and not any(type(e) is tb for e in b):
+            return True   # (no zero whose sign == would not see: no 0, 0.0 or False in it)
+        return type(a) is tb and len(a) == len(b) and all(map(_same_values, a, b))
+    return a == b
 
 
 #: Python functions of numbers a lifted-size guard may apply (what magpy.scalars records on sizes).

@@ -37,7 +37,7 @@ from .guards import (
     TypeGuard,
     ValueGuard,
 )
-from .objmodel import MAPPINGS
+from .objmodel import MAPPINGS, exact_by_eq, exact_key
 from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 try:   # one C pass for the per-call class and instance-dict checks (magpy/_speedups.c)
@@ -159,9 +159,14 @@ class HeldBatch:
             c, k, v = zip(*rows)
             ns[f"_{name}_C"], ns[f"_{name}_K"], ns[f"_{name}_V"] = c, k, v
             ns[f"_{name}_T"] = tuple(type(x) for x in v)
-            return [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
-                    # (types first: a value of another type may not compare to a bool, an array)
-                    f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return None"]
+            lines = [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
+                     # (types first: a value of another type may not compare to a bool, an array)
+                     f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return None"]
+            if not all(map(exact_by_eq, v)):
+                # == is not exact for all of them (a float zero's sign, the types in a tuple)
+                ns["_exact_key"], ns[f"_{name}_E"] = exact_key, exact_key(v)
+                lines.append(f"if _exact_key(_hv) != _{name}_E: return None")
+            return lines
         group("HV", self.value_items, values, lambda r: watch(r[0]))
 
         def absent(name, rows):
@@ -192,8 +197,8 @@ def _identity_only(obj: Any) -> bool:
 
 
 def _batchable_value(v: Any) -> bool:
-    if isinstance(v, float) and v != v:
-        return False
+    if any(e != e for e in (v if type(v) is tuple else (v,))):
+        return False   # a NaN (of another object: == says no): ValueGuard compares its bits
     return type(v) in (int, float, bool, str, bytes, type(None)) or (
         type(v) is tuple and all(type(e) in (int, float, bool, str, type(None)) for e in v))
 
