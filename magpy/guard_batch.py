@@ -146,7 +146,11 @@ class HeldBatch:
         def snapshots(name, rows):
             d, snap, keys = zip(*rows)
             ns[f"_{name}_D"], ns[f"_{name}_S"], ns[f"_{name}_K"] = d, snap, tuple(keys)
-            return [f"if _{name}_D != _{name}_S or tuple(map(list, _{name}_D)) != _{name}_K: return None"]
+            lines = [f"if _{name}_D != _{name}_S or tuple(map(list, _{name}_D)) != _{name}_K: return None"]
+            if not all(type(k) is str for ks in keys for k in ks):   # (see guards.exact_keys_check)
+                ns["_exact_key"], ns[f"_{name}_E"] = exact_key, exact_key(tuple(map(tuple, keys)))
+                lines.append(f"if _exact_key(tuple(map(tuple, _{name}_D))) != _{name}_E: return None")
+            return lines
         group("HS", self.snapshots, snapshots, lambda r: watch(r[0]))
 
         def hooks(name, rows):

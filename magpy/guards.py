@@ -214,6 +214,14 @@ class LenGuard(Guard):
         return f"len({self.source.describe()}) == {self.length}"
 
 
+def exact_keys_check(var: str, keys: list, pool: ConstPool) -> str:
+    """What ``list(var) == keys`` leaves out, as ``" and ..."``: the keys' exact types and a float
+    zero's sign (``{1: a}`` and ``{True: a}`` have equal key lists). Nothing for string keys."""
+    if all(type(k) is str for k in keys):
+        return ""   # (the common case: attribute names, module names)
+    return f" and {pool.ref(exact_key)}(tuple({var})) == {pool.ref(exact_key(tuple(keys)))}"
+
+
 @dataclass(eq=False)
 class KeysGuard(Guard):
     """``list(x) == keys``: the keys, in order, of a dict that was read whole."""
@@ -222,7 +230,7 @@ class KeysGuard(Guard):
     kind: ClassVar[str] = "keys"
 
     def check_expr(self, var, vars_, pool):
-        return f"list({var}) == {pool.ref(self.keys)}"
+        return f"list({var}) == {pool.ref(self.keys)}" + exact_keys_check(var, self.keys, pool)
 
     def describe(self):
         return f"keys({self.source.describe()}) == {self.keys!r}"
@@ -239,7 +247,8 @@ class DictSnapshotGuard(Guard):
     kind: ClassVar[str] = "dict_snapshot"
 
     def check_expr(self, var, vars_, pool):
-        return f"{var} == {pool.ref(self.snapshot)} and list({var}) == {pool.ref(self.keys)}"
+        return f"{var} == {pool.ref(self.snapshot)} and list({var}) == {pool.ref(self.keys)}" \
+            + exact_keys_check(var, self.keys, pool)
 
     def describe(self):
         return (f"{self.source.describe()} holds exactly "

@@ -216,3 +216,41 @@ def step(i):
     if i == 2: cfg.FLAGS = (True, 2)
 def state(): return list(LOG)
 """)
+
+program(F_, "dict_keys_bool_vs_int", """
+EXPECT = "record"
+cfg = new_module("sound_rebuilt_cfg_keys", "TABLE = {1: 2.0, 0.0: 1.0}")
+LOG = []
+def lookup(x):
+    for k, v in cfg.TABLE.items():
+        LOG.append(repr(k))
+        x = x * v
+    return x
+def make(): return lookup
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: cfg.TABLE = {True: 2.0, 0.0: 1.0}
+    if i == 4: cfg.TABLE = {True: 2.0, -0.0: 1.0}
+NCALLS = 6
+def state(): return list(LOG)
+""")
+
+program(F_, "deque_subclass_items_and_attribute_changed", """
+EXPECT = "record"
+import collections
+class History(collections.deque):
+    pass
+H = History([0], maxlen=3)
+H.total = 0
+def track(x):
+    s = sum(H)                 # reads it whole
+    H.append(len(H) + s)       # then changes its items
+    H.total = s                # and an attribute of it
+    return x * s
+def make(): return track
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 3: H.clear()
+NCALLS = 6
+def state(): return type(H).__name__, H.maxlen, list(H), H.total
+""")
