@@ -673,11 +673,14 @@ class _MockBuilder:
         """A set made in the call: its iteration order (and how it grows, pops) depends on the
         history of its table, not only on its items. Rebuilt only where adding its items in
         order to an empty set gives exactly eager's table, with items that are the same on every
-        call (constants: a number read from a tensor would hash differently)."""
+        call (constants, numbers read from tensors whose values the record assumes)."""
         t = type(v)
         items = list(v)
-        if not all(is_immutable(x) and not self.mon.holds_scalar(x) for x in items):
-            raise Unsupported(f"returns a {t.__name__} of objects or of values read from tensors made during the call")
+        assumed = {id(a[1]) for a in self.mon.assumptions if a[0] == "scalar"}
+        if not all(is_immutable(x) and all(id(self.mon.scalar_node(e)) in assumed for e in self.mon._tracked_in(x))
+                   for x in items):
+            # (a number read from a tensor is hashed into a set: its value is assumed, exactly)
+            raise Unsupported(f"returns a {t.__name__} of objects made during the call")
         layout = set_layout(v)
         if layout is None or set_layout(_rebuild_set(t, items, {})) != layout:
             raise Unsupported(f"returns a {t.__name__} whose iteration order comes from its history "
@@ -743,8 +746,9 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         if nid in mon.attr_writes and not isinstance(obj, (list, dict, set, collections.deque)):
             continue   # (its attributes are replayed above; a container's items also changed: below)
         var = mb.src(node.source)
-        if isinstance(obj, list):
-            writes.append(f"{var}[:] = [" + ", ".join(mb.value(x) for x in obj) + "]")
+        if isinstance(obj, list):   # (a subclass's own __setitem__/extend, user code, is not run)
+            items = "[" + ", ".join(mb.value(x) for x in obj) + "]"
+            writes.append(f"{var}[:] = {items}" if type(obj) is list else f"{pool.ref(list.__setitem__)}({var}, slice(None), {items})")
         elif isinstance(obj, dict):
             items = ", ".join(f"({mb._key(k)}, {mb.value(x)})" for k, x in obj.items())
             writes.append(f"_refill_mapping({var}, [{items}])")
@@ -753,7 +757,8 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             # order it iterates in, where it grows): only changes replayed one by one are exact.
             raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
         elif isinstance(obj, collections.deque):
-            writes.append(f"{var}.clear(); {var}.extend([" + ", ".join(mb.value(x) for x in obj) + "])")
+            dq = pool.ref(collections.deque)
+            writes.append(f"{dq}.clear({var}); {dq}.extend({var}, [" + ", ".join(mb.value(x) for x in obj) + "])")
         else:
             raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
     for nid, calls in mon.appends.items():
