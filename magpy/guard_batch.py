@@ -20,6 +20,7 @@ the same way), identity by ``is not`` and values by type and ``==`` as :class:`V
 from __future__ import annotations
 
 import gc
+import math
 import operator
 import types
 from dataclasses import dataclass, field
@@ -166,10 +167,24 @@ class HeldBatch:
             lines = [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
                      # (types first: a value of another type may not compare to a bool, an array)
                      f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return None"]
-            if not all(map(exact_by_eq, v)):
-                # == is not exact for all of them (a float zero's sign, the types in a tuple)
-                ns["_exact_key"], ns[f"_{name}_E"] = exact_key, exact_key(v)
-                lines.append(f"if _exact_key(_hv) != _{name}_E: return None")
+            # What == leaves out, for the values where it is not exact (see objmodel.exact_key),
+            # in C-level passes for the common kinds: a float zero's sign (`dropout = 0.0`), the
+            # types of a tuple's items (`kernel_size = (3, 3)`); anything else by its exact key.
+            zeros = [r for r in rows if type(r[2]) is float and r[2] == 0.0]
+            flat = [r for r in rows if type(r[2]) is tuple and all(map(exact_by_eq, r[2]))]
+            other = [r for r in rows if not exact_by_eq(r[2]) and not any(r is x for x in zeros + flat)]
+            for kind, sub, fn, expected in (
+                    ("Z", zeros, "map(_copysign, _{0}_1, _{0}_F)", [math.copysign(1.0, r[2]) for r in zeros]),
+                    ("Y", flat, "map(tuple, map(map, _{0}_1, _{0}_F))", [tuple(map(type, r[2])) for r in flat]),
+                    ("X", other, "map(_exact_key, _{0}_F)", [exact_key(r[2]) for r in other])):
+                if sub:
+                    sn = f"{name}{kind}"
+                    ns[f"_{sn}_C"], ns[f"_{sn}_K"] = tuple(r[0] for r in sub), tuple(r[1] for r in sub)
+                    ns[f"_{sn}_1"] = (1.0,) * len(sub) if kind == "Z" else (type,) * len(sub)
+                    ns[f"_{sn}_E"] = tuple(expected)
+                    ns.update(_copysign=math.copysign, _exact_key=exact_key)
+                    lines.append(f"_{sn}_F = tuple(map(_getitem, _{sn}_C, _{sn}_K))")
+                    lines.append(f"if tuple({fn.format(sn)}) != _{sn}_E: return None")
             return lines
         group("HV", self.value_items, values, lambda r: watch(r[0]))
 
