@@ -356,6 +356,44 @@ def _rebuild_set(cls, items: list, state: dict):
     return obj
 
 
+def _probe(h: int, mask: int):
+    """The slots a set's lookup of hash ``h`` visits, in order (CPython's ``set_add_entry``: a
+    few linear probes, then a jump mixing in more bits of the hash)."""
+    perturb = h & 0xFFFFFFFFFFFFFFFF   # (size_t)
+    i = perturb & mask
+    while True:
+        yield from range(i, i + (9 if i + 9 <= mask else 0) + 1)
+        perturb >>= 5
+        i = (i * 5 + 1 + perturb) & mask
+
+
+def _insertion_order(items: list, layout: tuple) -> list:
+    """An order adding ``items`` in which gives a table where each sits in the slot it has in
+    ``layout`` (without removals): an item whose lookup passed another's slot comes after it. A
+    candidate only: the caller compares the table it gives with eager's."""
+    fill, used, mask, _finger, keys = layout
+    slot_of = {k: i for i, k in enumerate(keys) if k}
+    if fill != used or len(slot_of) != len(items) or any(id(x) not in slot_of for x in items):
+        return items
+    owner = {slot_of[id(x)]: n for n, x in enumerate(items)}
+    after: list[list[int]] = [[] for _ in items]
+    for n, x in enumerate(items):
+        for k, slot in enumerate(_probe(hash(x), mask)):
+            if slot == slot_of[id(x)] or k > 4 * (mask + 1):
+                break
+            if slot in owner:
+                after[n].append(owner[slot])
+    order: list[int] = []
+    placed: set[int] = set()
+    while len(order) < len(items):   # (the earliest slot first among those whose turn has come)
+        ready = [n for n in range(len(items)) if n not in placed and all(d in placed for d in after[n])]
+        if not ready:
+            return items   # (a cycle: no order of additions gives that table)
+        order.append(ready[0])
+        placed.add(ready[0])
+    return [items[n] for n in order]
+
+
 def _slot_members(cls: type) -> list:
     """The ``__slots__`` storage of ``cls``'s instances: the member descriptor of each slot."""
     members = []
@@ -682,6 +720,8 @@ class _MockBuilder:
             # (a number read from a tensor is hashed into a set: its value is assumed, exactly)
             raise Unsupported(f"returns a {t.__name__} of objects made during the call")
         layout = set_layout(v)
+        if layout is not None and set_layout(_rebuild_set(t, items, {})) != layout:
+            items = _insertion_order(items, layout)   # (one added after another it collided with)
         if layout is None or set_layout(_rebuild_set(t, items, {})) != layout:
             raise Unsupported(f"returns a {t.__name__} whose iteration order comes from its history "
                               "(removals, growth): the mock cannot rebuild it exactly")

@@ -42,6 +42,22 @@ def inputs(i): return torch.ones(2)
 def state(): return list(TAGS) if TAGS is not None else None
 """)
 
+program(F_, "small_int_set_returned_then_popped", """
+EXPECT = "record"
+PORTS = [131, 380, 107]
+def ports(x):
+    s = set()
+    for p in PORTS:
+        s.add(p)                      # 380 and 107 collide with 131: where they land depends on the order
+    return x.sum(), s
+def make(): return ports
+def inputs(i): return torch.ones(3)
+def post(out, i):
+    s = out[1]
+    order = list(s)
+    return order, [s.pop() for _ in range(len(s))]
+""")
+
 program(F_, "small_str_set_returned_then_popped", """
 EXPECT = "record"
 NAMES = ["alpha", "beta", "gamma", "delta"]
