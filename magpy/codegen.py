@@ -33,6 +33,7 @@ except ImportError:   # pragma: no cover
 
 from . import effects
 from .cache import MISS, UNHELD
+from .capture import set_layout
 from .graph import Unsupported
 from .guard_batch import batch_held
 
@@ -85,17 +86,27 @@ def _storage_pattern(tensors) -> tuple:
 
 
 def _same_values(a, b) -> bool:
-    """``a == b`` for (nested lists of) numbers and numpy values, with NaN equal to NaN."""
-    if type(b) is bool and _np is not None and type(a) is _np.bool_:
+    """``a`` (what the graph computed) is ``b`` (what the run saw), for (nested lists of) numbers
+    and numpy values: exactly, not as ``==`` says (a float zero's sign counts, NaN is NaN)."""
+    tb = type(b)
+    if tb is bool and _np is not None and type(a) is _np.bool_:
         return bool(a) is b   # (3.13's fused comparison and truth test saw the bool of a numpy bool)
     if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
-        return type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and bool(
-            _np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
-    if a == b:
-        return True
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b))
-    return isinstance(a, float) and isinstance(b, float) and a != a and b != b
+        if not (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and bool(
+                _np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))):
+            return False
+        if a.dtype.kind == "c":
+            a, b = _np.concatenate([_np.ravel(a.real), _np.ravel(a.imag)]), _np.concatenate([_np.ravel(b.real), _np.ravel(b.imag)])
+        return a.dtype.kind not in "fc" or bool(_np.array_equal(_np.signbit(a), _np.signbit(b)))
+    if tb is float:
+        if a == b:
+            return b != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b)
+        return a != a and b != b and type(a) is float and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if tb is list or tb is tuple:
+        if a == b and 0.0 not in b and not any(type(e) is tb for e in b):
+            return True   # (no zero whose sign == would not see: no 0, 0.0 or False in it)
+        return type(a) is tb and len(a) == len(b) and all(map(_same_values, a, b))
+    return a == b
 
 
 #: Python functions of numbers a lifted-size guard may apply (what magpy.scalars records on sizes).
@@ -269,22 +280,40 @@ def _size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) 
     return None
 
 
+# -- objects of the call the mock rebuilds ------------------------------------------------------------
+# An object the mock rebuilds is the object eager makes: the same exact class, the same contents
+# in the same order, the same state besides (a defaultdict's factory, a deque's maxlen, instance
+# attributes; a set's whole hash table). ``_MockBuilder.value`` decides whether an object can be
+# rebuilt so, and how; what it cannot rebuild exactly it refuses (Unsupported: that part runs
+# eagerly). The helpers below build with the builtin base's own methods: a subclass's
+# ``__init__``/``__setitem__``/``add`` (user code, which may do more) is not run again.
+
+
 def _rebuild_object(cls, state: dict):
     obj = cls.__new__(cls)
     obj.__dict__.update(state)
     return obj
 
 
-def _rebuild_mapping(cls, items: list, state: dict):
+def _rebuild_mapping(cls, items: list, state: dict, factory: Any = NO_VALUE):
     obj = cls.__new__(cls)
-    # The builtin base's own __setitem__: an OrderedDict keeps its order list, and a
-    # subclass's __setitem__ (ModelOutput also sets attributes) is not run twice.
-    setitem = collections.OrderedDict.__setitem__ if issubclass(cls, collections.OrderedDict) else dict.__setitem__
-    for k, v in items:
-        setitem(obj, k, v)
+    if factory is not NO_VALUE:
+        obj.default_factory = factory   # (a defaultdict: what a missing key gets)
+    _refill_mapping(obj, items)
     if state:
         obj.__dict__.update(state)
     return obj
+
+
+def _refill_mapping(obj, items: list) -> None:
+    """``obj`` holds exactly ``items``, in order (the builtin base's methods: an OrderedDict keeps
+    its order list; a Counter's ``update`` would add counts; a subclass's ``__setitem__`` is not
+    run twice)."""
+    base = collections.OrderedDict if isinstance(obj, collections.OrderedDict) else dict
+    base.clear(obj)
+    setitem = base.__setitem__
+    for k, v in items:
+        setitem(obj, k, v)
 
 
 def _rebuild_sequence(cls, items: list, state: dict):
@@ -293,6 +322,98 @@ def _rebuild_sequence(cls, items: list, state: dict):
     if state:
         obj.__dict__.update(state)
     return obj
+
+
+def _rebuild_tuple(cls, items: list, state: dict):
+    obj = tuple.__new__(cls, items)   # (a namedtuple's class: its fields are its items)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_deque(cls, items: list, maxlen: int | None, state: dict):
+    obj = cls.__new__(cls)
+    collections.deque.__init__(obj, items, maxlen)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_set(cls, items: list, state: dict):
+    """A set (or frozenset) built the one way the mock builds it: the items added one by one, in
+    order, into an empty table. Where this gives the table eager's set has (see
+    :func:`magpy.capture.set_layout`, checked when the record is made), it gives it every time:
+    the same items hash alike."""
+    if issubclass(cls, frozenset):
+        obj = frozenset.__new__(cls, items)   # (from a list: added one by one, in order)
+    else:
+        obj = set.__new__(cls)
+        add = set.add
+        for x in items:
+            add(obj, x)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _probe(h: int, mask: int):
+    """The slots a set's lookup of hash ``h`` visits, in order (CPython's ``set_add_entry``: a
+    few linear probes, then a jump mixing in more bits of the hash)."""
+    perturb = h & 0xFFFFFFFFFFFFFFFF   # (size_t)
+    i = perturb & mask
+    while True:
+        yield from range(i, i + (9 if i + 9 <= mask else 0) + 1)
+        perturb >>= 5
+        i = (i * 5 + 1 + perturb) & mask
+
+
+def _insertion_order(items: list, layout: tuple) -> list:
+    """An order adding ``items`` in which gives a table where each sits in the slot it has in
+    ``layout`` (without removals): an item whose lookup passed another's slot comes after it. A
+    candidate only: the caller compares the table it gives with eager's."""
+    fill, used, mask, _finger, keys = layout
+    slot_of = {k: i for i, k in enumerate(keys) if k}
+    if fill != used or len(slot_of) != len(items) or any(id(x) not in slot_of for x in items):
+        return items
+    owner = {slot_of[id(x)]: n for n, x in enumerate(items)}
+    after: list[list[int]] = [[] for _ in items]
+    for n, x in enumerate(items):
+        for k, slot in enumerate(_probe(hash(x), mask)):
+            if slot == slot_of[id(x)] or k > 4 * (mask + 1):
+                break
+            if slot in owner:
+                after[n].append(owner[slot])
+    order: list[int] = []
+    placed: set[int] = set()
+    while len(order) < len(items):   # (the earliest slot first among those whose turn has come)
+        ready = [n for n in range(len(items)) if n not in placed and all(d in placed for d in after[n])]
+        if not ready:
+            return items   # (a cycle: no order of additions gives that table)
+        order.append(ready[0])
+        placed.add(ready[0])
+    return [items[n] for n in order]
+
+
+def _slot_members(cls: type) -> list:
+    """The ``__slots__`` storage of ``cls``'s instances: the member descriptor of each slot."""
+    members = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for n in ((slots,) if isinstance(slots, str) else slots):
+            if n in ("__dict__", "__weakref__"):
+                continue
+            if n.startswith("__") and not n.endswith("__"):
+                n = f"_{klass.__name__.lstrip('_')}{n}"   # (a private name is mangled)
+            member = klass.__dict__.get(n)
+            if type(member) is not types.MemberDescriptorType:
+                raise Unsupported(f"cannot reproduce the slot {n!r} of a {cls.__qualname__} in the mock")
+            members.append(member)
+    return members
+
+
+def _set_slots(obj, values: list) -> None:
+    for member, value in values:
+        member.__set__(obj, value)
 
 
 _tensor_guard_factory = None
@@ -517,28 +638,32 @@ class _MockBuilder:
             return self.pool.ref(v)
         if isinstance(v, torch.nn.Module):
             raise Unsupported(f"returns a {t.__name__} module created during the call")
+        members = _slot_members(t) if t not in (list, tuple, dict, set) else []
         if t is list:
             e = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
         elif t is tuple:
             e = "(" + "".join(self.value(x, depth + 1) + ", " for x in v) + ")"
         elif isinstance(v, tuple) and hasattr(t, "_fields"):
-            e = f"{self.pool.ref(t)}(" + ", ".join(self.value(x, depth + 1) for x in v) + ")"
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_tuple({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
         elif t is torch.Size:
             # (sizes read from a lifted shape are the call's, from the graph)
             e = f"{self.pool.ref(torch.Size)}([" + ", ".join(self.value(x, depth + 1) for x in v) + "])" \
                 if self.mon.holds_scalar(v) else self.pool.ref(v)
         elif t is dict:
             e = "{" + ", ".join(f"{self._key(k)}: {self.value(x, depth + 1)}" for k, x in v.items()) + "}"
-        elif t is set:
-            e = "{" + ", ".join(self.value(x, depth + 1) for x in v) + "}" if v else "set()"
+        elif isinstance(v, (set, frozenset)):
+            e = self._set(v, depth)
         elif isinstance(v, dict):
             items = "[" + ", ".join(f"({self._key(k)}, {self.value(x, depth + 1)})" for k, x in v.items()) + "]"
-            e = f"_rebuild_mapping({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
+            factory = f", {self.value(v.default_factory, depth + 1)}" if isinstance(v, collections.defaultdict) else ""
+            e = f"_rebuild_mapping({self.pool.ref(t)}, {items}, {self._state(v, depth)}{factory})"
         elif isinstance(v, list):
             items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
             e = f"_rebuild_sequence({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
         elif isinstance(v, collections.deque):
-            e = f"{self.pool.ref(collections.deque)}([" + ", ".join(self.value(x, depth + 1) for x in v) + f"], {v.maxlen!r})"
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_deque({self.pool.ref(t)}, {items}, {v.maxlen!r}, {self._state(v, depth)})"
         elif hasattr(v, "__dict__") and not hasattr(t, "__slots__") and t.__new__ is object.__new__ \
                 and type(t) is type:
             e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
@@ -547,6 +672,15 @@ class _MockBuilder:
         var = self._fresh()
         self.lines.append(f"{var} = {e}")
         self.memo[id(v)] = var
+        if members:   # (the slots set, unset ones left unset)
+            filled = []
+            for m in members:
+                try:
+                    filled.append((m, m.__get__(v)))
+                except AttributeError:
+                    pass
+            self.lines.append(f"_set_slots({var}, [" + ", ".join(
+                f"({self.pool.ref(m)}, {self.value(x, depth + 1)})" for m, x in filled) + "])")
         return var
 
     def _graph_output(self, n) -> str:
@@ -572,6 +706,27 @@ class _MockBuilder:
         if not is_immutable(k):
             raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
         return literal(k, self.pool)
+
+    def _set(self, v, depth) -> str:
+        """A set made in the call: its iteration order (and how it grows, pops) depends on the
+        history of its table, not only on its items. Rebuilt only where adding its items in
+        order to an empty set gives exactly eager's table, with items that are the same on every
+        call (constants, numbers read from tensors whose values the record assumes)."""
+        t = type(v)
+        items = list(v)
+        assumed = {id(a[1]) for a in self.mon.assumptions if a[0] == "scalar"}
+        if not all(is_immutable(x) and all(id(self.mon.scalar_node(e)) in assumed for e in self.mon._tracked_in(x))
+                   for x in items):
+            # (a number read from a tensor is hashed into a set: its value is assumed, exactly)
+            raise Unsupported(f"returns a {t.__name__} of objects made during the call")
+        layout = set_layout(v)
+        if layout is not None and set_layout(_rebuild_set(t, items, {})) != layout:
+            items = _insertion_order(items, layout)   # (one added after another it collided with)
+        if layout is None or set_layout(_rebuild_set(t, items, {})) != layout:
+            raise Unsupported(f"returns a {t.__name__} whose iteration order comes from its history "
+                              "(removals, growth): the mock cannot rebuild it exactly")
+        return f"_rebuild_set({self.pool.ref(t)}, [" + ", ".join(self.value(x, depth + 1) for x in items) \
+            + f"], {self._state(v, depth)})"
 
     def _state(self, v, depth) -> str:
         d = getattr(v, "__dict__", None) or {}
@@ -626,18 +781,24 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     for nid in sorted(mutated):
         node = rg.sn[nid]
         obj = node.obj
-        if isinstance(obj, torch.Tensor) or nid in mon.attr_writes:
+        if isinstance(obj, torch.Tensor):
             continue
+        if nid in mon.attr_writes and not isinstance(obj, (list, dict, set, collections.deque)):
+            continue   # (its attributes are replayed above; a container's items also changed: below)
         var = mb.src(node.source)
-        if isinstance(obj, list):
-            writes.append(f"{var}[:] = [" + ", ".join(mb.value(x) for x in obj) + "]")
+        if isinstance(obj, list):   # (a subclass's own __setitem__/extend, user code, is not run)
+            items = "[" + ", ".join(mb.value(x) for x in obj) + "]"
+            writes.append(f"{var}[:] = {items}" if type(obj) is list else f"{pool.ref(list.__setitem__)}({var}, slice(None), {items})")
         elif isinstance(obj, dict):
             items = ", ".join(f"({mb._key(k)}, {mb.value(x)})" for k, x in obj.items())
-            writes.append(f"{var}.clear(); {var}.update([{items}])")
+            writes.append(f"_refill_mapping({var}, [{items}])")
         elif isinstance(obj, set):
-            writes.append(f"{var}.clear(); {var}.update([" + ", ".join(mb.value(x) for x in obj) + "])")
+            # Emptied and refilled, a set's table is not the one eager's changes leave (the
+            # order it iterates in, where it grows): only changes replayed one by one are exact.
+            raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
         elif isinstance(obj, collections.deque):
-            writes.append(f"{var}.clear(); {var}.extend([" + ", ".join(mb.value(x) for x in obj) + "])")
+            dq = pool.ref(collections.deque)
+            writes.append(f"{dq}.clear({var}); {dq}.extend({var}, [" + ", ".join(mb.value(x) for x in obj) + "])")
         else:
             raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
     for nid, calls in mon.appends.items():
@@ -906,7 +1067,8 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     ns.update(_speculation_state=_speculation_state, _restore_state=_restore_state, _UNHELD=UNHELD,
               _undo_save=_undo_save, _undo_restore=_undo_restore)
     ns.update(_same_values=_same_values, _storage_pattern=_storage_pattern, _rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
-              _rebuild_sequence=_rebuild_sequence)
+              _rebuild_sequence=_rebuild_sequence, _rebuild_tuple=_rebuild_tuple, _rebuild_deque=_rebuild_deque,
+              _rebuild_set=_rebuild_set, _refill_mapping=_refill_mapping, _set_slots=_set_slots)
     guard_ns = dict(ns)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
 
@@ -1039,8 +1201,9 @@ def _flush(vars_: _Vars, body: list[str]) -> None:
 
 def _changed(node) -> bool:
     obj, snap = node.obj, node.snapshot
-    if isinstance(obj, dict):
-        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items()))
+    if isinstance(obj, dict):   # (the order too: `move_to_end`, a key removed and set again)
+        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items())
+                    and list(obj) == list(snap))
     if isinstance(obj, (list, collections.deque)):
         return len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap))
     if isinstance(obj, set):

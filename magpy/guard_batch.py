@@ -20,6 +20,7 @@ the same way), identity by ``is not`` and values by type and ``==`` as :class:`V
 from __future__ import annotations
 
 import gc
+import math
 import operator
 import types
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from .guards import (
     TypeGuard,
     ValueGuard,
 )
-from .objmodel import MAPPINGS
+from .objmodel import MAPPINGS, exact_by_eq, exact_key
 from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 try:   # one C pass for the per-call class and instance-dict checks (magpy/_speedups.c)
@@ -146,7 +147,11 @@ class HeldBatch:
         def snapshots(name, rows):
             d, snap, keys = zip(*rows)
             ns[f"_{name}_D"], ns[f"_{name}_S"], ns[f"_{name}_K"] = d, snap, tuple(keys)
-            return [f"if _{name}_D != _{name}_S or tuple(map(list, _{name}_D)) != _{name}_K: return None"]
+            lines = [f"if _{name}_D != _{name}_S or tuple(map(list, _{name}_D)) != _{name}_K: return None"]
+            if not all(type(k) is str for ks in keys for k in ks):   # (see guards.exact_keys_check)
+                ns["_exact_key"], ns[f"_{name}_E"] = exact_key, exact_key(tuple(map(tuple, keys)))
+                lines.append(f"if _exact_key(tuple(map(tuple, _{name}_D))) != _{name}_E: return None")
+            return lines
         group("HS", self.snapshots, snapshots, lambda r: watch(r[0]))
 
         def hooks(name, rows):
@@ -159,9 +164,28 @@ class HeldBatch:
             c, k, v = zip(*rows)
             ns[f"_{name}_C"], ns[f"_{name}_K"], ns[f"_{name}_V"] = c, k, v
             ns[f"_{name}_T"] = tuple(type(x) for x in v)
-            return [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
-                    # (types first: a value of another type may not compare to a bool, an array)
-                    f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return None"]
+            lines = [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
+                     # (types first: a value of another type may not compare to a bool, an array)
+                     f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return None"]
+            # What == leaves out, for the values where it is not exact (see objmodel.exact_key),
+            # in C-level passes for the common kinds: a float zero's sign (`dropout = 0.0`), the
+            # types of a tuple's items (`kernel_size = (3, 3)`); anything else by its exact key.
+            zeros = [r for r in rows if type(r[2]) is float and r[2] == 0.0]
+            flat = [r for r in rows if type(r[2]) is tuple and all(map(exact_by_eq, r[2]))]
+            other = [r for r in rows if not exact_by_eq(r[2]) and not any(r is x for x in zeros + flat)]
+            for kind, sub, fn, expected in (
+                    ("Z", zeros, "map(_copysign, _{0}_1, _{0}_F)", [math.copysign(1.0, r[2]) for r in zeros]),
+                    ("Y", flat, "map(tuple, map(map, _{0}_1, _{0}_F))", [tuple(map(type, r[2])) for r in flat]),
+                    ("X", other, "map(_exact_key, _{0}_F)", [exact_key(r[2]) for r in other])):
+                if sub:
+                    sn = f"{name}{kind}"
+                    ns[f"_{sn}_C"], ns[f"_{sn}_K"] = tuple(r[0] for r in sub), tuple(r[1] for r in sub)
+                    ns[f"_{sn}_1"] = (1.0,) * len(sub) if kind == "Z" else (type,) * len(sub)
+                    ns[f"_{sn}_E"] = tuple(expected)
+                    ns.update(_copysign=math.copysign, _exact_key=exact_key)
+                    lines.append(f"_{sn}_F = tuple(map(_getitem, _{sn}_C, _{sn}_K))")
+                    lines.append(f"if tuple({fn.format(sn)}) != _{sn}_E: return None")
+            return lines
         group("HV", self.value_items, values, lambda r: watch(r[0]))
 
         def absent(name, rows):
@@ -192,8 +216,8 @@ def _identity_only(obj: Any) -> bool:
 
 
 def _batchable_value(v: Any) -> bool:
-    if isinstance(v, float) and v != v:
-        return False
+    if any(e != e for e in (v if type(v) is tuple else (v,))):
+        return False   # a NaN (of another object: == says no): ValueGuard compares its bits
     return type(v) in (int, float, bool, str, bytes, type(None)) or (
         type(v) is tuple and all(type(e) in (int, float, bool, str, type(None)) for e in v))
 

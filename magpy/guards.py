@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 import types
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import torch
 
+from .objmodel import exact_by_eq, exact_key
 from .source import ConstPool, ConstSource, Source, literal
 
 
@@ -171,15 +173,28 @@ class ValueGuard(Guard):
     value: Any
     kind: ClassVar[str] = "value"
 
+    #: The value's :func:`~magpy.objmodel.exact_key` where the guard was made from a copy (a set
+    #: read from outside: a copy need not iterate in the order the program saw).
+    exact: Any = None
+
     def check_expr(self, var, vars_, pool):
+        # Exact: a record made with 0.0 is not one for -0.0, nor one for 0 or False (== says
+        # yes); one made with NaN is one for NaN (== says no). The common cases stay one `==`.
         p = self.value
-        if p is None or type(p) is bool:
+        t = type(p)
+        if p is None or t is bool:
             return f"{var} is {p!r}"
-        if isinstance(p, float) and p != p:
-            return f"type({var}) is {pool.ref(type(p))} and {var} != {var}"
-        if type(p) in (set, frozenset):
-            return f"{var} == {pool.ref(p)}"
-        return f"type({var}) is {pool.ref(type(p))} and {var} == {literal(p, pool)}"
+        if t is float and not exact_by_eq(p):   # a zero or a NaN: its sign, which == does not see
+            same = f"{var} == 0.0" if p == p else f"{var} != {var}"
+            return f"type({var}) is float and {same} and {pool.ref(math.copysign)}(1.0, {var}) == {math.copysign(1.0, p)!r}"
+        if exact_by_eq(p):
+            return f"type({var}) is {pool.ref(t)} and {var} == {literal(p, pool)}"
+        if t is tuple and all(map(exact_by_eq, p)):
+            # (the items' types: (1, 2) == (True, 2.0))
+            return (f"type({var}) is tuple and {var} == {literal(p, pool)} "
+                    f"and tuple(map(type, {var})) == {pool.ref(tuple(map(type, p)))}")
+        key = self.exact if self.exact is not None else exact_key(p)
+        return f"{pool.ref(exact_key)}({var}) == {pool.ref(key)}"
 
     def describe(self):
         return f"{self.source.describe()} == {self.value!r}"
@@ -199,6 +214,14 @@ class LenGuard(Guard):
         return f"len({self.source.describe()}) == {self.length}"
 
 
+def exact_keys_check(var: str, keys: list, pool: ConstPool) -> str:
+    """What ``list(var) == keys`` leaves out, as ``" and ..."``: the keys' exact types and a float
+    zero's sign (``{1: a}`` and ``{True: a}`` have equal key lists). Nothing for string keys."""
+    if all(type(k) is str for k in keys):
+        return ""   # (the common case: attribute names, module names)
+    return f" and {pool.ref(exact_key)}(tuple({var})) == {pool.ref(exact_key(tuple(keys)))}"
+
+
 @dataclass(eq=False)
 class KeysGuard(Guard):
     """``list(x) == keys``: the keys, in order, of a dict that was read whole."""
@@ -207,7 +230,7 @@ class KeysGuard(Guard):
     kind: ClassVar[str] = "keys"
 
     def check_expr(self, var, vars_, pool):
-        return f"list({var}) == {pool.ref(self.keys)}"
+        return f"list({var}) == {pool.ref(self.keys)}" + exact_keys_check(var, self.keys, pool)
 
     def describe(self):
         return f"keys({self.source.describe()}) == {self.keys!r}"
@@ -224,7 +247,8 @@ class DictSnapshotGuard(Guard):
     kind: ClassVar[str] = "dict_snapshot"
 
     def check_expr(self, var, vars_, pool):
-        return f"{var} == {pool.ref(self.snapshot)} and list({var}) == {pool.ref(self.keys)}"
+        return f"{var} == {pool.ref(self.snapshot)} and list({var}) == {pool.ref(self.keys)}" \
+            + exact_keys_check(var, self.keys, pool)
 
     def describe(self):
         return (f"{self.source.describe()} holds exactly "

@@ -76,6 +76,7 @@ from .objmodel import (
     PROTOCOL_EVENTS,
     attr_location,
     dunders_naming,
+    exact_key,
     has_instance_dict,
     is_immutable,
     is_mutable_class,
@@ -795,7 +796,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         elif isinstance(value, (set, frozenset)):
             if not all(is_immutable(k) for k in value):
                 raise BreakCompile(f"set of objects at {src.describe()} is read")
-            self.add_guard(ValueGuard(src, frozenset(value) if isinstance(value, frozenset) else set(value)))
+            self.add_guard(ValueGuard(src, frozenset(value) if isinstance(value, frozenset) else set(value),
+                                      exact_key(value)))
             node.snapshot = set(value)
 
     def _read_args(self, values, ann: Annotation | None = None, fn: Any = None) -> None:

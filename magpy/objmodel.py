@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import struct
 import types
 from typing import Any
 
@@ -53,6 +54,35 @@ def is_immutable(v: Any) -> bool:
     if t is slice:
         return is_immutable(v.start) and is_immutable(v.stop) and is_immutable(v.step)
     return False
+
+
+_pack_double = struct.Struct("<d").pack
+
+
+def exact_key(v: Any) -> Any:
+    """What tells an immutable value apart from every other a program could see in its place.
+    ``==`` does not: ``0.0 == -0.0 == 0 == False`` (``str``, ``math.copysign``, ``1/x``, ``type``
+    tell them apart) and ``nan != nan``. The key holds the exact type of every part, a float's
+    bits, a set's items in its iteration order; two values with equal keys are the same value."""
+    t = type(v)
+    if t is float:
+        return t, _pack_double(v)
+    if t is complex:
+        return t, _pack_double(v.real), _pack_double(v.imag)
+    if t is tuple or t is frozenset or t is set or t is torch.Size:
+        return t, tuple(map(exact_key, v))
+    if t is slice:
+        return t, exact_key(v.start), exact_key(v.stop), exact_key(v.step)
+    if _np_generic is not None and isinstance(v, _np_generic) and not isinstance(v, (_np.str_, _np.bytes_)):
+        return t, v.dtype.str, v.tobytes()
+    return t, v
+
+
+def exact_by_eq(v: Any) -> bool:
+    """Is ``type(x) is type(v) and x == v`` already exact for ``v`` (see :func:`exact_key`)? Not
+    for a float zero (its sign), a NaN, a container (the types of its items)."""
+    t = type(v)
+    return t in (int, bool, str, bytes, type(None)) or (t is float and v == v and v != 0.0)
 
 
 def is_numpy_number(v: Any) -> bool:

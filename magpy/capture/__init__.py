@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import sysconfig
 from typing import Any, Protocol
 
 
@@ -135,6 +136,28 @@ def stack_slot_ids(frame: Any, n: int) -> list | None:
     cannot tell (3.10)."""
     fn = getattr(backend(), "stack_slot_ids", None)
     return None if fn is None else fn(frame, n)
+
+
+#: Where a set's table fields start: after the object header (absent in free-threaded builds,
+#: whose sets are laid out otherwise). ``PySetObject`` is the same in CPython 3.10-3.13:
+#: ``fill, used, mask, table, hash, finger`` then the small table.
+_SET_FIELDS = None if sysconfig.get_config_var("Py_GIL_DISABLED") else object.__basicsize__
+
+
+def set_layout(s: Any) -> tuple | None:
+    """Everything in a set's hash table that decides what a program sees of it, now and after
+    later changes: ``fill`` (slots used, removed ones included: when it grows), ``used``,
+    ``mask`` (the table size), ``finger`` (where ``pop()`` searches from) and the key of every
+    slot by address (empty, the removed-entry marker, or an element). Two sets with the same
+    layout iterate, grow and pop alike; equal sets need not (the order depends on the history
+    of insertions, removals and resizes). None where this build's layout is not known."""
+    if _SET_FIELDS is None or type(s) not in (set, frozenset) and not isinstance(s, (set, frozenset)):
+        return None
+    fill, used, mask, table, _hash, finger = (ctypes.c_ssize_t * 6).from_address(id(s) + _SET_FIELDS)
+    if not 0 <= used <= fill <= mask or mask & (mask + 1) or not table:
+        return None   # (not the layout this reads: refuse rather than compare garbage)
+    slots = (ctypes.c_void_p * (2 * (mask + 1))).from_address(table)   # (key, hash) per slot
+    return fill, used, mask, finger, tuple(slots[::2])
 
 
 _incref = ctypes.pythonapi.Py_IncRef
