@@ -299,7 +299,7 @@ class CallRules:
     The host provides the run's state (``rg``, ``graph``, ``mutated``, ``attr_writes``,
     ``yield_collectors``, ``contextvars``, ``uses_modules``) and its helpers: ``node``,
     ``add_guard``, ``on_read``, ``full_read``, ``_read_args``, ``_guard_identity``,
-    ``_guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
+    ``_guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``, ``_unguarded_items``,
     ``_new_outputs``, ``_dynamic``, ``_pend`` with the posts ``_post_new``/``_post_nothing``,
     and ``_pend_op``/``to_arg`` from :class:`~magpy.tensor_ops.OpRecorder`.
 
@@ -963,6 +963,7 @@ class CallRules:
             self._read_args([it], None, sum)
             self._pend(fs, self._post_new, 1)
         else:
+            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
             self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
 
     def _reduce(self, fs, args) -> None:
@@ -984,6 +985,7 @@ class CallRules:
             self.yield_collectors[id(it.gi_frame)] = collector
             self._pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
         else:
+            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
             self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
 
     def _post_fold(self, fs, stack, data):

@@ -78,6 +78,7 @@ from .objmodel import (
     is_immutable,
     is_mutable_class,
     is_python_class,
+    items_unguarded,
     peek_items,
     protocol_lookups,
 )
@@ -761,6 +762,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                     # type is guarded where it was read; changes before this would need its entry state)
                     self.add_guard(LenGuard(node.source, len(v)))
                     continue
+            if fn is len and items_unguarded(v) and self._from_outside(v):
+                self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
+                continue
+            self._unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
                 self.full_read(v)
                 elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
@@ -1221,14 +1226,34 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
                                            and self._from_outside(key))) \
-                and isinstance(container, (list, tuple, *MAPPINGS)):
+                and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
+                and (type(key) is int or not isinstance(container, collections_deque)):
             rel = ("item", key)
-            if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
+            if self.rg.read(node, rel) is None and node.node_id not in self.mutated \
+                    and node.node_id not in self.appends:
                 self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
                 return
-        elif node is not None and node.source is not None and isinstance(container, (list, tuple, *MAPPINGS)):
+            if node.node_id in self.appends:
+                self.full_read(container)   # (changed by logged calls: guarded at its entry state)
+        elif node is not None and node.source is not None \
+                and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)):
             self.full_read(container)
+        else:
+            self._unguarded_items(container, "reads an item of")
         self._pend(fs, self._post_new, 1)
+
+    def _unguarded_items(self, value: Any, what: str) -> None:
+        """The program reads the items of ``value`` in native code (``a[i]``, ``for x in a``,
+        ``sum(a)``): a container from outside whose items MagPy cannot guard one by one
+        (:func:`items_unguarded`: ``array.array``, ``bytearray``, ``memoryview``...) makes the
+        read dynamic. Its items have no source; taking them as values of the record would bake
+        in what this run saw."""
+        if items_unguarded(value):
+            node = self.node(value)
+            if node is None or node.source is not None:
+                where = node.source.describe() if node is not None else "an object of unknown origin"
+                raise BreakCompile(f"{what} a {type(value).__name__} from outside ({where}), "
+                                   "whose items MagPy cannot guard")
 
     def _from_outside(self, value: Any) -> bool:
         """Was ``value`` read from outside (it has a source, so it is guarded)?"""
@@ -1379,6 +1404,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                 and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.mutated:
             self._pend(fs, self._post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
             return
+        self._unguarded_items(b, "tests membership in")
         if isinstance(b, CONTAINER_TYPES) or isinstance(b, collections_deque):
             self._read_args([b])
             self._guard_identity(a)
@@ -1445,6 +1471,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             self._read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
             self._check_stateful_iterator(v, "iterates over")
+        else:
+            self._unguarded_items(v, "iterates over")
         self._pend(fs, self._post_new, 1)
 
     def _check_stateful_iterator(self, it, what: str) -> None:
@@ -1472,6 +1500,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             node = self.node(v)
             if node is not None and node.source is not None:
                 self.full_read(v)
+        else:
+            self._unguarded_items(v, "unpacks")
         self._pend(fs, self._post_new, ins.argval)
 
     def _post_tensor_unpack(self, fs, stack, data):
@@ -1483,6 +1513,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if isinstance(v, torch.Tensor):
             self._pend(fs, self._post_tensor_unpack_ex, (v, ins.arg & 0xFF, ins.arg >> 8), opaque=True)
             return
+        self._unguarded_items(v, "unpacks")
         self._read_args([v]) if isinstance(v, CONTAINER_TYPES) and not T.contains_tensor(v) else self.full_read(v)
         self._pend(fs, self._post_new, 1)
 
@@ -1528,6 +1559,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return
         if isinstance(v, CONTAINER_TYPES):
             self.full_read(v)
+        else:
+            self._unguarded_items(v, "unpacks")
 
     def _post_list_extend(self, fs, stack, data):
         """``[*t]``: the list below the popped tensor ends with its rows."""

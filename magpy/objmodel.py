@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import enum
 import types
 from typing import Any
 
@@ -52,6 +53,37 @@ def is_immutable(v: Any) -> bool:
         return all(is_immutable(e) for e in v)
     if t is slice:
         return is_immutable(v.start) and is_immutable(v.stop) and is_immutable(v.step)
+    return False
+
+
+#: Containers whose items the monitor guards itself: one by one through item sources, or whole
+#: (``full_read``: length and every item, keys, set contents).
+GUARDED_CONTAINERS = (list, tuple, dict, types.MappingProxyType, set, frozenset, collections.deque)
+
+
+def items_unguarded(v: Any) -> bool:
+    """A container whose items are read by native code (``__getitem__``/``__iter__`` found on its
+    class is not a Python function) and that MagPy has no item guard for: ``array.array``,
+    ``bytearray``, ``memoryview``, a ``str`` subclass instance (guarded by type only), any
+    extension container. Its items read from outside have no source: the read is dynamic.
+    Python containers (``UserList``) run their ``__getitem__`` monitored, and reach their
+    items through attributes and items the monitor guards."""
+    t = type(v)
+    if t in IMMUTABLE_TYPES or isinstance(v, (*GUARDED_CONTAINERS, torch.Tensor, type, types.ModuleType)) \
+            or is_immutable(v):
+        return False
+    if _np is not None and isinstance(v, _np.ndarray):
+        return False   # numpy arrays: read through numpy operations (their values are guarded)
+    if isinstance(v, enum.Enum):
+        return False   # a member is guarded by identity: its value cannot change
+    for klass in t.__mro__:
+        d = klass.__dict__
+        if "__next__" in d:
+            return False   # an iterator: stateful, handled where it is advanced
+        for name in ("__getitem__", "__iter__"):
+            if name in d:
+                return not isinstance(d[name], (types.FunctionType, staticmethod, classmethod)) \
+                    and d[name] is not None
     return False
 
 

@@ -1,0 +1,299 @@
+"""Reads whose value comes from where MagPy does not look by default: items read by index from
+outside containers it has no item guard for (deque, array.array, bytearray, memoryview, ...),
+attribute reads whose CPython precedence (data descriptor > instance dict > nn.Module registries >
+class attribute / non-data descriptor) changes between calls, and BatchNorm's cumulative moving
+average (momentum=None) in train mode."""
+from harness import program
+
+F_ = "precedence"
+
+# ---------------------------------------------------------------------------------------------
+# item reads from outside containers mutated between calls
+# ---------------------------------------------------------------------------------------------
+
+program(F_, "deque_item_read", """
+import collections
+EXPECT = "dynamic"
+Q = collections.deque([1.0, 2.0, 3.0], maxlen=3)
+def f(x):
+    return x * Q[0] + Q[-1]
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): Q.append(float(i) + 0.5)
+NCALLS = 6
+""")
+
+program(F_, "array_item_read", """
+import array
+EXPECT = "dynamic"
+A = array.array("d", [1.0, 2.0])
+def f(x):
+    return x * A[0] + A[1]
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): A[0] = float(i) * 3.0
+NCALLS = 6
+""")
+
+program(F_, "bytearray_item_read", """
+EXPECT = "dynamic"
+B = bytearray(b"\\x01\\x02\\x03")
+def f(x):
+    return x * B[1]
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): B[1] = i + 7
+NCALLS = 6
+""")
+
+program(F_, "memoryview_item_read", """
+EXPECT = "dynamic"
+BUF = bytearray(b"\\x05\\x06")
+MV = memoryview(BUF)
+def f(x):
+    return x * MV[0]
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): BUF[0] = i + 11
+NCALLS = 6
+""")
+
+program(F_, "array_slice_read", """
+import array
+EXPECT = "dynamic"
+A = array.array("i", [1, 2, 3, 4])
+def f(x):
+    s = A[1:3]
+    return x * s[0] + s[1]
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): A[1] = i * 5
+NCALLS = 6
+""")
+
+program(F_, "deque_on_module_item_read", """
+import collections
+EXPECT = "dynamic"
+class Smooth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.scales = collections.deque([1.0, 0.5])
+    def forward(self, x):
+        return self.lin(x) * self.scales[1]
+m = Smooth()
+def make(): return m
+def inputs(i): return torch.ones(1, 2)
+def step(i):
+    if i in (2, 4): m.scales.appendleft(float(i))
+NCALLS = 6
+""")
+
+program(F_, "userlist_item_read", """
+import collections
+EXPECT = "dynamic"
+U = collections.UserList([2.0, 3.0])
+def f(x):
+    return x * U[0]
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): U[0] = float(i) + 0.25
+NCALLS = 6
+""")
+
+program(F_, "mappingproxy_item_read", """
+import types
+EXPECT = "dynamic"
+D = {"k": 2.0}
+P = types.MappingProxyType(D)
+def f(x):
+    return x * P["k"]
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): D["k"] = float(i) + 0.75
+NCALLS = 6
+""")
+
+program(F_, "numpy_item_read", """
+EXPECT = "dynamic"
+W = np.array([1.5, 2.5])
+def f(x):
+    return x * float(W[0])
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): W[0] = i * 1.25
+NCALLS = 6
+""")
+
+# ---------------------------------------------------------------------------------------------
+# attribute precedence changed between calls
+# ---------------------------------------------------------------------------------------------
+
+program(F_, "property_added_over_instance_attr", """
+EXPECT = "record"
+class Cfg:
+    def __init__(self):
+        self.scale = 2.0
+C = Cfg()
+def f(x):
+    return x * C.scale
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: Cfg.scale = property(lambda self: 10.0)
+NCALLS = 6
+""")
+
+program(F_, "instance_dict_over_buffer", """
+EXPECT = "record"
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", torch.ones(2))
+    def forward(self, x):
+        return x + self.bias
+m = M()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: object.__setattr__(m, "bias", torch.full((2,), 5.0))
+NCALLS = 6
+""")
+
+program(F_, "instance_dict_over_parameter", """
+EXPECT = "record"
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(2))
+    def forward(self, x):
+        return x * self.w
+m = M()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: m.__dict__["w"] = torch.full((2,), 3.0)
+NCALLS = 6
+""")
+
+program(F_, "class_attr_over_parameter_name", """
+EXPECT = "record"
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(2))
+    def forward(self, x):
+        return x * self.w
+m = M()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: M.w = property(lambda self: torch.full((2,), 7.0))
+NCALLS = 6
+""")
+
+program(F_, "slots_descriptor_replaced", """
+EXPECT = "record"
+class P:
+    __slots__ = ("k",)
+    def __init__(self):
+        self.k = 3.0
+OBJ = P()
+def f(x):
+    return x * OBJ.k
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: P.k = property(lambda self: 9.0)
+NCALLS = 6
+""")
+
+program(F_, "getattr_fallback_then_instance_attr", """
+EXPECT = "record"
+class Lazy:
+    def __getattr__(self, name):
+        return 4.0
+L = Lazy()
+def f(x):
+    return x * L.alpha
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: L.alpha = 0.5
+    if i == 4: del L.alpha
+NCALLS = 7
+""")
+
+program(F_, "method_shadowed_then_unshadowed", """
+EXPECT = "record"
+class Act:
+    def gain(self):
+        return 2.0
+A = Act()
+def f(x):
+    return x * A.gain()
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i == 2: A.gain = lambda: 6.0
+    if i == 4: del A.gain
+NCALLS = 7
+""")
+
+program(F_, "module_method_shadowed_on_instance", """
+EXPECT = "record"
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+    def act(self, y):
+        return torch.relu(y)
+    def forward(self, x):
+        return self.act(self.lin(x))
+m = M()
+def make(): return m
+def inputs(i): return torch.randn(1, 2)
+def step(i):
+    if i == 2: m.act = torch.tanh
+    if i == 4: del m.act
+NCALLS = 7
+""")
+
+# ---------------------------------------------------------------------------------------------
+# BatchNorm's cumulative moving average (momentum=None) in train mode
+# ---------------------------------------------------------------------------------------------
+
+program(F_, "batchnorm1d_cumulative_average", """
+EXPECT = "record"
+torch.manual_seed(0)
+m = nn.BatchNorm1d(3, momentum=None)
+def make(): return m
+def inputs(i): return torch.randn(4, 3)
+NCALLS = 6
+""")
+
+program(F_, "batchnorm2d_cumulative_average", """
+EXPECT = "record"
+torch.manual_seed(0)
+m = nn.BatchNorm2d(2, momentum=None)
+def make(): return m
+def inputs(i): return torch.randn(2, 2, 3, 3)
+NCALLS = 6
+""")
+
+program(F_, "batchnorm_cumulative_in_sequential", """
+EXPECT = "record"
+torch.manual_seed(0)
+m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4, momentum=None), nn.ReLU())
+def make(): return m
+def inputs(i): return torch.randn(5, 3)
+NCALLS = 6
+""")
