@@ -299,8 +299,9 @@ class CallRules:
     The host provides the run's state (``rg``, ``graph``, ``mutated``, ``attr_writes``,
     ``yield_collectors``, ``contextvars``, ``uses_modules``) and its helpers: ``node``,
     ``add_guard``, ``on_read``, ``full_read``, ``_read_args``, ``_guard_identity``,
-    ``_guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``, ``_unguarded_items``,
-    ``_new_outputs``, ``_dynamic``, ``_pend`` with the posts ``_post_new``/``_post_nothing``,
+    ``_guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
+    ``_unguarded_items``, ``_guard_attr_precedence``, ``_new_outputs``, ``_dynamic``, ``_pend`` with
+    the posts ``_post_new``/``_post_nothing``,
     and ``_pend_op``/``to_arg`` from :class:`~magpy.tensor_ops.OpRecorder`.
 
     Each rule either pends a post-instruction callback (``_pend``) that sees the call's
@@ -1146,6 +1147,7 @@ class CallRules:
                         if where in ("class_fn",):
                             self._pend(fs, self._post_new, 1, opaque=True)
                             return
+                        self._guard_attr_precedence(obj, node, rel[1], where, via)
                         src = AttrSource(node.source, rel[1], via)
                     else:
                         if not isinstance(obj, (list, tuple, dict)):

@@ -1069,8 +1069,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return
         where, via = attr_location(obj, name)
         if where in ("class_fn", "property", "class_value"):
-            if has_instance_dict(obj):
-                # Found on the class: an instance attribute of that name set later would shadow it.
+            if has_instance_dict(obj) and where != "property":
+                # Found on the class: an instance attribute of that name set later would shadow it
+                # (not a property's: a data descriptor comes first, whatever the instance holds).
                 self.add_guard(AbsentGuard(node.source, name))
             if not isinstance(obj, (type, types.ModuleType)):
                 self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
@@ -1090,8 +1091,32 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             self.on_read(module_getattr, AttrSource(node.source, "__getattr__", "__dict__"))
             self._pend(fs, self._post_new_attr, method)
             return
+        self._guard_attr_precedence(obj, node, name, where, via)
         src = AttrSource(node.source, name, via)
         self._pend(fs, self._post_attr, (node, rel, src, method), opaque=True)
+
+    def _guard_attr_precedence(self, obj, node: ShadowNode, name: str, where: str, via: str) -> None:
+        """``obj.name`` fetched straight from where this run found it (the instance ``__dict__``,
+        an nn.Module table): the record also holds only while CPython's lookup still ends there.
+        A data descriptor on ``type(obj).__mro__`` comes before the instance dict; the instance
+        dict and any class attribute come before ``nn.Module.__getattr__``, which searches
+        ``_parameters``, ``_buffers``, ``_modules`` in that order. Guarded on held class dicts
+        (batched): the class is the same, what the MRO lookup of ``name`` finds (or that it finds
+        nothing) is unchanged, no class gained a ``__getattribute__``; for a table entry, the name
+        is absent from the instance dict and from the tables searched before it."""
+        if where not in ("instance", "module_table") or isinstance(obj, (type, types.ModuleType)):
+            return
+        cls = type(obj)
+        self.add_guard(TypeGuard(node.source, cls))   # (identity guards do not pin `__class__`)
+        self._guard_class_attr(cls, name)
+        self._guard_class_attr(cls, "__getattribute__")
+        if where == "module_table":
+            self.add_guard(AbsentGuard(node.source, name))
+            self._guard_class_attr(cls, "__getattr__")
+            for table in ("_parameters", "_buffers", "_modules"):
+                if table == via:
+                    break
+                self.add_guard(KeyAbsentGuard(AttrSource(node.source, table, "__dict__"), name))
 
     def _post_attr(self, fs, stack, data):
         node, rel, src, method = data
