@@ -165,6 +165,43 @@ def contains_tensor(value, _depth: int = 0) -> bool:
     return False
 
 
+#: Operators whose kernels update running statistics in their arguments through raw pointers,
+#: without moving the tensors' version counters: callable -> (the written parameters, the flag
+#: that turns the update on, None: always), each as (position, keyword name).
+_STATS_AT_1 = ((1, "running_mean"), (2, "running_var"))   # F.batch_norm(input, running_mean, running_var, ...)
+_STATS_AT_3 = ((3, "running_mean"), (4, "running_var"))   # torch.batch_norm(input, weight, bias, running_mean, ...)
+SILENT_WRITES = {
+    fn: spec for fn, spec in (
+        (getattr(torch.nn.functional, "batch_norm", None), (_STATS_AT_1, (5, "training"))),
+        (getattr(torch.nn.functional, "instance_norm", None), (_STATS_AT_1, (5, "use_input_stats"))),
+        (getattr(torch, "instance_norm", None), (_STATS_AT_3, (5, "use_input_stats"))),
+        (getattr(torch, "batch_norm_update_stats", None), (_STATS_AT_1, None)),
+        *((getattr(torch, name, None), (_STATS_AT_3, (5, "training"))) for name in (
+            "batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_impl_index",
+            "cudnn_batch_norm", "miopen_batch_norm", "_batch_norm_with_update")),
+    ) if fn is not None
+}
+
+
+def silently_written(target, args, kwargs) -> list:
+    """The tensors a call of :data:`SILENT_WRITES` changes in place (``F.batch_norm`` in training
+    mode writes ``running_mean``/``running_var``) that the version counters do not show."""
+    try:
+        spec = SILENT_WRITES.get(target)
+    except TypeError:   # (an unhashable callable)
+        return []
+    if spec is None:
+        return []
+    params, flag = spec
+
+    def arg(pos, key):
+        return args[pos] if pos < len(args) else kwargs.get(key)
+
+    if flag is not None and not arg(*flag):
+        return []
+    return [t for t in (arg(*p) for p in params) if isinstance(t, torch.Tensor)]
+
+
 def tensors_in(args, kwargs) -> list:
     """The tensors among call inputs (one level into lists, tuples and dicts)."""
     out = []
