@@ -1082,6 +1082,17 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if where == "property":
             self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
             return
+        if where == "getattr_hook":
+            # The class's Python `__getattr__` computes the name (runs monitored): it stays absent
+            # from the instance and the class, and the class keeps that very function.
+            if has_instance_dict(obj):
+                self.add_guard(AbsentGuard(node.source, name))
+            self.add_guard(TypeGuard(node.source, type(obj)))
+            self._guard_class_attr(type(obj), name)
+            self._guard_class_attr(type(obj), "__getattribute__")
+            self._guard_class_attr(type(obj), "__getattr__")
+            self._pend(fs, self._post_new_attr, method)
+            return
         module_getattr = _module_getattr(obj) if where == "module" and via == "" else None
         if module_getattr is not None:
             # PEP 562: the module's own `__getattr__` computes the name (a lazy import, a

@@ -210,6 +210,9 @@ def relation_present(obj: Any, rel: tuple) -> bool:
     return hasattr(obj, rel[1])
 
 
+_MODULE_GETATTR = torch.nn.Module.__getattr__
+
+
 def attr_location(obj: Any, name: str) -> tuple[str, str]:
     """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property,
     a descriptor with a Python ``__get__``...
@@ -231,6 +234,12 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
     d = getattr(obj, "__dict__", None)
     if not is_data_descr and isinstance(d, dict) and name in d:
         return "instance", "__dict__" if not isinstance(obj, type) else ""
+    if cls_attr is None and not isinstance(obj, type):
+        hook = next((k.__dict__["__getattr__"] for k in type(obj).__mro__ if "__getattr__" in k.__dict__), None)
+        if isinstance(hook, types.FunctionType) and hook is not _MODULE_GETATTR:
+            # not found by the normal lookup: the class's own Python `__getattr__` computes it
+            # (it runs monitored, as a property's getter does)
+            return "getattr_hook", ""
     if isinstance(obj, torch.nn.Module) and cls_attr is None:
         for table in ("_parameters", "_buffers", "_modules"):
             t = d.get(table) if isinstance(d, dict) else None
