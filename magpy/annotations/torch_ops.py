@@ -166,15 +166,14 @@ def contains_tensor(value, _depth: int = 0) -> bool:
 
 
 #: Operators whose kernels update running statistics in their arguments through raw pointers,
-#: without moving the tensors' version counters: callable -> (the written parameters, the flag
+#: without moving the tensors' version counters (``instance_norm`` copies back with a
+#: counted ``copy_``): callable -> (the written parameters, the flag
 #: that turns the update on, None: always), each as (position, keyword name).
 _STATS_AT_1 = ((1, "running_mean"), (2, "running_var"))   # F.batch_norm(input, running_mean, running_var, ...)
 _STATS_AT_3 = ((3, "running_mean"), (4, "running_var"))   # torch.batch_norm(input, weight, bias, running_mean, ...)
 SILENT_WRITES = {
     fn: spec for fn, spec in (
         (getattr(torch.nn.functional, "batch_norm", None), (_STATS_AT_1, (5, "training"))),
-        (getattr(torch.nn.functional, "instance_norm", None), (_STATS_AT_1, (5, "use_input_stats"))),
-        (getattr(torch, "instance_norm", None), (_STATS_AT_3, (5, "use_input_stats"))),
         (getattr(torch, "batch_norm_update_stats", None), (_STATS_AT_1, None)),
         *((getattr(torch, name, None), (_STATS_AT_3, (5, "training"))) for name in (
             "batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_impl_index",

@@ -302,12 +302,3 @@ def step(i):
     if i == 4: m.eval()   # the running statistics are used from here on (records hit)
 NCALLS = 7
 """)
-
-program(F_, "instance_norm_tracked_cumulative", """
-EXPECT = "dynamic"
-torch.manual_seed(0)
-m = nn.InstanceNorm1d(2, track_running_stats=True, momentum=None)
-def make(): return m
-def inputs(i): return torch.randn(3, 2, 4)
-NCALLS = 5
-""")
