@@ -1288,7 +1288,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             node = self.node(value)
             if node is None or node.source is not None:
                 where = node.source.describe() if node is not None else "an object of unknown origin"
-                raise BreakCompile(f"{what} a {type(value).__name__} from outside ({where}), "
+                raise BreakCompile(f"{what} a `{type(value).__name__}` from outside ({where}), "
                                    "whose items MagPy cannot guard")
 
     def _from_outside(self, value: Any) -> bool:

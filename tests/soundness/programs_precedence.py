@@ -13,7 +13,7 @@ F_ = "precedence"
 
 program(F_, "deque_item_read", """
 import collections
-EXPECT = "dynamic"
+EXPECT = "record"
 Q = collections.deque([1.0, 2.0, 3.0], maxlen=3)
 def f(x):
     return x * Q[0] + Q[-1]
@@ -78,7 +78,7 @@ NCALLS = 6
 
 program(F_, "deque_on_module_item_read", """
 import collections
-EXPECT = "dynamic"
+EXPECT = "record"
 class Smooth(nn.Module):
     def __init__(self):
         super().__init__()
@@ -92,6 +92,47 @@ def inputs(i): return torch.ones(1, 2)
 def step(i):
     if i in (2, 4): m.scales.appendleft(float(i))
 NCALLS = 6
+""")
+
+program(F_, "array_iterated_and_unpacked", """
+import array
+EXPECT = "dynamic"
+A = array.array("d", [1.0, 2.0])
+def f(x):
+    for v in A:
+        x = x * v
+    a, b = A
+    return x + a * b + (1.0 if 5.0 in A else 0.0)
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): A[0] = float(i) + 1.0
+NCALLS = 6
+""")
+
+program(F_, "array_folded_by_builtins", """
+import array
+EXPECT = "split"
+A = array.array("f", [1.0, 2.0, 3.0])
+def f(x):
+    return x * sum(A) + max(A)
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): A[1] = float(i) * 2.0
+NCALLS = 6
+""")
+
+program(F_, "bytearray_length", """
+EXPECT = "record"
+B = bytearray(b"ab")
+def f(x):
+    return x * len(B)
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i):
+    if i in (2, 4): B.append(i)   # the length is guarded: later calls hit
+NCALLS = 7
 """)
 
 # ---------------------------------------------------------------------------------------------
