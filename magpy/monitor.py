@@ -1265,18 +1265,28 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                 and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
                 and (type(key) is int or not isinstance(container, collections_deque)):
             rel = ("item", key)
-            if self.rg.read(node, rel) is None and node.node_id not in self.mutated \
-                    and node.node_id not in self.appends:
-                self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
-                return
-            if node.node_id in self.appends:
-                self.full_read(container)   # (changed by logged calls: guarded at its entry state)
+            if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
+                if not self._positions_moved(node, key):
+                    self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
+                    return
+                # logged calls moved the items (`xs.insert(0, v)`, `q.appendleft(v)`) before this
+                # read: guarded whole at its entry state, the item is what it holds now
+                self.full_read(container)
         elif node is not None and node.source is not None \
                 and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)):
             self.full_read(container)
         else:
             self._unguarded_items(container, "reads an item of")
         self._pend(fs, self._post_new, 1)
+
+    def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
+        """Did calls logged on a sequence this run (:meth:`_log_mutation`) move its items, so
+        that index ``key`` no longer names the item it named at entry?"""
+        logged = self.appends.get(node.node_id, ())
+        if type(key) is not int:
+            return False
+        shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
+        return any(method in shifting for method, _args in logged)
 
     def _unguarded_items(self, value: Any, what: str) -> None:
         """The program reads the items of ``value`` in native code (``a[i]``, ``for x in a``,

@@ -24,6 +24,18 @@ def step(i):
 NCALLS = 6
 """)
 
+program(F_, "deque_appendleft_then_item_read", """
+import collections
+EXPECT = "record"
+Q = collections.deque([1.0, 2.0], maxlen=4)
+def f(x):
+    Q.appendleft(3.0)   # moves the items: Q[1] is no longer the entry's Q[1]
+    return x * Q[1]
+def make(): return f
+def inputs(i): return torch.ones(2)
+NCALLS = 6
+""")
+
 program(F_, "array_item_read", """
 import array
 EXPECT = "dynamic"
