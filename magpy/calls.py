@@ -301,7 +301,8 @@ class CallRules:
     ``yield_collectors``, ``contextvars``, ``uses_modules``) and its helpers: ``node``,
     ``add_guard``, ``on_read``, ``full_read``, ``_read_args``, ``_guard_identity``,
     ``_guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
-    ``_new_outputs``, ``_dynamic``, ``_pend`` with the posts ``_post_new``/``_post_nothing``,
+    ``_unguarded_items``, ``_guard_attr_precedence``, ``_new_outputs``, ``_dynamic``, ``_pend`` with
+    the posts ``_post_new``/``_post_nothing``,
     and ``_pend_op``/``to_arg`` from :class:`~magpy.tensor_ops.OpRecorder`.
 
     Each rule either pends a post-instruction callback (``_pend``) that sees the call's
@@ -970,6 +971,7 @@ class CallRules:
             self._read_args([it], None, sum)
             self._pend(fs, self._post_new, 1)
         else:
+            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
             self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
 
     def _reduce(self, fs, args) -> None:
@@ -991,6 +993,7 @@ class CallRules:
             self.yield_collectors[id(it.gi_frame)] = collector
             self._pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
         else:
+            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
             self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
 
     def _post_fold(self, fs, stack, data):
@@ -1151,6 +1154,7 @@ class CallRules:
                         if where in ("class_fn",):
                             self._pend(fs, self._post_new, 1, opaque=True)
                             return
+                        self._guard_attr_precedence(obj, node, rel[1], where, via)
                         src = AttrSource(node.source, rel[1], via)
                     else:
                         if not isinstance(obj, (list, tuple, dict)):

@@ -81,6 +81,7 @@ from .objmodel import (
     is_immutable,
     is_mutable_class,
     is_python_class,
+    items_unguarded,
     peek_items,
     protocol_lookups,
 )
@@ -823,6 +824,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                     # type is guarded where it was read; changes before this would need its entry state)
                     self.add_guard(LenGuard(node.source, len(v)))
                     continue
+            if fn is len and items_unguarded(v) and self._from_outside(v):
+                self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
+                continue
+            self._unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
                 self.full_read(v)
                 elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
@@ -1212,8 +1217,9 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return
         where, via = attr_location(obj, name)
         if where in ("class_fn", "property", "class_value"):
-            if has_instance_dict(obj):
-                # Found on the class: an instance attribute of that name set later would shadow it.
+            if has_instance_dict(obj) and where != "property":
+                # Found on the class: an instance attribute of that name set later would shadow it
+                # (not a property's: a data descriptor comes first, whatever the instance holds).
                 self.add_guard(AbsentGuard(node.source, name))
             if not isinstance(obj, (type, types.ModuleType)):
                 self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
@@ -1224,6 +1230,17 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if where == "property":
             self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
             return
+        if where == "getattr_hook":
+            # The class's Python `__getattr__` computes the name (runs monitored): it stays absent
+            # from the instance and the class, and the class keeps that very function.
+            if has_instance_dict(obj):
+                self.add_guard(AbsentGuard(node.source, name))
+            self.add_guard(TypeGuard(node.source, type(obj)))
+            self._guard_class_attr(type(obj), name)
+            self._guard_class_attr(type(obj), "__getattribute__")
+            self._guard_class_attr(type(obj), "__getattr__")
+            self._pend(fs, self._post_new_attr, method)
+            return
         module_getattr = _module_getattr(obj) if where == "module" and via == "" else None
         if module_getattr is not None:
             # PEP 562: the module's own `__getattr__` computes the name (a lazy import, a
@@ -1233,8 +1250,32 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             self.on_read(module_getattr, AttrSource(node.source, "__getattr__", "__dict__"))
             self._pend(fs, self._post_new_attr, method)
             return
+        self._guard_attr_precedence(obj, node, name, where, via)
         src = AttrSource(node.source, name, via)
         self._pend(fs, self._post_attr, (node, rel, src, method), opaque=True)
+
+    def _guard_attr_precedence(self, obj, node: ShadowNode, name: str, where: str, via: str) -> None:
+        """``obj.name`` fetched straight from where this run found it (the instance ``__dict__``,
+        an nn.Module table): the record also holds only while CPython's lookup still ends there.
+        A data descriptor on ``type(obj).__mro__`` comes before the instance dict; the instance
+        dict and any class attribute come before ``nn.Module.__getattr__``, which searches
+        ``_parameters``, ``_buffers``, ``_modules`` in that order. Guarded on held class dicts
+        (batched): the class is the same, what the MRO lookup of ``name`` finds (or that it finds
+        nothing) is unchanged, no class gained a ``__getattribute__``; for a table entry, the name
+        is absent from the instance dict and from the tables searched before it."""
+        if where not in ("instance", "module_table") or isinstance(obj, (type, types.ModuleType)):
+            return
+        cls = type(obj)
+        self.add_guard(TypeGuard(node.source, cls))   # (identity guards do not pin `__class__`)
+        self._guard_class_attr(cls, name)
+        self._guard_class_attr(cls, "__getattribute__")
+        if where == "module_table":
+            self.add_guard(AbsentGuard(node.source, name))
+            self._guard_class_attr(cls, "__getattr__")
+            for table in ("_parameters", "_buffers", "_modules"):
+                if table == via:
+                    break
+                self.add_guard(KeyAbsentGuard(AttrSource(node.source, table, "__dict__"), name))
 
     def _post_attr(self, fs, stack, data):
         node, rel, src, method = data
@@ -1369,14 +1410,44 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
                                            and self._from_outside(key))) \
-                and isinstance(container, (list, tuple, *MAPPINGS)):
+                and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
+                and (type(key) is int or not isinstance(container, collections_deque)):
             rel = ("item", key)
             if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
-                self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
-                return
-        elif node is not None and node.source is not None and isinstance(container, (list, tuple, *MAPPINGS)):
+                if not self._positions_moved(node, key):
+                    self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
+                    return
+                # logged calls moved the items (`xs.insert(0, v)`, `q.appendleft(v)`) before this
+                # read: guarded whole at its entry state, the item is what it holds now
+                self.full_read(container)
+        elif node is not None and node.source is not None \
+                and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)):
             self.full_read(container)
+        else:
+            self._unguarded_items(container, "reads an item of")
         self._pend(fs, self._post_new, 1)
+
+    def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
+        """Did calls logged on a sequence this run (:meth:`_log_mutation`) move its items, so
+        that index ``key`` no longer names the item it named at entry?"""
+        logged = self.appends.get(node.node_id, ())
+        if type(key) is not int:
+            return False
+        shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
+        return any(method in shifting for method, _args in logged)
+
+    def _unguarded_items(self, value: Any, what: str) -> None:
+        """The program reads the items of ``value`` in native code (``a[i]``, ``for x in a``,
+        ``sum(a)``): a container from outside whose items MagPy cannot guard one by one
+        (:func:`items_unguarded`: ``array.array``, ``bytearray``, ``memoryview``...) makes the
+        read dynamic. Its items have no source; taking them as values of the record would bake
+        in what this run saw."""
+        if items_unguarded(value):
+            node = self.node(value)
+            if node is None or node.source is not None:
+                where = node.source.describe() if node is not None else "an object of unknown origin"
+                raise BreakCompile(f"{what} a `{type(value).__name__}` from outside ({where}), "
+                                   "whose items MagPy cannot guard")
 
     def _from_outside(self, value: Any) -> bool:
         """Was ``value`` read from outside (it has a source, so it is guarded)?"""
@@ -1527,6 +1598,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                 and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.mutated:
             self._pend(fs, self._post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
             return
+        self._unguarded_items(b, "tests membership in")
         if isinstance(b, CONTAINER_TYPES) or isinstance(b, collections_deque):
             self._read_args([b])
             self._guard_identity(a)
@@ -1593,6 +1665,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             self._read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
             self._check_stateful_iterator(v, "iterates over")
+        else:
+            self._unguarded_items(v, "iterates over")
         self._pend(fs, self._post_new, 1)
 
     def _check_stateful_iterator(self, it, what: str) -> None:
@@ -1620,6 +1694,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             node = self.node(v)
             if node is not None and node.source is not None:
                 self.full_read(v)
+        else:
+            self._unguarded_items(v, "unpacks")
         self._pend(fs, self._post_new, ins.argval)
 
     def _post_tensor_unpack(self, fs, stack, data):
@@ -1631,6 +1707,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if isinstance(v, torch.Tensor):
             self._pend(fs, self._post_tensor_unpack_ex, (v, ins.arg & 0xFF, ins.arg >> 8), opaque=True)
             return
+        self._unguarded_items(v, "unpacks")
         self._read_args([v]) if isinstance(v, CONTAINER_TYPES) and not T.contains_tensor(v) else self.full_read(v)
         self._pend(fs, self._post_new, 1)
 
@@ -1676,6 +1753,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return
         if isinstance(v, CONTAINER_TYPES):
             self.full_read(v)
+        else:
+            self._unguarded_items(v, "unpacks")
 
     def _post_list_extend(self, fs, stack, data):
         """``[*t]``: the list below the popped tensor ends with its rows."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import enum
 import struct
 import types
 from typing import Any
@@ -83,6 +84,37 @@ def exact_by_eq(v: Any) -> bool:
     for a float zero (its sign), a NaN, a container (the types of its items)."""
     t = type(v)
     return t in (int, bool, str, bytes, type(None)) or (t is float and v == v and v != 0.0)
+
+
+#: Containers whose items the monitor guards itself: one by one through item sources, or whole
+#: (``full_read``: length and every item, keys, set contents).
+GUARDED_CONTAINERS = (list, tuple, dict, types.MappingProxyType, set, frozenset, collections.deque)
+
+
+def items_unguarded(v: Any) -> bool:
+    """A container whose items are read by native code (``__getitem__``/``__iter__`` found on its
+    class is not a Python function) and that MagPy has no item guard for: ``array.array``,
+    ``bytearray``, ``memoryview``, a ``str`` subclass instance (guarded by type only), any
+    extension container. Its items read from outside have no source: the read is dynamic.
+    Python containers (``UserList``) run their ``__getitem__`` monitored, and reach their
+    items through attributes and items the monitor guards."""
+    t = type(v)
+    if t in IMMUTABLE_TYPES or isinstance(v, (*GUARDED_CONTAINERS, torch.Tensor, type, types.ModuleType)) \
+            or is_immutable(v):
+        return False
+    if _np is not None and isinstance(v, _np.ndarray):
+        return False   # numpy arrays: read through numpy operations (their values are guarded)
+    if isinstance(v, enum.Enum):
+        return False   # a member is guarded by identity: its value cannot change
+    for klass in t.__mro__:
+        d = klass.__dict__
+        if "__next__" in d:
+            return False   # an iterator: stateful, handled where it is advanced
+        for name in ("__getitem__", "__iter__"):
+            if name in d:
+                return not isinstance(d[name], (types.FunctionType, staticmethod, classmethod)) \
+                    and d[name] is not None
+    return False
 
 
 def is_numpy_number(v: Any) -> bool:
@@ -208,6 +240,9 @@ def relation_present(obj: Any, rel: tuple) -> bool:
     return hasattr(obj, rel[1])
 
 
+_MODULE_GETATTR = torch.nn.Module.__getattr__
+
+
 def attr_location(obj: Any, name: str) -> tuple[str, str]:
     """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property,
     a descriptor with a Python ``__get__``...
@@ -229,6 +264,12 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
     d = getattr(obj, "__dict__", None)
     if not is_data_descr and isinstance(d, dict) and name in d:
         return "instance", "__dict__" if not isinstance(obj, type) else ""
+    if cls_attr is None and not isinstance(obj, type):
+        hook = next((k.__dict__["__getattr__"] for k in type(obj).__mro__ if "__getattr__" in k.__dict__), None)
+        if isinstance(hook, types.FunctionType) and hook is not _MODULE_GETATTR:
+            # not found by the normal lookup: the class's own Python `__getattr__` computes it
+            # (it runs monitored, as a property's getter does)
+            return "getattr_hook", ""
     if isinstance(obj, torch.nn.Module) and cls_attr is None:
         for table in ("_parameters", "_buffers", "_modules"):
             t = d.get(table) if isinstance(d, dict) else None

@@ -331,7 +331,7 @@ class OpRecorder:
             else:
                 value_shaped = True
         changed = [t for t, v in (versions or ()) if _version(t) != v]
-        changed += [t for t in T.silently_written(target, args, kwargs) if all(t is not c for c in changed)]
+        changed += [t for t in T.silently_written(target, args, kwargs) if not any(t is c for c in changed)]
         if changed or T.contains_tensor(output):
             if target in _ARRAY_CONVERSIONS and args and is_numeric_array(args[0]) and self.numpy_node(args[0]) is None:
                 # the array is a constant tensor in the graph

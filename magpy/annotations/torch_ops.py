@@ -45,51 +45,6 @@ DATA_DEPENDENT = frozenset({
     "synchronize", "set_rng_state", "get_rng_state", "cpu_nonzero",
 })
 
-# Operators that write some of their tensor arguments without moving their version counters
-# (the kernels update running statistics in place): operator -> (positions of the written
-# arguments, their keyword names, position, keyword and default of the flag that turns writing on).
-def _silent_write_table() -> dict:
-    F = torch.nn.functional
-    stats_first = ((1, 2), ("running_mean", "running_var"))      # F.batch_norm(input, running_mean, ...)
-    stats_late = ((3, 4), ("running_mean", "running_var"))       # torch.batch_norm(input, weight, bias, ...)
-    table = {
-        F.batch_norm: (*stats_first, 5, "training", False),
-        F.instance_norm: (*stats_first, 5, "use_input_stats", True),
-        torch.batch_norm: (*stats_late, 5, "training", None),
-        torch.instance_norm: (*stats_late, 5, "use_input_stats", None),
-        torch.native_batch_norm: (*stats_late, 5, "training", None),
-    }
-    legit = getattr(torch, "_native_batch_norm_legit", None)
-    if legit is not None:
-        table[legit] = (*stats_late, 5, "training", None)
-    return table
-
-
-_SILENT_WRITES = _silent_write_table()
-
-
-def silently_written(target, args, kwargs) -> list:
-    """The tensor arguments operator ``target`` writes in place without a version bump (running
-    statistics of ``batch_norm`` in training): the monitor counts them as changed like any
-    in-place write (a new ShadowVersion, the undo log of a speculative graph)."""
-    try:
-        spec = _SILENT_WRITES.get(target)
-    except TypeError:   # an unhashable callable
-        return []
-    if spec is None:
-        return []
-    positions, keywords, flag_pos, flag_kw, default = spec
-    flag = args[flag_pos] if len(args) > flag_pos else kwargs.get(flag_kw, default)
-    if flag is False:
-        return []
-    out = []
-    for p, k in zip(positions, keywords):
-        t = args[p] if len(args) > p else kwargs.get(k)
-        if isinstance(t, torch.Tensor):
-            out.append(t)
-    return out
-
-
 def shape_depends_on_values(name: str, args, kwargs) -> bool:
     """Does this call's output *shape* depend on tensor values (not only on input shapes)?
 
@@ -208,6 +163,42 @@ def contains_tensor(value, _depth: int = 0) -> bool:
     if _depth < 4 and isinstance(value, dict):
         return any(contains_tensor(v, _depth + 1) for v in value.values())
     return False
+
+
+#: Operators whose kernels update running statistics in their arguments through raw pointers,
+#: without moving the tensors' version counters (``instance_norm`` copies back with a
+#: counted ``copy_``): callable -> (the written parameters, the flag
+#: that turns the update on, None: always), each as (position, keyword name).
+_STATS_AT_1 = ((1, "running_mean"), (2, "running_var"))   # F.batch_norm(input, running_mean, running_var, ...)
+_STATS_AT_3 = ((3, "running_mean"), (4, "running_var"))   # torch.batch_norm(input, weight, bias, running_mean, ...)
+SILENT_WRITES = {
+    fn: spec for fn, spec in (
+        (getattr(torch.nn.functional, "batch_norm", None), (_STATS_AT_1, (5, "training"))),
+        (getattr(torch, "batch_norm_update_stats", None), (_STATS_AT_1, None)),
+        *((getattr(torch, name, None), (_STATS_AT_3, (5, "training"))) for name in (
+            "batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_impl_index",
+            "cudnn_batch_norm", "miopen_batch_norm", "_batch_norm_with_update")),
+    ) if fn is not None
+}
+
+
+def silently_written(target, args, kwargs) -> list:
+    """The tensors a call of :data:`SILENT_WRITES` changes in place (``F.batch_norm`` in training
+    mode writes ``running_mean``/``running_var``) that the version counters do not show."""
+    try:
+        spec = SILENT_WRITES.get(target)
+    except TypeError:   # (an unhashable callable)
+        return []
+    if spec is None:
+        return []
+    params, flag = spec
+
+    def arg(pos, key):
+        return args[pos] if pos < len(args) else kwargs.get(key)
+
+    if flag is not None and not arg(*flag):
+        return []
+    return [t for t in (arg(*p) for p in params) if isinstance(t, torch.Tensor)]
 
 
 def tensors_in(args, kwargs) -> list:
