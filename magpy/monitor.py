@@ -292,6 +292,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.star_maps: dict[Any, tuple] = {}                # code of f in g(*map(f, ..)) -> (returns, g's frame)
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
+        self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
         self.uses_modules = False
         self.top_frame = None
         self.grad_enabled = torch.is_grad_enabled()
@@ -756,6 +757,19 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
         node = self.node(value)
+        if node is not None and node.node_id in self.appends and node.node_id in self.set_entry_keys \
+                and all(m == "add" for m, _ in self.appends[node.node_id]):
+            # A set read after adds: its contents at entry are guarded (in the order the program
+            # saw) and the adds are still replayed on the real set, which leaves eager's table; a
+            # set emptied and refilled would not (magpy.codegen refuses that).
+            if not node.full_read:
+                node.full_read = True
+                if node.source is not None:
+                    snap = node.snapshot
+                    if not all(is_immutable(k) for k in snap):
+                        raise BreakCompile(f"set of objects at {node.source.describe()} is read")
+                    self.add_guard(ValueGuard(node.source, set(snap), self.set_entry_keys[node.node_id]))
+            return
         if node is not None and node.node_id in self.appends:
             # Read after logged changes: guard the state it had at entry (kept when the first
             # change was logged) and reproduce its final contents instead of replaying calls.
@@ -848,6 +862,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             return False
         if node.node_id not in self.appends:
             node.snapshot = type(obj)(obj) if type(obj) in (list, dict, set) else list(obj)
+            if type(obj) is set:   # (a copy need not iterate in the set's order: keep the order seen)
+                self.set_entry_keys[node.node_id] = exact_key(obj)
         self.appends.setdefault(node.node_id, []).append((method, list(args)))
         self.rg.inplace(node)
         return True

@@ -109,7 +109,9 @@ def post(out, i):
 """)
 
 program(F_, "ordereddict_subclass_move_to_end", """
-EXPECT = "record"
+# (the subclass's native constructor has no annotation: the call splits there and the object is
+# made by the continuation; the rebuild of an OrderedDict subclass is tested through the split)
+EXPECT = "split"
 import collections
 class Registry(collections.OrderedDict):
     pass
