@@ -60,6 +60,8 @@ def _candidates(spec: Spec):
     for k in range(len(spec.slots)):
         if len(spec.slots) > 1:
             yield R(spec, slots=spec.slots[:k] + spec.slots[k + 1:])
+    if spec.write:
+        yield R(spec, write=None)
     if spec.made:
         yield R(spec, made=None)
     if spec.memo:

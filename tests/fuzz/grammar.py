@@ -43,7 +43,7 @@ POOLS: dict[str, list] = {
 
 # uses per value kind: each is a template over the tensor ``t`` and the value ``v``
 USES: dict[str, list[str]] = {
-    "num": ["mul", "add", "branch", "fmt", "repr", "copysign", "shape", "member"],
+    "num": ["mul", "add", "branch", "fmt", "repr", "copysign", "shape", "member", "isinstance", "raise", "loop"],
     "str": ["eq", "getattr", "fmt", "table", "len"],
     "optional": ["isnone", "fmt", "truthy"],
 }
@@ -70,6 +70,9 @@ def render_use(use: str, t: str, v: str) -> str:
         "len": f"{t} * len({v})",
         "isnone": f"({t} if {v} is None else {t} * {v})",
         "truthy": f"({t} + 1 if {v} else {t})",
+        "isinstance": f"({t} + 1 if isinstance({v}, float) else {t} - 1)",
+        "raise": f"_positive({t}, {v})",
+        "loop": f"_repeat({t}, {v})",
     }[use]
 
 
@@ -105,6 +108,8 @@ PRECEDENCE = {
     "dict": "reorder",                      # the entry read moves to the end (iteration order changes)
 }
 
+# outside state the forward writes after its reads, from the first slot's value and the result
+WRITES = ["attr", "global", "append", "counter", "inplace_arg", "dict_item", "cell"]
 MADE = ["set", "set_discard", "defaultdict", "deque_maxlen", "ordereddict", "counter", "list_sub"]
 MEMO_KEYS = ["id_x", "value", "hash", "fmt"]
 LAYERS = ["linear", "bn_cma", "bn", "layernorm", "identity", "dropout"]
@@ -125,6 +130,7 @@ class Slot:
 class Spec:
     slots: list[Slot] = field(default_factory=list)
     made: str | None = None
+    write: str | None = None             # an outside write after the reads (WRITES)
     memo: str | None = None
     layer: str = "linear"
     train_schedule: list | None = None   # module.train(b) before each call, None: stays in train mode
@@ -135,6 +141,8 @@ class Spec:
         """A short description of what the program exercises (for grouping finds)."""
         parts = [f"{s.loc}/{s.kind}/{s.reader}/{s.use}" + ("/prec" if s.precedence_at >= 0 else "")
                  for s in self.slots]
+        if self.write:
+            parts.append(f"write:{self.write}")
         if self.made:
             parts.append(f"made:{self.made}")
         if self.memo:
@@ -180,6 +188,8 @@ def draw_spec(rng: random.Random) -> Spec:
         spec.made = rng.choice(MADE)
     if rng.random() < 0.2:
         spec.memo = rng.choice(MEMO_KEYS)
+    if rng.random() < 0.3:
+        spec.write = rng.choice(WRITES)
     if rng.random() < 0.3:
         spec.layer = rng.choice(LAYERS)
     if spec.layer.startswith("bn") and rng.random() < 0.5:
@@ -254,7 +264,7 @@ def _reader_lines(s: Slot, name: str, j: int) -> list[str]:
     if r == "with":
         return ["with contextlib.nullcontext():", f"    h = {u('h')}"]
     if r == "try":
-        return ["try:", f"    h = {u('h')}", "except ZeroDivisionError:", "    h = h - 1"]
+        return ["try:", f"    h = {u('h')}", "except (ValueError, ZeroDivisionError):", "    h = h - 1"]
     if r == "aftersplit":
         return [split, f"h = {u('h')}"]
     if r == "splitinner":
@@ -312,6 +322,8 @@ def render(spec: Spec) -> str:
     n = spec.ncalls
     head: list[str] = ["import array, io", "BUF = io.StringIO()", "LOG = []", "_MEMO = {}",
                        "def _log(t, s):", "    LOG.append(s)", "    return t",
+                       "def _positive(t, v):", "    if v < 0:", "        raise ValueError('negative')", "    return t * v",
+                       "def _repeat(t, v):", "    for _ in range(int(abs(v)) % 3):", "        t = t + 1", "    return t",
                        "class Tagged(list):", "    pass"]
     cls: list[str] = []           # class body lines (4-space indent)
     init: list[str] = []          # __init__ body lines after super().__init__()
@@ -399,6 +411,21 @@ def render(spec: Spec) -> str:
             elif PRECEDENCE.get(s.loc) == "instance_over_buffer":
                 step += [f"if i == {k}:", f"    object.__setattr__(m, '{name}', torch.tensor({lit(s.schedule[k])}))"]
         fwd += _reader_lines(s, name, j)
+    if spec.write:
+        e = _read_expr(spec.slots[0], "s0") if spec.slots else "1"
+        head += ["G_last = None", "HIST = []", "_TABLE = {}",
+                 "def _mkcounter():", "    n = 0", "    def bump(k):", "        nonlocal n", "        n += k",
+                 "        return n", "    return bump", "_bump = _mkcounter()"]
+        init += ["self.count = 0"]
+        fwd += {
+            "attr": [f"self.last = {e}"],
+            "global": ["global G_last", f"G_last = {e}"],
+            "append": [f"HIST.append(({e}, float(h.sum())))"],
+            "counter": ["self.count += 1", "h = h + self.count"],
+            "inplace_arg": ["x.add_(1)"],
+            "dict_item": [f"_TABLE[str({e})] = _TABLE.get(str({e}), 0) + 1", "h = h * len(_TABLE)"],
+            "cell": ["h = h + _bump(1)"],
+        }[spec.write]
     if spec.made:
         fwd += _made_lines(spec.made, "h")
     if spec.memo:
@@ -433,7 +460,8 @@ def render(spec: Spec) -> str:
             "    o = getattr(m, 'made', None)",
             "    return (LOG, BUF.getvalue(), len(_MEMO), " + observe + ", type(o).__name__,",
             "            getattr(o, 'default_factory', None) is list, getattr(o, 'maxlen', None),",
-            "            getattr(o, 'tag', None))",
+            "            getattr(o, 'tag', None), dict(globals().get('_TABLE', {})),",
+            "            globals()['_bump'](0) if '_bump' in globals() else None)",
             f"NCALLS = {n}"]
     return "\n".join(out) + "\n"
 

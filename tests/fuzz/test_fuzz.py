@@ -24,7 +24,7 @@ def test_bounded_pass_finds_nothing(seed):
     assert res.programs == CI_PROGRAMS // 2
     assert res.invalid == 0, "the grammar drew programs eager cannot run deterministically"
     # most programs reach a record: the pass tests guards and mocks, not only monitor runs
-    assert res.answered_from_records >= res.correct // 2, res.summary()
+    assert res.answered_from_records >= res.correct // 3, res.summary()
     assert res.failures == 0, res.summary() + "\n\n" + "\n\n".join(f.report() for f in res.finds)
 
 
@@ -48,6 +48,9 @@ def _specs_covering_the_grammar():
         out.append(grammar.Spec(made=made, ncalls=3))
     for memo in grammar.MEMO_KEYS:
         out.append(grammar.Spec(slots=[grammar.Slot("arg", "int", "top", "mul", [1, 2, 1], -1)], memo=memo,
+                                inputs="pool", ncalls=3))
+    for write in grammar.WRITES:
+        out.append(grammar.Spec(slots=[grammar.Slot("attr", "float", "top", "mul", [1.5, 1.5, 2.0], -1)], write=write,
                                 inputs="pool", ncalls=3))
     for layer in grammar.LAYERS:
         out.append(grammar.Spec(layer=layer, train_schedule=[True, False, True], ncalls=3))
