@@ -33,7 +33,7 @@ import operator as _operator
 import random
 import types
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -171,6 +171,20 @@ _PASSING_NATIVES = frozenset({list.append, list.insert, list.extend, collections
 # Container changes replayed by the mock as the same calls (see ``Monitor._log_mutation``).
 _LOGGED_MUTATIONS = frozenset({list.append, list.insert, list.extend, collections.deque.append,
                                collections.deque.appendleft, set.add, dict.__setitem__})
+
+
+def _identity_hash(v: Any) -> bool:
+    """Does ``hash(v)`` come from ``v``'s identity, like ``id(v)`` (``object.__hash__``, tensors)?"""
+    return isinstance(v, torch.Tensor) or getattr(type(v), "__hash__", None) is object.__hash__
+
+
+def _hash_of_nan(v: Any, depth: int = 0) -> bool:
+    """Is there a float NaN in ``v`` (a number, or a tuple/frozenset of them) for ``hash`` to see?"""
+    if type(v) is float or type(v) is complex:
+        return v != v
+    if depth < 4 and isinstance(v, (tuple, frozenset)):
+        return any(_hash_of_nan(e, depth + 1) for e in v)
+    return False
 
 
 def _announce_callee(fn) -> None:
@@ -750,10 +764,13 @@ class CallRules:
             else:
                 self._pend(fs, self._post_new, 1)   # made in this call: its target was seen
             return
-        if fn is id and len(args) == 1:
+        if fn is hash and len(args) == 1 and _hash_of_nan(args[0]):
+            # (a float NaN hashes by the object's identity: equal NaNs read twice hash apart)
+            self._dynamic("hashes a NaN: its hash is that of the object, a new one each time it is read")
+        if (fn is id or (fn is hash and _identity_hash(args[0]))) and len(args) == 1:
             node = self.node(args[0])
             if not is_immutable(args[0]) and (node is None or node.source is None):
-                self._dynamic("uses `id()` of an object created in this call (a new number every call)")
+                self._dynamic(f"uses `{fn.__name__}()` of an object created in this call (a new number every call)")
             if isinstance(args[0], torch.Tensor):
                 # The number stands for this very tensor (a memo key, an f-string key): a tensor
                 # from outside is otherwise guarded by its metadata only, and another tensor of
