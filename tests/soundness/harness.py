@@ -73,14 +73,31 @@ class Program:
     def id(self) -> str:
         return f"{self.family}::{self.name}"
 
+    def _constant(self, name: str):
+        for node in ast.parse(self.src).body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                try:
+                    return ast.literal_eval(node.value)
+                except ValueError:
+                    return repr(ast.unparse(node.value))
+        return None
+
     @property
     def expect(self) -> str:
-        """The program's module-level ``EXPECT`` (a string constant), "record" where absent."""
-        for node in ast.parse(self.src).body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXPECT"
-                                                    for t in node.targets):
-                return node.value.value if isinstance(node.value, ast.Constant) else repr(ast.unparse(node.value))
-        return "record"
+        """What MagPy should do with the program on this CPython: the module-level
+        ``EXPECT_BY_VERSION`` entry for this version ("3.12": a known difference, e.g. comprehensions
+        inlined by PEP 709), else ``EXPECT`` ("record" where absent); a split is "dynamic" where
+        frames cannot be resumed (CPython 3.10: the call runs eagerly)."""
+        by_version = self._constant("EXPECT_BY_VERSION") or {}
+        declared = self._constant("EXPECT") or "record"
+        here = "{}.{}".format(*sys.version_info[:2])
+        if isinstance(by_version, dict) and here in by_version:
+            return by_version[here]
+        from magpy.bytecode import resume
+
+        if declared == "split" and not resume.supported():
+            return "dynamic"
+        return declared
 
 
 OUTCOMES = ("record", "split", "dynamic")
