@@ -490,6 +490,12 @@ class ScalarFlow:
         if node is None:
             self.add_guard(TypeGuard(source, type(value)))
             node = self.lifted_value_nodes[source] = self.graph.scalar_input(value, source)
+        if type(value) is float:
+            # The float from outside may be the very object of a code constant (the compiler
+            # shares equal constants across a module's code objects: `SCALES = [1.0, ...]` and
+            # `math.copysign(1.0, s)`): followed by identity, the constant would read as this
+            # input. The program goes on with a copy of its own.
+            _replace_top(fs, stack, value * 1.0)
         self.track_scalar(fs, stack, node)
         return True
 

@@ -43,3 +43,24 @@ def inputs(i): return (torch.randn(2, 4, 5, generator=torch.Generator().manual_s
 NCALLS = 6
 EXPECT = "record"
 """)
+
+program(F_, "float_argument_equal_to_a_code_constant", """
+# The compiler shares equal float constants across a module's code objects: the schedule's 1.0 is
+# the very object of the 1.0 in forward. Once the argument changes it is a graph input, followed by
+# identity, and the constant must not be read as the argument (copysign(1.0, s) became
+# copysign(s, s), and 0.0 then gave a zero output).
+SCALES = [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+GAINS = [None, None, None, 2, 2, 2]
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+    def forward(self, x, s, g):
+        h = self.lin(x) * math.copysign(1.0, s)
+        return h if g is None else h * g
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3, 4, generator=torch.Generator().manual_seed(i % 2)), SCALES[i], GAINS[i])
+NCALLS = 6
+EXPECT = "record"
+""")
