@@ -140,6 +140,7 @@ def step(i):
 
 program(F_, "full_backward_hook_on_submodule", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 class Net(nn.Module):
     def __init__(self):
         super().__init__()

@@ -110,6 +110,9 @@ def step(i):
 """)
 
 program(F_, "shared_lambda_dunders_defaults_rebound", """
+# (3.10: frames do not record their function, and a lambda shared by several dunders cannot be
+# told apart: the call runs eagerly, see README "Status and limits")
+EXPECT_BY_VERSION = {"3.10": "dynamic"}
 class Level:
     def __init__(self, v): self.v = v
 for _name, _sign in (("__ge__", 1), ("__le__", -1)):

@@ -34,6 +34,7 @@ def state(): return (LAST, dict(STATS))
 
 program(F_, "nan_check_and_rounding", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 import math
 def f(x):
     s = x.sum().item()
