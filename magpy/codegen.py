@@ -1051,6 +1051,18 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         mlines.append(f"if not ({' and '.join(checks)}):")
         mlines.append(f"    {restore}")
         mlines.append("    return _UNHELD")
+    elif (gm_needed or prints) and (writes or prints) and not mon.draws and not mon.mutates_outside \
+            and not any(isinstance(mon.rg.sn[nid].obj, torch.Tensor) for nid in mon.mutated):
+        # The record has outside effects, replayed after the graph; eager made the ones its code
+        # reaches before an operator raises (`self.count += 1` before a shape error). A graph that
+        # raises changed nothing outside (but the RNGs, put back): the call is a miss, and the
+        # program runs as eager runs it, effects and exception included.
+        mlines.append("_state = _speculation_state()")
+        mlines.append("try:")
+        mlines.append(f"    o = _graph({', '.join(input_vars)})")
+        mlines.append("except Exception:")
+        mlines.append("    _restore_state(_state)")
+        mlines.append("    return _UNHELD")
     elif gm_needed or prints:
         mlines += draws
         mlines.append(f"o = _graph({', '.join(input_vars)})")

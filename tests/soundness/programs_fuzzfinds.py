@@ -64,3 +64,31 @@ def inputs(i): return (torch.randn(3, 4, generator=torch.Generator().manual_seed
 NCALLS = 6
 EXPECT = "record"
 """)
+
+program(F_, "counter_written_before_an_operator_raises", """
+# A record whose graph raises on this call's inputs (a memo entry of another shape): eager counted
+# the call before the failing add; the compiled call must too (it propagated the graph's error
+# before replaying the count).
+_MEMO = {}
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.count = 0
+    def forward(self, x, scale):
+        h = self.lin(x).repeat(1, int(abs(scale)) % 3 + 1)
+        self.count += 1
+        h = h + self.count
+        key = id(x)
+        if key not in _MEMO:
+            _MEMO[key] = h * 2
+        return h + _MEMO[key]
+m = M()
+def make(): return m
+XS = [torch.randn(3, 4) for _ in range(2)]
+SCALES = [-2.0, 2.0, 2.0, 2.0, -0.0, 2.0]
+def inputs(i): return (XS[i % 2], SCALES[i])
+def state(): return m.count, len(_MEMO)
+NCALLS = 6
+EXPECT = "record"
+""")
