@@ -980,9 +980,10 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     needed = list(dict.fromkeys(mb.needed))
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
     # A path that no longer exists is a miss, so is a value that no longer compares (a dict that
-    # held numbers now holds a numpy array: `!=` raises ValueError); any other exception is a
-    # MagPy bug that the caller reports instead of treating it as a miss forever.
-    body.append("except (LookupError, AttributeError, TypeError, ValueError):")
+    # held numbers now holds a numpy array: `!=` raises ValueError; a lifted size's expression on
+    # a number it cannot take, `int(inf)`: ArithmeticError); any other exception is a MagPy bug
+    # that the caller reports instead of treating it as a miss forever.
+    body.append("except (LookupError, AttributeError, TypeError, ValueError, ArithmeticError):")
     body.append("    return None")
     guard_src = "def guard(args, kwargs):\n" + "\n".join("    " + line for line in body) + "\n"
 
@@ -1091,7 +1092,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     # miss). The mock part runs outside it, so the user's exceptions propagate as eager's would.
     run_lines = ["try:"]
     run_lines += [line.replace("return None", "return _MISS") for line in body[1:-3]]
-    run_lines += ["except (LookupError, AttributeError, TypeError, ValueError):", "    return _MISS",
+    run_lines += ["except (LookupError, AttributeError, TypeError, ValueError, ArithmeticError):", "    return _MISS",
                   "except Exception as e:", "    _BUGS.append(e)", "    return _MISS"]
     run_lines += mlines[1:] if needed else mlines
     run_src = "def run(args, kwargs):\n" + "\n".join("    " + line for line in run_lines) + "\n"
