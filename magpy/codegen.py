@@ -61,6 +61,7 @@ from .source import (
     Source,
     literal,
 )
+from .tensor_ops import RANDOM_OPS
 
 
 @dataclass
@@ -120,6 +121,18 @@ def _speculation_state() -> tuple:
     """What a speculative graph may change besides its outputs: the RNG states and grad mode."""
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
     return torch.get_rng_state(), cuda, torch.is_grad_enabled()
+
+
+def _changes_global_state(mon: Monitor) -> bool:
+    """May the graph change the RNG states or grad mode (a random operator, a grad-mode switch)?
+    Only then does a matched path that can turn into a miss save them first (a few us a call)."""
+    for n in mon.graph.graph.nodes:
+        if n.op not in ("call_function", "call_method"):
+            continue
+        name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+        if not isinstance(name, str) or any(r in name for r in RANDOM_OPS) or "grad" in name or "seed" in name:
+            return True
+    return False
 
 
 def _restore_state(state: tuple) -> None:
@@ -1058,11 +1071,14 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
         # reaches before an operator raises (`self.count += 1` before a shape error). A graph that
         # raises changed nothing outside (but the RNGs, put back): the call is a miss, and the
         # program runs as eager runs it, effects and exception included.
-        mlines.append("_state = _speculation_state()")
+        keeps_state = _changes_global_state(mon)
+        if keeps_state:
+            mlines.append("_state = _speculation_state()")
         mlines.append("try:")
         mlines.append(f"    o = _graph({', '.join(input_vars)})")
         mlines.append("except Exception:")
-        mlines.append("    _restore_state(_state)")
+        if keeps_state:
+            mlines.append("    _restore_state(_state)")
         mlines.append("    return _UNHELD")
     elif gm_needed or prints:
         mlines += draws

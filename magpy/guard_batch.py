@@ -352,6 +352,17 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
         elif isinstance(g, KeyAbsentGuard) and isinstance(c, dict):
             loc = ("item", c, g.key)
             batch.absent.append((c, g.key))
+        elif isinstance(g, KeyAbsentGuard):
+            # a table of a held object (`module.__dict__['_parameters']`, attribute precedence):
+            # that very dict, pinned through its holder, then the key's absence
+            at = locate(g.source)
+            d = at[1].get(at[2], _MISSING) if at is not None and at[0] == "item" and type(at[1]) is dict \
+                else _MISSING
+            if type(d) is dict:
+                batch.id_items.append((at[1], at[2], d))
+                batch.pinned.append((g.source, d))
+                batch.absent.append((d, g.key))
+                loc = ("item", d, g.key)
         elif isinstance(g, AbsentGuard):
             c = const(g.source)
             if c is not _MISSING:
