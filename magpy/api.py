@@ -536,11 +536,7 @@ class _Compiled:
         with _MONITOR_LOCK:
             if self._eager_reason is None and not self._stopped:
                 if st.monitor_runs < self._recompile_limit:
-                    st.guard_misses += 1
-                    result = self._monitor_and_record(args, kwargs)
-                    if result is not _EAGER:
-                        return result
-                    return self._target(*args, **kwargs)
+                    return self._monitored_call(args, kwargs)
                 self._limit_reached()
         st.fallbacks += 1
         return self._target(*args, **kwargs)
@@ -590,15 +586,18 @@ class _Compiled:
                 if self._stopped:
                     break
                 if st.monitor_runs < self._recompile_limit:
-                    st.guard_misses += 1
-                    result = self._monitor_and_record(args, kwargs)
-                    if result is not _EAGER:
-                        return result
-                    return self._target(*args, **kwargs)
+                    return self._monitored_call(args, kwargs)
                 self._limit_reached()
                 break
         st.fallbacks += 1
         return self._target(*args, **kwargs)
+
+    def _monitored_call(self, args: tuple, kwargs: dict) -> Any:
+        """A miss below the recompile limit (caller holds ``_MONITOR_LOCK``): the monitor run is the
+        call, or the call runs eagerly where no run could start."""
+        self._stats.guard_misses += 1
+        result = self._monitor_and_record(args, kwargs)
+        return self._target(*args, **kwargs) if result is _EAGER else result
 
     def _limit_reached(self) -> None:
         """No more monitor runs: calls no record matches run eagerly, the records keep serving
