@@ -18,6 +18,11 @@
 #                                       (random programs run eagerly and compiled, finds shrunk; --help)
 #   ./reproduce.sh fig1|fig15|table2|fig16|fig17|fig18 [hydra overrides...]
 #   ./reproduce.sh table3 [runner flags...]    (needs PARITYBENCH_DIR)
+#   ./reproduce.sh gpu-quick [--budget-s 540 ...]  a paper-size subset (fig15/table2/fig16 for BERT, ResNet,
+#                                       DeBERTa, Quantized) that fits in 10 minutes on one GPU; results in
+#                                       results/gpu/<card>/ (--device cpu: the same plan at smoke size)
+#   ./reproduce.sh gpu-wheels           download the wheels gpu-quick needs on a machine without
+#                                       internet into wheels/ (Python 3.12 by default: PYVER=3.11 ...)
 #   ./reproduce.sh all                  every experiment in turn
 #   ./reproduce.sh help                 this list (also -h, --help)
 set -euo pipefail
@@ -35,6 +40,42 @@ TORCH_PIN="2.13.0"
 CONSTRAINTS="$ROOT/constraints.txt"   # the versions the numbers were measured with
 
 usage() { sed -n '2,/^set -euo pipefail/{/^#/s/^# \{0,1\}//p}' "$ROOT/reproduce.sh"; }
+
+# A GPU machine ships its own torch (and often pandas, matplotlib) but may have no internet: use its
+# interpreter's packages, add the experiments' missing ones from wheels/ (./reproduce.sh gpu-wheels) or
+# the registry, and run the project from the checkout (PYTHONPATH) instead of installing it.
+bootstrap_gpu() {
+    local base="${PYTHON:-python3}"
+    if [ ! -x "$VENV/bin/python" ]; then
+        echo "[reproduce] creating $VENV (seeing $base's packages)" >&2
+        "$base" -m venv --system-site-packages "$VENV"
+        # When $base is itself a venv (a GPU image's /opt/.../.venv/bin/python3), --system-site-packages
+        # reaches only the base interpreter's packages: a .pth file adds $base's own (its torch).
+        local site
+        site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+        "$base" -c 'import site, sys; print("\n".join(p for p in site.getsitepackages() if "-packages" in p))' \
+            > "$site/_magpy_base_site.pth"
+    fi
+    PY="$VENV/bin/python"
+    if ! "$PY" -c "import torch" >/dev/null 2>&1; then
+        echo "[reproduce] no importable torch: installing torch==$TORCH_PIN" >&2
+        "$PY" -m pip install -q -c "$CONSTRAINTS" "torch==$TORCH_PIN"
+    fi
+    local missing=()
+    "$PY" -c "import hydra, omegaconf" 2>/dev/null || missing+=(hydra-core)
+    "$PY" -c "import pandas" 2>/dev/null || missing+=(pandas)
+    "$PY" -c "import matplotlib" 2>/dev/null || missing+=(matplotlib)
+    "$PY" -c "import tabulate" 2>/dev/null || missing+=(tabulate)
+    "$PY" -c "import rich" 2>/dev/null || missing+=(rich)
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "[reproduce] installing ${missing[*]}" >&2
+        if [ -d "$ROOT/wheels" ]; then
+            "$PY" -m pip install -q --no-index --find-links "$ROOT/wheels" "${missing[@]}"
+        else
+            "$PY" -m pip install -q -c "$CONSTRAINTS" "${missing[@]}"
+        fi
+    fi
+}
 
 bootstrap() {
     # $1: "all" (the project with every extra) or "core" (what the core suite needs: pytest, numpy)
@@ -129,7 +170,16 @@ cmd="${1:-demo}"
 shift || true
 case "$cmd" in help|-h|--help) usage; exit 0 ;; esac   # answered before any environment is built
 case "$cmd" in test-pythons) test_pythons "$@"; exit $? ;; esac   # builds its own venvs
-case "$cmd" in setup-core|test-core) bootstrap core ;; *) bootstrap all ;; esac
+if [ "$cmd" = gpu-wheels ]; then
+    # Pure-Python wheels of what bootstrap_gpu may miss (antlr4's runtime exists only as an sdist: built here).
+    mkdir -p "$ROOT/wheels"
+    pyver="${PYVER:-3.12}"
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
+        -d "$ROOT/wheels" hydra-core==1.3.8 omegaconf==2.3.1 tabulate==0.10.0
+    python3 -m pip wheel -q --no-deps -w "$ROOT/wheels" antlr4-python3-runtime==4.9.3
+    ls "$ROOT/wheels"; exit 0
+fi
+case "$cmd" in setup-core|test-core) bootstrap core ;; gpu-quick) bootstrap_gpu ;; *) bootstrap all ;; esac
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
 case "$cmd" in
@@ -143,6 +193,7 @@ case "$cmd" in
     fuzz) exec "$PY" tests/fuzz "$@" ;;
     fig1|fig15|table2|fig16|fig17|fig18) exec "$PY" -m experiments.run "experiment=$cmd" "$@" ;;
     table3) exec "$PY" -m paritybench table3 "$@" ;;
+    gpu-quick) exec "$PY" -m experiments.gpu_quick "$@" ;;
     all)
         for e in fig1 fig15 table2 fig16 fig17 fig18; do
             "$PY" -m experiments.run "experiment=$e" "$@"
