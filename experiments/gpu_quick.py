@@ -91,7 +91,7 @@ def slug(name: str) -> str:
 
 
 def run_step(step: Step, *, device: str, size: str, run_id: str, warmup: int, repeat: int,
-             deadline: float, min_step_s: float, python: str) -> None:
+             deadline: float, min_step_s: float, python: str, results: Path) -> None:
     """Run ``step`` as a child process; it gets at most what is left until ``deadline``."""
     left = deadline - time.monotonic()
     if left < min_step_s:
@@ -100,7 +100,7 @@ def run_step(step: Step, *, device: str, size: str, run_id: str, warmup: int, re
     args = [python, "-m", "experiments.run", f"experiment={step.experiment}", f"model=[{step.model}]",
             f"compiler=[{','.join(step.compilers)}]", "bs=[1]", f"device={device}", f"size={size}",
             f"run_id={run_id}", f"warmup={warmup}", f"repeat={repeat}", f"cell.timeout_s={int(max(left - 5, 10))}",
-            "plot=false", *step.extra]
+            f"results_dir={results}", "plot=false", *step.extra]
     print(f"[gpu-quick] {step.label()} ({left:.0f} s left)", flush=True)
     start = time.monotonic()
     # Its own session: at the deadline the whole tree (the cell process too) gets Ctrl-C, which the
@@ -121,10 +121,10 @@ def run_step(step: Step, *, device: str, size: str, run_id: str, warmup: int, re
 
 
 def gather(steps: list[Step], *, device: str, run_id: str, out: Path, card: str, budget_s: float,
-           wall_s: float, warmup: int, repeat: int, size: str) -> Path:
+           wall_s: float, warmup: int, repeat: int, size: str, results: Path) -> Path:
     """Copy each experiment's tables and figures into ``out`` and write its README.md."""
     out.mkdir(parents=True, exist_ok=True)
-    env = _environment(steps, run_id)
+    env = _environment(steps, run_id, results)
     lines = [f"# gpu-quick on {card}", "",
              f"`./reproduce.sh gpu-quick` ({'paper' if size == 'paper' else size} size, device {device}): "
              f"{wall_s:.0f} s of a {budget_s:.0f} s budget.", "",
@@ -139,7 +139,7 @@ def gather(steps: list[Step], *, device: str, run_id: str, out: Path, card: str,
              "## Steps", "", "| step | status | seconds | note |", "| --- | --- | ---: | --- |"]
     lines += [f"| {s.label()} | {s.status} | {s.seconds:.0f} | {s.note} |" for s in steps]
     for experiment in dict.fromkeys(s.experiment for s in steps):
-        run_dir = ROOT / "results" / experiment / run_id
+        run_dir = results / experiment / run_id
         summary, raw = run_dir / "summary.csv", run_dir / "raw.csv"
         lines += ["", f"## {experiment}", ""]
         if not summary.exists():
@@ -156,10 +156,10 @@ def gather(steps: list[Step], *, device: str, run_id: str, out: Path, card: str,
     return out
 
 
-def _environment(steps: list[Step], run_id: str) -> dict[str, str]:
+def _environment(steps: list[Step], run_id: str, results: Path) -> dict[str, str]:
     """torch, Python and commit as the cells recorded them (meta.json of the first run directory)."""
     for experiment in dict.fromkeys(s.experiment for s in steps):
-        meta = ROOT / "results" / experiment / run_id / "meta.json"
+        meta = results / experiment / run_id / "meta.json"
         if meta.exists():
             m = json.loads(meta.read_text())
             sha = (m.get("git_sha") or "unknown")[:10] + (" + uncommitted changes" if m.get("git_dirty") else "")
@@ -204,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the compiled backend of fig15/fig16 (eager: a quick logic check)")
     parser.add_argument("--warmup", type=int, default=None, help="warm-up calls (default 20 on cuda, 2 on cpu)")
     parser.add_argument("--repeat", type=int, default=None, help="timed calls (default 50 on cuda, 5 on cpu)")
+    parser.add_argument("--results-dir", type=Path, default=ROOT / "results",
+                        help="where the experiments' run directories go (default results/)")
     parser.add_argument("--gather-only", action="store_true",
                         help="only rebuild the summary from the run directories (and the steps.json) already there")
     parser.add_argument("--card", default=None, help="the card's name for --gather-only (default: this machine's)")
@@ -231,15 +233,17 @@ def main(argv: list[str] | None = None) -> int:
         steps = [Step(**r) for r in recorded] or steps
         wall = sum(s.seconds for s in steps)
         gather(steps, device=device, run_id=run_id, out=out, card=card, budget_s=args.budget_s, wall_s=wall,
-               warmup=warmup, repeat=repeat, size=size)
+               warmup=warmup, repeat=repeat, size=size, results=args.results_dir.resolve())
         print(f"[gpu-quick] summary: {out / 'README.md'}", flush=True)
         return 0
     print(f"[gpu-quick] {card}: {len(steps)} steps, budget {args.budget_s:.0f} s, size {size}", flush=True)
     for step in steps:
         run_step(step, device=device, size=size, run_id=run_id, warmup=warmup, repeat=repeat, deadline=deadline,
-                 min_step_s=20.0 if device == "cuda" else 5.0, python=sys.executable)
+                 min_step_s=20.0 if device == "cuda" else 5.0, python=sys.executable,
+                 results=args.results_dir.resolve())
     where = gather(steps, device=device, run_id=run_id, out=out, card=card, budget_s=args.budget_s,
-                   wall_s=time.monotonic() - start, warmup=warmup, repeat=repeat, size=size)
+                   wall_s=time.monotonic() - start, warmup=warmup, repeat=repeat, size=size,
+                   results=args.results_dir.resolve())
     (where / "steps.json").write_text(json.dumps([s.__dict__ for s in steps], indent=1) + "\n")
     print(f"[gpu-quick] summary: {where / 'README.md'}", flush=True)
     return 0 if all(s.status == "ok" for s in steps) else 1

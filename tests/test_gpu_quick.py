@@ -1,0 +1,51 @@
+"""``./reproduce.sh gpu-quick``: its plan, its budget, and its CPU dry run end to end.
+
+The GPU run itself needs a GPU machine (results/gpu/<card>/ holds the runs made on one); here the same
+driver runs its plan on the CPU at smoke size with backend eager, one model, and must write every
+table and the summary.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from experiments import gpu_quick
+
+
+def test_plan_runs_fig15_first_and_costly_models_last():
+    steps = gpu_quick.plan(["bert", "deberta", "resnet"], "inductor")
+    labels = [(s.experiment, s.model) for s in steps]
+    assert labels[0] == ("fig15", "bert")
+    assert labels.index(("table2", "deberta")) < labels.index(("fig15", "deberta"))
+    assert labels[-2:] == [("fig15", "deberta"), ("fig16", "deberta")]
+    assert steps[0].compilers == ["eager", "dynamo-inductor", "magpy-inductor"]
+    assert {s.experiment for s in steps} == {"fig15", "table2", "fig16"}
+
+
+def test_a_step_past_the_budget_is_skipped_not_run(tmp_path):
+    step = gpu_quick.Step("fig15", "bert", ["eager"])
+    gpu_quick.run_step(step, device="cpu", size="smoke", run_id="x", warmup=1, repeat=1,
+                       deadline=time.monotonic() + 3, min_step_s=5, python="/nonexistent/python",
+                       results=tmp_path)
+    assert step.status == "skipped" and "budget" in step.note
+
+
+@pytest.mark.slow
+def test_cpu_dry_run_writes_every_table(tmp_path):
+    out = tmp_path / "summary"
+    proc = subprocess.run([sys.executable, "-m", "experiments.gpu_quick", "--device", "cpu", "--backend", "eager",
+                           "--models", "quantized", "--budget-s", "400", "--results-dir", str(tmp_path / "results"),
+                           "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    readme = (out / "README.md").read_text()
+    for experiment in ("fig15", "table2", "fig16"):
+        assert f"## {experiment}" in readme
+        assert (out / f"{experiment}-summary.csv").exists()
+    assert "magpy-eager" in readme and "no cell finished" not in readme
+    steps = json.loads((out / "steps.json").read_text())
+    assert [s["status"] for s in steps] == ["ok"] * 3
