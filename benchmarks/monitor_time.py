@@ -2,18 +2,24 @@
 
     python benchmarks/monitor_time.py [--model bert] [--size paper] [--repeat 2]
     python benchmarks/monitor_time.py --pythons .venv/bin/python .venv-3.12/bin/python ...
+    python benchmarks/monitor_time.py --base e950c65 --models bert resnet [--rounds 3]
 
 One interpreter: times an eager call, then the first call of ``magpy.compile(model,
 backend="eager")`` after a fresh ``magpy.reset()``: its monitor run (``stats.analysis_time_s``:
 the program under capture plus building the record's guard and mock) and the whole call (plus
 the "eager" backend), and prints one JSON line.
 With ``--pythons``, runs itself under each interpreter in turn and prints a table.
+With ``--base REV``, compares this checkout with commit REV (a temporary git worktree) under this
+interpreter: each round runs one fresh process per model and tree, alternating the trees, and the
+table gives the median monitor run of each tree and their ratio (this tree / REV). Both trees are
+measured in the same run, so a busy machine slows both alike.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -22,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(model_name: str, size: str, repeat: int) -> dict:
-    sys.path.insert(0, str(ROOT))
+def measure(model_name: str, size: str, repeat: int, root: Path = ROOT) -> dict:
+    sys.path.insert(0, str(root))
     import torch
 
     import magpy
@@ -56,9 +62,16 @@ def main() -> None:
     p.add_argument("--size", default="paper", choices=["paper", "smoke"])
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--pythons", nargs="+", help="interpreters to compare (each needs torch and the project)")
+    p.add_argument("--base", help="a commit to compare this checkout with (same interpreter)")
+    p.add_argument("--models", nargs="+", default=["bert", "resnet"], help="models for --base")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds for --base")
+    p.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     opts = p.parse_args()
+    if opts.base:
+        compare_with(opts.base, opts.models, opts.size, opts.rounds)
+        return
     if not opts.pythons:
-        print(json.dumps(measure(opts.model, opts.size, opts.repeat)), flush=True)
+        print(json.dumps(measure(opts.model, opts.size, opts.repeat, opts.root)), flush=True)
         return
     rows = []
     for py in opts.pythons:
@@ -75,6 +88,37 @@ def main() -> None:
               f"{r['first_call_s']:>9.2f} s {r['monitor_s'] / r['eager_s']:>10.1f}")
         if r["breaks"]:
             print(f"         break: {r['breaks'][0]}")
+
+
+def compare_with(base: str, models: list[str], size: str, rounds: int) -> None:
+    """Monitor-run time of this checkout vs commit ``base``, alternating fresh processes."""
+    import shutil
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(prefix="magpy-base-")) / "tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(where), base], check=True)
+    try:
+        for so in (ROOT / "magpy").glob("_speedups*.so"):  # the guard fast path, as in this checkout
+            shutil.copy(so, where / "magpy" / so.name)
+        trees = {"base": where, "this": ROOT}
+        times: dict[tuple[str, str], list[float]] = {}
+        for _ in range(rounds):
+            for model in models:
+                for name, tree in trees.items():
+                    out = subprocess.run([sys.executable, __file__, "--model", model, "--size", size, "--repeat", "1",
+                                          "--root", str(tree)], capture_output=True, text=True, cwd=tree,
+                                         env={**os.environ, "PYTHONPATH": str(tree)})
+                    if out.returncode != 0:
+                        sys.exit(f"{name} tree, {model}: failed\n{out.stderr[-2000:]}")
+                    row = json.loads(out.stdout.strip().splitlines()[-1])
+                    times.setdefault((model, name), []).append(row["monitor_s"])
+        print(f"monitor run ({size}, one thread), median of {rounds} fresh processes per tree, trees alternating:")
+        print(f"{'model':>10} {base[:10]:>12} {'this tree':>12} {'this/base':>10}")
+        for model in models:
+            b, t = statistics.median(times[(model, "base")]), statistics.median(times[(model, "this")])
+            print(f"{model:>10} {b:>10.3f} s {t:>10.3f} s {t / b:>10.2f}")
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(where)], check=False)
 
 
 if __name__ == "__main__":
