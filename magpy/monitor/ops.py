@@ -15,7 +15,7 @@ sees its output and adds the operator-graph node:
   (:meth:`_value_guard`).
 
 Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
-:class:`~magpy.monitor.Monitor`: these are steps of the same run over its state.
+:class:`~magpy.monitor.run.Monitor`: these are steps of the same run over its state.
 """
 from __future__ import annotations
 
@@ -24,19 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .annotations import torch_ops as T
-from .breaks import BreakCompile
-from .bytecode import catches_tensor_errors, catching_ranges
-from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
-from .graph import OpGraph, Unsupported
-from .guards import StateReadGuard, TensorValueGuard, array_same, array_snapshot, is_numeric_array
-from .objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
-from .refgraph import RefGraph, forget_when_dead
-from .scalars import NUMPY_VALUES, LiftedInt, shape_safe
-from .source import ConstSource
+from ..annotations import torch_ops as T
+from ..breaks import BreakCompile
+from ..bytecode import catches_tensor_errors, catching_ranges
+from ..global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
+from ..graph import OpGraph, Unsupported
+from ..guards import StateReadGuard, TensorValueGuard, array_same, array_snapshot, is_numeric_array
+from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
+from ..refgraph import RefGraph, forget_when_dead
+from ..scalars import NUMPY_VALUES, LiftedInt, shape_safe
+from ..source import ConstSource
 
 if TYPE_CHECKING:
-    from .monitor import FrameState
+    from .frame import FrameState
 
 
 _ITERATOR_TYPES = tuple({type(iter(())), type(iter([])), zip, enumerate, map, filter, reversed,
