@@ -10,11 +10,12 @@ from __future__ import annotations
 import types
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 if TYPE_CHECKING:
+    from ..guards import Guard
     from ..refgraph import ShadowNode
 
 
@@ -33,6 +34,15 @@ class FrameState:
     unwritten_params: set = field(default_factory=set)
     fn_node: ShadowNode | None = None
     last_call: Any = None   # (instruction, stack, keyword names, assumptions so far) of its latest call event (magpy.splits)
+
+
+class GuardSink(Protocol):
+    """What guarding for the run from outside it needs of the monitor (the compiled callable's
+    entry, :func:`~magpy.monitor.reads.guard_entry`): add a guard; guard a class attribute."""
+
+    def add_guard(self, guard: Guard) -> None: ...
+
+    def guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None: ...
 
 
 def skip_codes() -> set:

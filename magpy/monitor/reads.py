@@ -26,7 +26,7 @@ import inspect
 import operator as _operator
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -46,7 +46,9 @@ from ..guards import (
     LenGuard,
     PresentGuard,
     SameGuard,
+    StateReadGuard,
     TensorGuard,
+    TensorValueGuard,
     TypeGuard,
     ValueGuard,
     guard_for_object,
@@ -71,9 +73,8 @@ from ..source import (
     SelfArgsSource,
     Source,
 )
+from .frame import GuardSink
 
-if TYPE_CHECKING:
-    from .run import Monitor
 
 def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, Source], dict[str, Any], tuple]:
     """Sources for every parameter of the top frame: positional, keyword, defaults, ``self``.
@@ -153,7 +154,7 @@ def call_with_hooks(self, *args, **kwargs):
     return self(*args, **kwargs)
 
 
-def guard_entry(mon: Monitor, target: Any, fn: types.FunctionType, self_obj: Any) -> None:
+def guard_entry(mon: GuardSink, target: Any, fn: types.FunctionType, self_obj: Any) -> None:
     """What decides which code a call of the compiled callable runs: ``target(x)`` must still
     reach ``fn`` with the same code and defaults.
 
@@ -681,3 +682,30 @@ class Reads:
         if node is None or node.source is not None:
             self._dynamic(f"{what} an iterator that exists outside the call ({type(it).__name__}): "
                           "each call advances it")
+
+    # -- values read through torch: a getter of process-wide state, a small tensor's values -----------
+    def _state_read(self, target: Any, name: str, args: Any, output: Any) -> None:
+        """``torch.<name>(*args)`` answered ``output`` from process-wide state that no argument
+        shows (``torch.is_anomaly_enabled()``, a ``torch.backends`` flag): guarded as that answer."""
+        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}"), tuple(args), output))
+
+    def _value_guard(self, t: torch.Tensor) -> bool:
+        """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
+
+        Only where that is sound and cheap: a CPU tensor (reading a GPU value is a device
+        sync on every call), not a trainable parameter (its value changes every step, so
+        the guard would only recompile), read as it came in, before any operator of this
+        run changed a tensor in place (through a view it may alias). NaN compares equal
+        to NaN in the guard.
+        """
+        node = self.node(t)
+        if type(t) is not torch.Tensor:
+            return False   # a subclass: its own reads would run its __torch_function__
+        if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
+                or self.graph_mutates or type(t) is not torch.Tensor:
+            return False
+        n = self.graph.node_of(t)
+        if n is not None and n.op != "placeholder":
+            return False
+        self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
+        return True
