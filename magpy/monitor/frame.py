@@ -73,10 +73,14 @@ def skip_codes() -> set:
     except (ImportError, AttributeError):   # pragma: no cover - another torch
         pass
     return codes
-# MagPy's own call path (a compiled callable used inside a monitored program).
+
+
+# MagPy's own call path (a compiled callable used inside a monitored program; compiled_module.py:
+# the nn.Module stand-in, where api.py's is split off).
 _PACKAGE_DIR = __file__.rsplit("/", 2)[0]   # (magpy/, above this package)
-MAGPY_RUNTIME_FILES = frozenset({_PACKAGE_DIR + f for f in ("/api.py", "/refgraph.py", "/graph.py")}
-                                 | {"<magpy guard>", "<magpy mock>"})
+MAGPY_RUNTIME_FILES = frozenset({_PACKAGE_DIR + f for f in ("/api.py", "/compiled_module.py", "/refgraph.py",
+                                                            "/graph.py")}
+                                | {"<magpy guard>", "<magpy mock>"})
 
 
 def annotated_codes() -> frozenset:

@@ -224,89 +224,6 @@ class Reads:
     ``appends``, ``mutated``...) and ``node``, ``_pend``, ``_dynamic``.
     """
 
-    def bind_callee(self, frame: types.FrameType, code: types.CodeType) -> None:
-        """Parameters of a called Python function that the monitor did not see passed.
-
-        Defaults come from the function object (``f.__defaults__``/``__kwdefaults__``): they
-        get that source and a guard, so a mutable default of a helper (a memo dict) is read
-        and written like any outside object, and rebinding ``f.__defaults__`` is seen. Other
-        unseen objects were made by C code during the call (``self`` in ``__init__``).
-        """
-        be = capture.backend()
-        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
-        nparams = code.co_argcount + code.co_kwonlyargcount
-        nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-        f_locals = frame.f_locals
-        defaults_of: dict[str, Source] = {}
-        if isinstance(fn, types.FunctionType):
-            # `f.__code__ = other.__code__` changes what a guarded function does.
-            self.add_guard(IdGuard(AttrSource(ConstSource(fn, fn.__qualname__), "__code__"), code))
-        if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
-            fn_node = self.node(fn)
-            fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \
-                else ConstSource(fn, fn.__qualname__)
-            if fn.__defaults__:
-                dsrc = AttrSource(fn_src, "__defaults__")
-                self.add_guard(IdGuard(dsrc, fn.__defaults__))   # a tuple: identity pins every value
-                first = code.co_argcount - len(fn.__defaults__)
-                for j, name in enumerate(code.co_varnames[first:code.co_argcount]):
-                    defaults_of[name] = ItemSource(dsrc, j)
-            if fn.__kwdefaults__:
-                ksrc = AttrSource(fn_src, "__kwdefaults__")
-                self.on_read(fn.__kwdefaults__, ksrc)
-                self.full_read(fn.__kwdefaults__)   # a dict: changed in place, so its contents are guarded
-        first_param = code.co_varnames[0] if code.co_argcount else None
-        packed = set(code.co_varnames[code.co_argcount + code.co_kwonlyargcount:nparams])
-        for name in code.co_varnames[:nparams]:
-            v = f_locals.get(name, NO_VALUE)
-            if v is NO_VALUE or is_immutable(v) or isinstance(v, NO_NODE_TYPES) or self.node(v) is not None:
-                continue
-            src = defaults_of.get(name)
-            if src is not None and fn.__defaults__[int(src.key)] is v:
-                self.on_read(v, src)
-            elif isinstance(v, torch.autograd.function.FunctionCtx):
-                self.rg.new(v)   # `ctx` of a custom autograd.Function: made by Function.apply in C
-            elif name == first_param and code.co_name in _CONSTRUCTORS:
-                self.rg.new(v)   # the object being built: made by type.__call__ in C during this call
-            elif name in packed:
-                self.rg.new(v)   # the *args tuple / **kwargs dict the call itself built
-            # else: an object handed over by C code MagPy does not follow stays of unknown origin
-
-    # -- arguments, cells, globals -------------------------------------------------------------------
-    def _bind_packed_params(self, frame) -> None:
-        """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself
-        built, not the copies bound before the run: they get their sources here. (A parameter
-        held in a cell, read by a comprehension or nested function, is never loaded by
-        ``LOAD_FAST``, so nothing else would give the frame's own object its source.)"""
-        f_locals = frame.f_locals
-        for name, src in self.param_sources.items():
-            if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
-                value = f_locals.get(name, NO_VALUE)
-                self.frame_packed[name] = value   # (what a nested read of its cell finds)
-                if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
-                    self.on_read(value, src, ("arg", name))
-
-    def _failed_read(self, pending, exc) -> None:
-        """A read from outside raised (``try: self.x except AttributeError``): the absence
-        is what the program saw, so the guard checks it is still absent."""
-        post, data = pending
-        if post == self._post_attr and isinstance(exc, AttributeError):
-            node, rel, src, _ = data
-            self.add_guard(PresentGuard(src, rel, False))
-        elif post == self._post_item and isinstance(exc, (KeyError, IndexError)):
-            node, rel, src = data
-            self.add_guard(PresentGuard(src, rel, False))
-
-    def _log_read(self, value: Any, source: Source) -> None:
-        """Check mode: keep what was read where (lifted numbers change between calls by design)."""
-        if source.describe() in self.lifted_values:
-            return
-        try:
-            where = self.where() if self._at is not None else None
-        except Exception:
-            where = None
-        self.read_log.append((source, value, where))
-
     # -- sources and guards ------------------------------------------------------------------------
     def add_guard(self, guard: Guard) -> None:
         """Guard what the run read from outside (the first guard of equal ``dedup_key`` is kept)."""
@@ -349,6 +266,27 @@ class Reads:
             # The bound object is outside state too (its attributes are read by the method).
             self.on_read(value.__self__, AttrSource(source, "__self__"), ("attr", "__self__"), node)
 
+    def _log_read(self, value: Any, source: Source) -> None:
+        """Check mode: keep what was read where (lifted numbers change between calls by design)."""
+        if source.describe() in self.lifted_values:
+            return
+        try:
+            where = self.where() if self._at is not None else None
+        except Exception:
+            where = None
+        self.read_log.append((source, value, where))
+
+    def _failed_read(self, pending, exc) -> None:
+        """A read from outside raised (``try: self.x except AttributeError``): the absence
+        is what the program saw, so the guard checks it is still absent."""
+        post, data = pending
+        if post == self._post_attr and isinstance(exc, AttributeError):
+            node, rel, src, _ = data
+            self.add_guard(PresentGuard(src, rel, False))
+        elif post == self._post_item and isinstance(exc, (KeyError, IndexError)):
+            node, rel, src = data
+            self.add_guard(PresentGuard(src, rel, False))
+
     def _guard_identity(self, value: Any) -> None:
         """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a
         hash-keyed lookup, ``id()``): an object from outside must stay that very object."""
@@ -357,6 +295,18 @@ class Reads:
         node = self.node(value)
         if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
             self.add_guard(IdGuard(node.source, value))
+
+    def _held_node(self, obj: Any) -> ShadowNode | None:
+        """The node of ``obj``; classes and modules without one are held by the record itself."""
+        node = self.node(obj)
+        if node is None and isinstance(obj, (type, types.ModuleType)):
+            node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
+        return node
+
+    def _from_outside(self, value: Any) -> bool:
+        """Was ``value`` read from outside (it has a source, so it is guarded)?"""
+        node = self.node(value)
+        return node is not None and node.source is not None
 
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
@@ -452,12 +402,68 @@ class Reads:
                 if fn in ELEMENT_READERS and T.contains_tensor(elements):
                     self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
 
-    def _held_node(self, obj: Any) -> ShadowNode | None:
-        """The node of ``obj``; classes and modules without one are held by the record itself."""
-        node = self.node(obj)
-        if node is None and isinstance(obj, (type, types.ModuleType)):
-            node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
-        return node
+    # -- arguments and cells --------------------------------------------------------------------
+    def bind_callee(self, frame: types.FrameType, code: types.CodeType) -> None:
+        """Parameters of a called Python function that the monitor did not see passed.
+
+        Defaults come from the function object (``f.__defaults__``/``__kwdefaults__``): they
+        get that source and a guard, so a mutable default of a helper (a memo dict) is read
+        and written like any outside object, and rebinding ``f.__defaults__`` is seen. Other
+        unseen objects were made by C code during the call (``self`` in ``__init__``).
+        """
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        nparams = code.co_argcount + code.co_kwonlyargcount
+        nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        f_locals = frame.f_locals
+        defaults_of: dict[str, Source] = {}
+        if isinstance(fn, types.FunctionType):
+            # `f.__code__ = other.__code__` changes what a guarded function does.
+            self.add_guard(IdGuard(AttrSource(ConstSource(fn, fn.__qualname__), "__code__"), code))
+        if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
+            fn_node = self.node(fn)
+            fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \
+                else ConstSource(fn, fn.__qualname__)
+            if fn.__defaults__:
+                dsrc = AttrSource(fn_src, "__defaults__")
+                self.add_guard(IdGuard(dsrc, fn.__defaults__))   # a tuple: identity pins every value
+                first = code.co_argcount - len(fn.__defaults__)
+                for j, name in enumerate(code.co_varnames[first:code.co_argcount]):
+                    defaults_of[name] = ItemSource(dsrc, j)
+            if fn.__kwdefaults__:
+                ksrc = AttrSource(fn_src, "__kwdefaults__")
+                self.on_read(fn.__kwdefaults__, ksrc)
+                self.full_read(fn.__kwdefaults__)   # a dict: changed in place, so its contents are guarded
+        first_param = code.co_varnames[0] if code.co_argcount else None
+        packed = set(code.co_varnames[code.co_argcount + code.co_kwonlyargcount:nparams])
+        for name in code.co_varnames[:nparams]:
+            v = f_locals.get(name, NO_VALUE)
+            if v is NO_VALUE or is_immutable(v) or isinstance(v, NO_NODE_TYPES) or self.node(v) is not None:
+                continue
+            src = defaults_of.get(name)
+            if src is not None and fn.__defaults__[int(src.key)] is v:
+                self.on_read(v, src)
+            elif isinstance(v, torch.autograd.function.FunctionCtx):
+                self.rg.new(v)   # `ctx` of a custom autograd.Function: made by Function.apply in C
+            elif name == first_param and code.co_name in _CONSTRUCTORS:
+                self.rg.new(v)   # the object being built: made by type.__call__ in C during this call
+            elif name in packed:
+                self.rg.new(v)   # the *args tuple / **kwargs dict the call itself built
+
+            # else: an object handed over by C code MagPy does not follow stays of unknown origin
+
+    def _bind_packed_params(self, frame) -> None:
+        """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself
+        built, not the copies bound before the run: they get their sources here. (A parameter
+        held in a cell, read by a comprehension or nested function, is never loaded by
+        ``LOAD_FAST``, so nothing else would give the frame's own object its source.)"""
+        f_locals = frame.f_locals
+        for name, src in self.param_sources.items():
+            if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
+                value = f_locals.get(name, NO_VALUE)
+                self.frame_packed[name] = value   # (what a nested read of its cell finds)
+                if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
+                    self.on_read(value, src, ("arg", name))
 
     def _post_param(self, fs, stack, name):
         if self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
@@ -500,6 +506,7 @@ class Reads:
     def _post_cell(self, fs, stack, cell):
         self.on_read(stack[-1], CellSource(ConstSource(cell, "cell")), None)
 
+    # -- globals and imports -------------------------------------------------------------------
     def op_LOAD_GLOBAL(self, fs, ins, stack):
         name = ins.argval
         g = fs.frame.f_globals
@@ -524,7 +531,6 @@ class Reads:
         # rebinding `cfg`, `act` or `F` between calls is seen.
         self.on_read(DECODER.pushed(ins, stack), GlobalSource(g, name), ("global", id(g), name))
 
-    # imports
     def op_IMPORT_NAME(self, fs, ins, stack):
         """``import a.b`` / ``from .m import x``. With the module already in ``sys.modules`` the
         statement only looks it up there: what it leaves is read from outside through
@@ -574,7 +580,7 @@ class Reads:
         self.add_guard(IdGuard(ItemSource(_SYS_MODULES, name), mod))
         return mod
 
-    # items
+    # -- items of containers from outside -------------------------------------------------------
     def _subscr(self, fs, container, key) -> None:
         if self.numpy_node(container) is not None and not T.contains_tensor(key):
             self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
@@ -632,18 +638,20 @@ class Reads:
                 raise BreakCompile(f"{what} a `{type(value).__name__}` from outside ({where}), "
                                    "whose items MagPy cannot guard")
 
-    def _from_outside(self, value: Any) -> bool:
-        """Was ``value`` read from outside (it has a source, so it is guarded)?"""
-        node = self.node(value)
-        return node is not None and node.source is not None
-
     def _post_item(self, fs, stack, data):
         node, rel, src = data
         if self.lifted_values and self.lift_value(fs, stack, src):
             return
         self.on_read(stack[-1], src, rel, node)
 
-    # identity and membership
+    def _check_stateful_iterator(self, it, what: str) -> None:
+        """An iterator is state: advancing one that exists outside the call cannot be replayed."""
+        node = self.node(it)
+        if node is None or node.source is not None:
+            self._dynamic(f"{what} an iterator that exists outside the call ({type(it).__name__}): "
+                          "each call advances it")
+
+    # -- identity and membership ----------------------------------------------------------------
     def op_IS_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
         if self.scalar_nodes and (self.scalar_node(a) is not None or self.scalar_node(b) is not None) \
@@ -675,13 +683,6 @@ class Reads:
     def _post_contains(self, fs, stack, data):
         node, needle, inverted = data
         self.add_guard(ContainsGuard(node.source, needle, bool(stack[-1]) != inverted))
-
-    def _check_stateful_iterator(self, it, what: str) -> None:
-        """An iterator is state: advancing one that exists outside the call cannot be replayed."""
-        node = self.node(it)
-        if node is None or node.source is not None:
-            self._dynamic(f"{what} an iterator that exists outside the call ({type(it).__name__}): "
-                          "each call advances it")
 
     # -- values read through torch: a getter of process-wide state, a small tensor's values -----------
     def _state_read(self, target: Any, name: str, args: Any, output: Any) -> None:

@@ -71,7 +71,7 @@ _NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER",
                                   "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
 
 
-_SKIP = None
+_SKIP = None   # the framework codes (frame.skip_codes), found at the first run
 _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
