@@ -74,7 +74,7 @@ from .scalars import TEXT_BUILTINS, LiftedInt, _replace_top, call_text, delift
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:
-    from .monitor import FrameState
+    from .monitor.frame import FrameState
 
 _functools_partial = functools.partial
 def _legacy_constructor(fn, args: list, kwargs: dict):

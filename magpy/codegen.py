@@ -45,6 +45,7 @@ except ImportError:   # pragma: no cover - no compiler at install time, or CPyth
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
 from .loops import loop_index, range_len
 from .monitor import Monitor
+from .monitor.ops import RANDOM_OPS
 from .objmodel import NO_VALUE, is_immutable
 from .redraw import DrawSource, restore_states, same_draw, save_states
 from .refgraph import guard_nodes, mock_nodes
@@ -61,7 +62,6 @@ from .source import (
     Source,
     literal,
 )
-from .tensor_ops import RANDOM_OPS
 
 
 @dataclass

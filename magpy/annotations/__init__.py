@@ -107,14 +107,15 @@ def annotate(fn: Any = None, **properties: Any):
 
 def lookup(fn: Any) -> Annotation | None:
     """The annotation of ``fn`` (loading the built-in tables on first use)."""
-    _ensure_loaded()
+    ensure_loaded()
     return REGISTRY.get(fn)
 
 
 _loaded = False
 
 
-def _ensure_loaded() -> None:
+def ensure_loaded() -> None:
+    """Register the built-in annotation tables (builtins, torch operators) once, on first use."""
     global _loaded
     if not _loaded:
         _loaded = True

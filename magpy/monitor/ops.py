@@ -12,10 +12,10 @@ sees its output and adds the operator-graph node:
 * a tensor operation that returns no tensor but reads tensor values is dynamic, and so is
   one inside a ``try`` whose ``except`` could catch a tensor error;
 * a small CPU tensor read from outside may have its *value* guarded instead
-  (:meth:`_value_guard`).
+  (:meth:`~magpy.monitor.reads.Reads._value_guard`).
 
 Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
-:class:`~magpy.monitor.Monitor`: these are steps of the same run over its state.
+:class:`~magpy.monitor.run.Monitor`: these are steps of the same run over its state.
 """
 from __future__ import annotations
 
@@ -24,19 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .annotations import torch_ops as T
-from .breaks import BreakCompile
-from .bytecode import catches_tensor_errors, catching_ranges
-from .global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
-from .graph import OpGraph, Unsupported
-from .guards import StateReadGuard, TensorValueGuard, array_same, array_snapshot, is_numeric_array
-from .objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
-from .refgraph import RefGraph, forget_when_dead
-from .scalars import NUMPY_VALUES, LiftedInt, shape_safe
-from .source import ConstSource
+from ..annotations import torch_ops as T
+from ..breaks import BreakCompile
+from ..bytecode import catches_tensor_errors, catching_ranges
+from ..global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
+from ..graph import OpGraph, Unsupported
+from ..guards import array_same, array_snapshot, is_numeric_array
+from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
+from ..refgraph import RefGraph, forget_when_dead
+from ..scalars import NUMPY_VALUES, LiftedInt, shape_safe
 
 if TYPE_CHECKING:
-    from .monitor import FrameState
+    from .frame import FrameState
 
 
 _ITERATOR_TYPES = tuple({type(iter(())), type(iter([])), zip, enumerate, map, filter, reversed,
@@ -115,7 +114,8 @@ class OpRecorder:
 
     The host provides the run's state (``rg``, ``graph``, ``frames``, ``mutated``,
     ``graph_mutates``) and its helpers ``node``, ``add_guard``, ``full_read``,
-    ``_new_outputs``, ``_dynamic`` and ``_pend``.
+    ``_new_outputs``, ``_dynamic`` and ``_pend``; guards of values read through torch come from
+    its reads (``_value_guard``, ``_state_read``: :mod:`magpy.monitor.reads`).
     """
 
     rg: RefGraph
@@ -397,7 +397,7 @@ class OpRecorder:
                 and all(is_immutable(a) for a in args) and is_immutable(output):
             # torch.is_anomaly_enabled(), torch.backends' flags: state that no argument shows.
             # (With an object as argument it is a question about that object: `torch.is_tensor(xs)`.)
-            self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}"), tuple(args), output))
+            self._state_read(target, name, args, output)
         # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
 
     def values_fixed(self, t: Any) -> bool:
@@ -465,27 +465,6 @@ class OpRecorder:
             self.rg.inplace(node)   # a new ShadowVersion: Algorithm 1 lists it among the mock nodes
             if node.source is not None:
                 self.mutated.add(node.node_id)
-
-    def _value_guard(self, t: torch.Tensor) -> bool:
-        """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
-
-        Only where that is sound and cheap: a CPU tensor (reading a GPU value is a device
-        sync on every call), not a trainable parameter (its value changes every step, so
-        the guard would only recompile), read as it came in, before any operator of this
-        run changed a tensor in place (through a view it may alias). NaN compares equal
-        to NaN in the guard.
-        """
-        node = self.node(t)
-        if type(t) is not torch.Tensor:
-            return False   # a subclass: its own reads would run its __torch_function__
-        if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
-                or self.graph_mutates or type(t) is not torch.Tensor:
-            return False
-        n = self.graph.node_of(t)
-        if n is not None and n.op != "placeholder":
-            return False
-        self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
-        return True
 
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)

@@ -1,0 +1,310 @@
+"""Attribute reads of a monitor run, with CPython's lookup precedence (paper §4.1).
+
+``obj.name`` is read from outside where ``obj`` has a source: the value gets the source
+``obj.name`` (fetched straight from where this run found it: the instance ``__dict__``, an
+``nn.Module`` table, a module's dict) and guards that CPython's lookup still ends there (no data
+descriptor on the class, no instance attribute shadowing a class attribute, the class's
+``__getattribute__``/``__getattr__`` unchanged). A class attribute, method, property or
+descriptor found on the MRO is guarded on the class dicts (:meth:`AttrReads.guard_class_attr`),
+and so is every dunder an operator looks up on its operands' types (:meth:`AttrReads._guard_protocol`).
+The other reads (arguments, cells, globals, items) are :mod:`magpy.monitor.reads`.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import torch
+
+from .. import capture
+from ..annotations import torch_ops as T
+from ..breaks import BreakCompile
+from ..bytecode import DECODER
+from ..guards import AbsentGuard, IdGuard, KeyAbsentGuard, LeafGuard, TypeGuard, ValueGuard
+from ..objmodel import (
+    NO_NODE_TYPES,
+    NO_VALUE,
+    PROTOCOL_EVENTS,
+    attr_location,
+    dunders_naming,
+    has_instance_dict,
+    is_immutable,
+    is_mutable_class,
+    protocol_lookups,
+)
+from ..refgraph import ShadowNode
+from ..source import AttrSource, ConstSource, ItemSource, class_dict_source
+
+
+def _module_getattr(module: types.ModuleType) -> Any:
+    """The module-level ``__getattr__`` function (PEP 562) a plain module calls for names it
+    lacks, or None (also for module classes that compute names themselves)."""
+    fn = module.__dict__.get("__getattr__")
+    if isinstance(fn, types.FunctionType) and type(module).__getattribute__ is types.ModuleType.__getattribute__ \
+            and getattr(type(module), "__getattr__", None) is getattr(types.ModuleType, "__getattr__", None):
+        return fn
+    return None
+
+
+class AttrReads:
+    """Attribute lookups of a monitor run (mixed into :class:`~magpy.monitor.run.Monitor`): the
+    sources and guards of ``obj.name``, of ``super().name`` and of the dunders operators look up.
+
+    The host provides ``node``, ``add_guard``, ``on_read``, ``_held_node``, ``_pend``,
+    ``_new_outputs`` and the run's ``rg``.
+    """
+
+    # -- dunders and class attributes -----------------------------------------------------------
+    def _guard_protocol(self, ins, stack: list) -> None:
+        """An instruction that looks up dunders on its operands' types (``a + b``, ``if a``,
+        ``a[k]``, ``with a``): what each lookup finds, or that it finds nothing, is outside state
+        (``C.__add__ = f`` between calls changes the program)."""
+        event = ins.opname if ins.opname in PROTOCOL_EVENTS else ins.real
+        symbol = ins.argrepr if event == "BINARY_OP" else ins.argval
+        for value, names in protocol_lookups(event, symbol, stack):
+            self._guard_dunders(value, names)
+
+    def _guard_dunders(self, value: Any, names) -> None:
+        """Pin ``type(value)`` and what looking up each of ``names`` on it finds."""
+        node = self.node(value)
+        if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
+            self.add_guard(TypeGuard(node.source, type(value)))   # identity guards do not pin `__class__`
+        for name in names:
+            self.guard_class_attr(type(value), name)
+
+    def _guard_dunder_entry(self, frame, code) -> None:
+        """A frame entered by the interpreter for a dunder of its first argument's class (``len(c)``
+        runs ``C.__len__``, ``sorted`` runs ``__lt__``): which function the class holds there is
+        outside state, as for the operators :meth:`_guard_protocol` sees."""
+        if not code.co_argcount:
+            return
+        first = frame.f_locals.get(code.co_varnames[0], NO_VALUE)
+        cls = type(first)
+        if not is_mutable_class(cls) or isinstance(first, (torch.Tensor, type)):
+            return
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        if isinstance(fn, types.FunctionType):
+            names = [name for _klass, name in dunders_naming(cls, fn)]
+            if names:
+                self._guard_dunders(first, names)
+
+    def guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None:
+        """``cls.name`` resolved through the MRO: the class that defines it still holds the same
+        object and no class before it in the MRO has gained one (methods, properties,
+        staticmethods and class values replaced on a class, or reached through ``super()``,
+        which starts the search ``after`` a class)."""
+        mro = cls.__mro__
+        if after is not None and after in mro:
+            mro = mro[mro.index(after) + 1:]
+        if is_mutable_class(cls):
+            # the MRO itself: `C.__bases__ = (...)` gives C a new `__mro__` tuple
+            self.add_guard(IdGuard(AttrSource(ConstSource(cls, cls.__qualname__), "__mro__"), cls.__mro__))
+        for klass in mro:
+            if not is_mutable_class(klass):
+                if name in klass.__dict__:
+                    return   # found in a class that cannot change (object, a builtin or extension type)
+                continue
+            ksrc = class_dict_source(klass)
+            if name in klass.__dict__:
+                value = klass.__dict__[name]
+                if is_immutable(value):
+                    self.add_guard(ValueGuard(ItemSource(ksrc, name), value))
+                else:
+                    self.add_guard(IdGuard(ItemSource(ksrc, name), value))
+                return
+            self.add_guard(AbsentGuard(ConstSource(klass, klass.__qualname__), name))
+
+    _guard_class_attr = guard_class_attr   # (the name magpy.calls uses)
+
+    def op_IMPORT_FROM(self, fs, ins, stack):
+        """``from m import name``: an attribute read of the module ``m`` (sourced where the
+        import found it), guarded like any other (``m.name = ...`` between calls is a miss)."""
+        mod, name = stack[-1], ins.argval
+        if type(mod) is types.ModuleType and name not in mod.__dict__ and "__getattr__" not in mod.__dict__ \
+                and not hasattr(types.ModuleType, name):
+            # the interpreter falls back to `sys.modules["m.name"]` (a submodule being imported)
+            raise BreakCompile(f"`from ... import {name}` of a submodule that is not an attribute of its package")
+        self._attr(fs, mod, name, method=False)
+
+    # -- attribute loads -----------------------------------------------------------------------------
+    def op_LOAD_ATTR(self, fs, ins, stack):
+        if self.numpy_node(stack[-1]) is not None:
+            if ins.method or callable(getattr(stack[-1], ins.argval, None)):
+                return   # a method: the call decides (a numpy node, or an assumption)
+            # `a.shape`, `a.T`, `a.dtype`: a node; an array is followed, anything else assumed
+            self.numpy_op(fs, "function", getattr, (stack[-1], ins.argval), {})
+            return
+        if self.scalar_nodes and self.scalar_node(stack[-1]) is not None:
+            self.scalar_escape(f"reads attribute `{ins.argval}` of", stack[-1])
+        self._attr(fs, stack[-1], ins.argval, method=ins.method)
+
+    def op_LOAD_SUPER_ATTR(self, fs, ins, stack):
+        # `super().name` (3.12+) without a super object: the lookup starts after `cls` in the
+        # MRO of self's class; `cls` and `self` were loaded (and guarded) like any cell or local.
+        sup, cls, obj = stack[-3], stack[-2], stack[-1]
+        if sup is not super or not isinstance(cls, type):
+            raise BreakCompile("`super` is rebound: LOAD_SUPER_ATTR calls another object")
+        self_cls = obj if isinstance(obj, type) and issubclass(obj, cls) else type(obj)
+        self.guard_class_attr(self_cls, ins.argval, after=cls)
+        self._pend(fs, self._post_new_attr, ins.method)
+
+    def _attr(self, fs, obj, name: str, method: bool) -> None:
+        if name == "__dict__" and isinstance(obj, type):
+            self._pend(fs, self._post_class_dict, obj)   # (a read-only view: guarded where read)
+            return
+        if isinstance(obj, torch.Tensor):
+            if name == "is_leaf":
+                node = self.node(obj)
+                if node is not None and node.source is not None:
+                    self.add_guard(LeafGuard(node.source, obj.is_leaf))   # not part of the tensor check
+                elif node is None:
+                    raise BreakCompile("reads `is_leaf` of a tensor of unknown origin")
+            if name in ("shape", "ndim"):
+                self.check_shape_read(obj, f"reads `.{name}`")
+            if name == "shape" and self.shape_is_lifted(obj):
+                self.start_size_read(fs, obj, "shape")
+                return
+            if name in T.META_ATTRS or method or callable(getattr(type(obj), name, None)):
+                return   # metadata (guarded statically) or a bound method, classified when called
+            if name in T.OP_ATTRS:
+                self._pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
+                return
+            if name in getattr(obj, "__dict__", {}) and not any(name in k.__dict__ for k in type(obj).__mro__):
+                # an attribute set on the tensor object (`self.weight.fast`): read like any attribute
+                self._tensor_user_attr(fs, obj, name)
+                return
+            raise BreakCompile(f"reads tensor attribute `{name}`")
+        if type(obj) is super:
+            self_cls = obj.__self_class__
+            if self_cls is not None:
+                self.guard_class_attr(self_cls, name, after=obj.__thisclass__)
+        # A class or module reached without a path (`type(self)`, `cls` in a classmethod, a
+        # module imported inside a function) is held by the record; its attributes are guarded.
+        node = self._held_node(obj)
+        if node is not None and isinstance(obj, torch.jit.ScriptModule):
+            # A scripted module keeps its methods, parameters and attributes in C++ (read through
+            # its __getattr__, not followed): the value read is what the record sees.
+            self._pend(fs, self._post_script_attr, (obj, node, name, method), opaque=True)
+            return
+        if node is None and not is_immutable(obj) and not isinstance(obj, NO_NODE_TYPES):
+            # An object MagPy never saw arrive (passed by C code it does not follow): its
+            # attributes could be outside state with no path to guard them.
+            raise BreakCompile(f"reads attribute `{name}` of a {type(obj).__name__} whose origin MagPy did not see")
+        if node is not None and not isinstance(obj, (type, types.ModuleType)) \
+                and attr_location(obj, name)[0] == "descriptor":
+            # Its __get__ runs monitored with the descriptor object as `self`: an object the
+            # class holds (pinned), its attributes outside state like any other.
+            if node.source is not None:
+                if has_instance_dict(obj):
+                    self.add_guard(AbsentGuard(node.source, name))
+                self.add_guard(TypeGuard(node.source, type(obj)))
+            self.guard_class_attr(type(obj), name)
+            klass = next(k for k in type(obj).__mro__ if name in k.__dict__)
+            ksrc = class_dict_source(klass)
+            self.on_read(klass.__dict__[name], ItemSource(ksrc, name))
+            self._pend(fs, self._post_new_attr, method)
+            return
+        if node is None or node.source is None:
+            opaque = isinstance(obj, torch.nn.Module)
+            self._pend(fs, self._post_new_attr, method, opaque=opaque)
+            return
+        rel = ("attr", name)
+        if self.rg.read(node, rel) is not None:
+            self._pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
+            return
+        where, via = attr_location(obj, name)
+        if where in ("class_fn", "property", "class_value"):
+            if has_instance_dict(obj) and where != "property":
+                # Found on the class: an instance attribute of that name set later would shadow it
+                # (not a property's: a data descriptor comes first, whatever the instance holds).
+                self.add_guard(AbsentGuard(node.source, name))
+            if not isinstance(obj, (type, types.ModuleType)):
+                self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
+            self.guard_class_attr(type(obj), name)
+        if where == "class_fn":
+            self._pend(fs, self._post_new_attr, method)
+            return
+        if where == "property":
+            self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
+            return
+        if where == "getattr_hook":
+            # The class's Python `__getattr__` computes the name (runs monitored): it stays absent
+            # from the instance and the class, and the class keeps that very function.
+            if has_instance_dict(obj):
+                self.add_guard(AbsentGuard(node.source, name))
+            self.add_guard(TypeGuard(node.source, type(obj)))
+            self.guard_class_attr(type(obj), name)
+            self.guard_class_attr(type(obj), "__getattribute__")
+            self.guard_class_attr(type(obj), "__getattr__")
+            self._pend(fs, self._post_new_attr, method)
+            return
+        module_getattr = _module_getattr(obj) if where == "module" and via == "" else None
+        if module_getattr is not None:
+            # PEP 562: the module's own `__getattr__` computes the name (a lazy import, a
+            # deprecation shim, a counter): it runs monitored, like a property's getter, while
+            # the name stays absent from the module and the function stays the module's.
+            self.add_guard(AbsentGuard(node.source, name))
+            self.on_read(module_getattr, AttrSource(node.source, "__getattr__", "__dict__"))
+            self._pend(fs, self._post_new_attr, method)
+            return
+        self._guard_attr_precedence(obj, node, name, where, via)
+        src = AttrSource(node.source, name, via)
+        self._pend(fs, self._post_attr, (node, rel, src, method), opaque=True)
+
+    def _guard_attr_precedence(self, obj, node: ShadowNode, name: str, where: str, via: str) -> None:
+        """``obj.name`` fetched straight from where this run found it (the instance ``__dict__``,
+        an nn.Module table): the record also holds only while CPython's lookup still ends there.
+        A data descriptor on ``type(obj).__mro__`` comes before the instance dict; the instance
+        dict and any class attribute come before ``nn.Module.__getattr__``, which searches
+        ``_parameters``, ``_buffers``, ``_modules`` in that order. Guarded on held class dicts
+        (batched): the class is the same, what the MRO lookup of ``name`` finds (or that it finds
+        nothing) is unchanged, no class gained a ``__getattribute__``; for a table entry, the name
+        is absent from the instance dict and from the tables searched before it."""
+        if where not in ("instance", "module_table") or isinstance(obj, (type, types.ModuleType)):
+            return
+        cls = type(obj)
+        self.add_guard(TypeGuard(node.source, cls))   # (identity guards do not pin `__class__`)
+        self.guard_class_attr(cls, name)
+        self.guard_class_attr(cls, "__getattribute__")
+        if where == "module_table":
+            self.add_guard(AbsentGuard(node.source, name))
+            self.guard_class_attr(cls, "__getattr__")
+            for table in ("_parameters", "_buffers", "_modules"):
+                if table == via:
+                    break
+                self.add_guard(KeyAbsentGuard(AttrSource(node.source, table, "__dict__"), name))
+
+    def _post_attr(self, fs, stack, data):
+        node, rel, src, method = data
+        value, unbound = DECODER.method_result(stack) if method else (stack[-1], False)
+        if unbound:
+            return   # an unbound function from the class; `self` stays as it was
+        if self.lifted_values and not method and self.lift_value(fs, stack, src):
+            return
+        self.on_read(value, src, rel, node)
+
+    def _post_class_dict(self, fs, stack, klass):
+        """``C.__dict__`` (or ``vars(C)``): a live, read-only view of the class's namespace, read
+        like a dict from outside (``"forward" in C.__dict__``, ``C.__dict__.get(name)``): each
+        read is guarded on ``C.__dict__`` of that very class, any other use reads it whole."""
+        proxy = stack[-1]
+        if isinstance(proxy, types.MappingProxyType):
+            self.on_read(proxy, class_dict_source(klass))
+
+    def _post_script_attr(self, fs, stack, data):
+        obj, node, name, method = data
+        value = DECODER.method_result(stack)[0] if method else stack[-1]
+        if isinstance(value, torch._C.ScriptMethod) or node.source is None:
+            # Which compiled method runs is fixed by the module object: guard that object.
+            self._guard_identity(obj)
+            self._new_outputs([value])
+            return
+        self.on_read(value, AttrSource(node.source, name), ("attr", name), node)
+
+    def _post_new_attr(self, fs, stack, method):
+        self._new_outputs([DECODER.method_result(stack)[0] if method else stack[-1]])
+
+    def _post_tensor_attr(self, fs, stack, data):
+        obj, name = data
+        self.record_op("function", getattr, [obj, name], {}, stack[-1], True, name)

@@ -1,0 +1,91 @@
+"""The small contract objects of a monitor run: which frames it watches and what it keeps per frame.
+
+:class:`FrameState` is what the update rules (:mod:`magpy.monitor.rules`), the call rules
+(:mod:`magpy.calls`) and the split (:mod:`magpy.splits`) see of a frame; modules that need only
+it import this module, not the monitor. :func:`skip_codes` and :data:`MAGPY_RUNTIME_FILES` name
+the frames that run between user frames and are never monitored.
+"""
+from __future__ import annotations
+
+import types
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import torch
+
+if TYPE_CHECKING:
+    from ..guards import Guard
+    from ..refgraph import ShadowNode
+
+
+@dataclass
+class FrameState:
+    """What the run keeps per monitored frame: its decoded instructions, the update waiting for
+    the next event (``pending``: a post rule and its data), the keyword names of the next call,
+    the top frame's parameters not yet written (they still hold their arguments' sources)."""
+
+    frame: Any
+    code: Any
+    instrs: dict
+    is_top: bool
+    pending: Any = None
+    kw_names: tuple = ()
+    unwritten_params: set = field(default_factory=set)
+    fn_node: ShadowNode | None = None
+    last_call: Any = None   # (instruction, stack, keyword names, assumptions so far) of its latest call event (magpy.splits)
+
+
+class GuardSink(Protocol):
+    """What guarding for the run from outside it needs of the monitor (the compiled callable's
+    entry, :func:`~magpy.monitor.reads.guard_entry`): add a guard; guard a class attribute."""
+
+    def add_guard(self, guard: Guard) -> None: ...
+
+    def guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None: ...
+
+
+def skip_codes() -> set:
+    """Framework frames that run between user frames and are not monitored themselves."""
+    codes = set()
+    M = torch.nn.Module
+    for name in ("_wrapped_call_impl", "_call_impl", "__setattr__"):
+        fn = getattr(M, name, None)
+        if fn is not None:
+            codes.add(fn.__code__)
+            # and the helpers they define per call (`inner`, which runs the hooks): their
+            # closure cells are per-call objects, never outside state
+            codes.update(c for c in fn.__code__.co_consts if isinstance(c, types.CodeType))
+    # weakref.finalize callbacks (MagPy forgets the ids of dead intermediates) run wherever a
+    # tensor dies, in the middle of user code: not part of the program.
+    codes.add(weakref.finalize.__call__.__code__)
+    apply = getattr(torch.autograd.Function, "apply", None)
+    if apply is not None and hasattr(apply, "__func__"):
+        codes.add(apply.__func__.__code__)
+    # TorchDynamo's bookkeeping that it patches into Module.__init__ once imported: a weak
+    # registry of modules made inside forward, read only by Dynamo's own recompile decisions.
+    try:
+        from torch._dynamo.mutation_guard import GenerationTracker
+        from torch._dynamo.utils import ExactWeakKeyDictionary
+
+        codes.add(GenerationTracker.tag.__func__.__code__)
+        codes.update(f.__code__ for f in vars(ExactWeakKeyDictionary).values() if isinstance(f, types.FunctionType))
+    except (ImportError, AttributeError):   # pragma: no cover - another torch
+        pass
+    return codes
+
+
+# MagPy's own call path (a compiled callable used inside a monitored program; compiled_module.py:
+# the nn.Module stand-in, where api.py's is split off).
+_PACKAGE_DIR = __file__.rsplit("/", 2)[0]   # (magpy/, above this package)
+MAGPY_RUNTIME_FILES = frozenset({_PACKAGE_DIR + f for f in ("/api.py", "/compiled_module.py", "/refgraph.py",
+                                                            "/graph.py")}
+                                | {"<magpy guard>", "<magpy mock>"})
+
+
+def annotated_codes() -> frozenset:
+    """Code objects of Python functions that carry an annotation (a quick pre-filter)."""
+    from ..annotations import REGISTRY, ensure_loaded
+
+    ensure_loaded()
+    return REGISTRY.python_codes()

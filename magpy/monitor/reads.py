@@ -1,0 +1,712 @@
+"""Reads from outside: where the run makes sources and guards (paper §4.1, Table 1 ValueRead).
+
+A value the program reads from state that outlives the call (an argument, a cell, a global, an
+imported module, an item of a container from outside) gets a :class:`~magpy.source.Source` that
+the guard and the mock use to fetch it again on the next call, and a guard on what this run saw
+(:meth:`Reads.on_read`; containers read whole: :meth:`Reads.full_read`). Attribute lookup, with
+CPython's precedence, is the other half of the reads (:mod:`magpy.monitor.attrs`).
+
+Before a monitor run, each parameter of the function being compiled gets its source
+(:func:`bind_parameters`): ``args[i]`` for positional arguments, ``kwargs[name]`` for keywords,
+the default value itself (held by the record) for parameters not passed, and the compiled
+module as ``self``::
+
+    >>> def f(x, y=2, *rest, k, **kw): ...
+    >>> sources, values, shape = bind_parameters(f, None, (1,), {"k": 3})
+    >>> {n: s.expr() for n, s in sources.items()}["k"], shape
+    ("kwargs['k']", (1, ('k',)))
+
+Called Python functions bind their own parameters (:meth:`Reads.bind_callee`): a default value is
+reached through ``f.__defaults__``/``f.__kwdefaults__`` and guarded there.
+"""
+from __future__ import annotations
+
+import collections
+import inspect
+import operator as _operator
+import sys
+import types
+from typing import Any
+
+import torch
+
+from .. import capture
+from ..annotations import Annotation
+from ..annotations import torch_ops as T
+from ..breaks import BreakCompile
+from ..bytecode import DECODER
+from ..bytecode.resume import passed_free_cells
+from ..guards import (
+    AbsentGuard,
+    ContainsGuard,
+    Guard,
+    IdGuard,
+    KeyAbsentGuard,
+    KeysGuard,
+    LenGuard,
+    PresentGuard,
+    SameGuard,
+    StateReadGuard,
+    TensorGuard,
+    TensorValueGuard,
+    TypeGuard,
+    ValueGuard,
+    guard_for_object,
+)
+from ..objmodel import (
+    CONTAINER_TYPES,
+    MAPPINGS,
+    NO_NODE_TYPES,
+    NO_VALUE,
+    exact_key,
+    is_immutable,
+    items_unguarded,
+)
+from ..refgraph import Const, ShadowNode
+from ..source import (
+    ArgSource,
+    AttrSource,
+    CellSource,
+    ConstSource,
+    GlobalSource,
+    ItemSource,
+    SelfArgsSource,
+    Source,
+)
+from .frame import GuardSink
+
+
+def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, Source], dict[str, Any], tuple]:
+    """Sources for every parameter of the top frame: positional, keyword, defaults, ``self``.
+
+    Returns (sources, values, call_shape). Raises TypeError exactly as the call would.
+    """
+    sig = inspect.signature(fn, follow_wrapped=False)  # the frame runs fn itself, not __wrapped__
+    params = list(sig.parameters.values())
+    sources: dict[str, Source] = {}
+    values: dict[str, Any] = {}
+    if self_obj is not None and (not params or params[0].kind not in (params[0].POSITIONAL_ONLY,
+                                                                    params[0].POSITIONAL_OR_KEYWORD)):
+        # A `*args, **kwargs` wrapper (`@torch.no_grad()` on forward): self arrives inside *args.
+        sig.bind(self_obj, *args, **kwargs)
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                sources[p.name] = SelfArgsSource(self_obj)
+                values[p.name] = (self_obj, *args)
+            elif p.kind == p.VAR_KEYWORD:
+                sources[p.name] = ArgSource(-1, p.name, "varkw")
+                values[p.name] = dict(kwargs)
+            elif p.kind == p.KEYWORD_ONLY:
+                if p.name in kwargs:
+                    sources[p.name] = ArgSource(-1, p.name, "kw")
+                    values[p.name] = kwargs[p.name]
+                else:
+                    sources[p.name] = ConstSource(p.default, f"default of {p.name}")
+                    values[p.name] = p.default
+        return sources, values, (len(args), tuple(sorted(kwargs)))
+    if self_obj is not None:
+        first = params[0]
+        sources[first.name] = ConstSource(self_obj, "self")
+        values[first.name] = self_obj
+        params = params[1:]
+        inspect.Signature(params).bind(*args, **kwargs)   # raises TypeError exactly as the call would
+    else:
+        sig.bind(*args, **kwargs)
+    def keyword_or_default(p: inspect.Parameter) -> None:
+        if p.name in kwargs:
+            sources[p.name] = ArgSource(-1, p.name, "kw")
+            values[p.name] = kwargs[p.name]
+        else:
+            sources[p.name] = ConstSource(p.default, f"default of {p.name}")
+            values[p.name] = p.default
+
+    pos_i = 0
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if pos_i < len(args):
+                sources[p.name] = ArgSource(pos_i, p.name)
+                values[p.name] = args[pos_i]
+                pos_i += 1
+            else:
+                keyword_or_default(p)
+        elif p.kind == p.VAR_POSITIONAL:
+            sources[p.name] = ArgSource(pos_i, p.name, "varpos")
+            values[p.name] = tuple(args[pos_i:])
+            pos_i = len(args)
+        elif p.kind == p.KEYWORD_ONLY:
+            keyword_or_default(p)
+        elif p.kind == p.VAR_KEYWORD:
+            named = {q.name for q in params if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)}
+            exclude = tuple(sorted(k for k in kwargs if k in named))
+            sources[p.name] = ArgSource(-1, p.name, "varkw", exclude)
+            values[p.name] = {k: v for k, v in kwargs.items() if k not in named}
+    return sources, values, (len(args), tuple(sorted(kwargs)))
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__", "__setstate__"})
+
+
+def call_with_hooks(self, *args, **kwargs):
+    """The program MagPy monitors for a compiled module that has forward (pre-)hooks: the call as
+    the user makes it. ``Module.__call__`` runs the hooks and ``forward`` in frames the monitor
+    enters as for a submodule with hooks (the record holds while the module has exactly these
+    hooks, in this order: ``ModuleHooksGuard``)."""
+    return self(*args, **kwargs)
+
+
+def guard_entry(mon: GuardSink, target: Any, fn: types.FunctionType, self_obj: Any) -> None:
+    """What decides which code a call of the compiled callable runs: ``target(x)`` must still
+    reach ``fn`` with the same code and defaults.
+
+    For a module (or an object with ``__call__``): its class (``m.__class__ = Other``), the
+    class's ``__call__`` and ``forward`` through the MRO (a method replaced on the class), no
+    ``forward`` set on the instance (or that very one). For the function itself: its
+    ``__code__``, ``__defaults__`` and the keyword-only defaults the call used.
+    """
+    fsrc = ConstSource(fn, getattr(fn, "__qualname__", "fn"))
+    mon.add_guard(IdGuard(AttrSource(fsrc, "__code__"), fn.__code__))
+    if fn.__defaults__:
+        mon.add_guard(IdGuard(AttrSource(fsrc, "__defaults__"), fn.__defaults__))   # a tuple: pins every value
+    if fn.__kwdefaults__:
+        ksrc = AttrSource(fsrc, "__kwdefaults__")
+        for name, value in fn.__kwdefaults__.items():
+            guard = ValueGuard if is_immutable(value) and not isinstance(value, tuple) else IdGuard
+            mon.add_guard(guard(ItemSource(ksrc, name), value))
+    if isinstance(target, (types.FunctionType, types.MethodType)):
+        return   # a bound method's __func__ and __self__ cannot be rebound
+    tsrc = ConstSource(target, "self")
+    cls = type(target)
+    mon.add_guard(TypeGuard(tsrc, cls))
+    mon.guard_class_attr(cls, "__call__")
+    if isinstance(target, torch.nn.Module) and fn is not cls.__call__:
+        if "forward" in target.__dict__:
+            mon.add_guard(IdGuard(AttrSource(tsrc, "forward", "__dict__"), target.__dict__["forward"]))
+        else:
+            mon.add_guard(AbsentGuard(tsrc, "forward"))
+            mon.guard_class_attr(cls, "forward")
+
+
+def _identity_key(key: Any) -> bool:
+    """A dict key found by identity (a function, class or module, compared with ``is``): reading
+    ``d[key]`` reads one item, as for a constant key (``typing._caches[func]``)."""
+    return isinstance(key, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)) \
+        and type(key).__eq__ is object.__eq__ and type(key).__hash__ is object.__hash__
+
+
+_BUILTIN_IMPORT = __import__
+# Where an import statement finds a module already imported: the interpreter's own table (the
+# very dict object; rebinding the name `sys.modules` does not change what `import` consults).
+_SYS_MODULES = ConstSource(sys.modules, "sys.modules")
+
+
+def _absolute_import_name(name: str, package: str, level: int) -> str | None:
+    """The absolute module name of ``from <level dots><name> import ...`` in ``package`` (what
+    the interpreter resolves), or None where it cannot (the import raises)."""
+    bits = package.rsplit(".", level - 1)
+    if len(bits) < level:
+        return None
+    return f"{bits[0]}.{name}" if name else bits[0]
+
+_SINGLETONS = (None, True, False, Ellipsis, NotImplemented)
+_getitem = _operator.getitem
+collections_deque = collections.deque
+
+ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, str, repr, format,
+                             list.sort, list.index, list.count, list.remove, tuple.index, tuple.count,
+                             dict.fromkeys, abs, round})
+
+
+class Reads:
+    """The reads of a monitor run (mixed into :class:`~magpy.monitor.run.Monitor`): every source
+    and guard of a value read from outside, except attribute lookups (:mod:`magpy.monitor.attrs`).
+
+    The host provides the run's state (``rg``, ``guards``, ``param_sources``, ``param_values``,
+    ``appends``, ``mutated``...) and ``node``, ``_pend``, ``_dynamic``.
+    """
+
+    # -- sources and guards ------------------------------------------------------------------------
+    def add_guard(self, guard: Guard) -> None:
+        """Guard what the run read from outside (the first guard of equal ``dedup_key`` is kept)."""
+        key = guard.dedup_key()
+        if key in self._guarded:
+            return
+        self._guarded.add(key)
+        if self.lifted_dims and isinstance(guard, TensorGuard) and guard.source in self.lifted_dims:
+            guard.dynamic_dims = self.lifted_dims[guard.source]
+        self.guards.append(guard)
+
+    def on_read(self, value: Any, source: Source, relation: tuple | None = None,
+                owner: ShadowNode | None = None) -> None:
+        """``value`` was read from outside through ``source``: give it a node and guards."""
+        if is_immutable(value):
+            if self.read_log is not None:
+                self._log_read(value, source)
+            self.add_guard(ValueGuard(source, value))
+            if owner is not None and relation is not None:
+                self.rg.add_initial_ref(owner, relation, Const(value))
+            return
+        node = self.node(value)
+        if node is not None:
+            if node.source is not None and node.source != source:
+                self.rg.external(value, source)   # a second path to a known object: an alias,
+                                                  # guarded as `second is first` (codegen)
+            if owner is not None and relation is not None:
+                self.rg.add_initial_ref(owner, relation, node.node_id)
+            return
+        if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
+            raise BreakCompile(f"reads {source.describe()}, an uninitialized parameter of a lazy module "
+                               "(the call that initializes it runs eagerly)")
+        node = self.rg.external(value, source, relation if owner is None else None)
+        if owner is not None and relation is not None:
+            self.rg.add_initial_ref(owner, relation, node.node_id)
+        guard = guard_for_object(value, source)
+        if guard is not None:
+            self.add_guard(guard)
+        if isinstance(value, types.MethodType) and not is_immutable(value.__self__):
+            # The bound object is outside state too (its attributes are read by the method).
+            self.on_read(value.__self__, AttrSource(source, "__self__"), ("attr", "__self__"), node)
+
+    def _log_read(self, value: Any, source: Source) -> None:
+        """Check mode: keep what was read where (lifted numbers change between calls by design)."""
+        if source.describe() in self.lifted_values:
+            return
+        try:
+            where = self.where() if self._at is not None else None
+        except Exception:
+            where = None
+        self.read_log.append((source, value, where))
+
+    def _failed_read(self, pending, exc) -> None:
+        """A read from outside raised (``try: self.x except AttributeError``): the absence
+        is what the program saw, so the guard checks it is still absent."""
+        post, data = pending
+        if post == self._post_attr and isinstance(exc, AttributeError):
+            node, rel, src, _ = data
+            self.add_guard(PresentGuard(src, rel, False))
+        elif post == self._post_item and isinstance(exc, (KeyError, IndexError)):
+            node, rel, src = data
+            self.add_guard(PresentGuard(src, rel, False))
+
+    def _guard_identity(self, value: Any) -> None:
+        """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a
+        hash-keyed lookup, ``id()``): an object from outside must stay that very object."""
+        if is_immutable(value) or isinstance(value, torch.Tensor):
+            return
+        node = self.node(value)
+        if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
+            self.add_guard(IdGuard(node.source, value))
+
+    def _held_node(self, obj: Any) -> ShadowNode | None:
+        """The node of ``obj``; classes and modules without one are held by the record itself."""
+        node = self.node(obj)
+        if node is None and isinstance(obj, (type, types.ModuleType)):
+            node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
+        return node
+
+    def _from_outside(self, value: Any) -> bool:
+        """Was ``value`` read from outside (it has a source, so it is guarded)?"""
+        node = self.node(value)
+        return node is not None and node.source is not None
+
+    def full_read(self, value: Any, _depth: int = 0) -> None:
+        """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
+        node = self.node(value)
+        if node is not None and node.node_id in self.appends and node.node_id in self.set_entry_keys \
+                and all(m == "add" for m, _ in self.appends[node.node_id]):
+            # A set read after adds: its contents at entry are guarded (in the order the program
+            # saw) and the adds are still replayed on the real set, which leaves eager's table; a
+            # set emptied and refilled would not (magpy.codegen refuses that).
+            if not node.full_read:
+                node.full_read = True
+                if node.source is not None:
+                    snap = node.snapshot
+                    if not all(is_immutable(k) for k in snap):
+                        raise BreakCompile(f"set of objects at {node.source.describe()} is read")
+                    self.add_guard(ValueGuard(node.source, set(snap), self.set_entry_keys[node.node_id]))
+            return
+        if node is not None and node.node_id in self.appends:
+            # Read after logged changes: guard the state it had at entry (kept when the first
+            # change was logged) and reproduce its final contents instead of replaying calls.
+            del self.appends[node.node_id]
+            self.mutated.add(node.node_id)
+            value = node.snapshot
+        if node is None or node.full_read or _depth > 8:
+            if node is None and type(value) in (list, tuple, dict) and _depth <= 8:
+                for e in (value.values() if isinstance(value, dict) else value):
+                    if type(e) in CONTAINER_TYPES:
+                        self.full_read(e, _depth + 1)
+            return
+        node.full_read = True
+        if node.source is None:
+            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+            for _, e in items:
+                if type(e) in CONTAINER_TYPES:
+                    self.full_read(e, _depth + 1)
+            return
+        src = node.source
+        if isinstance(value, (list, tuple)) or (isinstance(value, (collections_deque,))):
+            self.add_guard(LenGuard(src, len(value)))
+            node.snapshot = list(value)
+            for i, e in enumerate(value):
+                self.on_read(e, ItemSource(src, i), ("item", i), node)
+                if type(e) in CONTAINER_TYPES or isinstance(e, (list, dict, tuple)):
+                    self.full_read(e, _depth + 1)
+        elif isinstance(value, MAPPINGS):
+            keys = list(value.keys())
+            if not all(is_immutable(k) for k in keys):
+                raise BreakCompile(f"dict with non-constant keys at {src.describe()} is read")
+            self.add_guard(KeysGuard(src, keys))
+            node.snapshot = dict(value)
+            for k in keys:
+                e = value[k]
+                self.on_read(e, ItemSource(src, k), ("item", k), node)
+                if isinstance(e, (list, dict, tuple)):
+                    self.full_read(e, _depth + 1)
+        elif isinstance(value, (set, frozenset)):
+            if not all(is_immutable(k) for k in value):
+                raise BreakCompile(f"set of objects at {src.describe()} is read")
+            self.add_guard(ValueGuard(src, frozenset(value) if isinstance(value, frozenset) else set(value),
+                                      exact_key(value)))
+            node.snapshot = set(value)
+
+    def _read_args(self, values, ann: Annotation | None = None, fn: Any = None) -> None:
+        """Apply ValueRead to call inputs: containers guarded whole, tensor values -> dynamic.
+
+        Reading a container's structure does not read the tensors it holds, except for
+        functions in :data:`ELEMENT_READERS` (``sorted``, ``sum``, ``max``...).
+        """
+        for i, v in enumerate(values):
+            if ann is not None and not ann.reads(i):
+                continue
+            if isinstance(v, torch.Tensor):
+                if fn is len:
+                    self.check_shape_read(v, "`len`")
+                if fn is len or fn is isinstance or self._value_guard(v):
+                    continue   # len(tensor) is shape[0]: metadata
+                self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
+            if fn is len and type(v) in (list, tuple, dict, set, collections_deque):
+                node = self.node(v)
+                if node is not None and node.source is not None and not node.full_read \
+                        and node.node_id not in self.appends and node.node_id not in self.mutated:
+                    # `len(self.heap)`: the length is what is read, not the items (the container's
+                    # type is guarded where it was read; changes before this would need its entry state)
+                    self.add_guard(LenGuard(node.source, len(v)))
+                    continue
+            if fn is len and items_unguarded(v) and self._from_outside(v):
+                self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
+                continue
+            self._unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
+            if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
+                self.full_read(v)
+                elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
+                if fn in ELEMENT_READERS and T.contains_tensor(elements):
+                    self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
+
+    # -- arguments and cells --------------------------------------------------------------------
+    def bind_callee(self, frame: types.FrameType, code: types.CodeType) -> None:
+        """Parameters of a called Python function that the monitor did not see passed.
+
+        Defaults come from the function object (``f.__defaults__``/``__kwdefaults__``): they
+        get that source and a guard, so a mutable default of a helper (a memo dict) is read
+        and written like any outside object, and rebinding ``f.__defaults__`` is seen. Other
+        unseen objects were made by C code during the call (``self`` in ``__init__``).
+        """
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        nparams = code.co_argcount + code.co_kwonlyargcount
+        nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        f_locals = frame.f_locals
+        defaults_of: dict[str, Source] = {}
+        if isinstance(fn, types.FunctionType):
+            # `f.__code__ = other.__code__` changes what a guarded function does.
+            self.add_guard(IdGuard(AttrSource(ConstSource(fn, fn.__qualname__), "__code__"), code))
+        if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
+            fn_node = self.node(fn)
+            fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \
+                else ConstSource(fn, fn.__qualname__)
+            if fn.__defaults__:
+                dsrc = AttrSource(fn_src, "__defaults__")
+                self.add_guard(IdGuard(dsrc, fn.__defaults__))   # a tuple: identity pins every value
+                first = code.co_argcount - len(fn.__defaults__)
+                for j, name in enumerate(code.co_varnames[first:code.co_argcount]):
+                    defaults_of[name] = ItemSource(dsrc, j)
+            if fn.__kwdefaults__:
+                ksrc = AttrSource(fn_src, "__kwdefaults__")
+                self.on_read(fn.__kwdefaults__, ksrc)
+                self.full_read(fn.__kwdefaults__)   # a dict: changed in place, so its contents are guarded
+        first_param = code.co_varnames[0] if code.co_argcount else None
+        packed = set(code.co_varnames[code.co_argcount + code.co_kwonlyargcount:nparams])
+        for name in code.co_varnames[:nparams]:
+            v = f_locals.get(name, NO_VALUE)
+            if v is NO_VALUE or is_immutable(v) or isinstance(v, NO_NODE_TYPES) or self.node(v) is not None:
+                continue
+            src = defaults_of.get(name)
+            if src is not None and fn.__defaults__[int(src.key)] is v:
+                self.on_read(v, src)
+            elif isinstance(v, torch.autograd.function.FunctionCtx):
+                self.rg.new(v)   # `ctx` of a custom autograd.Function: made by Function.apply in C
+            elif name == first_param and code.co_name in _CONSTRUCTORS:
+                self.rg.new(v)   # the object being built: made by type.__call__ in C during this call
+            elif name in packed:
+                self.rg.new(v)   # the *args tuple / **kwargs dict the call itself built
+
+            # else: an object handed over by C code MagPy does not follow stays of unknown origin
+
+    def _bind_packed_params(self, frame) -> None:
+        """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself
+        built, not the copies bound before the run: they get their sources here. (A parameter
+        held in a cell, read by a comprehension or nested function, is never loaded by
+        ``LOAD_FAST``, so nothing else would give the frame's own object its source.)"""
+        f_locals = frame.f_locals
+        for name, src in self.param_sources.items():
+            if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
+                value = f_locals.get(name, NO_VALUE)
+                self.frame_packed[name] = value   # (what a nested read of its cell finds)
+                if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
+                    self.on_read(value, src, ("arg", name))
+
+    def _post_param(self, fs, stack, name):
+        if self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
+            return   # a number argument that changes between calls: a graph input
+        self.on_read(stack[-1], self.param_sources[name], ("arg", name))
+
+    def _post_param_pair(self, fs, stack, names):
+        for k, (name, value) in enumerate(zip(names, stack[-2:])):
+            if name in fs.unwritten_params and name not in fs.code.co_cellvars:
+                if k == 1 and self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
+                    continue   # (only the top of the stack can be replaced by a followed number)
+                self.on_read(value, self.param_sources[name], ("arg", name))
+
+    def _post_nested_param(self, fs, stack, name):
+        """The value is the very object the top frame's parameter ``name`` was called with: it
+        has that parameter's source (an equal value stored by the call would have been guarded
+        where it was read; the same object read twice gets the same guard)."""
+        if stack and (stack[-1] is self.param_values[name] or stack[-1] is self.frame_packed.get(name, NO_VALUE)):
+            self._post_param(fs, stack, name)
+
+    def _cell_of(self, fs, idx):
+        if fs.is_top:
+            return self.top_closure[idx] if idx < len(self.top_closure) else None
+        if idx in passed_free_cells(fs.code):
+            return None   # a cell of the split call, passed to its resume function (magpy.splits)
+        fn = capture.backend().frame_function(fs.frame) if hasattr(capture.backend(), "frame_function") else None
+        if fn is None or fn.__closure__ is None:
+            return None
+        cell = fn.__closure__[idx]
+        fn_node = self.node(fn)
+        if fn_node is not None and fn_node.source is None:
+            # A closure created during this call: its cells are the call's own (made by
+            # MAKE_CELL in a monitored frame), except those passed down from the closure of the
+            # compiled function or of a function from outside, which outlive the call
+            # (`lambda k: table[k]` over such a free variable reads outside state).
+            if self.outside_cells.get(id(cell)) is not cell:
+                return None
+        return cell
+
+    def _post_cell(self, fs, stack, cell):
+        self.on_read(stack[-1], CellSource(ConstSource(cell, "cell")), None)
+
+    # -- globals and imports -------------------------------------------------------------------
+    def op_LOAD_GLOBAL(self, fs, ins, stack):
+        name = ins.argval
+        g = fs.frame.f_globals
+        if (id(g), name) in self.global_writes:
+            return
+        if name in g:
+            self._pend(fs, self._post_global, (g, name, ins))
+            return
+        b = fs.frame.f_builtins
+        if isinstance(b, dict) and name in b:
+            # A builtin: it stays one only while no global of that name appears, and it is that
+            # very object while `builtins.name` is not rebound.
+            self.add_guard(KeyAbsentGuard(ConstSource(g, f"{g.get('__name__', '?')}.__dict__"), name))
+            self._pend(fs, self._post_global, (b, name, ins))
+
+    def _post_global(self, fs, stack, data):
+        g, name, ins = data
+        if self.lifted_values and DECODER.pushed(ins, stack) is stack[-1] \
+                and self.lift_value(fs, stack, GlobalSource(g, name)):
+            return
+        # Imported modules, classes and functions are guarded like any other global:
+        # rebinding `cfg`, `act` or `F` between calls is seen.
+        self.on_read(DECODER.pushed(ins, stack), GlobalSource(g, name), ("global", id(g), name))
+
+    def op_IMPORT_NAME(self, fs, ins, stack):
+        """``import a.b`` / ``from .m import x``. With the module already in ``sys.modules`` the
+        statement only looks it up there: what it leaves is read from outside through
+        ``sys.modules[name]`` and guarded by identity (a module replaced there between calls is
+        a miss). A module not imported yet would run its code on this import, which a record
+        cannot replay: the call breaks here."""
+        name, level, fromlist = ins.argval, stack[-2], stack[-1]
+        b = fs.frame.f_builtins
+        imp = b.get("__import__") if isinstance(b, dict) else None
+        if imp is not _BUILTIN_IMPORT:
+            raise BreakCompile("`__import__` is replaced: the import statement calls another function")
+        self.add_guard(IdGuard(ItemSource(ConstSource(b, "builtins.__dict__"), "__import__"), imp))
+        if not isinstance(level, int) or level < 0:
+            raise BreakCompile("an import statement with an unusual level")
+        abs_name = name
+        if level:
+            g = fs.frame.f_globals
+            package = g.get("__package__")
+            if not isinstance(package, str) or not package or (id(g), "__package__") in self.global_writes:
+                raise BreakCompile("a relative import in a module without `__package__`")
+            self.add_guard(ValueGuard(GlobalSource(g, "__package__"), package))
+            abs_name = _absolute_import_name(name, package, level)
+            if abs_name is None:
+                raise BreakCompile("a relative import beyond the top-level package")
+        mod = self._imported_module(abs_name)
+        if fromlist:
+            if hasattr(mod, "__path__") and any(x == "*" or x not in getattr(mod, "__dict__", {}) for x in fromlist):
+                # `from pkg import sub` of a name the package lacks imports the submodule
+                # (importlib's _handle_fromlist): it may run its code.
+                raise BreakCompile(f"`from {abs_name} import ...` may import a submodule")
+            result = abs_name
+        elif "." in name:
+            # `import a.b` binds the top package: `a` (or the package part of a relative name)
+            result = abs_name[:len(abs_name) - len(name) + name.index(".")]
+        else:
+            result = abs_name
+        if result != abs_name:
+            mod = self._imported_module(result)
+        self.on_read(mod, ItemSource(_SYS_MODULES, result))
+
+    def _imported_module(self, name: str) -> Any:
+        """``sys.modules[name]``, fully imported, pinned by identity; else a break."""
+        mod = sys.modules.get(name)
+        if mod is None or getattr(getattr(mod, "__spec__", None), "_initializing", False):
+            raise BreakCompile(f"imports `{name}`, which is not imported yet (its first import runs "
+                               "the module's code)")
+        self.add_guard(IdGuard(ItemSource(_SYS_MODULES, name), mod))
+        return mod
+
+    # -- items of containers from outside -------------------------------------------------------
+    def _subscr(self, fs, container, key) -> None:
+        if self.numpy_node(container) is not None and not T.contains_tensor(key):
+            self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
+            return
+        if self.loop_indexes and self.is_loop_element(container, key):
+            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.loops)
+            return
+        if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
+            self.scalar_escape("indexes a container with", key)
+        if isinstance(container, torch.Tensor):
+            self._pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
+            return
+        node = self.node(container)
+        if isinstance(key, torch.Tensor):
+            raise BreakCompile("indexes a Python container with a tensor")
+        if node is not None and node.source is not None and type(key) is not slice \
+                and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
+                                           and self._from_outside(key))) \
+                and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
+                and (type(key) is int or not isinstance(container, collections_deque)):
+            rel = ("item", key)
+            if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
+                if not self._positions_moved(node, key):
+                    self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
+                    return
+                # logged calls moved the items (`xs.insert(0, v)`, `q.appendleft(v)`) before this
+                # read: guarded whole at its entry state, the item is what it holds now
+                self.full_read(container)
+        elif node is not None and node.source is not None \
+                and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)):
+            self.full_read(container)
+        else:
+            self._unguarded_items(container, "reads an item of")
+        self._pend(fs, self._post_new, 1)
+
+    def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
+        """Did calls logged on a sequence this run (:meth:`_log_mutation`) move its items, so
+        that index ``key`` no longer names the item it named at entry?"""
+        logged = self.appends.get(node.node_id, ())
+        if type(key) is not int:
+            return False
+        shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
+        return any(method in shifting for method, _args in logged)
+
+    def _unguarded_items(self, value: Any, what: str) -> None:
+        """The program reads the items of ``value`` in native code (``a[i]``, ``for x in a``,
+        ``sum(a)``): a container from outside whose items MagPy cannot guard one by one
+        (:func:`items_unguarded`: ``array.array``, ``bytearray``, ``memoryview``...) makes the
+        read dynamic. Its items have no source; taking them as values of the record would bake
+        in what this run saw."""
+        if items_unguarded(value):
+            node = self.node(value)
+            if node is None or node.source is not None:
+                where = node.source.describe() if node is not None else "an object of unknown origin"
+                raise BreakCompile(f"{what} a `{type(value).__name__}` from outside ({where}), "
+                                   "whose items MagPy cannot guard")
+
+    def _post_item(self, fs, stack, data):
+        node, rel, src = data
+        if self.lifted_values and self.lift_value(fs, stack, src):
+            return
+        self.on_read(stack[-1], src, rel, node)
+
+    def _check_stateful_iterator(self, it, what: str) -> None:
+        """An iterator is state: advancing one that exists outside the call cannot be replayed."""
+        node = self.node(it)
+        if node is None or node.source is not None:
+            self._dynamic(f"{what} an iterator that exists outside the call ({type(it).__name__}): "
+                          "each call advances it")
+
+    # -- identity and membership ----------------------------------------------------------------
+    def op_IS_OP(self, fs, ins, stack):
+        a, b = stack[-2], stack[-1]
+        if self.scalar_nodes and (self.scalar_node(a) is not None or self.scalar_node(b) is not None) \
+                and not any(a is s or b is s for s in _SINGLETONS):
+            self._dynamic("compares the identity of a number read from a tensor value")
+        na, nb = self.node(a), self.node(b)
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            # Tensors from outside are not identity-guarded: guard this relation itself.
+            if na is not None and nb is not None and na.source is not None and nb.source is not None:
+                self.add_guard(SameGuard(na.source, nb.source, a is b))
+            elif (na is None or na.source is not None) and (nb is None or nb.source is not None) \
+                    and not (a is None or b is None):
+                raise BreakCompile("compares the identity of tensors of unknown origin")
+            return
+        if any(a is s or b is s for s in _SINGLETONS):
+            # `x is None`: every object from outside already has a guard on its type or value,
+            # which decides this (3.11+ compile it as a jump that reads nothing; 3.10 as IS_OP)
+            return
+        if na is not None and nb is not None and na.source is not None and nb.source is not None:
+            # two objects from outside: the relation is guarded, not which objects they are
+            # (`self.cache is acc` where both came in from outside holds for new objects too)
+            self.add_guard(SameGuard(na.source, nb.source, a is b))
+            return
+        if (na is not None and na.source is None) or (nb is not None and nb.source is None):
+            return   # an object made in the call is none from outside: the outcome is the path's
+        self._guard_identity(a)
+        self._guard_identity(b)
+
+    def _post_contains(self, fs, stack, data):
+        node, needle, inverted = data
+        self.add_guard(ContainsGuard(node.source, needle, bool(stack[-1]) != inverted))
+
+    # -- values read through torch: a getter of process-wide state, a small tensor's values -----------
+    def _state_read(self, target: Any, name: str, args: Any, output: Any) -> None:
+        """``torch.<name>(*args)`` answered ``output`` from process-wide state that no argument
+        shows (``torch.is_anomaly_enabled()``, a ``torch.backends`` flag): guarded as that answer."""
+        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}"), tuple(args), output))
+
+    def _value_guard(self, t: torch.Tensor) -> bool:
+        """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
+
+        Only where that is sound and cheap: a CPU tensor (reading a GPU value is a device
+        sync on every call), not a trainable parameter (its value changes every step, so
+        the guard would only recompile), read as it came in, before any operator of this
+        run changed a tensor in place (through a view it may alias). NaN compares equal
+        to NaN in the guard.
+        """
+        node = self.node(t)
+        if type(t) is not torch.Tensor:
+            return False   # a subclass: its own reads would run its __torch_function__
+        if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
+                or self.graph_mutates or type(t) is not torch.Tensor:
+            return False
+        n = self.graph.node_of(t)
+        if n is not None and n.op != "placeholder":
+            return False
+        self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
+        return True

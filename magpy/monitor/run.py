@@ -1,0 +1,462 @@
+"""The monitor run (paper §3, §5.3): execute the user program once, watching every instruction.
+
+The real CPython interpreter runs the program. For each instruction of a monitored
+frame, :class:`Monitor` receives the value stack (its inputs); the next event in the
+same frame shows the outputs. From these it updates
+
+* the :class:`~magpy.refgraph.RefGraph` (reads from outside get sources and guards,
+  writes get new versions),
+* the operator graph (every tensor operation becomes an fx node),
+
+and detects dynamics (Figure 12): an unannotated native function, a function that
+is not a pure closure, or a read of tensor *values* ends compilation for this call,
+with a break reason that names the user's file and line. The call itself always
+completes eagerly: monitoring never changes what the program computes.
+
+This module owns the run itself: the capture hooks (frames, instructions, exceptions,
+breaks), the frame states and the pending updates (an event's rule *pends* a post rule that
+sees the event's outputs at the next event of the same frame). The steps of the run live in
+mixins of :class:`Monitor`, each in its own module over the same state:
+
+* :mod:`magpy.monitor.reads` and :mod:`magpy.monitor.attrs`: the sources and guards of every
+  read from outside (``on_read``, ``full_read``; parameters, cells, globals, imports, items;
+  attribute lookup with CPython's precedence);
+* :mod:`magpy.monitor.rules`: the update rule of every other event (stores, operators,
+  iteration, calls handed to :mod:`magpy.calls`);
+* :mod:`magpy.monitor.ops`: tensor operations as fx nodes; :mod:`magpy.calls`: what a call
+  means (Figure 12); :mod:`magpy.scalars`, :mod:`magpy.loops`, :mod:`magpy.branches`: numbers
+  read from tensors, counted loops, branches.
+
+The handlers are the update rules of version-neutral *events* (a call, an attribute load, a
+truth test...), written once for CPython 3.10 to 3.13: :mod:`magpy.bytecode` decodes each
+version's opcodes into events and knows where their operands sit on the stack (an opcode it
+does not know is a break that names it); :mod:`magpy.objmodel` answers the Python
+object-model questions (where an attribute lives, what is immutable), :mod:`magpy.guards`
+holds the kinds of guard a read creates.
+"""
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+import torch
+
+from .. import capture
+from ..annotations import lookup
+from ..branches import BranchWatch
+from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
+from ..bytecode import instructions
+from ..calls import CallRules
+from ..global_state import GlobalState
+from ..graph import OpGraph, Unsupported
+from ..guards import Guard
+from ..loops import LoopWatch
+from ..objmodel import PROTOCOL_EVENTS, is_immutable
+from ..refgraph import RefGraph, ShadowNode
+from ..scalars import LiftedInt, ScalarFlow, delift
+from ..source import Source
+from ..splits import NotSplit, SplitHere, take_split
+from .attrs import AttrReads
+from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
+from .ops import OpRecorder
+from .reads import Reads
+from .rules import UpdateRules
+
+#: Events whose native code takes elements out of an array (iteration, unpacking, membership,
+#: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
+_CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
+_NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
+                                  "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
+                                  "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
+
+
+_SKIP = None   # the framework codes (frame.skip_codes), found at the first run
+_no_subclass_functions = torch._C.DisableTorchFunctionSubclass
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
+    """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
+
+    ``param_sources`` maps the top frame's parameter names to their sources.
+    After :meth:`run`, either ``broken`` holds a break reason or ``result`` holds the
+    return value, and ``graph``/``rg``/``guards``/``writes`` describe the call.
+
+    Reads from outside come from :class:`~magpy.monitor.reads.Reads` and
+    :class:`~magpy.monitor.attrs.AttrReads`, the other events' rules from
+    :class:`~magpy.monitor.rules.UpdateRules`. The call decision comes from
+    :class:`~magpy.calls.CallRules` and the recording of tensor operations from
+    :class:`~magpy.monitor.ops.OpRecorder`; numbers read from tensor values are followed by
+    :class:`~magpy.scalars.ScalarFlow`.
+    """
+
+    #: check mode (magpy.check): a list that gets ``(source, value, where)`` for every immutable value
+    #: read from outside, to say which guard should have failed when a record diverges from eager
+    read_log: list | None = None
+
+    def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
+                 top_closure: tuple | None = None, lifted: list[tuple] | None = None,
+                 lifted_values: frozenset = frozenset()) -> None:
+        global _SKIP
+        if _SKIP is None:
+            _SKIP = skip_codes()
+        self.top_code = top_code
+        self.param_sources = param_sources
+        self.param_values = param_values
+        self.top_closure = top_closure or ()
+        # Cells that outlive the call (id -> cell): the compiled function's closure and those of
+        # every function from outside whose frame ran. A function made during the call that
+        # closes over one of them (`lambda k: table[k]` inside such a function) reads outside state.
+        self.outside_cells: dict[int, Any] = {id(c): c for c in self.top_closure}
+        self.frame_packed: dict[str, Any] = {}   # the top frame's own *args tuple / **kwargs dict
+        self.rg = RefGraph()
+        self.graph = OpGraph()
+        self.guards: list[Guard] = []
+        self._guarded: set = set()
+        self.frames: dict[int, FrameState] = {}
+        self.opaque_frame: Any = None
+        self.broken: str | None = None
+        self.delifting = False   # after a break: LiftedInts on monitored stacks become ints (_break)
+        self.dynamic = False
+        self.result: Any = None
+        self.finished = False
+        self.attr_writes: dict[int, dict[str, Any]] = {}   # node id -> {name: True}
+        self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
+        self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
+        self.mutated: set[int] = set()                       # node ids changed in place
+        self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
+        self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
+        self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
+        self.array_constants: list[tuple] = []              # (ndarray, snapshot) the graph holds as tensors
+        self.value_shaped: set[int] = set()                  # ids of tensors whose shape depends on values
+        self.star_calls: dict[int, tuple] = {}              # generator frame id -> f(*gen) waiting for it
+        self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
+        self.star_maps: dict[Any, tuple] = {}                # code of f in g(*map(f, ..)) -> (returns, g's frame)
+        self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
+        self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
+        self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
+        self.uses_modules = False
+        self.top_frame = None
+        self.grad_enabled = torch.is_grad_enabled()
+        self.global_state = GlobalState.capture()   # one guard for every process-wide switch
+        self.graph_mutates = False                   # an operator changed a tensor in place
+        self.mutates_outside = False                 # ... one sharing memory with a tensor from outside
+        self._entered: set = set()                   # generator frames whose parameters were bound
+        self.storage_groups: list = []               # tensors whose storages must keep their aliasing
+        self.init_scalars()
+        self.init_loops()
+        self.init_branches()
+        self.split_shape: tuple | None = None       # the call shape, where a break may split the call (magpy.splits)
+        self.split: Any = None                       # the SplitPoint taken at the break
+        self.split_note: str | None = None           # why the break did not split the call
+        self.split_values: list | None = None        # the real values of the split's image (magpy.splits)
+        self.split_wants_fixed_sizes = False         # a split was refused because sizes change
+        self.abort_at_split = False                  # stop the program at a split (SplitHere)?
+        self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
+        self.made_functions: dict = {}               # id -> (function, the frame that made it): closures a split resumes
+        self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
+        self.in_call_event = False                   # the handler of a call instruction is running
+        self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
+        self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
+        self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
+        # ... and floats among them? (TorchInductor 2.13 on CPU computed wrong results from a float
+        # input read back with item() in a fused kernel: with it, float draws are pinned and
+        # floats that change between calls stay guarded.)
+        self.float_inputs_ok = False
+        # ... and does it raise where eager raises (a tensor operation inside `try`/`except` is then
+        # speculated on: the record holds while the graph does not raise)? The eager graph does;
+        # a compiled kernel need not check what eager's operator checks.
+        self.raising_ok = False
+        self.eager_graph = False                     # does the graph run op by op (backend "eager": same grad_fns)?
+        self.speculative_ops: list = []              # file:line of tensor operations inside try/except
+        self._at = None                              # (frame state, offset) of the instruction being monitored
+        # Objects passed in are registered at entry: C code (zero-argument super(), method
+        # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
+        # Lifted shapes (magpy.scalars): (source, tensor, dims) of arguments whose listed dimensions
+        # are not guarded; every size read that derives from them is a graph node.
+        self.lifted_dims: dict[Source, frozenset] = {}
+        self.lifted_values = lifted_values   # descriptions of sources whose int values are graph inputs
+        self.lifted_value_nodes: dict[Source, Any] = {}
+        for src, value, dims in lifted or ():
+            if dims:
+                self.lifted_dims[src] = frozenset(dims)
+                self.mark_lifted_shape(value)
+        for name, value in param_values.items():
+            if not is_immutable(value):
+                self.on_read(value, param_sources[name], ("arg", name))
+
+    # -- capture hooks --------------------------------------------------------------------------------
+    def enter_frame(self, frame) -> bool:
+        if self.broken is not None or self.finished or self.opaque_frame is not None:
+            return False
+        code = frame.f_code
+        if code in _SKIP or code.co_filename in MAGPY_RUNTIME_FILES:
+            return False   # framework frames and MagPy's own (a compiled callable called inside)
+        is_top = self.top_frame is None
+        if is_top:
+            if code is not self.top_code:
+                return False
+            self.top_frame = frame
+        elif code in annotated_codes():
+            # An annotated Python function called from a frame MagPy skips (Module._call_impl
+            # calling torch.compiler.is_compiling): opaque, as when the monitor sees the call.
+            be = capture.backend()
+            fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+            if fn is not None and lookup(fn) is not None:
+                parent = self.frames.get(id(frame.f_back))
+                if parent is not None and parent.frame is frame.f_back and parent.pending is None:
+                    # Entered by the interpreter itself from a monitored frame (`with` calls
+                    # __enter__): what it calls is opaque too, until that frame goes on.
+                    self._pend(parent, self._post_nothing, None, opaque=True)
+                return False
+        fs = FrameState(frame, code, instructions(code), is_top)
+        if is_top:
+            fs.unwritten_params = set(self.param_sources)
+            self._bind_packed_params(frame)
+        self.frames[id(frame)] = fs
+        if not is_top and frame not in self._entered:
+            if code.co_flags & _RESUMABLE:
+                self._entered.add(frame)   # resumed later: bind once (other frames are not held,
+                                           # their locals would keep every activation alive)
+            try:
+                if code.co_flags & inspect.CO_OPTIMIZED and capture.backend().frame_function(frame) is None:
+                    # Its defaults, __code__ and closure are outside state only the function
+                    # object reaches (CPython 3.10 frames do not name it; see capture._py310).
+                    raise BreakCompile(f"cannot tell which function object runs `{code.co_name}`")
+                self.bind_callee(frame, code)
+                self._guard_dunder_entry(frame, code)
+                self._note_outside_cells(frame)
+            except BreakCompile as e:
+                self._break(e.reason, fs, frame.f_lasti)
+        return True
+
+    def _note_outside_cells(self, frame) -> None:
+        """The closure cells of a function from outside (not made during the call) entered here:
+        functions it makes pass them on (a comprehension or lambda in a closure-defined
+        ``forward`` reading a free variable ``forward`` itself never loads)."""
+        be = capture.backend()
+        fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+        if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+            return
+        fn_node = self.node(fn)
+        if fn_node is not None and fn_node.source is None:
+            return   # made in this call: its cells came from frames seen here
+        for cell in fn.__closure__:
+            self.outside_cells[id(cell)] = cell
+
+    def instruction(self, frame, offset: int, stack: list) -> None:
+        if self.broken is not None:
+            if self.delifting:
+                fs = self.frames.get(id(frame))
+                if fs is not None and fs.frame is frame:
+                    self._delift_stack(frame, stack)
+            return
+        fs = self.frames.get(id(frame))
+        if fs is None or fs.frame is not frame:
+            return
+        # MagPy's own reads of tensors (shapes, versions) must not run a user subclass's
+        # __torch_function__: that would be a side effect eager does not have.
+        with _no_subclass_functions():
+            self._instruction(fs, frame, offset, stack)
+
+    def _instruction(self, fs, frame, offset: int, stack: list) -> None:
+        self._at = (fs, offset)
+        call = fs.last_call = None   # (the frame went on after its last call: drop the stack it had then)
+        self.in_call_event = False
+        try:
+            if fs.pending is not None:
+                post, data = fs.pending
+                fs.pending = None
+                self.opaque_frame = None
+                post(fs, stack, data)
+            ins = fs.instrs.get(offset)
+            if ins is None:
+                return
+            if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
+                self._guard_protocol(ins, stack)
+            if self.scalar_nodes and ins.opname in _NUMPY_OPAQUE_EVENTS and self.holds_numpy(stack[-3:]):
+                # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
+                # native code hands out its elements, which nobody follows: its values are assumed
+                self.scalar_escape(f"{ins.real} of", stack[-3:])
+            if self.watched or self.active_loops:
+                self.loop_event(fs, ins, stack)   # (magpy.loops: what a loop to be rolled may not do)
+            if self.branch_active:
+                self.branch_event(fs, ins, offset, stack)   # (magpy.branches: arms, merge points)
+            if ins.opname in _CALL_EVENTS:
+                # what a split at this call needs, and what outer frames resume after (magpy.splits)
+                fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
+                self.in_call_event = True
+            getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
+            self.in_call_event = False
+        except BreakCompile as e:
+            self._break(e.reason, fs, offset, call=call)
+        except Unsupported as e:
+            self._break(str(e), fs, offset)
+        except Exception as e:  # an internal error: stop compiling, the call runs on eagerly
+            self._break(str(internal_error(e)), fs, offset, internal=True)
+        if self.delifting:
+            # (read again: the handler may have replaced the top since the hook read the stack)
+            self._delift_stack(frame, capture.read_stack(frame))
+
+    def leave_frame(self, frame, value) -> None:
+        fs = self.frames.get(id(frame))
+        if fs is None or fs.frame is not frame:
+            return
+        if self.broken is None and fs.pending is not None:
+            # A frame can only return from RETURN_VALUE; a pending post is an exception exit.
+            fs.pending = None
+            self.opaque_frame = None
+        del self.frames[id(frame)]
+        if self.active_loops:
+            self.loop_frame_left(fs)
+        if self.branch_active:
+            self.branch_frame_left(fs, value)
+        if id(frame) in self.star_calls:
+            self._star_generator_left(frame, fs)
+        collector = self.return_collectors.get(fs.code)
+        if collector is not None:
+            collector.append(value)
+        mapped = self.star_maps.get(fs.code)
+        if mapped is not None and frame.f_back is mapped[1]:
+            mapped[0].append(value)   # (called by map from that frame: not a recursive call)
+        if fs.is_top and self.broken is None:
+            self.finished = True
+            self.result = value
+
+    def exception(self, frame, exc) -> None:
+        fs = self.frames.get(id(frame))
+        if fs is not None:
+            pending, fs.pending = fs.pending, None
+            self.opaque_frame = None
+            if pending is not None and self.broken is None:
+                follows = pending[0] == self._post_op and self.raise_follows_metadata(*pending[1][:5])
+                if follows is True:
+                    return   # the except path is what the same guarded shapes and dtypes give again
+                if follows == "lifted":
+                    # (not dynamic: the next monitor run guards the sizes, and then it is)
+                    self._break(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__} on a lifted "
+                                "size: whether it raises follows sizes the record does not guard", fs, fs.frame.f_lasti)
+                    return
+                if pending[0] == self._post_op:
+                    self.dynamic = True
+                    self._break(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "
+                                "exceptions that depend on tensor values cannot be guarded", fs, fs.frame.f_lasti)
+                    return
+                self._failed_read(pending, exc)
+
+    # -- breaking -----------------------------------------------------------------------------------------
+    def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False, call: tuple | None = None) -> None:
+        line = None
+        ins = fs.instrs.get(offset)
+        if ins is not None:
+            line = ins.line
+        at = f"{fs.code.co_filename}:{line or fs.frame.f_lineno}"
+        if call is not None and self.split_shape is not None and not internal:
+            # The call instruction has not run yet: the call can be split right here (magpy.splits).
+            try:
+                self.split = take_split(self, fs, call, reason, self.split_shape)
+            except NotSplit as e:
+                self.split_note = f"not split: {e}"
+            except Exception as e:   # a MagPy bug: no split, the call runs eagerly as before
+                self.split_note = f"not split: {internal_error(e)}"
+        # (typed for magpy.pipeline; ``broken`` is its text, which the rest of the run tests and prints)
+        self.break_reason = BreakReason(BreakKind.INTERNAL if internal else BreakKind.UNSUPPORTED, reason,
+                                        function=fs.code.co_name, where=at)
+        self.broken = str(self.break_reason)
+        if self.split is not None and self.split.abortable and self.abort_at_split:
+            capture.stop()
+            raise SplitHere()   # (into the program at D: the caller goes on from the split's values)
+        self.internal_error = internal
+        self.opaque_frame = None
+        if any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values()):
+            # The program goes on eagerly, but sizes this run put on the stack as LiftedInts
+            # (an int subclass: `type(n) is int` would be False) may sit on the stacks and in
+            # the locals of the frames being monitored. Those frames stay traced, and before each
+            # of their instructions a LiftedInt on the stack becomes a plain int (a local is one
+            # once loaded), so the program never sees one (see magpy.scalars.LiftedInt).
+            # Containers the monitored frames hold, and what the run wrote outside so far, are
+            # changed in place now (frames entered from here on are not traced).
+            self.delifting = True
+            for st in list(self.frames.values()):
+                for v in list(st.frame.f_locals.values()):
+                    if type(v) in (list, dict, set) or (type(v) not in (tuple, torch.Size) and hasattr(v, "__dict__")):
+                        delift(v)
+            self.delift_outside(None)
+        else:
+            capture.stop()
+
+    def _delift_stack(self, frame, stack: list) -> None:
+        n = len(stack)
+        for i, v in enumerate(stack):
+            if type(v) is LiftedInt:
+                capture.replace_top(frame, int(v), below=n - 1 - i)
+            elif type(v) in (tuple, list, dict) and v:
+                new = delift(v)   # (lists and dicts in place; a tuple `(b, n)` about to be pushed somewhere is rebuilt)
+                if new is not v:
+                    capture.replace_top(frame, new, below=n - 1 - i)
+
+    def delift_outside(self, result: Any) -> Any:
+        """After the record is built: plain ints in place of the run's LiftedInts in what it wrote
+        outside (attributes, containers, globals, cells) and in its result."""
+        for nid, names in self.attr_writes.items():
+            obj = self.rg.sn[nid].obj
+            for name in names:
+                d = getattr(obj, "__dict__", None)
+                if isinstance(d, dict) and name in d:
+                    d[name] = delift(d[name])
+                elif isinstance(obj, type) and isinstance(d, types.MappingProxyType) and name in d \
+                        and type(d[name]) is not delift(d[name]).__class__:
+                    type.__setattr__(obj, name, delift(d[name]))   # a class attribute (`type(self).calls += 1`)
+        for nid in [*self.appends, *self.mutated]:
+            obj = self.rg.sn[nid].obj
+            if isinstance(obj, (list, dict, set)):
+                delift(obj)
+        for g, name in self.global_writes.values():
+            if name in g:
+                g[name] = delift(g[name])
+        for cell in self.cell_writes.values():
+            try:
+                cell.cell_contents = delift(cell.cell_contents)
+            except ValueError:
+                pass
+        return delift(result)
+
+    def release(self) -> None:
+        """The run is over and its record built: drop every reference to the run's objects.
+
+        A monitor sits in reference cycles (frames, pended callbacks, shadow nodes), so it lives
+        until the cyclic collector runs, and with it the user frames it watched (with their
+        locals: activations), the objects its shadow nodes hold (whole modules, parameters) and
+        the run's arguments. Only its plain facts stay readable (``dynamic``, ``broken``)."""
+        keep = {k: self.__dict__[k] for k in ("broken", "dynamic", "finished", "internal_error") if k in self.__dict__}
+        self.__dict__.clear()
+        self.__dict__.update(keep)
+
+    def framework_code(self, code: Any) -> bool:
+        """Is ``code`` a framework frame's that runs between user frames unmonitored
+        (``Module._call_impl``)?"""
+        return code in _SKIP
+
+    def where(self) -> str:
+        """The user's file:line of the instruction being monitored."""
+        fs, offset = self._at
+        ins = fs.instrs.get(offset)
+        line = ins.line if ins is not None and ins.line else fs.frame.f_lineno
+        return f"{fs.code.co_filename}:{line} in {fs.code.co_name}"
+
+    def _dynamic(self, reason: str):
+        self.dynamic = True
+        raise BreakCompile(reason)
+
+    # -- RefGraph helpers -------------------------------------------------------------------------------
+    def node(self, v) -> ShadowNode | None:
+        return self.rg.get_node_by_var(v)
+
+    # -- pending updates ------------------------------------------------------------------------------
+    def _pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
+        """The event's outputs are seen at the next event of ``fs``: run ``post(fs, stack, data)``
+        then. ``opaque``: the frames the event enters are not monitored until then."""
+        fs.pending = (post, data)
+        if opaque:
+            self.opaque_frame = fs.frame

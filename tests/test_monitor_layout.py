@@ -1,0 +1,55 @@
+"""The monitor package's layout (issue #26): small files with one job each, and imports that
+keep the contract objects free of the run (FrameState needs no Monitor; nothing in the monitor
+imports the code generator)."""
+import ast
+import pathlib
+
+MONITOR = pathlib.Path(__file__).resolve().parent.parent / "magpy" / "monitor"
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    """Modules a file imports when it runs (imports under ``if TYPE_CHECKING:`` included: they
+    are edges of the import graph a reader follows too), relative names resolved in magpy."""
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ["magpy", "monitor"][: 3 - node.level] if node.level <= 2 else []
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+def test_every_monitor_file_is_small():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in MONITOR.glob("*.py")}
+    assert {"run.py", "frame.py", "reads.py", "attrs.py", "rules.py", "ops.py"} <= set(sizes)
+    assert all(n <= 800 for n in sizes.values()), sizes
+
+
+def test_contract_and_reads_do_not_import_the_run():
+    for name in ("frame.py", "reads.py", "attrs.py", "rules.py", "ops.py"):
+        imports = _imports(MONITOR / name)
+        assert "magpy.monitor.run" not in imports, name
+        assert "magpy.monitor" not in imports, name   # (the package imports the run)
+    assert not {i for i in _imports(MONITOR / "frame.py") if i.startswith("magpy.monitor")}
+
+
+def test_no_monitor_file_imports_codegen_or_api():
+    for path in MONITOR.glob("*.py"):
+        imports = _imports(path)
+        assert not {i for i in imports if i.split(".")[:2] in (["magpy", "codegen"], ["magpy", "api"])}, path.name
+
+
+def test_reads_are_where_the_run_makes_guards():
+    """The update rules and the run core make no source and no guard: they ask the reads."""
+    for name in ("run.py", "rules.py", "ops.py"):
+        tree = ast.parse((MONITOR / name).read_text())
+        made = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                and (n.func.id.endswith("Guard") or n.func.id.endswith("Source"))}
+        assert not made, (name, made)
