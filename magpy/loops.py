@@ -50,7 +50,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from .scalars import LiftedInt, _replace_top
+from .scalars import LiftedInt
+from .scalars import replace_top as _replace_top
 
 
 def loop_index(k: int) -> int:

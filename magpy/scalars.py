@@ -176,7 +176,7 @@ def make_size(*sizes: int) -> torch.Size:
     return torch.Size(sizes)
 
 
-def _replace_top(fs: Any, stack: list, value: Any) -> None:
+def replace_top(fs: Any, stack: list, value: Any) -> None:
     """The program goes on with ``value`` on top of the stack (and so do the monitor's handlers of
     the instruction about to run, which were handed ``stack`` as read before)."""
     capture.replace_top(fs.frame, value)
@@ -335,14 +335,14 @@ class ScalarFlow:
         if type(value) in (int, bool) and type(value) is not bool:
             # a plain int has no identity of its own: the program goes on with a LiftedInt
             value = LiftedInt(value)
-            _replace_top(fs, stack, value)
+            replace_top(fs, stack, value)
         elif type(value) is not float and type(value) is not LiftedInt:
             self._dynamic(f"reads a tensor value into a Python {type(value).__name__}")
         elif id(value) in self.scalar_nodes or any(value is a for a in held):
             # An existing object (an argument of max/min, a constant of the code) would now mean
             # something else too: the program goes on with a fresh copy of it.
             value = value * 1.0 if type(value) is float else LiftedInt(value)
-            _replace_top(fs, stack, value)
+            replace_top(fs, stack, value)
         self.scalar_nodes[id(value)] = (value, node)
 
     def scalar_escape(self, what: str, *values: Any) -> None:
@@ -439,7 +439,7 @@ class ScalarFlow:
 
     def _post_rewrap(self, fs, stack, lifted):
         new = LiftedInt(stack[-1])
-        _replace_top(fs, stack, new)
+        replace_top(fs, stack, new)
         self.scalar_nodes[id(new)] = (new, self.scalar_node(lifted))
 
     # -- lifted shapes ---------------------------------------------------------------------------------
@@ -495,7 +495,7 @@ class ScalarFlow:
             # shares equal constants across a module's code objects: `SCALES = [1.0, ...]` and
             # `math.copysign(1.0, s)`): followed by identity, the constant would read as this
             # input. The program goes on with a copy of its own.
-            _replace_top(fs, stack, value * 1.0)
+            replace_top(fs, stack, value * 1.0)
         self.track_scalar(fs, stack, node)
         return True
 
@@ -510,7 +510,7 @@ class ScalarFlow:
                 self.scalar_nodes[id(v)] = (v, self.graph.call("method", "size", (node, d), {}))
                 sizes.append(v)
             new = torch.Size(sizes)
-            _replace_top(fs, stack, new)
+            replace_top(fs, stack, new)
             self._new_outputs([new])
             return
         if what == "size":
@@ -637,7 +637,7 @@ class ScalarFlow:
             # An input handed back (a format that changes nothing this time) or an object that
             # already means something: the program goes on with a fresh copy of the text.
             value = value[:1] + value[1:]
-            _replace_top(fs, stack, value)
+            replace_top(fs, stack, value)
         self.scalar_nodes[id(value)] = (value, node)   # (held by the run: its id names it while the run lasts)
 
     def _post_scalar(self, fs, stack, data):

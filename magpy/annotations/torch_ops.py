@@ -45,6 +45,12 @@ DATA_DEPENDENT = frozenset({
     "synchronize", "set_rng_state", "get_rng_state", "cpu_nonzero",
 })
 
+#: Tensor methods that read a value into Python: fine for a small value-guarded tensor.
+SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
+#: Tensor methods that read its shape, by what magpy.scalars calls the read.
+SIZE_READS = {"size": "size", "numel": "numel", "nelement": "numel", "__len__": "len"}
+
+
 def shape_depends_on_values(name: str, args, kwargs) -> bool:
     """Does this call's output *shape* depend on tensor values (not only on input shapes)?
 

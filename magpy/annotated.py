@@ -1,0 +1,261 @@
+"""Calls of annotated natives (paper §5.2): what the six properties of an operation make of a call.
+
+A native function the monitor cannot see into is described by its :class:`~magpy.annotations.Annotation`:
+PureClosure (else the call is dynamic), AsOpNode (the call becomes an operator-graph node), InPlace
+and OutInPlace (its arguments are changed), Relation (its result is an attribute or item of an argument,
+read with a source and a guard) and ValueRead (which arguments it reads: guarded). :meth:`AnnotatedRules._call_annotated`
+applies them when :meth:`~magpy.calls.CallRules._call` finds an annotated callee ("annotated" and
+"numpy function" in :data:`~magpy.calls.FIGURE_12`). A native without an annotation may still be *pure by its
+inputs* (:meth:`AnnotatedRules._pure_by_inputs`): only constants in, from a module without outside effects.
+
+:class:`AnnotatedRules` is a base of :class:`~magpy.calls.CallRules` (methods of the monitor run; the
+host provides the state and helpers ``CallRules`` lists).
+"""
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING
+
+import torch
+
+from .annotations import DYNAMIC, Annotation
+from .annotations import torch_ops as T
+from .breaks import BreakCompile
+from .guards import AbsentGuard, HasAttrGuard, PresentGuard
+from .natives import KEYED_READERS, LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
+from .objmodel import attr_location, is_immutable, relation_present
+from .source import AttrSource, ItemSource
+
+if TYPE_CHECKING:
+    from .calls import CallSite
+    from .monitor import FrameState
+
+#: Native callables (functions, methods, slot wrappers) that :meth:`AnnotatedRules._pure_by_inputs` may run.
+NATIVE_CALLABLES = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodDescriptorType,
+                    types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType)
+#: Modules whose natives have effects or results beyond their arguments (clock, files, processes,
+#: threads, random numbers, the interpreter's own state): never run as pure by their inputs.
+_EFFECTFUL_MODULES = frozenset({
+    "os", "posix", "nt", "time", "random", "_random", "secrets", "socket", "select", "selectors", "io", "_io",
+    "sys", "gc", "threading", "_thread", "signal", "subprocess", "_posixsubprocess", "multiprocessing",
+    "_multiprocessing", "ctypes", "_ctypes", "mmap", "faulthandler", "tracemalloc", "resource", "datetime",
+    "_datetime", "uuid", "_uuid", "atexit", "weakref", "_weakref", "warnings", "_warnings", "importlib", "_imp",
+    "marshal", "pickle", "_pickle", "builtins", "torch", "numpy", "logging", "shutil", "tempfile", "fcntl",
+    "termios", "pty", "_signal", "asyncio", "_asyncio", "queue", "_queue", "ssl", "_ssl", "sqlite3", "_sqlite3",
+    "zoneinfo", "locale", "_locale", "getpass", "pwd", "grp", "platform", "_osx_support", "webbrowser",
+    "psutil", "_psutil_linux", "pynvml", "GPUtil",
+})
+#: Names of natives that change state rather than compute (``cv2.setNumThreads(2)``): never pure.
+_SETTER_PREFIXES = ("set", "seed", "reset", "clear", "register", "enable", "disable", "push", "pop", "add",
+                    "write", "flush", "update", "put", "init", "load", "save", "open", "close", "start", "stop")
+_RE_PATTERN = type(__import__("re").compile(""))
+_RE_MATCH = type(__import__("re").match("", ""))
+
+
+def _constant_input(v) -> bool:
+    """An input a native can only read as a constant: an immutable value, a class, a compiled
+    regular expression or a match of one, or an instance of a subclass of str/bytes/int/float (``torch.__version__``
+    is a ``TorchVersion``), which the caller guards by identity when it comes from outside."""
+    return is_immutable(v) or isinstance(v, (type, _RE_PATTERN, _RE_MATCH)) or (
+        isinstance(v, (str, bytes, int, float)) and not isinstance(v, (bool, torch.Tensor)))
+
+
+class AnnotatedRules:
+    """The annotation of a native callee applied to the call (a base of ``CallRules``)."""
+
+    def _annotated(self, fs: FrameState, c: CallSite) -> bool:
+        """An annotated native: its annotation decides (:meth:`_call_annotated`)."""
+        self._call_annotated(fs, c.fn, c.ann, c.args, c.kwargs)
+        return True
+
+    def _numpy_function(self, fs: FrameState, c: CallSite) -> bool:
+        """A numpy function outside the registry: its annotation from :mod:`magpy.annotations.numpy_ops`;
+        a ufunc's ``out=`` array is written in place."""
+        out = c.kwargs.get("out")
+        if out is not None:
+            for o in out if isinstance(out, tuple) else (out,):
+                self._mutate(o)
+        return self._annotated(fs, c)
+
+    def _call_annotated(self, fs, fn, ann: Annotation, args, kwargs) -> None:
+        """``fn(*args, **kwargs)`` by ``fn``'s annotation ``ann``: not a pure closure is dynamic; a
+        metadata query is a new value; AsOpNode is an operator node; InPlace changes its arguments;
+        a Relation is a read with a source (an attribute or item of argument 0); else the arguments
+        it reads (ValueRead) are read, and Python callbacks it calls run monitored."""
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", str(fn))
+        if ann is DYNAMIC or not ann.pure_closure:
+            self._dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
+        if ann.meta:
+            if fn is torch.numel and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+                if self.shape_is_lifted(args[0]):
+                    self.start_size_read(fs, args[0], "numel")   # as `t.numel()`
+                    return
+                self.check_shape_read(args[0], "`torch.numel`")
+            self._pend(fs, self._post_new, 1, opaque=True)
+            return
+        if ann.as_op_node is not None:
+            # AsOpNode: the call itself becomes an operator-graph node (its native code never
+            # runs on the matched path; the graph calls it).
+            target = fn if ann.as_op_node == "function" else getattr(fn, "__name__", name)
+            self._pend_op(fs, ann.as_op_node, target, list(args), dict(kwargs), name)
+            return
+        if fn is setattr and len(args) == 3 and type(args[1]) is str and not kwargs:
+            self._attr_write(fs, args[0], args[1], args[2])   # exactly what `obj.name = value` does
+            return
+        if ann.out_inplace and args:
+            self._mutate(args[0])
+        if fn in LOGGED_MUTATIONS and args and self._log_mutation(args[0], fn.__name__, args[1:]):
+            self._pend(fs, self._post_new, 1)
+            return
+        for i in ann.inplace:
+            if i < len(args):
+                self._mutate(args[i])
+        if ann.relation is not None and args:
+            rel = ann.relation(args, kwargs)
+            if rel == ("attr", "__dict__") and isinstance(args[0], type):
+                self._pend(fs, self._post_class_dict, args[0])   # vars(C), getattr(C, "__dict__")
+                return
+            if rel is not None and rel[0] in ("setattr", "delattr"):
+                obj = args[0]
+                node = self.node(obj)
+                if node is not None and node.source is not None:
+                    self.attr_writes.setdefault(node.node_id, {})[rel[1]] = True
+                self._read_args(args[1:2])
+                self._pend(fs, self._post_nothing, None, opaque=True)
+                return
+            if rel is not None:
+                obj = args[0]
+                node = self.node(obj)
+                if isinstance(obj, torch.Tensor):
+                    if rel[0] == "attr" and rel[1] in ("shape", "ndim"):
+                        self.check_shape_read(obj, f"reads `.{rel[1]}`")
+                    if rel == ("attr", "shape") and self.shape_is_lifted(obj):
+                        self.start_size_read(fs, obj, "shape")   # getattr(t, "shape"): as `t.shape`
+                        return
+                    if isinstance(rel[1], str) and not any(rel[1] in k.__dict__ for k in type(obj).__mro__):
+                        self._tensor_user_attr(fs, obj, rel[1])   # (t._is_param: its instance dict)
+                        return
+                    if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or
+                                                                     callable(getattr(type(obj), str(rel[1]), None)))):
+                        self._pend(fs, self._post_new, 1, opaque=True)
+                        return
+                    raise BreakCompile(f"`{name}` on a tensor")
+                if node is not None and node.source is not None and is_immutable(rel[1]) \
+                        and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
+                    if rel[0] == "hasattr":
+                        self._pend(fs, self._post_hasattr, (node, rel), opaque=True)
+                        return
+                    if rel[0] == "attr":
+                        where, via = attr_location(obj, rel[1])
+                        if where in ("class_fn",):
+                            self._pend(fs, self._post_new, 1, opaque=True)
+                            return
+                        self._guard_attr_precedence(obj, node, rel[1], where, via)
+                        src = AttrSource(node.source, rel[1], via)
+                    else:
+                        if not isinstance(obj, (list, tuple, dict)):
+                            self._pend(fs, self._post_new, 1)
+                            return
+                        src = ItemSource(node.source, rel[1])
+                    default = len(args) > 2 or (rel[0] == "item" and fn is dict.get)
+                    self._pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
+                    return
+                self._pend(fs, self._post_new, 1, opaque=isinstance(obj, torch.nn.Module))
+                return
+        key = kwargs.get("key")
+        if fn in KEYED_READERS and isinstance(key, (types.FunctionType, types.MethodType)) \
+                and isinstance(getattr(key, "__func__", key), types.FunctionType):
+            # sorted/min/max with a Python key compare the *keys*, which its monitored frames
+            # return: the elements are only moved. Tensor keys would be compared in C.
+            self._read_args(args, ann, None)
+            code = getattr(key, "__func__", key).__code__
+            collector: list = []
+            self.return_collectors[code] = collector
+            self._pend(fs, self._post_keyed, (fn, code, collector))
+            return
+        if fn in STORING_CONSTRUCTORS:
+            kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
+        if fn in ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):
+            # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),
+            # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored.
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            self._read_args([a for a in args if not isinstance(a, torch.Tensor)], None, fn)
+            self._read_args(list(kwargs.values()), None, fn)
+            self._pend(fs, self._post_rows, tensors, opaque=True)
+            return
+        self._read_args(args, ann, fn)
+        self._read_args(list(kwargs.values()), None, fn)
+        # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
+        self._pend(fs, self._post_new, 1)
+
+    def _post_rows(self, fs, stack, tensors):
+        self.bind_iterated_tensors(tensors, stack[-1])
+        self._post_new(fs, stack, 1)
+
+    def _tensor_user_attr(self, fs, t: torch.Tensor, name: str) -> None:
+        """``getattr(t, name[, default])`` / ``hasattr(t, name)`` for a name the tensor class does
+        not define: an attribute set on the tensor object (``t._is_param = True``), which lives in
+        its ``__dict__``. For a tensor from outside that is state: present, it is read like any
+        attribute; absent, it must stay absent. A tensor made in this call has none."""
+        node = self.node(t)
+        if node is None:
+            raise BreakCompile(f"reads attribute `{name}` of a tensor of unknown origin")
+        present = name in t.__dict__
+        if self.rg.read(node, ("attr", name)) is not None:
+            pass   # (written or read before in this call: the RefGraph already knows it)
+        elif node.source is None:
+            if present:
+                raise BreakCompile(f"reads attribute `{name}` set on a tensor made in the call")
+        elif present:
+            self.on_read(t.__dict__[name], AttrSource(node.source, name, "__dict__"), ("attr", name), node)
+        else:
+            self.add_guard(AbsentGuard(node.source, name))
+        self._pend(fs, self._post_new, 1, opaque=True)
+
+    def _post_keyed(self, fs, stack, data):
+        fn, code, keys = data
+        self.return_collectors.pop(code, None)
+        if any(T.contains_tensor(k) for k in keys):
+            self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensor keys (reads their values)")
+        if fn is not list.sort:
+            self._post_new(fs, stack, 1)
+
+    def _post_relation(self, fs, stack, data):
+        node, rel, src, has_default, obj = data
+        value = stack[-1]
+        if has_default:
+            present = relation_present(obj, rel)
+            self.add_guard(PresentGuard(src if rel[0] == "item" else AttrSource(node.source, rel[1]),
+                                        rel, present))
+            if not present:
+                return
+        self.on_read(value, src, rel, node)
+
+    def _post_hasattr(self, fs, stack, data):
+        node, rel = data
+        self.add_guard(HasAttrGuard(node.source, rel[1], bool(stack[-1])))
+
+    def _pure_by_inputs(self, fs: FrameState, c: CallSite) -> bool:
+        """An unannotated native whose every input is a guarded constant (numbers, strings, tuples of
+        them, classes, a compiled regular expression) and that belongs to no module with outside
+        effects (clock, files, processes, random) computes a function of guarded values: it runs
+        as it is, its result is a value of the record (``Pattern.search`` parsing a version
+        string, ``str.maketrans``). A native that receives anything mutable, or a tensor, does not.
+        (The kind is only picked for a native callable, :data:`NATIVE_CALLABLES`.)"""
+        fn, args, kwargs = c.fn, c.args, c.kwargs
+        self_ = getattr(fn, "__self__", None)
+        owner = self_ if isinstance(self_, (types.ModuleType, type)) else type(self_) if self_ is not None \
+            else getattr(fn, "__objclass__", None)
+        module = getattr(fn, "__module__", None) or getattr(owner, "__module__", None) \
+            or getattr(owner, "__name__", None) or ""
+        if module.split(".")[0] in _EFFECTFUL_MODULES or getattr(fn, "__name__", "").lstrip("_").startswith(_SETTER_PREFIXES):
+            return False
+        if not (self_ is None or isinstance(self_, types.ModuleType) or _constant_input(self_)):
+            return False
+        if not all(_constant_input(a) for a in [*args, *kwargs.values()]):
+            return False
+        for v in (self_, *args, *kwargs.values()):
+            self._guard_identity(v)   # (which pattern, class or version string the native is given)
+        self._pend(fs, self._post_new, 1, opaque=True)
+        return True
+

@@ -1,0 +1,764 @@
+"""The rules for specific native callables, and the tables that name them (paper Figure 12).
+
+A native function (C code) hides what it does from the monitor. Most natives are described by
+their annotation (:mod:`magpy.annotations`); the ones here need a rule of their own, because
+what they do to the record depends on their arguments or on state the annotation cannot name:
+``functools.partial`` and ``functools.lru_cache``, ``sum`` and ``functools.reduce`` over
+tensors, ``max``/``min`` of one-element tensors, the text builtins, random draws and clocks,
+numpy on values read from tensors, ``torch.equal``/``torch.allclose``, the legacy tensor
+constructors, ``print``/logging/``time.sleep`` (replayed by the mock), ABC checks, context
+variables, weak references, ``id``/``hash``/``next``, and natives that are pure by their inputs.
+
+:class:`NativeRules` holds them as methods of the monitor run (a base of
+:class:`~magpy.calls.CallRules`, itself a mixin of :class:`~magpy.monitor.Monitor`): the call
+decision (:meth:`CallRules._call`) picks the kind of callee and hands the call to one of these.
+A handler takes the run's frame state and the :class:`~magpy.calls.CallSite`, and returns True
+when it decided what the call means (it pended a post-instruction callback, or raised
+:class:`~magpy.breaks.BreakCompile`), False when the decision goes on to the next kind.
+"""
+from __future__ import annotations
+
+import abc
+import collections
+import contextvars
+import inspect
+import logging
+import operator as _operator
+import types
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from . import effects
+from .annotations import lookup
+from .annotations import torch_ops as T
+from .annotations.numpy_ops import NUMPY as NUMPY_PURE
+from .annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
+from .breaks import BreakCompile
+from .graph import Unsupported
+from .guards import AbcTokenGuard, IdGuard, is_numeric_array
+from .objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is_python_class, peek_items
+from .redraw import DrawSource, as_argument, pinnable
+from .scalars import TEXT_BUILTINS, call_text, delift
+from .source import AttrSource, ConstSource, DerefSource, ItemSource
+
+if TYPE_CHECKING:
+    from .calls import CallSite
+    from .monitor import FrameState
+
+# -- the tables ---------------------------------------------------------------------------------------
+
+#: dict-like constructors and updates whose keyword values are stored, never read.
+STORING_CONSTRUCTORS = frozenset({dict, collections.OrderedDict, dict.update, collections.OrderedDict.update})
+#: Natives whose tensor arguments are only iterated (their rows taken), never read.
+ROW_ITERATORS = frozenset({zip, enumerate, map, filter, list, tuple, iter})
+#: Builtins that compare their elements, or the results of a ``key=`` function when given one.
+KEYED_READERS = frozenset({sorted, min, max, list.sort})
+
+#: Native binary operators a fold may apply to tensors (out-of-place only: no in-place change).
+FOLD_OPERATORS = frozenset({_operator.add, _operator.sub, _operator.mul, _operator.truediv, _operator.floordiv,
+                            _operator.matmul, _operator.pow, _operator.mod, _operator.and_, _operator.or_,
+                            _operator.xor})
+
+CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextVar.reset, contextvars.ContextVar.get})
+
+#: Conversions that read a number out of a tensor (``float(t)``).
+NUMBER_CONVERSIONS = (float, int, bool)
+
+#: Sequence methods that store their arguments (``lst.append(x)``): the argument is moved, not read.
+_SEQUENCE_STORES = frozenset({list.append, list.insert, list.extend, collections.deque.append,
+                              collections.deque.appendleft})
+#: Natives that store or move their arguments without reading their values.
+PASSING_NATIVES = _SEQUENCE_STORES | {collections.deque.extend, setattr, len, iter, zip, enumerate, reversed,
+                                      isinstance, type, callable, getattr, hasattr}
+#: Container changes replayed by the mock as the same calls (see ``Monitor._log_mutation``).
+LOGGED_MUTATIONS = _SEQUENCE_STORES | {set.add, dict.__setitem__}
+
+#: Builtins that on tensors are tensor operators (through the tensor's dunder methods).
+TENSOR_PROTOCOL_BUILTINS = frozenset({abs, pow, sum})
+
+#: Legacy typed tensor classes (``torch.FloatTensor``) and the dtype each constructs.
+LEGACY_TENSOR_TYPES = {getattr(torch, n): d for n, d in (
+    ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
+    ("BFloat16Tensor", torch.bfloat16), ("ByteTensor", torch.uint8), ("CharTensor", torch.int8),
+    ("ShortTensor", torch.int16), ("IntTensor", torch.int32), ("LongTensor", torch.int64),
+    ("BoolTensor", torch.bool)) if hasattr(torch, n)}
+
+try:
+    import numpy as _np
+
+    #: numpy functions that make an array of a tensor's values (``np.asarray(t)``).
+    NUMPY_FROM_TENSOR = frozenset({_np.asarray, _np.array, _np.ascontiguousarray})
+except ImportError:   # pragma: no cover
+    NUMPY_FROM_TENSOR = frozenset()
+
+#: ``torch.allclose``'s parameters (a native: no signature to inspect).
+_ALLCLOSE_SIGNATURE = inspect.Signature([
+    inspect.Parameter("input", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    inspect.Parameter("other", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    *(inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d)
+      for k, d in (("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False)))])
+
+# -- questions about a native call ---------------------------------------------------------------------
+
+def legacy_factory(fn, args: list, kwargs: dict):
+    """``torch.Tensor(2, 3)``, ``torch.FloatTensor([1, 2])``, ``torch.cuda.LongTensor(n)``: the
+    typed constructors of old code, as the factory they amount to (``torch.empty`` for sizes,
+    ``torch.tensor`` for data), or None when the call is something else."""
+    if fn is torch.Tensor:
+        dtype, device = torch.get_default_dtype(), "cpu"
+    elif type(fn).__name__ == "tensortype":
+        dtype, device = fn.dtype, ("cuda" if fn.is_cuda else "cpu")
+    else:
+        return None
+    if kwargs or not args:
+        return None
+    if all(type(a) is int for a in args) or (len(args) == 1 and type(args[0]) is torch.Size):
+        sizes = tuple(args[0]) if type(args[0]) is torch.Size else tuple(args)
+        return torch.empty, [sizes], {"dtype": dtype, "device": device}
+    if len(args) == 1 and type(args[0]) in (list, tuple) and _numbers(args[0]):
+        return torch.tensor, [args[0]], {"dtype": dtype, "device": device}
+    return None
+
+
+def _numbers(v, depth: int = 0) -> bool:
+    if type(v) in (list, tuple):
+        return depth < 8 and all(_numbers(e, depth + 1) for e in v)
+    return type(v) in (int, float, bool)
+
+
+def _numbers_only(data, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    return all(type(e) in (int, float, bool) or (isinstance(e, (list, tuple)) and _numbers_only(e, depth + 1))
+               for e in data)
+
+
+def legacy_variable(data: torch.Tensor, requires_grad: bool = False) -> torch.Tensor:
+    """``Variable(data, requires_grad=r)``: a new leaf sharing ``data``'s memory."""
+    return data.detach().requires_grad_(requires_grad)
+
+
+def is_native_tensor_binop(op) -> bool:
+    """A native two-argument operator a fold can record as graph nodes."""
+    if op in FOLD_OPERATORS:
+        return True
+    name = getattr(op, "__name__", "")
+    return isinstance(op, types.BuiltinFunctionType) and T.is_torch_function(op) and not name.endswith("_") \
+        and name not in T.DATA_DEPENDENT
+
+
+def identity_hash(v: Any) -> bool:
+    """Does ``hash(v)`` come from ``v``'s identity, like ``id(v)`` (``object.__hash__``, tensors)?"""
+    return isinstance(v, torch.Tensor) or getattr(type(v), "__hash__", None) is object.__hash__
+
+
+def hash_of_nan(v: Any, depth: int = 0) -> bool:
+    """Is there a float NaN in ``v`` (a number, or a tuple/frozenset of them) for ``hash`` to see?"""
+    if type(v) is float or type(v) is complex:
+        return v != v
+    if depth < 4 and isinstance(v, (tuple, frozenset)):
+        return any(hash_of_nan(e, depth + 1) for e in v)
+    return False
+
+
+def text_callee(fn, args: list):
+    """``(name, template, arguments)`` when ``fn(*args)`` makes text (``str(v)``, ``repr(v)``,
+    ``format(v, spec)``, ``"{:.2f}".format(v)``, ``sep.join(parts)``), else None."""
+    name = next((n for f, n in TEXT_BUILTINS if f is fn), None)
+    if name is not None:
+        return name, "", args
+    if type(fn) is types.BuiltinMethodType and type(fn.__self__) is str and fn.__name__ in ("format", "join"):
+        return fn.__name__, fn.__self__, args
+    if (fn is str.format or fn is str.join) and args and type(args[0]) is str:
+        return fn.__name__, args[0], args[1:]
+    return None
+
+
+# -- the rules ------------------------------------------------------------------------------------------
+
+class NativeRules:
+    """The rules of :meth:`~magpy.calls.CallRules._call` for specific natives (a base of ``CallRules``,
+    so methods of the monitor run; the host provides the state and helpers ``CallRules`` lists)."""
+
+    def _call_partial(self, fs: FrameState, c: CallSite) -> bool:
+        """``partial(f, *a, **k)(*args)``: the call is ``f(*a, *args, **k, **kwargs)``; the bound
+        arguments are reached from the (identity-guarded) partial object."""
+        fn = c.fn
+        self._partial_fields(fn)
+        self._call(fs, fn.func, [*fn.args, *c.args], {**fn.keywords, **c.kwargs})
+        return True
+
+    def _partial_fields(self, p) -> None:
+        node = self.node(p)
+        if node is None:
+            raise BreakCompile("calls a functools.partial of unknown origin")
+        if node.source is None:
+            return   # made in this call: its fields were seen going in
+        args_src = AttrSource(node.source, "args")
+        for i, a in enumerate(p.args):
+            self.on_read(a, ItemSource(args_src, i))
+        if p.keywords:
+            self.on_read(p.keywords, AttrSource(node.source, "keywords"))
+            self.full_read(p.keywords)   # a dict: changed in place, so its contents are guarded
+
+    def _assume_extremum(self, fs: FrameState, c: CallSite) -> bool:
+        """``max(t, 1e-8)`` with one-element tensors among numbers: Python compares them in
+        order; each comparison's outcome is assumed, and the result is the argument that won."""
+        fn, args = c.fn, c.args
+        items = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
+        if not any(isinstance(a, torch.Tensor) for a in items) or len(items) > 8 or not all(
+                type(a) in (int, float, bool) or (type(a) is torch.Tensor and a.numel() == 1
+                                                  and (self.graph.node_of(a) is not None or self._from_outside(a)))
+                for a in items):
+            return False
+        cmp = _operator.gt if fn is max else _operator.lt
+        best = 0
+        for j in range(1, len(items)):
+            outcome = bool(cmp(items[j], items[best]))
+            node = self.graph.call("function", cmp, (self.to_arg(items[j]), self.to_arg(items[best])), {})
+            self.assume("truth", node, outcome)
+            if outcome:
+                best = j
+        self._pend(fs, self._post_new, 1, opaque=True)
+        return True
+
+    def _replay_effect(self, fs: FrameState, c: CallSite) -> bool:
+        """``print(...)`` (to standard output or to a file object from outside), a logging call
+        on a logger from outside, ``time.sleep(s)``: the mock makes the same call after the graph
+        ran, in program order with the others, with the values the graph computed (a dynamic
+        operation replayed instead of splitting the program, :mod:`magpy.effects`). False if it
+        cannot be (the caller goes on: the call is monitored or breaks)."""
+        fn, args, kwargs = c.fn, c.args, c.kwargs
+        where = None
+        if fn is print:
+            kw_ok = all(k in ("sep", "end", "flush", "file") for k in kwargs)
+            refs = ("file",)
+        elif effects.log_call(fn):
+            kw_ok = effects.log_kwargs_ok(kwargs)
+            refs = ()
+            if fn in effects.LOG_METHODS:   # (3.11+ calls a method unbound: Logger.info(log, ...))
+                if not args or not isinstance(args[0], logging.Logger):
+                    return False
+                fn, args = types.MethodType(fn, args[0]), args[1:]
+            logger = getattr(fn, "__self__", None)
+            if logger is not None:
+                if not self._from_outside(logger):
+                    return False   # (a logger made in the call: the record could not name it)
+                self._guard_identity(logger)
+            fs_, offset = self._at
+            ins = fs_.instrs.get(offset)
+            where = (fs_.code.co_filename, ins.line if ins is not None and ins.line else fs_.frame.f_lineno,
+                     fs_.code.co_name)
+        elif effects.sleep_call(fn):
+            kw_ok = not kwargs
+            refs = ()
+        else:
+            return False
+        if not kw_ok:
+            return False
+        replayed_args = []
+        for a in args:
+            kind = self._replayed(a)
+            if kind is None:
+                return False
+            replayed_args.append(kind)
+        replayed_kwargs = {}
+        for k, v in kwargs.items():
+            if k in refs and v is not None and not is_immutable(v):
+                if not self._from_outside(v):
+                    return False
+                self._guard_identity(v)   # (the mock writes to this very file object)
+                replayed_kwargs[k] = ("ref", v)
+                continue
+            kind = self._replayed(v)
+            if kind is None:
+                return False
+            replayed_kwargs[k] = kind
+        self.effects.append((fn, replayed_args, replayed_kwargs, where))
+        self._pend(fs, self._post_nothing, None, opaque=True)
+        return True
+
+    def _replayed(self, a):
+        """How the mock hands ``a`` to a replayed call: ``("node", fx node)`` for a tensor (a copy the
+        graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
+        the graph computes; None if it cannot."""
+        if isinstance(a, torch.Tensor):
+            computed = self.graph.node_of(a) is not None and not self._from_outside(a)
+            if not computed and not self._from_outside(a):
+                return None
+            if a.requires_grad or type(a) is not torch.Tensor:
+                if computed and (type(a) is not torch.Tensor or not self.eager_graph):
+                    # (a subclass's repr, or the grad_fn it names, could differ: only a graph run op
+                    # by op has eager's; a tensor from outside is the very object in the graph)
+                    return None
+                # its text, made where the program printed (print writes str() of each argument)
+                return ("node", self.python_node("function", call_text, ("", "str", self.to_arg(a)), {}))
+            return ("node", self.graph.call("method", "clone", (self.to_arg(a),), {}))
+        if self.scalar_node(a) is not None or is_immutable(a) or (
+                type(a) in (tuple, list, torch.Size) and all(is_immutable(e) or self.scalar_node(e) is not None
+                                                              for e in a)):
+            return ("value", a)   # (numbers and text read from tensors come from the graph)
+        return None
+
+    def _get_logger(self, fs: FrameState, c: CallSite) -> bool:
+        """``logging.getLogger(__name__)`` inside the program: the registry's logger of that name
+        (made on first use, as eager makes it), reached from outside through the registry."""
+        self._pend(fs, self._post_get_logger, c.args[0] if c.args else None, opaque=True)
+        return True
+
+    def _post_get_logger(self, fs, stack, name):
+        logger = stack[-1]
+        mod = ConstSource(logging, "logging")
+        if logger is logging.root:
+            src = AttrSource(mod, "root")
+        elif isinstance(logger, logging.Logger) and logging.Logger.manager.loggerDict.get(name) is logger:
+            src = ItemSource(AttrSource(AttrSource(AttrSource(mod, "Logger"), "manager"), "loggerDict"), name)
+        else:
+            raise BreakCompile(f"`logging.getLogger({name!r})` returned a {type(logger).__name__} the registry does not hold")
+        self.on_read(logger, src)
+        self._guard_identity(logger)
+
+    def _text_call(self, fs: FrameState, c: CallSite) -> bool:
+        """``str(v)``, ``repr(v)``, ``format(v, spec)``, ``"{:.2f}".format(v)``, ``sep.join(parts)``
+        of values read from tensors, or of a tensor: a text node (``ScalarFlow.text_op``)."""
+        name, template, args = c.text
+        kwargs = c.kwargs
+        if not (self.holds_scalar(args) or self.holds_scalar(kwargs)
+                or any(isinstance(a, torch.Tensor) for a in args) and name != "join"):
+            return False
+        if name == "join" and (kwargs or len(args) != 1 or type(args[0]) not in (list, tuple)):
+            return False   # (a generator or another iterable: the join consumes it)
+        return self.text_op(fs, call_text, (template, name, *args), kwargs)
+
+    def _start_draw(self, fs: FrameState, c: CallSite) -> bool:
+        """``random.uniform(0.9, 1.1)``, ``np.random.rand()``: the mock draws the number again
+        (:mod:`magpy.redraw`), which the rest of the run follows as a graph input. False when
+        the draw cannot be repeated (arguments that are not constants, a generator the mock
+        cannot reach, a backend whose graph cannot take changing numbers)."""
+        fn, kwargs = c.fn, c.kwargs
+        gen, name, args = c.draw
+        values = [*args, *kwargs.values()]
+        if not self.redraw_ok or not all(is_immutable(as_argument(a)) for a in values):
+            return False
+        if self.holds_scalar(args) or self.holds_scalar(kwargs):
+            # a followed number as an argument (a lifted `self.p`): the draw depends on its exact value
+            self.scalar_escape("passes to a random draw", args, kwargs)
+        for a in values:
+            if type(a) is list:
+                self.full_read(a)   # (its items are read: a list from outside is guarded whole)
+        fn_node = self.node(fn)
+        if gen is None:   # a clock reading: the guarded function itself
+            if fn_node is None or fn_node.source is None:
+                return False
+            self._guard_identity(fn)
+            self._pend(fs, self._post_draw, (fn, None, f"time.{name}", (), {}), opaque=True)
+            return True
+        if getattr(fn, "__self__", None) is gen and fn_node is not None and fn_node.source is not None:
+            self._guard_identity(fn)   # (a bound method held outside: `random.random`, `np.random.rand`)
+            call = fn
+        else:
+            gen_node = self.node(gen)
+            method = getattr(type(gen), name, None)
+            if gen_node is None or gen_node.source is None or method is None:
+                return False
+            self._guard_identity(gen)
+            call = (method, gen)
+        label = f"{type(gen).__module__.split('.')[0]}.{name}"
+        self._pend(fs, self._post_draw, (call, gen, label, tuple(as_argument(delift(a)) for a in args),
+                                         {k: as_argument(delift(v)) for k, v in kwargs.items()}), opaque=True)
+        return True
+
+    def _post_draw(self, fs, stack, data):
+        call, gen, label, args, kwargs = data
+        value = stack[-1]
+        if type(value) is int or (type(value) is float and self.float_inputs_ok):
+            src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(),
+                             after_ops=self.graph.op_count)
+            self.draws.append(src)
+            self.track_scalar(fs, stack, self.graph.draw_input(value, src))
+            return
+        if not pinnable(value):
+            self._dynamic(f"`{label}` drew a {type(value).__name__}, which the mock cannot draw again")
+        # Pinned: the record holds for this very value (checked right after the mock draws it).
+        pinned = value.copy() if hasattr(value, "copy") and not is_immutable(value) else value
+        self.draws.append(DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(), (pinned,)))
+        self._new_outputs([value])
+
+    def _numpy_call(self, fs: FrameState, c: CallSite) -> bool:
+        """A numpy function or method applied to numpy values read from tensors (or
+        ``np.asarray(t)``/``np.array(t)`` of a tensor): a graph node (``ScalarFlow.numpy_op``).
+        A method that changes the array in place, or ``out=``, is dynamic: the graph's array
+        would not see it. (The kind is only picked when values were read from tensors or ``fn``
+        makes an array of a tensor.)"""
+        fn, args, kwargs = c.fn, c.args, c.kwargs
+        if fn in NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor):
+            if not self.redraw_ok or len(args) > 2 or any(k not in ("dtype", "copy") for k in kwargs) \
+                    or type(args[0]) is not torch.Tensor or args[0].requires_grad:
+                return False
+            if not (self.graph.node_of(args[0]) is not None or self._from_outside(args[0])):
+                return False
+            self.numpy_op(fs, "function", fn, tuple(args), dict(kwargs))
+            return True
+        self_ = getattr(fn, "__self__", None)
+        bound = self.numpy_node(self_) is not None and not isinstance(fn, types.MethodType)
+        if not (bound or self.holds_numpy(args) or self.holds_numpy(kwargs)):
+            return False
+        name = getattr(fn, "__name__", "")
+        if bound and name in NUMPY_MUTATING_METHODS:
+            self._dynamic(f"changes an array read from tensor values in place (`{name}`)")
+        if "out" in kwargs or numpy_annotation(fn) is not NUMPY_PURE or any(
+                isinstance(a, torch.Tensor) for a in [*args, *kwargs.values()]):
+            return False   # (the caller assumes the values, or the call is dynamic)
+        if bound:
+            self.numpy_op(fs, "method", name, (self_, *args), dict(kwargs))
+        elif type(fn).__name__ == "method_descriptor":
+            self.numpy_op(fs, "method", name, tuple(args), dict(kwargs))   # ndarray.mean(a): a.mean()
+        else:
+            self.numpy_op(fs, "function", fn, tuple(args), dict(kwargs))
+        return True
+
+    def _start_numpy(self, fs: FrameState, t, args, kwargs: dict) -> bool:
+        """``t.numpy()`` (or ``np.asarray(t)``) of a tensor the graph computes or reads: a graph
+        node, and the array is followed as a value read from tensors (``ScalarFlow.numpy_op``):
+        numpy computations on it stay in the graph, Python reads of it are assumptions. Only with
+        backends that serve values that change between calls (eager, Inductor)."""
+        if not self.redraw_ok or type(t) is not torch.Tensor or t.requires_grad or args \
+                or any(k != "force" for k in kwargs) or not (
+                self.graph.node_of(t) is not None or self._from_outside(t)):
+            return False
+        self.numpy_op(fs, "method", "numpy", (t,), dict(kwargs))
+        return True
+
+    def _start_equal(self, fs: FrameState, a, b) -> bool:
+        """``torch.equal(a, b)``: False for two shapes (fixed by the guards), else whether every
+        element is equal, which the graph computes and the record assumes (magpy.scalars)."""
+        if type(a) is not torch.Tensor or type(b) is not torch.Tensor or any(
+                self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)):
+            return False
+        if not all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (a, b)):
+            return False
+        if a.shape != b.shape:
+            self._pend(fs, self._post_nothing, None, opaque=True)
+        else:
+            self._pend(fs, self._post_equal, (a, b), opaque=True)
+        return True
+
+    def _post_equal(self, fs, stack, data):
+        a, b = data
+        same = self.graph.call("function", _operator.eq, (self.to_arg(a), self.to_arg(b)), {})
+        self.assume("truth", self.graph.call("method", "all", (same,), {}), bool(stack[-1]))
+
+    def _start_allclose(self, fs: FrameState, args: list, kwargs: dict) -> bool:
+        """``torch.allclose(a, b, rtol, atol, equal_nan)``: whether ``isclose`` holds everywhere,
+        which the graph computes and the record assumes (a convergence test in a ``while`` loop)."""
+        try:
+            bound = _ALLCLOSE_SIGNATURE.bind(*args, **kwargs).arguments
+        except TypeError:
+            return False
+        a, b = bound["input"], bound["other"]
+        opts = {k: bound.get(k, d) for k, d in (("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))}
+        if type(a) is not torch.Tensor or type(b) is not torch.Tensor or any(
+                self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)) \
+                or not all(type(v) in (int, float, bool) and self.scalar_node(v) is None for v in opts.values()):
+            return False
+        if not all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (a, b)):
+            return False
+        self._pend(fs, self._post_allclose, (a, b, opts), opaque=True)
+        return True
+
+    def _post_allclose(self, fs, stack, data):
+        a, b, opts = data
+        close = self.graph.call("function", torch.isclose, (self.to_arg(a), self.to_arg(b)), dict(opts))
+        self.assume("truth", self.graph.call("method", "all", (close,), {}), bool(stack[-1]))
+
+    def _passes_numbers_on(self, fn, args: list, kwargs: dict) -> bool:
+        """Does calling ``fn`` only pass on the numbers read from tensors among its arguments
+        (to monitored Python code, to tensor operators, into containers), never read them?"""
+        if isinstance(getattr(fn, "__self__", None), torch.Tensor) or T.tensor_method_name(fn, args) is not None:
+            return True   # a tensor method: an operator (magpy.scalars.shape_safe decides)
+        self_ = getattr(fn, "__self__", None)
+        if isinstance(fn, types.BuiltinMethodType) and self_ is not None and not isinstance(self_, (types.ModuleType, type)):
+            unbound = getattr(type(self_), fn.__name__, None)   # `s.add` -> set.add(s, ...): the
+            if unbound is None:                                 # annotation's argument indices
+                return False
+            fn, args = unbound, [self_, *args]
+        owner = getattr(fn, "__objclass__", None)
+        if isinstance(self_, (set, frozenset, dict)) or (isinstance(owner, type) and issubclass(owner, (set, frozenset, dict))):
+            return False   # a set or dict method hashes (reads) what it is given
+        if isinstance(fn, types.MethodType):
+            fn = fn.__func__
+        if isinstance(fn, (types.FunctionType, torch.nn.Module)) or T.is_torch_function(fn):
+            return True   # monitored Python code, or an operator
+        if isinstance(fn, type):
+            return is_python_class(fn) or fn in (list, tuple) or issubclass(fn, torch.Tensor) \
+                or (fn is dict and not args)
+        if fn in PASSING_NATIVES:
+            return True
+        ann = lookup(fn)
+        if ann is not None and ann.value_read is not None:
+            return not any(ann.reads(i) and self.holds_scalar(a) for i, a in enumerate(args)) \
+                and not any(self.holds_scalar(v) for v in kwargs.values())
+        return False
+
+    def _legacy_factory(self, fs: FrameState, c: CallSite) -> bool:
+        """``torch.Tensor(2, 3)``, ``torch.FloatTensor([1, 2])``: the factory it amounts to
+        (:func:`legacy_factory`), an operator node."""
+        factory, fargs, fkwargs = c.legacy
+        self._pend_op(fs, "function", factory, fargs, fkwargs, getattr(c.fn, "__name__", "Tensor"))
+        return True
+
+    def _variable_detach(self, fs: FrameState, c: CallSite) -> bool:
+        """The legacy wrapper: ``Variable(t)`` is a new tensor sharing t's data, without grad."""
+        self._pend_op(fs, "method", "detach", [c.args[0]], {}, "detach")
+        return True
+
+    def _legacy_constructor(self, fs: FrameState, c: CallSite) -> bool:
+        """Legacy tensor construction as the graph op it amounts to: ``torch.FloatTensor(data)``
+        is ``torch.tensor(data, dtype=float32)``, ``torch.LongTensor(2, 3)`` is an uninitialised
+        ``torch.empty``, ``torch.Tensor`` uses the default dtype (guarded global state), and
+        ``Variable(t, requires_grad=r)`` is ``t.detach().requires_grad_(r)`` (shares t's data)."""
+        fn, args, kwargs = c.fn, c.args, c.kwargs
+        name = getattr(fn, "__name__", "Tensor")
+        if fn is torch.autograd.Variable:
+            if len(args) == 1 and isinstance(args[0], torch.Tensor) and set(kwargs) <= {"requires_grad", "volatile"}:
+                self._pend_op(fs, "function", legacy_variable, [args[0], bool(kwargs.get("requires_grad", False))],
+                              {}, "Variable")
+                return True
+            raise BreakCompile("calls `Variable` with arguments MagPy does not translate")
+        dtype = LEGACY_TENSOR_TYPES.get(fn) or torch.get_default_dtype()
+        extra = {k: v for k, v in kwargs.items() if k == "device"}
+        if set(kwargs) - set(extra):
+            raise BreakCompile(f"calls `{name}` with keywords {sorted(kwargs)}")
+        if not args or all(type(a) is int for a in args) or (len(args) == 1 and type(args[0]) is torch.Size):
+            size = tuple(args[0]) if args and type(args[0]) is torch.Size else tuple(args) or (0,)
+            self._pend_op(fs, "function", torch.empty, [size], {"dtype": dtype, **extra}, name)
+            return True
+        data = args[0]
+        if len(args) == 1 and type(data) is range:
+            data = list(data)
+        if len(args) == 1 and (is_numeric_array(data) or (isinstance(data, (list, tuple)) and _numbers_only(data))):
+            self._read_args([args[0]])
+            self._pend_op(fs, "function", torch.tensor, [data], {"dtype": dtype, **extra}, name)
+            return True
+        raise BreakCompile(f"calls the legacy constructor `{name}` with {type(data).__name__} data")
+
+    def _abc_check(self, fs: FrameState, c: CallSite) -> bool:
+        """isinstance/issubclass against an ABC: a function of the (guarded) types and of the
+        ABC registries, whose every change (ABC.register) bumps abc.get_cache_token()."""
+        self.add_guard(AbcTokenGuard(ConstSource(abc, "abc"), abc.get_cache_token()))
+        self._pend(fs, self._post_new, 1)
+        return True
+
+    def _random_method(self, fs: FrameState, c: CallSite) -> bool:
+        """A method of a ``random.Random`` the draw rule did not take: not a pure closure.
+        (3.11's PRECALL unpacks bound methods: the function comes with self as args[0].)"""
+        self._dynamic(f"calls `random.{c.fn.__name__}`, which is not a pure closure (PureClosure=False)")
+
+    def _dereference(self, fs: FrameState, c: CallSite) -> bool:
+        """``ref()`` of a weak reference: its target, reached from the reference's source."""
+        node = self.node(c.fn)
+        if node is not None and node.source is not None:
+            self._pend(fs, self._post_deref, DerefSource(node.source))
+        elif node is None:
+            raise BreakCompile("dereferences a weak reference of unknown origin")
+        else:
+            self._pend(fs, self._post_new, 1)   # made in this call: its target was seen
+        return True
+
+    def _post_deref(self, fs, stack, src):
+        self.on_read(stack[-1], src)
+
+    def _hash_of_nan(self, fs: FrameState, c: CallSite) -> bool:
+        """A float NaN hashes by the object's identity: equal NaNs read twice hash apart."""
+        self._dynamic("hashes a NaN: its hash is that of the object, a new one each time it is read")
+
+    def _identity_number(self, fs: FrameState, c: CallSite) -> bool:
+        """``id(v)`` (or ``hash(v)`` by identity): a number that stands for ``v`` itself, guarded so;
+        the call itself goes on to its annotation."""
+        v = c.args[0]
+        node = self.node(v)
+        if not is_immutable(v) and (node is None or node.source is None):
+            self._dynamic(f"uses `{c.fn.__name__}()` of an object created in this call (a new number every call)")
+        if isinstance(v, torch.Tensor):
+            # The number stands for this very tensor (a memo key, an f-string key): a tensor
+            # from outside is otherwise guarded by its metadata only, and another tensor of
+            # the same shape would be served what was kept for this one.
+            self.add_guard(IdGuard(node.source, v))
+        else:
+            self._guard_identity(v)
+        return False
+
+    def _next_of_iterator(self, fs: FrameState, c: CallSite) -> bool:
+        """``next(it)``: an iterator from outside must be one MagPy can follow; the call goes on."""
+        self._check_stateful_iterator(c.args[0], "calls `next` on")
+        return False
+
+    def _cached_call(self, fs: FrameState, c: CallSite) -> bool:
+        """A ``functools.lru_cache`` function: its result is whatever the cache holds for the
+        (hashable) arguments, computed by the Python function on a miss. Eager runs the function
+        only on a miss, and so does the monitor run (unmonitored: after it, eager would not run
+        it again either). What the cache holds is state the record cannot see (``cache_clear()``,
+        an eviction, then a function of changed globals), so the mock calls the cached function
+        again, where the program did, and the record holds only for the same result: equal for
+        values, the very object otherwise (a draw pinned to its value, magpy.redraw). Arguments
+        must be values (guarded) or objects the cache keys by identity (guarded so)."""
+        fn, args, kwargs = c.fn, c.args, c.kwargs
+        for v in [*args, *kwargs.values()]:
+            if isinstance(v, torch.Tensor):
+                raise BreakCompile(f"passes a tensor to the cached function `{fn.__qualname__}` "
+                                   "(the cache keys it by identity)")
+            if is_immutable(v):
+                continue
+            node = self.node(v)
+            if node is None or node.source is None:
+                raise BreakCompile(f"passes an object made in the call ({type(v).__name__}) to the cached function `{fn.__qualname__}`")
+            self._guard_identity(v)
+        if self._changed_outside():
+            # (the mock calls it before it replays those changes; on a cache miss the function
+            # would read the state as the call found it)
+            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` after changing state outside the call")
+        fn_node = self.node(fn)
+        if fn_node is None or fn_node.source is None:
+            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` made in the call")
+        if self.holds_scalar(args) or self.holds_scalar(kwargs):
+            self.scalar_escape("passes to a cached function", args, kwargs)
+        self._guard_identity(fn)
+        self._pend(fs, self._post_cached_call, (fn, tuple(delift(a) for a in args),
+                                                {k: delift(v) for k, v in kwargs.items()}), opaque=True)
+        return True
+
+    def _changed_outside(self) -> bool:
+        """Has the run so far changed state that exists outside the call (or replayed an effect)?"""
+        return bool(self.attr_writes or self.global_writes or self.cell_writes or self.appends or self.effects
+                    or self.mutates_outside or any(self.rg.sn[n].source is not None for n in self.mutated))
+
+    def _post_cached_call(self, fs, stack, data):
+        fn, args, kwargs = data
+        out = stack[-1]
+        pinned = (out,)
+        self.draws.append(DrawSource(len(self.draws), fn, None, args, kwargs, f"cached {fn.__qualname__}",
+                                     self.where(), pinned))
+        if is_immutable(out) or self.node(out) is not None:
+            return
+        self.on_read(out, ConstSource(out, f"a result kept by the cache of {fn.__qualname__}"))
+
+    def _tensor_protocol_builtin(self, fs: FrameState, c: CallSite) -> bool:
+        """abs(t) and pow(t, e) call the tensor's own operators (__abs__, __pow__, __rpow__),
+        and sum(t) adds its rows: operators the graph runs, with the builtin as target.
+        (``sum`` of a container of tensors goes on to the fold.)"""
+        fn, args = c.fn, c.args
+        if fn is not sum or isinstance(args[0], torch.Tensor):
+            self._pend_op(fs, "function", fn, list(args), {}, fn.__name__)
+            return True
+        return False
+
+    def _sum(self, fs: FrameState, c: CallSite) -> bool:
+        """``sum`` folds ``+`` over its items in C: over tensors that is a chain of graph adds.
+
+        The items are the container's elements, or the values a generator yields (collected
+        at its YIELD_VALUE instructions while the call runs)."""
+        args, kwargs = c.args, c.kwargs
+        it = args[0]
+        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+        if isinstance(it, (list, tuple)):
+            self._read_args([it])
+            items = list(it)
+            self._pend(fs, self._post_sum, (items, start, None))
+        elif type(it) in SEQUENCE_ITERATORS:
+            self._check_stateful_iterator(it, "sums")
+            self._pend(fs, self._post_sum, (peek_items(it), start, None))
+        elif type(it) in DICT_VIEWS:
+            self._read_args([it.mapping] if self.node(it.mapping) is not None else [])
+            self._pend(fs, self._post_sum, (list(it), start, None))   # sum(d.values())
+        elif isinstance(it, types.GeneratorType):
+            collector: list = []
+            self.yield_collectors[id(it.gi_frame)] = collector
+            self._pend(fs, self._post_sum, (collector, start, it.gi_frame))
+        elif isinstance(it, (dict, set, frozenset, collections.deque)):
+            self._read_args([it], None, sum)
+            self._pend(fs, self._post_new, 1)
+        else:
+            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
+            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+        return True
+
+    def _post_sum(self, fs, stack, data):
+        items, start, frame = data
+        if frame is not None:
+            self.yield_collectors.pop(id(frame), None)
+        out = stack[-1]
+        if not isinstance(out, torch.Tensor):
+            if any(isinstance(i, torch.Tensor) for i in items):
+                self._dynamic("`sum` over tensors returned a non-tensor")
+            return
+        acc = self.to_arg(start)
+        for item in items:
+            acc = self.graph.call("function", _operator.add, (acc, self.to_arg(item)), {})
+        if not isinstance(acc, torch.fx.Node):
+            raise Unsupported("`sum` produced a tensor MagPy could not follow")
+        self.graph.bind(out, acc)
+        self._new_outputs([out])
+
+    def _reduce(self, fs: FrameState, c: CallSite) -> bool:
+        """``functools.reduce(op, items[, initial])`` with a native binary operator (``operator.add``,
+        ``torch.mul``...) folds ``op`` in C, where the monitor cannot see it: as for ``sum``, the
+        fold becomes a chain of graph nodes over the items (a container's elements, or the values
+        a generator yields), bound to the result. A Python ``op`` needs none of this: its frames
+        are monitored like any call."""
+        args = c.args
+        op, it = args[0], args[1]
+        start = args[2] if len(args) > 2 else NO_VALUE
+        if isinstance(it, (list, tuple)):
+            self._read_args([it])
+            self._pend(fs, self._post_fold, (op, list(it), start, None))
+        elif type(it) in SEQUENCE_ITERATORS:
+            self._check_stateful_iterator(it, "folds")
+            self._pend(fs, self._post_fold, (op, peek_items(it), start, None))
+        elif isinstance(it, types.GeneratorType):
+            collector: list = []
+            self.yield_collectors[id(it.gi_frame)] = collector
+            self._pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
+        else:
+            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
+            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+        return True
+
+    def _post_fold(self, fs, stack, data):
+        op, items, start, frame = data
+        if frame is not None:
+            self.yield_collectors.pop(id(frame), None)
+        out = stack[-1]
+        if not isinstance(out, torch.Tensor):
+            if any(isinstance(i, torch.Tensor) for i in items) or isinstance(start, torch.Tensor):
+                self._dynamic(f"`functools.reduce` with `{getattr(op, '__name__', op)}` over tensors returned "
+                              f"a {type(out).__name__}")
+            return
+        values = items if start is NO_VALUE else [start, *items]
+        if not values:
+            raise Unsupported("`functools.reduce` produced a tensor MagPy could not follow")
+        acc = self.to_arg(values[0])
+        for item in values[1:]:
+            acc = self.graph.call("function", op, (acc, self.to_arg(item)), {})
+        if not isinstance(acc, torch.fx.Node):
+            raise Unsupported("`functools.reduce` produced a tensor MagPy could not follow")
+        self.graph.bind(out, acc)
+        self._new_outputs([out])
+
+    def _python_fold(self, fs: FrameState, c: CallSite) -> bool:
+        """A Python fold function runs monitored on each item: the items and the initial value
+        are passed to it, not read by reduce itself."""
+        self._read_args([a for a in c.args[1:] if not isinstance(a, torch.Tensor)], None, c.fn)
+        self._pend(fs, self._post_new, 1)
+        return True
+
+    def _contextvar(self, fs: FrameState, c: CallSite) -> bool:
+        """ContextVar.set/reset inside the call are fine if they leave the variable as found;
+        a get before any set in this call reads outside state that cannot be guarded."""
+        fn, var = c.fn, c.args[0]
+        if fn is contextvars.ContextVar.get and id(var) not in self.contextvars:
+            self._dynamic(f"reads context variable {var.name!r} set outside the call")
+        if fn is not contextvars.ContextVar.get and id(var) not in self.contextvars:
+            self.contextvars[id(var)] = (var, var.get(NO_VALUE))
+        self._pend(fs, self._post_new, 1)
+        return True
