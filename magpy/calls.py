@@ -255,7 +255,7 @@ class CallRules(NativeRules, AnnotatedRules):
     The host provides the run's state (``rg``, ``graph``, ``mutated``, ``attr_writes``,
     ``yield_collectors``, ``contextvars``, ``uses_modules``) and its helpers: ``node``,
     ``add_guard``, ``on_read``, ``full_read``, ``_read_args``, ``_guard_identity``,
-    ``_guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
+    ``guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
     ``_unguarded_items``, ``_guard_attr_precedence``, ``_new_outputs``, ``_dynamic``, ``_pend`` with
     the posts ``_post_new``/``_post_nothing``,
     and ``_pend_op``/``to_arg`` from :class:`~magpy.tensor_ops.OpRecorder`.
@@ -686,13 +686,13 @@ class CallRules(NativeRules, AnnotatedRules):
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
                 self.add_guard(AbsentGuard(node.source, "forward"))
-                self._guard_class_attr(type(mod), "forward")
+                self.guard_class_attr(type(mod), "forward")
         elif node is not None and node.source is not None:
             if "forward" in mod.__dict__:
                 self.add_guard(NoHooksGuard(node.source))
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
                 self.add_guard(ModuleCallGuard(node.source, type(mod)))   # also: `__class__` not swapped
-                self._guard_class_attr(type(mod), "forward")
+                self.guard_class_attr(type(mod), "forward")
         elif module_has_hooks(mod):
             raise BreakCompile(f"module {type(mod).__name__} has hooks")

@@ -115,7 +115,6 @@ class AttrReads:
                 return
             self.add_guard(AbsentGuard(ConstSource(klass, klass.__qualname__), name))
 
-    _guard_class_attr = guard_class_attr   # (the name magpy.calls uses)
 
     def op_IMPORT_FROM(self, fs, ins, stack):
         """``from m import name``: an attribute read of the module ``m`` (sourced where the
