@@ -36,7 +36,7 @@ from .speculation import size_expr
 # -- objects of the call the mock rebuilds ------------------------------------------------------------
 # An object the mock rebuilds is the object eager makes: the same exact class, the same contents
 # in the same order, the same state besides (a defaultdict's factory, a deque's maxlen, instance
-# attributes; a set's whole hash table). ``_MockBuilder.value`` decides whether an object can be
+# attributes; a set's whole hash table). ``MockBuilder.value`` decides whether an object can be
 # rebuilt so, and how; what it cannot rebuild exactly it refuses (Unsupported: that part runs
 # eagerly). The helpers below build with the builtin base's own methods: a subclass's
 # ``__init__``/``__setitem__``/``add`` (user code, which may do more) is not run again.

@@ -21,10 +21,10 @@ try:
 except ImportError:   # pragma: no cover
     _np = None
 
+from ..annotations.torch_ops import RANDOM_OPS
 from ..graph import Unsupported, loop_index, range_len
 from ..guards import TensorGuard
 from ..source import ConstPool
-from ..tensor_ops import RANDOM_OPS
 from ..trace import Trace
 
 
@@ -167,7 +167,7 @@ def undo_restore(tensors: tuple, saved: list) -> None:
 
 def feeds_graph(node: Any, assumed: set) -> bool:
     """Does number input ``node`` reach an operator of the graph, or an assumption? (Python
-    arithmetic on numbers alone the mock computes itself, see ``_MockBuilder._graph_output``.)"""
+    arithmetic on numbers alone the mock computes itself, see ``MockBuilder.graph_output``.)"""
     todo, seen = list(node.users), set()
     while todo:
         n = todo.pop()
