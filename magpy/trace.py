@@ -23,7 +23,8 @@ _RUN_RESULT = object()
 
 
 class MonitorRun(Protocol):
-    """What :meth:`Trace.of` reads of a monitor run (``magpy.monitor.Monitor``)."""
+    """A monitor run (``magpy.monitor.Monitor``) as :meth:`Trace.of` takes it (the main fields;
+    :meth:`Trace.of` lists every one it reads)."""
 
     rg: Any
     graph: Any
@@ -73,6 +74,7 @@ class Trace:
     lifted_value_nodes: Mapping      # Source -> graph input of an int read from outside that is lifted
     follows_changing_numbers: bool   # the run followed sizes or ints that change between calls
     tracks_scalars: bool             # numbers read from tensors (or lifted sizes) were followed
+    # (the run's lookups of followed numbers, by identity: magpy.scalars keeps the one table)
     scalar_node: Callable            # v -> the graph node computing the followed number v (or None)
     holds_scalar: Callable           # v -> is a followed number v or inside it?
     tracked_in: Callable             # v -> the followed numbers in v
