@@ -73,6 +73,7 @@ from .pipeline import RunOutcome, finish_run
 from .scalars import delift
 from .source import ConstSource, ItemSource
 from .splits import SplitHere, make_continuation, plain_continuation
+from .trace import Trace
 
 log = logging.getLogger("magpy")
 _guards_log = _logging.channel("guards")
@@ -664,12 +665,13 @@ class _Compiled:
             # The program stopped at a dynamic operation (magpy.splits): record the code before it,
             # then go on with the operation and the continuation (monitored in turn) from the values
             # the frames held, so the call returns what eager returns.
-            self._ran(finish_run(mon, shape, self._arms))
+            out = finish_run(mon, shape, self._arms)
+            self._ran(out)
             values = [delift(v) for v in mon.split_values]
             mon.split_values = None
             if mon.follows_changing_numbers():
                 mon.delift_outside(None)   # (what the program wrote outside so far: plain ints for the rest)
-            go = self._record_split(mon, t0) or plain_continuation(mon.split)
+            go = self._record_split(out.trace, t0) or plain_continuation(mon.split)
             return go(values)
         out = finish_run(mon, shape, self._arms)
         self._ran(out)
@@ -677,7 +679,7 @@ class _Compiled:
             _recompiles_log.info("%s: %s", self._name, line)
         if out.split is not None:
             # (a split the run went on eagerly past: the record is the code before it)
-            self._record_split(mon, t0)
+            self._record_split(out.trace, t0)
             return result
         reason, gen = out.reason, out.gen
         t1 = time.perf_counter()
@@ -694,7 +696,7 @@ class _Compiled:
             self._give_up(reason, internal=out.internal)
             return result
         try:
-            record = self._build_record(mon, gen)
+            record = self._build_record(out.trace, gen)
         except Exception as e:
             self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._backend_name!r} failed to compile the graph: "
                                       f"{type(e).__name__}: {e}"), internal=True)
@@ -716,16 +718,16 @@ class _Compiled:
                        record.run_source)
         return result
 
-    def _record_split(self, mon: Monitor, t0: float) -> Callable | None:
+    def _record_split(self, trace: Trace, t0: float) -> Callable | None:
         """The run was split at a dynamic operation (magpy.splits): a record of the code before it,
         whose matched path goes on with the operation and the compiled continuation (one per split
         point of this function, shared by the records that end there)."""
         st = self._stats
-        split = mon.split
+        split = trace.split
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
         try:
-            record = self._build_record(mon, split.gen)
+            record = self._build_record(trace, split.gen)
         except Exception as e:
             self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._backend_name!r} failed to compile the graph: "
                                       f"{type(e).__name__}: {e}"), internal=True)
@@ -811,16 +813,16 @@ class _Compiled:
         self._stats.records = len(records)
         self._stats.graph_count = sum(r.regions for r in records if r.op_count)
 
-    def _build_record(self, mon: Monitor, gen) -> Record:
+    def _build_record(self, trace: Trace, gen) -> Record:
         outputs = gen.graph_output_nodes
         gm = None
         compiled = None
         regions = 1
-        if outputs or mon.graph.op_count:
-            gm = mon.graph.finish(outputs)
-            example = [t for _, t in mon.graph.inputs]
+        if outputs or trace.graph.op_count:
+            gm = trace.graph.finish(outputs)
+            example = [t for _, t in trace.graph.inputs]
             backend = self._options["backend"]
-            if mon.follows_changing_numbers():
+            if trace.follows_changing_numbers:
                 compile_fn = self._compile_lifted
             else:
                 compile_fn = self._compile_graph
@@ -837,15 +839,14 @@ class _Compiled:
         mock, run, bugs, inputs = gen.mock_factory(compiled)
         return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
-                      mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count,
-                      assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()),
-                      assumed_at=tuple(zip(mon.assumed_at, map(_without_location, mon.describe_assumptions()))),
-                      arg_shapes=_arg_shapes(mon.param_sources, mon.param_values),
-                      int_values={g.source.describe(): g.value for g in mon.guards
+                      mock_source=gen.mock_source, run_source=gen.run_source, op_count=trace.graph.op_count,
+                      assumptions=tuple(_without_location(a) for a in trace.assumption_lines),
+                      assumed_at=tuple(zip(trace.assumed_at, map(_without_location, trace.assumption_lines))),
+                      arg_shapes=_arg_shapes(trace.param_sources, trace.param_values),
+                      int_values={g.source.describe(): g.value for g in trace.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
-                      lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()}, regions=regions,
-                      loops=tuple(getattr(mon, "loop_report", ())), reads=tuple(mon.read_log or ()),
-                      branches=tuple(getattr(mon, "branch_report", ())))
+                      lifted={str(s.describe()): sorted(d) for s, d in trace.lifted_dims.items()}, regions=regions,
+                      loops=trace.loop_report, reads=trace.read_log, branches=trace.branch_report or ())
 
     def _said(self, reason: BreakReason) -> None:
         """A break reason for :func:`stats`: typed in ``breaks``, its text in ``break_reasons``."""

@@ -2,7 +2,7 @@
 typed reason users read (a break, paper §3).
 
 :class:`BreakCompile` is raised anywhere in the monitor run (:mod:`magpy.monitor`,
-:mod:`magpy.calls`, :mod:`magpy.tensor_ops`); the run catches it, adds the user's file and line,
+:mod:`magpy.calls`, :mod:`magpy.monitor.ops`); the run catches it, adds the user's file and line,
 and the call completes eagerly. :class:`BreakReason` is what the run, the stages after it
 (:mod:`magpy.pipeline`) and the compiled callable (:mod:`magpy.api`) hand on: one ``__str__``
 is the text of every break reason printed (``explain``, ``stats(...).break_reasons``, logs and

@@ -5,7 +5,7 @@ At ``CALL`` / ``CALL_FUNCTION_EX`` the monitor knows the callable and its argume
 
 * a Python function, method or class runs *inlined*: its frames are monitored (step 0);
 * a tensor method or torch function becomes an operator-graph node (via
-  :mod:`magpy.tensor_ops`); an ``nn.Module`` call guards the module's hooks and ``forward``;
+  :mod:`magpy.monitor.ops`); an ``nn.Module`` call guards the module's hooks and ``forward``;
 * an annotated native function follows its annotation (:mod:`magpy.annotations`, applied by
   :mod:`magpy.annotated`): PureClosure, AsOpNode, InPlace, Relation (an attribute or item read
   with its source and guard);
@@ -258,7 +258,7 @@ class CallRules(NativeRules, AnnotatedRules):
     ``guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
     ``_unguarded_items``, ``_guard_attr_precedence``, ``_new_outputs``, ``_dynamic``, ``_pend`` with
     the posts ``_post_new``/``_post_nothing``,
-    and ``_pend_op``/``to_arg`` from :class:`~magpy.tensor_ops.OpRecorder`.
+    and ``_pend_op``/``to_arg`` from :class:`~magpy.monitor.ops.OpRecorder`.
 
     Each rule either pends a post-instruction callback (``_pend``) that sees the call's
     result at the next instruction, or raises :class:`~magpy.breaks.BreakCompile`.

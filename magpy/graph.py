@@ -22,6 +22,18 @@ class Unsupported(Exception):
     """Something the operator graph cannot represent; becomes a break reason."""
 
 
+# Functions a graph node may call for the loops the monitor unrolls (magpy.loops makes such nodes;
+# code generation reads them as numbers over the graph's inputs).
+def loop_index(k: int) -> int:
+    """The index of an unrolled iteration (a graph node, so that the index has one to follow)."""
+    return k
+
+
+def range_len(start: int, stop: int, step: int) -> int:
+    """``len(range(start, stop, step))``: the trip count of a loop over such a range."""
+    return len(range(start, stop, step))
+
+
 class OpGraph:
     """An fx graph under construction, with tensors mapped to nodes by identity."""
 

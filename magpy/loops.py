@@ -50,18 +50,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from .graph import loop_index, range_len  # (graph node targets: defined with the graph, codegen reads them)
 from .scalars import LiftedInt
 from .scalars import replace_top as _replace_top
-
-
-def loop_index(k: int) -> int:
-    """The index of an unrolled iteration (a graph node, so that the index has one to follow)."""
-    return k
-
-
-def range_len(start: int, stop: int, step: int) -> int:
-    """``len(range(start, stop, step))``: the trip count of a loop over such a range."""
-    return len(range(start, stop, step))
 
 
 def range_value(k: int, start: int, step: int, count: int, backwards: bool) -> int:

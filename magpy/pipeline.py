@@ -22,6 +22,7 @@ from .breaks import BreakKind, BreakReason, internal_error, split_reason
 from .codegen import generate
 from .graph import Unsupported
 from .loops import roll_loops
+from .trace import Trace, run_reason
 
 
 @dataclass
@@ -33,7 +34,9 @@ class RunOutcome:
     ``internal``: the callable gives up at once, with a warning (a MagPy bug the next run would
     meet again). ``log``: lines for the recompiles log (branches merged, loops rolled).
     ``dynamic``: the run saw behaviour that follows tensor values. ``op_count``, ``assumptions``
-    and ``branches`` are read from the run before its monitor is released (for ``explain``)."""
+    and ``branches`` are read from the run before its monitor is released (for ``explain``).
+    ``trace``: the run as the stages after it saw it (:class:`magpy.trace.Trace`), what the record
+    is built from."""
 
     gen: Any = None
     split: Any = None
@@ -44,23 +47,11 @@ class RunOutcome:
     assumptions: list = field(default_factory=list)
     branches: list = field(default_factory=list)
     log: list = field(default_factory=list)
+    trace: Trace | None = field(default=None, repr=False)
 
     @property
     def split_reason(self) -> BreakReason | None:
         return split_reason(self.split) if self.split is not None else None
-
-
-def run_reason(mon: Any) -> BreakReason | None:
-    """The typed reason the monitor run broke with (None if it did not)."""
-    if mon.broken is None:
-        return None
-    typed = getattr(mon, "break_reason", None)
-    if typed is None or str(typed) != mon.broken:
-        typed = BreakReason(BreakKind.INTERNAL if getattr(mon, "internal_error", False) else BreakKind.UNSUPPORTED,
-                            mon.broken)
-    if typed.kind is BreakKind.UNSUPPORTED and mon.dynamic:
-        typed = dataclasses.replace(typed, kind=BreakKind.DYNAMIC)
-    return typed
 
 
 def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
@@ -91,7 +82,8 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
             reason = internal_error(e, "rolling a loop")
     if reason is None:
         try:
-            out.gen = generate(mon, shape, None)
+            out.trace = Trace.of(mon)   # (after the passes above, which rewrite the run)
+            out.gen = generate(out.trace, shape, None)
         except Unsupported as e:
             reason = BreakReason(BreakKind.UNSUPPORTED, str(e))
         except Exception as e:
@@ -104,11 +96,13 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
 
 
 def _described(mon: Any, out: RunOutcome) -> RunOutcome:
-    out.op_count = mon.graph.op_count
-    out.assumptions = list(mon.describe_assumptions())
-    report = getattr(mon, "branch_report", None)   # (merge_branches said what became of each branch)
-    if report is not None:
-        out.branches = list(report)
+    if out.trace is None:
+        out.trace = Trace.of(mon)
+    trace = out.trace
+    out.op_count = trace.graph.op_count
+    out.assumptions = list(trace.assumption_lines)
+    if trace.branch_report is not None:   # (merge_branches said what became of each branch)
+        out.branches = list(trace.branch_report)
     elif mon.branch_spans or mon.branch_notes:
         out.branches = describe_branches(mon)
     return out

@@ -351,6 +351,10 @@ class ScalarFlow:
         for v in self._tracked_in(values):
             self.assume("scalar", self.scalar_node(v), v)
 
+    def tracked_in(self, v: Any, floats: bool = False):
+        """The tracked numbers in ``v`` (code generation reads them through the run's Trace)."""
+        return self._tracked_in(v, floats)
+
     def _tracked_in(self, v: Any, floats: bool = False, depth: int = 0):
         """The tracked numbers in ``v`` (see :meth:`holds_scalar`)."""
         t = type(v)

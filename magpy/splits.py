@@ -166,6 +166,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     of frame ``fs``, where the monitor broke with ``reason``; ``shape`` is the call shape of the
     run. Generates the prefix's guard and mock now. Raises :class:`NotSplit` with what prevents it."""
     from .codegen import generate
+    from .trace import Trace
 
     if not supported():
         raise NotSplit("frames are resumed on CPython 3.11 to 3.13 only")
@@ -302,14 +303,14 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     # Values D's own handler assumed before it refused D (numbers passed to a native) are D's
     # inputs, not assumptions: D gets them from the image.
     del mon.assumptions[n_assumed:], mon.assumed_at[n_assumed:]
-    saved = mon.result, mon.finished
-    mon.result, mon.finished = tuple(values), True
+    saved = mon.finished
+    mon.finished = True   # (the run follows no frame while the prefix's code is generated)
     try:
-        gen = generate(mon, shape, None)
+        gen = generate(Trace.of(mon, result=tuple(values)), shape, None)
     except Unsupported as e:
         raise NotSplit(f"the state at the split cannot be rebuilt: {e}") from None
     finally:
-        mon.result, mon.finished = saved
+        mon.finished = saved
     mon.split_values = values
     return SplitPoint(gen=gen, frames=tuple(frames), prelude=tuple(image.prelude), n_values=len(values),
                       d_call=d_call, d_slots=d_slots, op=_name(values[0]), where=frames[0].where, reason=reason,

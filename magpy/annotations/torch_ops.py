@@ -36,6 +36,11 @@ META_METHODS = frozenset({
 #: outputs' shapes may not be read into Python (see ``OpRecorder.value_shaped``).
 VALUE_SHAPED = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount"})
 
+#: Operator names (substrings) that draw random numbers (or set the RNG states): their results are
+#: no record constants, and a graph holding one may change the RNG states (magpy.codegen).
+RANDOM_OPS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson", "uniform", "exponential",
+              "geometric", "cauchy", "rng_state")
+
 DATA_DEPENDENT = frozenset({
     "histc",
     "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__complex__",

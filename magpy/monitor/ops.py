@@ -87,10 +87,7 @@ def _is_row_of(row: Any, t: torch.Tensor) -> bool:
 
 
 #: Operator names (substrings) that draw random numbers: their results are no record constants.
-_RANDOM_OPS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson", "uniform", "exponential",
-               "geometric", "cauchy", "rng_state")
-#: name fragments of operators that draw from (or set) the RNG states (codegen: a graph that may)
-RANDOM_OPS = _RANDOM_OPS
+_RANDOM_OPS = RANDOM_OPS = T.RANDOM_OPS
 
 
 def _count_follows_rank(name: str, args: Any, kwargs: dict) -> bool:

@@ -43,9 +43,9 @@ def test_magpy_matches_eager(prog):
 def test_magpy_matches_eager_without_the_guard_fast_path(prog, monkeypatch):
     """The same programs with every guard evaluated on every call (no dict version tags: what a
     machine without the C extension, or CPython 3.14+, runs)."""
-    from magpy import codegen, guard_batch
+    from magpy.codegen import guard, guard_batch
 
-    monkeypatch.setattr(codegen, "_dict_versions", None)
+    monkeypatch.setattr(guard, "_dict_versions", None)
     monkeypatch.setattr(guard_batch, "_check_held", None)
     monkeypatch.setattr(guard_batch, "_check_funcs", None)
     res = harness.run_program(prog, "magpy")

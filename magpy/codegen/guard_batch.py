@@ -26,7 +26,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from .guards import (
+from ..guards import (
     AbsentGuard,
     AliasGuard,
     DictSnapshotGuard,
@@ -38,12 +38,12 @@ from .guards import (
     TypeGuard,
     ValueGuard,
 )
-from .objmodel import MAPPINGS, exact_by_eq, exact_key
-from .source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
+from ..objmodel import MAPPINGS, exact_by_eq, exact_key
+from ..source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 try:   # one C pass for the per-call class and instance-dict checks (magpy/_speedups.c)
-    from ._speedups import check_funcs as _check_funcs
-    from ._speedups import check_held as _check_held
+    from .._speedups import check_funcs as _check_funcs
+    from .._speedups import check_held as _check_held
 except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
     _check_held = _check_funcs = None
 

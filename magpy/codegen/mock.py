@@ -1,0 +1,486 @@
+"""The mock (paper §4.2, Algorithm 1): the run's final state rebuilt from the graph's outputs.
+
+The mock runs the compiled operator graph and reproduces what the monitor run left: the return
+value, new objects stored outside, in-place changes of pre-existing objects (attribute, item,
+global and cell writes), replayed effects, with the same aliasing. :class:`MockBuilder` turns each
+value into an expression of the generated code; :func:`plan_writes` and :func:`replayed_effects`
+give the lines that change outside state; :func:`check_plan` checks the plan against the
+RefGraph's versions.
+"""
+from __future__ import annotations
+
+import collections
+import time
+import types
+from typing import Any
+
+import torch
+
+try:
+    import numpy as _np
+except ImportError:   # pragma: no cover
+    _np = None
+
+from .. import effects
+from ..capture import set_layout
+from ..graph import Unsupported
+from ..guards import TensorGuard
+from ..objmodel import NO_VALUE, is_immutable
+from ..redraw import DrawSource
+from ..refgraph import guard_nodes, mock_nodes
+from ..source import ConstPool, ConstSource, Source, literal
+from ..trace import Trace
+from .guard import Vars
+from .speculation import size_expr
+
+# -- objects of the call the mock rebuilds ------------------------------------------------------------
+# An object the mock rebuilds is the object eager makes: the same exact class, the same contents
+# in the same order, the same state besides (a defaultdict's factory, a deque's maxlen, instance
+# attributes; a set's whole hash table). ``MockBuilder.value`` decides whether an object can be
+# rebuilt so, and how; what it cannot rebuild exactly it refuses (Unsupported: that part runs
+# eagerly). The helpers below build with the builtin base's own methods: a subclass's
+# ``__init__``/``__setitem__``/``add`` (user code, which may do more) is not run again.
+
+
+def _rebuild_object(cls, state: dict):
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_mapping(cls, items: list, state: dict, factory: Any = NO_VALUE):
+    obj = cls.__new__(cls)
+    if factory is not NO_VALUE:
+        obj.default_factory = factory   # (a defaultdict: what a missing key gets)
+    _refill_mapping(obj, items)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _refill_mapping(obj, items: list) -> None:
+    """``obj`` holds exactly ``items``, in order (the builtin base's methods: an OrderedDict keeps
+    its order list; a Counter's ``update`` would add counts; a subclass's ``__setitem__`` is not
+    run twice)."""
+    base = collections.OrderedDict if isinstance(obj, collections.OrderedDict) else dict
+    base.clear(obj)
+    setitem = base.__setitem__
+    for k, v in items:
+        setitem(obj, k, v)
+
+
+def _rebuild_sequence(cls, items: list, state: dict):
+    obj = cls.__new__(cls)
+    list.extend(obj, items)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_tuple(cls, items: list, state: dict):
+    obj = tuple.__new__(cls, items)   # (a namedtuple's class: its fields are its items)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_deque(cls, items: list, maxlen: int | None, state: dict):
+    obj = cls.__new__(cls)
+    collections.deque.__init__(obj, items, maxlen)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _rebuild_set(cls, items: list, state: dict):
+    """A set (or frozenset) built the one way the mock builds it: the items added one by one, in
+    order, into an empty table. Where this gives the table eager's set has (see
+    :func:`magpy.capture.set_layout`, checked when the record is made), it gives it every time:
+    the same items hash alike."""
+    if issubclass(cls, frozenset):
+        obj = frozenset.__new__(cls, items)   # (from a list: added one by one, in order)
+    else:
+        obj = set.__new__(cls)
+        add = set.add
+        for x in items:
+            add(obj, x)
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
+def _probe(h: int, mask: int):
+    """The slots a set's lookup of hash ``h`` visits, in order (CPython's ``set_add_entry``: a
+    few linear probes, then a jump mixing in more bits of the hash)."""
+    perturb = h & 0xFFFFFFFFFFFFFFFF   # (size_t)
+    i = perturb & mask
+    while True:
+        yield from range(i, i + (9 if i + 9 <= mask else 0) + 1)
+        perturb >>= 5
+        i = (i * 5 + 1 + perturb) & mask
+
+
+def _insertion_order(items: list, layout: tuple) -> list:
+    """An order adding ``items`` in which gives a table where each sits in the slot it has in
+    ``layout`` (without removals): an item whose lookup passed another's slot comes after it. A
+    candidate only: the caller compares the table it gives with eager's."""
+    fill, used, mask, _finger, keys = layout
+    slot_of = {k: i for i, k in enumerate(keys) if k}
+    if fill != used or len(slot_of) != len(items) or any(id(x) not in slot_of for x in items):
+        return items
+    owner = {slot_of[id(x)]: n for n, x in enumerate(items)}
+    after: list[list[int]] = [[] for _ in items]
+    for n, x in enumerate(items):
+        for k, slot in enumerate(_probe(hash(x), mask)):
+            if slot == slot_of[id(x)] or k > 4 * (mask + 1):
+                break
+            if slot in owner:
+                after[n].append(owner[slot])
+    order: list[int] = []
+    placed: set[int] = set()
+    while len(order) < len(items):   # (the earliest slot first among those whose turn has come)
+        ready = [n for n in range(len(items)) if n not in placed and all(d in placed for d in after[n])]
+        if not ready:
+            return items   # (a cycle: no order of additions gives that table)
+        order.append(ready[0])
+        placed.add(ready[0])
+    return [items[n] for n in order]
+
+
+def _slot_members(cls: type) -> list:
+    """The ``__slots__`` storage of ``cls``'s instances: the member descriptor of each slot."""
+    members = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for n in ((slots,) if isinstance(slots, str) else slots):
+            if n in ("__dict__", "__weakref__"):
+                continue
+            if n.startswith("__") and not n.endswith("__"):
+                n = f"_{klass.__name__.lstrip('_')}{n}"   # (a private name is mangled)
+            member = klass.__dict__.get(n)
+            if type(member) is not types.MemberDescriptorType:
+                raise Unsupported(f"cannot reproduce the slot {n!r} of a {cls.__qualname__} in the mock")
+            members.append(member)
+    return members
+
+
+def _set_slots(obj, values: list) -> None:
+    for member, value in values:
+        member.__set__(obj, value)
+
+
+#: The helpers the generated mock calls to rebuild objects, by the names it calls them.
+REBUILD_HELPERS = dict(_rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
+                       _rebuild_sequence=_rebuild_sequence, _rebuild_tuple=_rebuild_tuple,
+                       _rebuild_deque=_rebuild_deque, _rebuild_set=_rebuild_set, _refill_mapping=_refill_mapping,
+                       _set_slots=_set_slots)
+
+
+class _InputNames:
+    """``placeholder name -> variable`` of the graph's inputs, fetched (by the guard) when used."""
+
+    def __init__(self, mb: MockBuilder):
+        self.mb = mb
+
+    def __getitem__(self, name: str) -> str:
+        for k, (src, _) in enumerate(self.mb.trace.graph.inputs):
+            if f"i{k}" == name:
+                return self.mb.src(src)
+        raise KeyError(name)
+
+
+class MockBuilder:
+    """The mock's code: each value of the run's final state as an expression (a constant, a source
+    the guard fetched, a graph output, an object rebuilt), with the lines that build it."""
+
+    def __init__(self, trace: Trace, vars_: Vars, pool: ConstPool):
+        self.trace = trace
+        self.vars = vars_
+        self.pool = pool
+        self.lines: list[str] = []
+        self.memo: dict[int, str] = {}
+        self.outputs: list = []
+        self._out_index: dict = {}
+        self.needed: list[str] = []
+        self._n = 0
+
+    def _fresh(self) -> str:
+        self._n += 1
+        return f"m{self._n}"
+
+    def src(self, source: Source) -> str:
+        if isinstance(source, DrawSource):
+            return source.expr()   # drawn by the mock (never fetched by the guard)
+        v = self.vars.get(source, emit=False)
+        if v.startswith("v") and v not in self.needed:
+            self.needed.append(v)
+        return v
+
+    def value(self, v: Any, depth: int = 0) -> str:
+        if depth > 50:
+            raise Unsupported("output structure nested too deeply")
+        if self.trace.tracks_scalars:
+            n = self.trace.scalar_node(v)
+            if n is not None:
+                return self.graph_output(n)   # a number (or numpy value) read from a tensor: the call's value
+        if is_immutable(v) and not (type(v) is tuple and self.trace.holds_scalar(v)):
+            return literal(v, self.pool)   # (a tuple holding numbers read from tensors is the call's)
+        hit = self.memo.get(id(v))
+        if hit is not None:
+            return hit
+        node = self.trace.node(v)
+        if node is not None and node.source is not None:
+            return self.src(node.source)
+        if isinstance(v, torch.Tensor):
+            n = self.trace.graph.node_of(v)
+            if n is None:
+                raise Unsupported(f"returns a tensor {tuple(v.shape)} whose computation MagPy did not see")
+            return self.graph_output(n)
+        t = type(v)
+        if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType, types.MethodDescriptorType,
+                          types.WrapperDescriptorType, types.ClassMethodDescriptorType)) \
+                or (_np is not None and isinstance(v, _np.dtype)):
+            return self.pool.ref(v)   # (a class's C method: a constant the guard reached through the class)
+        if isinstance(v, types.MethodType):
+            e = f"{self.pool.ref(types.MethodType)}({self.value(v.__func__, depth + 1)}, {self.value(v.__self__, depth + 1)})"
+            var = self._fresh()
+            self.lines.append(f"{var} = {e}")
+            self.memo[id(v)] = var
+            return var
+        if isinstance(v, types.FunctionType):
+            if v.__closure__:
+                raise Unsupported(f"returns a closure `{v.__qualname__}` created during the call")
+            return self.pool.ref(v)
+        if isinstance(v, torch.nn.Module):
+            raise Unsupported(f"returns a {t.__name__} module created during the call")
+        members = _slot_members(t) if t not in (list, tuple, dict, set) else []
+        if t is list:
+            e = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+        elif t is tuple:
+            e = "(" + "".join(self.value(x, depth + 1) + ", " for x in v) + ")"
+        elif isinstance(v, tuple) and hasattr(t, "_fields"):
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_tuple({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
+        elif t is torch.Size:
+            # (sizes read from a lifted shape are the call's, from the graph)
+            e = f"{self.pool.ref(torch.Size)}([" + ", ".join(self.value(x, depth + 1) for x in v) + "])" \
+                if self.trace.holds_scalar(v) else self.pool.ref(v)
+        elif t is dict:
+            e = "{" + ", ".join(f"{self.key(k)}: {self.value(x, depth + 1)}" for k, x in v.items()) + "}"
+        elif isinstance(v, (set, frozenset)):
+            e = self._set(v, depth)
+        elif isinstance(v, dict):
+            items = "[" + ", ".join(f"({self.key(k)}, {self.value(x, depth + 1)})" for k, x in v.items()) + "]"
+            factory = f", {self.value(v.default_factory, depth + 1)}" if isinstance(v, collections.defaultdict) else ""
+            e = f"_rebuild_mapping({self.pool.ref(t)}, {items}, {self._state(v, depth)}{factory})"
+        elif isinstance(v, list):
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_sequence({self.pool.ref(t)}, {items}, {self._state(v, depth)})"
+        elif isinstance(v, collections.deque):
+            items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
+            e = f"_rebuild_deque({self.pool.ref(t)}, {items}, {v.maxlen!r}, {self._state(v, depth)})"
+        elif hasattr(v, "__dict__") and not hasattr(t, "__slots__") and t.__new__ is object.__new__ \
+                and type(t) is type:
+            e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
+        else:
+            raise Unsupported(f"cannot reproduce an output of type {t.__module__}.{t.__qualname__} in the mock")
+        var = self._fresh()
+        self.lines.append(f"{var} = {e}")
+        self.memo[id(v)] = var
+        if members:   # (the slots set, unset ones left unset)
+            filled = []
+            for m in members:
+                try:
+                    filled.append((m, m.__get__(v)))
+                except AttributeError:
+                    pass
+            self.lines.append(f"_set_slots({var}, [" + ", ".join(
+                f"({self.pool.ref(m)}, {self.value(x, depth + 1)})" for m, x in filled) + "])")
+        return var
+
+    def graph_output(self, n) -> str:
+        drawn = n.meta.get("magpy_draw") if n.op == "placeholder" else None
+        if drawn is not None:
+            return drawn.expr()   # a number the mock drew itself
+        expr = size_expr(n, self.pool, draws=True) if self.trace.lifted_value_nodes or self.trace.draws else None
+        if expr is not None:
+            # A number computed from the graph's number inputs (and sizes) alone (`scale / 2` of a
+            # lifted argument): the mock computes it in Python. (A compiled graph need not hand back
+            # Python numbers it computed from numbers: TorchDynamo may fold them as constants.)
+            return expr(_InputNames(self))
+        idx = self._out_index.get(n)
+        if idx is None:
+            idx = len(self.outputs)
+            self.outputs.append(n)
+            self._out_index[n] = idx
+        return f"o[{idx}]"
+
+    def key(self, k) -> str:
+        if self.trace.scalar_node(k) is not None:
+            raise Unsupported("a number read from a tensor value is a dict key")
+        if not is_immutable(k):
+            raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
+        return literal(k, self.pool)
+
+    def _set(self, v, depth) -> str:
+        """A set made in the call: its iteration order (and how it grows, pops) depends on the
+        history of its table, not only on its items. Rebuilt only where adding its items in
+        order to an empty set gives exactly eager's table, with items that are the same on every
+        call (constants, numbers read from tensors whose values the record assumes)."""
+        t = type(v)
+        items = list(v)
+        assumed = {id(a[1]) for a in self.trace.assumptions if a[0] == "scalar"}
+        if not all(is_immutable(x) and all(id(self.trace.scalar_node(e)) in assumed for e in self.trace.tracked_in(x))
+                   for x in items):
+            # (a number read from a tensor is hashed into a set: its value is assumed, exactly)
+            raise Unsupported(f"returns a {t.__name__} of objects made during the call")
+        layout = set_layout(v)
+        if layout is not None and set_layout(_rebuild_set(t, items, {})) != layout:
+            items = _insertion_order(items, layout)   # (one added after another it collided with)
+        if layout is None or set_layout(_rebuild_set(t, items, {})) != layout:
+            raise Unsupported(f"returns a {t.__name__} whose iteration order comes from its history "
+                              "(removals, growth): the mock cannot rebuild it exactly")
+        return f"_rebuild_set({self.pool.ref(t)}, [" + ", ".join(self.value(x, depth + 1) for x in items) \
+            + f"], {self._state(v, depth)})"
+
+    def _state(self, v, depth) -> str:
+        d = getattr(v, "__dict__", None) or {}
+        return "{" + ", ".join(f"{k!r}: {self.value(x, depth + 1)}" for k, x in d.items()) + "}"
+
+
+def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> tuple[list[str], set]:
+    """The mock's lines that leave outside objects as the run left them (attribute, item, global and
+    cell writes, containers changed in place), and the node ids of the objects changed in place.
+    ``direct_writes``: ``(node id, name)`` of module attributes written through the instance dict
+    (see :func:`magpy.codegen.guard.direct_module_write`)."""
+    writes: list[str] = []
+    mutated = set(trace.mutated)
+    for node in trace.rg.sn[1:]:
+        if node.snapshot is not None and node.source is not None and node.node_id not in trace.appends \
+                and _changed(node):
+            mutated.add(node.node_id)
+    for nid, names in trace.attr_writes.items():
+        node = trace.rg.sn[nid]
+        var = mb.src(node.source)
+        for name in names:
+            obj = node.obj
+            if isinstance(obj, torch.nn.Module):
+                present = name in obj.__dict__ or any(name in obj.__dict__.get(t, {}) for t in
+                                                      ("_parameters", "_buffers", "_modules"))
+            else:
+                present = hasattr(obj, name)
+            if (nid, name) in direct_writes:
+                writes.append(f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}")
+            elif present:
+                writes.append(f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})")
+            else:
+                writes.append(f"if hasattr({var}, {name!r}): delattr({var}, {name!r})")
+    for nid in sorted(mutated):
+        node = trace.rg.sn[nid]
+        obj = node.obj
+        if isinstance(obj, torch.Tensor):
+            continue
+        if nid in trace.attr_writes and not isinstance(obj, (list, dict, set, collections.deque)):
+            continue   # (its attributes are replayed above; a container's items also changed: below)
+        var = mb.src(node.source)
+        if isinstance(obj, list):   # (a subclass's own __setitem__/extend, user code, is not run)
+            items = "[" + ", ".join(mb.value(x) for x in obj) + "]"
+            writes.append(f"{var}[:] = {items}" if type(obj) is list else f"{pool.ref(list.__setitem__)}({var}, slice(None), {items})")
+        elif isinstance(obj, dict):
+            items = ", ".join(f"({mb.key(k)}, {mb.value(x)})" for k, x in obj.items())
+            writes.append(f"_refill_mapping({var}, [{items}])")
+        elif isinstance(obj, set):
+            # Emptied and refilled, a set's table is not the one eager's changes leave (the
+            # order it iterates in, where it grows): only changes replayed one by one are exact.
+            raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
+        elif isinstance(obj, collections.deque):
+            dq = pool.ref(collections.deque)
+            writes.append(f"{dq}.clear({var}); {dq}.extend({var}, [" + ", ".join(mb.value(x) for x in obj) + "])")
+        else:
+            raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
+    for nid, calls in trace.appends.items():
+        var = mb.src(trace.rg.sn[nid].source)
+        for method, margs in calls:
+            if method == "__setitem__":
+                writes.append(f"{var}[{mb.key(margs[0])}] = {mb.value(margs[1])}")
+            elif method == "extend":
+                writes.append(f"{var}.extend([{', '.join(mb.value(x) for x in margs[0])}])")
+            elif method == "insert":
+                writes.append(f"{var}.insert({literal(margs[0], pool)}, {mb.value(margs[1])})")
+            else:
+                writes.append(f"{var}.{method}({', '.join(mb.value(x) for x in margs)})")
+    for g, name in trace.global_writes.values():
+        gref = pool.ref(g)
+        if name in g:
+            writes.append(f"{gref}[{name!r}] = {mb.value(g[name])}")
+        else:
+            writes.append(f"{gref}.pop({name!r}, None)")
+    for cell in trace.cell_writes.values():
+        try:
+            val = cell.cell_contents
+            writes.append(f"{pool.ref(cell)}.cell_contents = {mb.value(val)}")
+        except ValueError:
+            writes.append(f"del {pool.ref(cell)}.cell_contents")
+    for var, before in trace.contextvars.values():
+        if var.get(NO_VALUE) is not before:
+            raise Unsupported(f"leaves context variable {var.name!r} changed")
+    return writes, mutated
+
+
+def replayed_effects(trace: Trace, mb: MockBuilder, pool: ConstPool) -> list[str]:
+    """The mock's lines that replay the run's effects (magpy.effects: print, logging, sleep)."""
+    prints = []   # (replayed effects, magpy.effects: print, logging, sleep)
+
+    def replayed(kind, v):
+        return mb.graph_output(v) if kind == "node" else pool.ref(v) if kind == "ref" else mb.value(v)
+
+    if trace.effects and trace.draws and any(fn is time.sleep for fn, *_ in trace.effects):
+        raise Unsupported("sleeps in a call that reads the clock (the mock sleeps after the graph)")
+    for fn, eargs, ekwargs, where in trace.effects:
+        parts = [replayed(*a) for a in eargs]
+        kparts = [f"{k}={replayed(*a)}" for k, a in ekwargs.items()]
+        if where is None:
+            prints.append(f"{pool.ref(fn)}({', '.join(parts + kparts)})")
+        else:   # called from a frame that names the user's file, line and function (logging's caller)
+            kw = ", ".join(f"{k!r}: {replayed(*a)}" for k, a in ekwargs.items())
+            tramp = effects.trampoline(*where)
+            prints.append(f"{pool.ref(tramp)}({pool.ref(fn)}, ({''.join(p + ', ' for p in parts)}), {{{kw}}})")
+    return prints
+
+
+def check_plan(trace: Trace, mutated: set) -> None:
+    """Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
+    with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and
+    every object read from outside (GetGuardNodes) must carry a guard on its source."""
+    replayed = set(trace.attr_writes) | mutated | set(trace.appends)
+    for node in mock_nodes(trace.rg):
+        if node.source is None:
+            continue   # a new object: reproduced where it is stored (attribute/item/global writes)
+        if len(node.versions) == 1:
+            continue   # an unchanged object from outside (`self.kw = kwargs`): the write that stores it is replayed
+        if isinstance(node.obj, torch.Tensor):
+            if not trace.graph_mutates and node.node_id not in trace.attr_writes:   # (`x.grid = None`: replayed)
+                raise Unsupported(f"internal: the in-place change of tensor {node.source.describe()} is not in the graph")
+        elif node.node_id not in replayed and not (isinstance(node.source, ConstSource) and node.node_id in replayed):
+            raise Unsupported(f"the change of {node.source.describe()} ({type(node.obj).__name__}) cannot be replayed")
+    for g in trace.guards:
+        changed = g.changed_in_place() if isinstance(g, TensorGuard) else None
+        if changed is not None:
+            raise Unsupported(changed)   # (the batched tensor check reads these from the tensor itself)
+    guarded_sources = {g.source for g in trace.guards}
+    for node in guard_nodes(trace.rg)[1:]:
+        if node.source is not None and not isinstance(node.source, ConstSource) and node.source not in guarded_sources:
+            raise Unsupported(f"internal: {node.source.describe()} was read from outside without a guard")
+
+
+def _changed(node) -> bool:
+    obj, snap = node.obj, node.snapshot
+    if isinstance(obj, dict):   # (the order too: `move_to_end`, a key removed and set again)
+        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items())
+                    and list(obj) == list(snap))
+    if isinstance(obj, (list, collections.deque)):
+        return len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap))
+    if isinstance(obj, set):
+        return obj != snap
+    return False
+

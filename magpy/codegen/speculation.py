@@ -1,0 +1,237 @@
+"""What a record assumes of values its graph computes, checked by its mock (speculation).
+
+A monitor run that read tensor values into Python (``bool(t)``, ``t.item()``, a size of a lifted
+shape) made assumptions (:meth:`magpy.scalars.ScalarFlow.assume`). Those computed from input sizes
+alone become guards; those over numbers the mock draws are checked right after the draws; the
+others are checked after the graph ran, and the mock undoes what the graph changed when one fails
+(the call is then a miss). This module turns a :class:`~magpy.trace.Trace`'s assumptions into
+those checks, and holds the helpers the generated code calls for them.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+try:
+    import numpy as _np
+except ImportError:   # pragma: no cover
+    _np = None
+
+from ..annotations.torch_ops import RANDOM_OPS
+from ..graph import Unsupported, loop_index, range_len
+from ..guards import TensorGuard
+from ..source import ConstPool
+from ..trace import Trace
+
+
+def same_values(a, b) -> bool:
+    """``a`` (what the graph computed) is ``b`` (what the run saw), for (nested lists of) numbers
+    and numpy values: exactly, not as ``==`` says (a float zero's sign counts, NaN is NaN)."""
+    tb = type(b)
+    if tb is bool and _np is not None and type(a) is _np.bool_:
+        return bool(a) is b   # (3.13's fused comparison and truth test saw the bool of a numpy bool)
+    if _np is not None and isinstance(a, (_np.ndarray, _np.generic)):
+        if not (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and bool(
+                _np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))):
+            return False
+        if a.dtype.kind == "c":
+            a, b = _np.concatenate([_np.ravel(a.real), _np.ravel(a.imag)]), _np.concatenate([_np.ravel(b.real), _np.ravel(b.imag)])
+        return a.dtype.kind not in "fc" or bool(_np.array_equal(_np.signbit(a), _np.signbit(b)))
+    if tb is float:
+        if a == b:
+            return b != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b)
+        return a != a and b != b and type(a) is float and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if tb is list or tb is tuple:
+        if a == b and 0.0 not in b and not any(type(e) is tb for e in b):
+            return True   # (no zero whose sign == would not see: no 0, 0.0 or False in it)
+        return type(a) is tb and len(a) == len(b) and all(map(same_values, a, b))
+    return a == b
+
+
+#: Python functions of numbers a lifted-size guard may apply (what magpy.scalars records on sizes).
+_SIZE_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+                              operator.truediv, operator.pow, operator.neg, int, float, max, min, abs,
+                              math.ceil, math.floor, math.trunc, operator.lt, operator.le, operator.gt,
+                              operator.ge, operator.eq, operator.ne, range_len})
+
+
+def speculation_state() -> tuple:
+    """What a speculative graph may change besides its outputs: the RNG states and grad mode."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda, torch.is_grad_enabled()
+
+
+def changes_global_state(trace: Trace) -> bool:
+    """May the graph change the RNG states or grad mode (a random operator, a grad-mode switch)?
+    Only then does a matched path that can turn into a miss save them first (a few us a call)."""
+    for n in trace.graph.graph.nodes:
+        if n.op not in ("call_function", "call_method"):
+            continue
+        name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+        if not isinstance(name, str) or any(r in name for r in RANDOM_OPS) or "grad" in name or "seed" in name:
+            return True
+    return False
+
+
+def restore_state(state: tuple) -> None:
+    cpu, cuda, grad = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+    torch.set_grad_enabled(grad)
+
+
+def assumption_checks(trace: Trace, mb, pool: ConstPool) -> tuple[list, list, list[str], list[int]]:
+    """The assumptions of the run (see :meth:`ScalarFlow.assume`): ``(shape_checks, draw_checks,
+    checks, undo_inputs)``.
+
+    An assumption on a number computed from the sizes of the graph's inputs alone (a lifted size
+    used by Python) is a guard, ``(expr, value, kind)`` with ``expr(names)`` its source over the
+    input variables. One that also involves numbers the mock draws (``random.random() < p``) is
+    checked by the mock right after drawing, before the graph runs. Every other is one Python
+    condition over the graph's outputs, checked after the graph runs; such a speculative graph
+    must not change tensors from outside: when an assumption fails, the call goes on as a miss
+    and the program runs again."""
+    shape_checks, draw_checks, rest = [], [], []
+    for a in trace.assumptions:
+        expr = size_expr(a[1], pool) if a[0] in ("scalar", "truth", "atleast") else None
+        if expr is not None:
+            shape_checks.append((expr, a[2], a[0]))
+            continue
+        expr = size_expr(a[1], pool, draws=True) if a[0] in ("scalar", "truth", "atleast") and trace.draws else None
+        if expr is not None:
+            draw_checks.append((expr, a[2], a[0]))
+        else:
+            rest.append(a)
+    if not rest and not trace.speculative_ops:
+        return shape_checks, draw_checks, [], []
+    changed = [trace.rg.sn[nid] for nid in trace.mutated if isinstance(trace.rg.sn[nid].obj, torch.Tensor)]
+    undo: list[int] = []
+    if changed or trace.mutates_outside:
+        # The graph changes tensors from outside in place: the mock keeps a copy of each graph
+        # input whose memory the graph writes, and puts it back when an assumption fails (or the
+        # graph raises), so the miss leaves them as the call found them (the undo log).
+        undo = _undo_inputs(trace, changed)
+    # (a tensor operation inside try/except: the graph must not raise, see below)
+    checks = [] if rest else ["True"]
+    for kind, node, expected in rest:
+        o = mb.graph_output(node)
+        if kind == "truth":
+            checks.append(f"bool({o}) is {bool(expected)!r}")
+        elif kind == "item":
+            checks.append(f"_same_values({o}.item(), {pool.ref(expected)})")
+        elif kind == "list":
+            checks.append(f"_same_values({o}.tolist(), {pool.ref(expected)})")
+        elif kind == "atleast":
+            checks.append(f"{o} >= {expected!r}")
+        else:
+            checks.append(f"_same_values({o}, {pool.ref(expected)})")
+    return shape_checks, draw_checks, checks, undo
+
+
+def _undo_inputs(trace: Trace, changed: list) -> list[int]:
+    """Positions of the graph inputs the speculative graph writes in place (by storage), all
+    with the shape, strides and dtype the call found; Unsupported when a change could not be
+    undone by copying values back (a change of metadata, a tensor written that is no input)."""
+    what = changed[0].source.describe() if changed else "a tensor from outside (through a view)"
+    guards = {g.source: g for g in trace.guards if isinstance(g, TensorGuard)}
+    undo = []
+    for i, (src, v) in enumerate(trace.graph.inputs):
+        if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() in trace.mutated_storages:
+            g = guards.get(src)
+            if g is None or g.entry[:3] != (tuple(v.shape), tuple(v.stride()), v.dtype) or v.is_sparse \
+                    or type(v) not in (torch.Tensor, torch.nn.Parameter):
+                raise Unsupported(f"reads tensor values into Python and changes {what} in place in a way "
+                                  "a failed check could not undo")
+            undo.append(i)
+    written = {id(trace.graph.inputs[i][1]) for i in undo}
+    if not undo or any(id(n.obj) not in written for n in changed):
+        raise Unsupported(f"reads tensor values into Python and changes {what} in place: "
+                          "the values read cannot be checked before the change")
+    return undo
+
+
+def undo_save(tensors: tuple) -> list:
+    return [t.detach().clone() for t in tensors]
+
+
+def undo_restore(tensors: tuple, saved: list) -> None:
+    with torch.no_grad():
+        for t, s in zip(tensors, saved):
+            t.copy_(s)
+
+
+def feeds_graph(node: Any, assumed: set) -> bool:
+    """Does number input ``node`` reach an operator of the graph, or an assumption? (Python
+    arithmetic on numbers alone the mock computes itself, see ``MockBuilder.graph_output``.)"""
+    todo, seen = list(node.users), set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n in assumed or n.op != "call_function" or n.target not in _SIZE_ARITHMETIC or n.kwargs:
+            return True
+        todo.extend(n.users)
+    return False
+
+
+def check_code(expr: Callable, expected: Any, kind: str, names: dict, pool: ConstPool) -> tuple[str, str]:
+    """``(condition that fails, readable)`` of an assumption computed before the graph runs."""
+    code = expr(names)
+    if kind == "truth":
+        return f"bool({code}) is not {bool(expected)!r}", f"bool({code}) is {bool(expected)!r}"
+    if kind == "atleast":   # (a rolled loop's trip count, magpy.loops)
+        return f"{code} < {expected!r}", f"{code} >= {expected!r}"
+    return f"not _same_values({code}, {pool.ref(expected)})", f"{code} == {expected!r}"
+
+
+def size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) -> Callable | None:
+    """``names -> source`` of ``node`` as Python over the graph inputs' variables, if ``node`` is
+    a number computed only from input sizes (``i0.size(1) * 4``), and with ``draws`` also from
+    numbers the mock draws (``i3 < 0.5``, magpy.redraw); else None."""
+    import torch.fx as fx
+
+    if depth > 20:
+        return None
+    if not isinstance(node, fx.Node):
+        if type(node) in (int, float, bool) or node is None:
+            return lambda names: repr(node)
+        return None
+    if node.op == "placeholder" and node.meta.get("magpy_scalar") and (draws or not node.meta.get("magpy_draw")):
+        name = node.name
+        return lambda names: names[name]
+    if node.op == "call_function" and node.target is loop_index:
+        k = node.args[0]   # (an unrolled iteration's index: a constant of the record)
+        return lambda names: repr(k)
+    if node.op == "call_method" and node.target in ("size", "numel") and node.args \
+            and isinstance(node.args[0], fx.Node) and node.args[0].op == "placeholder" \
+            and all(type(a) is int for a in node.args[1:]) and not node.kwargs:
+        base, rest = node.args[0].name, "".join(repr(a) for a in node.args[1:])
+        return lambda names: f"{names[base]}.{node.target}({rest})"
+    if node.op == "call_function" and node.target is len and len(node.args) == 1 and not node.kwargs \
+            and isinstance(node.args[0], fx.Node):
+        # how many rows iterating an input gave (`for x_t in x.unbind(0)`, an LSTM's time loop):
+        # the input's size along that dimension
+        rows = node.args[0]
+        if ((rows.op == "call_method" and rows.target == "unbind") or (rows.op == "call_function"
+                                                                      and rows.target is torch.unbind)) \
+                and rows.args and isinstance(rows.args[0], fx.Node) and rows.args[0].op == "placeholder" \
+                and not rows.args[0].meta.get("magpy_scalar"):
+            dim = rows.args[1] if len(rows.args) > 1 else rows.kwargs.get("dim", 0)
+            if type(dim) is int:
+                base = rows.args[0].name
+                return lambda names: f"{names[base]}.size({dim})"
+        return None
+    if node.op == "call_function" and node.target in _SIZE_ARITHMETIC and not node.kwargs:
+        parts = [size_expr(a, pool, depth + 1, draws) for a in node.args]
+        if any(p is None for p in parts):
+            return None
+        fn = pool.ref(node.target)
+        return lambda names: f"{fn}(" + ", ".join(p(names) for p in parts) + ")"
+    return None
+
