@@ -61,14 +61,14 @@ import torch
 from . import _logging, capture
 from .backends import CompiledGraphs, compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
 from .binding import bind_parameters, call_with_hooks, guard_entry
-from .branches import ArmLibrary, Conditional, check_merged, keep_arms
 from .breaks import BreakCompile, BreakKind, BreakReason, split_reason
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
 from .check import CheckError, changed_reads, compare, evaluate, mode_of, roots_of
+from .dynamic.merging import ArmLibrary, check_merged, keep_arms
+from .dynamic.nodes import Conditional, RolledLoop
 from .global_state import global_hooks_present
 from .guards import NoHooksGuard, ValueGuard
-from .loops import RolledLoop
 from .monitor import Monitor
 from .pipeline import RunOutcome, finish_run
 from .scalars import delift

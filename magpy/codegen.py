@@ -42,8 +42,8 @@ try:   # the guard fast path (dict version tags), built from magpy/_speedups.c w
     from ._speedups import versions_same as _versions_same
 except ImportError:   # pragma: no cover - no compiler at install time, or CPython 3.14+
     _dict_versions = _versions_same = None
+from .dynamic.nodes import loop_index, range_len
 from .guards import AliasGuard, DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
-from .loops import loop_index, range_len
 from .monitor import Monitor
 from .objmodel import NO_VALUE, is_immutable
 from .redraw import DrawSource, restore_states, same_draw, save_states

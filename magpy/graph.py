@@ -46,6 +46,21 @@ class OpGraph:
         self._node_of[key] = node
         node.meta["example_value_shape"] = tuple(tensor.shape)
 
+    def bound_nodes(self) -> list[fx.Node]:
+        """The node of each tensor bound (one entry per tensor, in the order they were bound)."""
+        return list(self._node_of.values())
+
+    def rebind(self, images: dict) -> None:
+        """A pass replaced nodes (a rolled loop, a conditional): every tensor bound to a node in
+        ``images`` is bound to its image instead, or to no node where the image is None."""
+        for key, node in list(self._node_of.items()):
+            if node in images:
+                new = images[node]
+                if new is None:
+                    del self._node_of[key]
+                else:
+                    self._node_of[key] = new
+
     def placeholder(self, tensor: torch.Tensor, source: Any) -> fx.Node:
         node = self.graph.placeholder(f"i{len(self.inputs)}")
         self.inputs.append((source, tensor))

@@ -44,11 +44,12 @@ from . import capture
 from .annotations import Annotation, lookup
 from .annotations import torch_ops as T
 from .binding import bind_callee
-from .branches import BranchWatch
 from .breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from .bytecode import DECODER, instructions
 from .bytecode.resume import passed_free_cells
 from .calls import CallRules, announce_operator
+from .dynamic.branches import BranchWatch
+from .dynamic.loops import LoopWatch
 from .global_state import GlobalState
 from .graph import OpGraph, Unsupported
 from .guards import (
@@ -67,7 +68,6 @@ from .guards import (
     ValueGuard,
     guard_for_object,
 )
-from .loops import LoopWatch
 from .objmodel import (
     CONTAINER_TYPES,
     MAPPINGS,

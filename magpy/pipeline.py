@@ -17,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from .branches import ArmLibrary, describe_branches, merge_branches
 from .breaks import BreakKind, BreakReason, internal_error, split_reason
 from .codegen import generate
+from .dynamic.merging import ArmLibrary, describe_branches, merge_branches
+from .dynamic.rolling import roll_loops
 from .graph import Unsupported
-from .loops import roll_loops
 
 
 @dataclass
