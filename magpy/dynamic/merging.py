@@ -104,9 +104,9 @@ class ArmEntry:
 class ArmLibrary:
     """The clean arms of a compiled function's runs, by (key, outcome); the newest first."""
 
-    def __init__(self, limit: int = 1024) -> None:
+    def __init__(self, limit: int = 1024, arms: Any = ()) -> None:
         self.limit = limit
-        self._arms: collections.OrderedDict = collections.OrderedDict()
+        self._arms: collections.OrderedDict = collections.OrderedDict(arms)
 
     def __len__(self) -> int:
         return len(self._arms)
@@ -132,9 +132,7 @@ class ArmLibrary:
 
     def copy(self) -> ArmLibrary:
         """A library holding the same arms (for ``explain``, which must not change the callable's)."""
-        lib = ArmLibrary(self.limit)
-        lib._arms = collections.OrderedDict(self._arms)
-        return lib
+        return ArmLibrary(self.limit, self._arms)
 
 
 def describe_branches(mon: Any) -> list[str]:

@@ -62,7 +62,7 @@ class RunHooks:
 class Watcher:
     """The protocol (see the module docstring); every event does nothing by default."""
 
-    #: the watcher's name in explain's and the recompiles log's lines
+    #: a short name (the host's ``watchers`` list holds the watchers in the order they are called)
     name = "watcher"
 
     def __init__(self, host: Any, hooks: RunHooks) -> None:
