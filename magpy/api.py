@@ -60,14 +60,14 @@ import torch
 
 from . import _logging, capture
 from .backends import CompiledGraphs, compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
-from .branches import ArmLibrary, Conditional, check_merged, keep_arms
 from .breaks import BreakCompile, BreakKind, BreakReason, split_reason
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
 from .check import CheckError, changed_reads, compare, evaluate, mode_of, roots_of
+from .dynamic.merging import ArmLibrary, check_merged, keep_arms
+from .dynamic.nodes import Conditional, RolledLoop
 from .global_state import global_hooks_present
 from .guards import NoHooksGuard, ValueGuard
-from .loops import RolledLoop
 from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
 from .pipeline import RunOutcome, finish_run
 from .scalars import delift
@@ -333,7 +333,7 @@ class _Compiled:
         self._compile_graph = resolve(backend)
         self._compile_lifted = functools.partial(compile_lifted, backend) if supports_lifting(backend) else None
         self._cache = RecordCache(limit=cache_limit)
-        self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.branches)
+        self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.dynamic.branches)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
         self._continuations: dict = {}    # split point -> (go, compiled continuation) (magpy.splits)
         self._changing_assumptions: set = set()   # file:line where numbers passed to natives changed between records
@@ -831,9 +831,9 @@ class _Compiled:
                 compiled, regions = compile_regions(gm, example, compile_fn, self._compile_graph, self._graphs)
             else:
                 compiled = compile_fn(gm, example)
-                # a rolled loop's body (magpy.loops) runs as a graph of its own
+                # a rolled loop's body (magpy.dynamic.loops) runs as a graph of its own
                 regions += len({n.target.body.code for n in gm.graph.nodes if isinstance(n.target, RolledLoop)})
-                # ... and so do the arms of a conditional (magpy.branches) that compute something
+                # ... and so do the arms of a conditional (magpy.dynamic.branches) that compute something
                 regions += len({b.code for n in gm.graph.nodes if isinstance(n.target, Conditional)
                                 for b in n.target.bodies()})
         mock, run, bugs, inputs = gen.mock_factory(compiled)
@@ -1130,7 +1130,7 @@ class Explanation:
     #: the split the run ended at ("split at `op` (file:line): reason"), after which the code
     #: goes on in a compiled continuation (magpy.splits; ``graph_count`` is the code before it)
     splits: list = field(default_factory=list)
-    #: branches on tensor values (magpy.branches): whether each one's arm can become one side of a
+    #: branches on tensor values (magpy.dynamic.branches): whether each one's arm can become one side of a
     #: conditional node once a run takes the other side, or why it stays an assumption
     branches: list = field(default_factory=list)
     #: the break reasons and splits, typed (:class:`magpy.breaks.BreakReason`)

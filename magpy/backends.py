@@ -236,7 +236,7 @@ def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: 
     """Compile ``gm`` with ``compile_fn``, split at the Python nodes (:func:`python_nodes`) when it
     has some (the paper's split at a dynamic operation): the runs of tensor operators between them
     are compiled, the Python nodes run as they are, in program order. A rolled loop's body
-    (magpy.loops) is compiled with ``body_compile_fn`` (a static compile) and counts as one more
+    (magpy.dynamic.loops) is compiled with ``body_compile_fn`` (a static compile) and counts as one more
     region. ``cache``: the compiled function's :class:`CompiledGraphs` (regions and bodies that
     other records or blocks share are compiled once). Returns the callable and how many compiled
     regions it has."""
@@ -263,7 +263,7 @@ def compile_regions(gm: torch.fx.GraphModule, example_inputs: list, compile_fn: 
     shared: dict = {}
     for n in marked:
         if n.op == "call_function" and hasattr(n.target, "compile_with"):
-            # a rolled loop's body (magpy.loops), compiled once (per signature of its inputs)
+            # a rolled loop's body (magpy.dynamic.loops), compiled once (per signature of its inputs)
             n.target.compile_with(body_compile_fn or compile_fn, shared)
     split = split_module(gm, gm, lambda n: part[n], keep_original_order=True)
     for name, region in list(split.named_children()):

@@ -409,8 +409,8 @@ class CallRules(NativeRules, AnnotatedRules):
     # -- the handlers of the kinds (those of magpy.natives and magpy.annotated aside) --------------------
 
     def _tell_watchers(self, fs: FrameState, c: CallSite) -> bool:
-        """A call that writes an object keeps a loop unrolled (magpy.loops) and makes a branch's
-        arm unclean (magpy.branches): the active watchers hear of every call; the decision goes on."""
+        """A call that writes an object keeps a loop unrolled (magpy.dynamic.loops) and makes a branch's
+        arm unclean (magpy.dynamic.branches): the active watchers hear of every call; the decision goes on."""
         if self.active_loops:
             self.loop_call_event(c.fn, c.args)
         if self.branch_active:
@@ -418,7 +418,7 @@ class CallRules(NativeRules, AnnotatedRules):
         return False
 
     def _counted_call(self, fs: FrameState, c: CallSite) -> bool:
-        """``len()`` of a counted sequence, ``range()`` of a tracked count: magpy.loops decides."""
+        """``len()`` of a counted sequence, ``range()`` of a tracked count: magpy.dynamic.loops decides."""
         return self.loop_call(fs, c.fn, c.args, c.kwargs)
 
     def _type_of_lifted(self, fs: FrameState, c: CallSite) -> bool:

@@ -22,7 +22,7 @@ class Unsupported(Exception):
     """Something the operator graph cannot represent; becomes a break reason."""
 
 
-# Functions a graph node may call for the loops the monitor unrolls (magpy.loops makes such nodes;
+# Functions a graph node may call for the loops the monitor unrolls (magpy.dynamic.loops makes such nodes;
 # code generation reads them as numbers over the graph's inputs).
 def loop_index(k: int) -> int:
     """The index of an unrolled iteration (a graph node, so that the index has one to follow)."""
@@ -57,6 +57,21 @@ class OpGraph:
             self._keep.append(tensor)
         self._node_of[key] = node
         node.meta["example_value_shape"] = tuple(tensor.shape)
+
+    def bound_nodes(self) -> list[fx.Node]:
+        """The node of each tensor bound (one entry per tensor, in the order they were bound)."""
+        return list(self._node_of.values())
+
+    def rebind(self, images: dict) -> None:
+        """A pass replaced nodes (a rolled loop, a conditional): every tensor bound to a node in
+        ``images`` is bound to its image instead, or to no node where the image is None."""
+        for key, node in list(self._node_of.items()):
+            if node in images:
+                new = images[node]
+                if new is None:
+                    del self._node_of[key]
+                else:
+                    self._node_of[key] = new
 
     def placeholder(self, tensor: torch.Tensor, source: Any) -> fx.Node:
         node = self.graph.placeholder(f"i{len(self.inputs)}")

@@ -4,7 +4,7 @@ A monitor run (:mod:`magpy.monitor`) ends in one of three ways: it split the cal
 operation (:mod:`magpy.splits`: the record is the code before it), it broke (the call runs on
 eagerly, with a reason), or it finished. A finished run goes through
 
-    merge branches (magpy.branches) -> roll loops (magpy.loops) -> generate (magpy.codegen)
+    merge branches (magpy.dynamic.branches) -> roll loops (magpy.dynamic.loops) -> generate (magpy.codegen)
 
 each of which may still break; a MagPy bug in any of them is an internal error
 (:func:`magpy.breaks.internal_error`), never a crash of the user's call. :func:`finish_run` does
@@ -17,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from .branches import ArmLibrary, describe_branches, merge_branches
 from .breaks import BreakKind, BreakReason, internal_error, split_reason
 from .codegen import generate
+from .dynamic.merging import ArmLibrary, describe_branches, merge_branches
+from .dynamic.rolling import roll_loops
 from .graph import Unsupported
-from .loops import roll_loops
 from .trace import Trace, run_reason
 
 
@@ -62,18 +62,18 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
         out.split, out.gen = mon.split, mon.split.gen
         return _described(mon, out)
     reason = run_reason(mon)
-    internal = bool(reason is not None and getattr(mon, "internal_error", False))
+    internal = bool(reason is not None and mon.internal_error)
     if reason is not None and mon.split_note is not None:
         reason = dataclasses.replace(reason, note=mon.split_note)
     if reason is None and (mon.branch_spans or mon.branch_notes):
-        # Branches whose other side an earlier run saw become conditional nodes (magpy.branches).
+        # Branches whose other side an earlier run saw become conditional nodes (magpy.dynamic.branches).
         try:
             out.log += merge_branches(mon, arms)
         except Exception as e:
             reason = internal_error(e, "merging a branch")
             internal = mon.internal_error = True
     if reason is None and mon.loops:
-        # Counted loops whose iterations repeat become one loop node (magpy.loops). A failure past
+        # Counted loops whose iterations repeat become one loop node (magpy.dynamic.loops). A failure past
         # its checks is not a give-up: lifting is given up (magpy.api), and the next miss records
         # the loop unrolled, with its sizes guarded.
         try:

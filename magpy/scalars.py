@@ -272,7 +272,7 @@ class ScalarFlow:
         if self.active_loops:
             self.loop_assumed(kind, node, expected)
         if kind == "truth":
-            self.branch_assumed(node, expected)   # (a conditional jump on it: magpy.branches)
+            self.branch_assumed(node, expected)   # (a conditional jump on it: magpy.dynamic.branches)
 
     def describe_assumptions(self) -> list[str]:
         """One line per assumption: what the graph recomputes, the value the run saw, where."""

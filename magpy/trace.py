@@ -82,8 +82,8 @@ class Trace:
     split: Any                       # the SplitPoint the run split at (magpy.splits), or None
     break_reason: BreakReason | None  # why it broke (None: it finished or split)
     dynamic: bool                    # it saw behaviour that follows tensor values
-    loop_report: tuple               # what became of each counted loop (magpy.loops)
-    branch_report: tuple | None      # what became of each branch, if they were merged (magpy.branches)
+    loop_report: tuple               # what became of each counted loop (magpy.dynamic.loops)
+    branch_report: tuple | None      # what became of each branch, if they were merged (magpy.dynamic.branches)
     read_log: tuple                  # check mode: (source, value, where) of each read
 
     def node(self, v: Any) -> Any:
@@ -116,8 +116,8 @@ class Trace:
             follows_changing_numbers=bool(mon.follows_changing_numbers()), tracks_scalars=bool(mon.scalar_nodes),
             scalar_node=mon.scalar_node, holds_scalar=mon.holds_scalar, tracked_in=mon.tracked_in,
             split=mon.split, break_reason=run_reason(mon), dynamic=bool(mon.dynamic),
-            loop_report=tuple(getattr(mon, "loop_report", ())),   # (set by roll_loops, magpy.loops)
-            branch_report=_report(getattr(mon, "branch_report", None)),   # (set by merge_branches)
+            loop_report=tuple(mon.loop_report),   # (set by roll_loops, magpy.dynamic.rolling)
+            branch_report=_report(mon.branch_report),   # (set by merge_branches, magpy.dynamic.merging)
             read_log=tuple(mon.read_log or ()),
         )
 
@@ -134,9 +134,9 @@ def run_reason(mon: Any) -> BreakReason | None:
     """The typed reason the monitor run broke with (None if it did not)."""
     if mon.broken is None:
         return None
-    typed = getattr(mon, "break_reason", None)
+    typed = mon.break_reason
     if typed is None or str(typed) != mon.broken:
-        typed = BreakReason(BreakKind.INTERNAL if getattr(mon, "internal_error", False) else BreakKind.UNSUPPORTED,
+        typed = BreakReason(BreakKind.INTERNAL if mon.internal_error else BreakKind.UNSUPPORTED,
                             mon.broken)
     if typed.kind is BreakKind.UNSUPPORTED and mon.dynamic:
         typed = dataclasses.replace(typed, kind=BreakKind.DYNAMIC)

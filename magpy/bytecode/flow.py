@@ -1,7 +1,7 @@
 """Control flow of one code object: where a conditional jump's two sides meet, which locals are live.
 
 A branch on a tensor value (``if action.sum() == 0: x = residual; continue``) becomes a
-conditional node of the graph (:mod:`magpy.branches`) only if the code after the two sides is
+conditional node of the graph (:mod:`magpy.dynamic.branches`) only if the code after the two sides is
 the same code, run with the same live locals. That is a static property of the function:
 
 * the *merge point* of a conditional jump J is J's immediate post-dominator in the instruction
@@ -12,7 +12,7 @@ the same code, run with the same live locals. That is a static property of the f
 
 Jump targets come from :mod:`dis` (``argval`` is the target offset on 3.10-3.13); exception
 handlers from the 3.11+ exception table (edges for liveness; a branch whose arm an exception
-handler covers is not merged, see :mod:`magpy.branches`). 3.10 code with ``SETUP_*`` blocks is
+handler covers is not merged, see :mod:`magpy.dynamic.branches`). 3.10 code with ``SETUP_*`` blocks is
 not analysed. What differs per version is listed here and nowhere else.
 
     >>> def f(t, x, y):

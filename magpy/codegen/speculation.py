@@ -185,7 +185,7 @@ def check_code(expr: Callable, expected: Any, kind: str, names: dict, pool: Cons
     code = expr(names)
     if kind == "truth":
         return f"bool({code}) is not {bool(expected)!r}", f"bool({code}) is {bool(expected)!r}"
-    if kind == "atleast":   # (a rolled loop's trip count, magpy.loops)
+    if kind == "atleast":   # (a rolled loop's trip count, magpy.dynamic.loops)
         return f"{code} < {expected!r}", f"{code} >= {expected!r}"
     return f"not _same_values({code}, {pool.ref(expected)})", f"{code} == {expected!r}"
 

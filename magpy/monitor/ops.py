@@ -199,7 +199,7 @@ class OpRecorder:
         n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
         self.rows_count = None
         if self.shape_is_lifted(t):
-            self.rows_count = self.graph.call("function", len, (n,), {})   # (a loop over the rows: magpy.loops)
+            self.rows_count = self.graph.call("function", len, (n,), {})   # (a loop over the rows: magpy.dynamic.loops)
             self.assume("scalar", self.rows_count, len(rows))
             for e in rows:
                 self.mark_lifted_shape(e)
@@ -356,7 +356,7 @@ class OpRecorder:
                     if isinstance(output, (tuple, list)) and not _count_follows_rank(name, args, kwargs):
                         count = self.graph.call("function", len, (n,), {})
                         self.assume("scalar", count, len(output))
-                        self.count_assumed(output, count)   # (its uses are watched: magpy.loops)
+                        self.count_assumed(output, count)   # (its uses are watched: magpy.dynamic.loops)
             for t in changed:
                 self._tensor_mutated(t, n if t is output else None)
             return

@@ -586,7 +586,7 @@ class Reads:
             self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
             return
         if self.loop_indexes and self.is_loop_element(container, key):
-            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.loops)
+            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)

@@ -327,7 +327,7 @@ class UpdateRules:
         if self.numpy_node(container) is not None:
             self._dynamic("changes an array read from tensor values in place (item assignment)")
         if self.loop_indexes and self.is_loop_element(container, key):
-            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.loops)
+            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
@@ -480,7 +480,7 @@ class UpdateRules:
     def op_GET_ITER(self, fs, ins, stack):
         v = stack[-1]
         if self.loop_ranges and self.loop_get_iter(fs, v):
-            return   # (`for i in range(n)` of a tracked count: a counted loop, magpy.loops)
+            return   # (`for i in range(n)` of a tracked count: a counted loop, magpy.dynamic.loops)
         if self.counted and self.loop_over_sequence(fs, v):
             return   # (`for x in xs` over an unbind of a lifted size: a counted loop)
         if isinstance(v, torch.Tensor):
@@ -497,7 +497,7 @@ class UpdateRules:
     def _post_tensor_iter(self, fs, stack, t):
         self.bind_iterated_tensors([t], stack[-1])
         if self.rows_count is not None:
-            # `for row in t` over a lifted first size: a counted loop (magpy.loops)
+            # `for row in t` over a lifted first size: a counted loop (magpy.dynamic.loops)
             self.loop_over_rows(fs, self.rows_count, t.shape[0], stack[-1])
             self.rows_count = None
 
@@ -539,7 +539,7 @@ class UpdateRules:
 
     def op_FOR_ITER(self, fs, ins, stack):
         if self.loop_iters and self.loop_for_iter(fs, stack[-1]):
-            return   # (an iteration of a counted loop, magpy.loops)
+            return   # (an iteration of a counted loop, magpy.dynamic.loops)
         self._pend(fs, self._post_new, 1)
 
     def _outside_display(self, ins, stack, below: int) -> None:

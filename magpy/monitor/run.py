@@ -24,7 +24,7 @@ mixins of :class:`Monitor`, each in its own module over the same state:
 * :mod:`magpy.monitor.rules`: the update rule of every other event (stores, operators,
   iteration, calls handed to :mod:`magpy.calls`);
 * :mod:`magpy.monitor.ops`: tensor operations as fx nodes; :mod:`magpy.calls`: what a call
-  means (Figure 12); :mod:`magpy.scalars`, :mod:`magpy.loops`, :mod:`magpy.branches`: numbers
+  means (Figure 12); :mod:`magpy.scalars`, :mod:`magpy.dynamic.loops`, :mod:`magpy.dynamic.branches`: numbers
   read from tensors, counted loops, branches.
 
 The handlers are the update rules of version-neutral *events* (a call, an attribute load, a
@@ -44,14 +44,14 @@ import torch
 
 from .. import capture
 from ..annotations import lookup
-from ..branches import BranchWatch
 from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from ..bytecode import instructions
 from ..calls import CallRules
+from ..dynamic.branches import BranchWatch
+from ..dynamic.loops import LoopWatch
 from ..global_state import GlobalState
 from ..graph import OpGraph, Unsupported
 from ..guards import Guard
-from ..loops import LoopWatch
 from ..objmodel import PROTOCOL_EVENTS, is_immutable
 from ..refgraph import RefGraph, ShadowNode
 from ..scalars import LiftedInt, ScalarFlow, delift
@@ -117,6 +117,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.frames: dict[int, FrameState] = {}
         self.opaque_frame: Any = None
         self.broken: str | None = None
+        self.break_reason: BreakReason | None = None   # the typed reason (broken is its text)
+        self.internal_error = False                  # did the break come from a failure inside MagPy?
         self.delifting = False   # after a break: LiftedInts on monitored stacks become ints (_break)
         self.dynamic = False
         self.result: Any = None
@@ -147,6 +149,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.init_scalars()
         self.init_loops()
         self.init_branches()
+        self.loop_report: list = []                  # what became of each counted loop (set by roll_loops)
+        self.branch_report: list | None = None       # what became of each branch, if they were merged (merge_branches)
         self.split_shape: tuple | None = None       # the call shape, where a break may split the call (magpy.splits)
         self.split: Any = None                       # the SplitPoint taken at the break
         self.split_note: str | None = None           # why the break did not split the call
@@ -280,9 +284,9 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 # native code hands out its elements, which nobody follows: its values are assumed
                 self.scalar_escape(f"{ins.real} of", stack[-3:])
             if self.watched or self.active_loops:
-                self.loop_event(fs, ins, stack)   # (magpy.loops: what a loop to be rolled may not do)
+                self.loop_event(fs, ins, stack)   # (magpy.dynamic.loops: what a loop to be rolled may not do)
             if self.branch_active:
-                self.branch_event(fs, ins, offset, stack)   # (magpy.branches: arms, merge points)
+                self.branch_event(fs, ins, offset, stack)   # (magpy.dynamic.branches: arms, merge points)
             if ins.opname in _CALL_EVENTS:
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
                 fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))

@@ -9,7 +9,7 @@ information without running code the program did not run.
 
 The pieces:
 
-1. *Arms* (:class:`BranchWatch`, mixed into the Monitor). A branch is a conditional jump J on a
+1. *Arms* (:class:`BranchWatcher`, this module). A branch is a conditional jump J on a
    value the graph computes, in frame F. Its *merge point* M is J's immediate post-dominator in
    F's control flow (:mod:`magpy.bytecode.flow`); the *arm* of a run is what runs from J until F
    reaches M. It is *clean* when inside it nothing writes an object, changes a tensor in place,
@@ -20,16 +20,16 @@ The pieces:
    objects from outside by identity, plus grad/inference/autocast mode); the abstraction of F's
    locals live at M is its *exit*. Objects made in the call have no identity across runs: a key
    or exit holding one makes the arm unusable.
-2. *An arm library across runs* (:class:`ArmLibrary`, one per compiled function). After each run
+2. *An arm library across runs* (:class:`~magpy.dynamic.merging.ArmLibrary`, one per compiled function). After each run
    whose record was built and that wrote nothing outside (so every read of an arm sees the
    state the call started with), each clean arm is kept as a graph of its own
-   (:class:`Arm`: inputs are tensors of F's live locals at J by name, and tensors read from
+   (:class:`~magpy.dynamic.nodes.Arm`: inputs are tensors of F's live locals at J by name, and tensors read from
    outside by source; outputs are the tensors of F's live locals at M), with the run's guards
    (all of them: what the arm read may have been guarded before J) and the record's guard
    function.
-3. *The conditional node* (:func:`merge_branches`). When a later run takes the other side of a
+3. *The conditional node* (:func:`~magpy.dynamic.merging.merge_branches`). When a later run takes the other side of a
    branch with the same key and the same exit, its own arm and the library's become one
-   :class:`Conditional` node that runs either side, the code after M takes the node's outputs,
+   :class:`~magpy.dynamic.nodes.Conditional` node that runs either side, the code after M takes the node's outputs,
    the library arm's guards join the record's (checked first against this very call: they hold,
    since the call was just run), and the assumption is dropped. A handful of runs then serve every
    combination of sides.
@@ -49,34 +49,22 @@ their assumption, as before.
 from __future__ import annotations
 
 import bisect
-import collections
 import functools
 import gc
-import operator
 import sys
 import types
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import torch.fx as fx
 
-from .bytecode.flow import EXIT, RETURNS, flow_of
-from .loops import WRITES, CompiledBySignature
-
-# Instructions that write an object (none may run inside a clean arm): a rolled loop's, and the
-# appends of comprehensions (conservatively: a container the arm builds is not compared).
-_WRITES = WRITES | frozenset({"LIST_APPEND", "SET_ADD", "MAP_ADD"})
-_IMMUTABLE = (int, float, complex, str, bytes, tuple, frozenset, type(None), bool, torch.Tensor)
-
+from ..bytecode.flow import EXIT, RETURNS, flow_of
+from .watcher import Watcher, WatcherHost
+from .writes import ARM_IMMUTABLE, ARM_WRITES, call_writes, instruction_writes, write_counters
 
 #: The output name of the value a conditional expression's side leaves on the stack.
 _TOP = "<stack top>"
-
-
-class NotMerged(Exception):
-    """A branch whose sides cannot become one conditional node (the reason in words)."""
 
 
 class _NoKey(Exception):
@@ -123,47 +111,61 @@ class Span:
         self.fs = None
 
 
-class BranchWatch:
-    """The branches of a monitor run (mixed into :class:`~magpy.monitor.Monitor`).
+class BranchWatcher(Watcher):
+    """The branches of a monitor run (a :class:`~magpy.dynamic.watcher.Watcher`).
 
-    The host provides ``graph``, ``assumptions``, ``active_loops``, ``loops``, ``frames``, ``_at``,
-    ``where``, ``node``, ``scalar_node``, ``_counters`` and ``call_writes`` (magpy.loops)."""
+    Reads from its host (the monitor): ``graph``, ``assumptions``, ``active_loops``, ``loops``,
+    ``watched`` (the loop watcher's), ``frames``, ``framework_code``, ``where``, ``node``,
+    ``scalar_node``, ``value_shaped``, ``broken``, ``inplace_changes``, ``branch_library`` (the
+    arms of earlier runs, set by the compiled function before the run) and the recorded writes
+    :func:`~magpy.dynamic.writes.write_counters` counts."""
 
-    def init_branches(self) -> None:
+    name = "branches"
+
+    def __init__(self, host: Any, hooks: Any) -> None:
+        super().__init__(host, hooks)
         self.branch_spans: list[Span] = []
         self.branch_active: list[Span] = []
         self.branch_notes: list[str] = []
-        self.branch_library: ArmLibrary | None = None   # set by the compiled function before the run
-        self.inplace_changes = 0
+        # what merge_branches leaves for keep_arms and check_merged (magpy.dynamic.merging)
+        self.arms: list = []            # (span, Arm) of this run's clean arms
+        self.merged: list = []          # (key, outcome) of the library arms merged
+        self.own_guards: list = []      # the run's guards before any merge (what its arms rely on)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.branch_active)
 
     def _branch_counters(self) -> tuple:
-        return (self._counters(), len(self.assumptions), len(self.loops), self.inplace_changes,
-                len(self.value_shaped))
+        return (write_counters(self.host), len(self.host.assumptions), len(self.host.loops), self.host.inplace_changes,
+                len(self.host.value_shaped))
 
     # -- the start: a truth read that a conditional jump takes ---------------------------------------
-    def branch_assumed(self, node: Any, expected: Any) -> None:
+    def on_assume(self, kind: str, node: Any, expected: Any) -> None:
         """The run assumes the truth of ``node`` at the current instruction: if a conditional jump
         takes it, watch the arm that follows."""
-        if self.broken is not None or self._at is None or not isinstance(node, fx.Node):
+        if kind != "truth":
             return
-        fs, offset = self._at
+        if self.host.broken is not None or self.hooks.at() is None or not isinstance(node, fx.Node):
+            return
+        fs, offset = self.hooks.at()
         shape = flow_of(fs.code)
         j = shape.conditional_jump(offset)
         if j is None:
             return
-        where = self.where()
+        where = self.host.where()
         m = shape.merge_point(j)
         if m is None:
             self.branch_notes.append(f"kept: the branch at {where}: its sides do not meet again in the "
                                      "function (a return, a raise) or the code is not analysed")
             return
-        if self.active_loops:
+        if self.host.active_loops:
             self.branch_notes.append(f"kept: the branch at {where} is inside a counted loop")
             return
         if shape.covered(j) or (m != EXIT and shape.covered(m)):
             self.branch_notes.append(f"kept: the branch at {where} is inside a try/with block")
             return
-        from . import capture
+        from .. import capture
 
         try:
             local = dict(fs.frame.f_locals)
@@ -180,19 +182,19 @@ class BranchWatch:
         for name in sorted(live):
             v = local.get(name)
             if isinstance(v, torch.Tensor):
-                n = self.graph.node_of(v)
+                n = self.host.graph.node_of(v)
                 if n is not None:
                     j_nodes[name] = n
                     j_canon.setdefault(n, name)
-                    shadow = self.node(v)
+                    shadow = self.host.node(v)
                     if n.op not in ("placeholder", "get_attr") and (shadow is None or shadow.source is None):
                         made.add(name)
         v = None
         span = Span(fs, shape, j, m, bool(expected), node, where, key,
-                    next(reversed(self.graph.graph.nodes), None), self._branch_counters(),
+                    next(reversed(self.host.graph.graph.nodes), None), self._branch_counters(),
                     j_nodes, j_canon, made, tuple(id(v) for v in stack[:-1]))
         del local, stack
-        lib = self.branch_library
+        lib = self.host.branch_library
         if lib is not None and lib.has(key, not span.outcome):
             span.private = set()
             for name in sorted(made):
@@ -209,7 +211,7 @@ class BranchWatch:
         out = set()
         for k, name in enumerate(names):
             try:
-                if self._cell_of(fs, k) is not None:
+                if self.hooks.cell_of(fs, k) is not None:
                     out.add(name)
             except Exception:
                 pass
@@ -229,7 +231,7 @@ class BranchWatch:
         if depth > 4 or len(refs) > 256:
             raise _NoKey("a structure too deep to compare")
         t = type(v)
-        if t.__name__ == "LiftedInt" or (t is float and self.scalar_node(v) is not None):
+        if t.__name__ == "LiftedInt" or (t is float and self.host.scalar_node(v) is not None):
             return ("number", t.__name__)
         if v is None or t in (bool, int, float, str, bytes, complex) or isinstance(v, (torch.dtype, torch.device)):
             return ("value", t, v)
@@ -248,7 +250,7 @@ class BranchWatch:
                                   for k, e in v.items()))
         if isinstance(v, (type, types.ModuleType, types.BuiltinFunctionType)):
             return ("object", id(v), ref)
-        node = self.node(v)
+        node = self.host.node(v)
         if (node is not None and node.source is not None) or (outside and node is None):
             return ("object", id(v), ref)   # (from outside: guarded by the run's guards where read)
         raise _NoKey(f"a {t.__name__} made in the call (or not yet read from outside)")
@@ -262,11 +264,11 @@ class BranchWatch:
         their argument tuples. Every other referrer the garbage collector knows of must be a
         monitored frame's locals dict or one of MagPy's objects. (Written without comprehensions
         or copies: a temporary holding ``obj`` would be a referrer too.)"""
-        from . import capture
+        from .. import capture
 
         allowed: set[int] = set()
         values: set[int] = set()   # ids of what the monitored frames hold (but obj)
-        for other in list(self.frames.values()):
+        for other in list(self.host.frames.values()):
             frame = getattr(other, "frame", None)
             if frame is None:
                 continue
@@ -307,7 +309,7 @@ class BranchWatch:
                 return False
         frame = fs.frame.f_back
         while frame is not None:
-            if self.framework_code(frame.f_code):
+            if self.host.framework_code(frame.f_code):
                 try:
                     for v in frame.f_locals.values():
                         if type(v) in (tuple, dict):
@@ -315,13 +317,14 @@ class BranchWatch:
                     v = None
                 except Exception:
                     return False
-            elif id(frame) not in self.frames:
+            elif id(frame) not in self.host.frames:
                 break   # (above the compiled function: what the user passed in is not made in the call)
             frame = frame.f_back
         return _only_magpy_holds(obj, allowed, values)
 
     # -- every instruction while arms are watched ----------------------------------------------------------
-    def branch_event(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
+    def on_instruction(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
+        wrote = instruction_writes(ins, stack, ARM_WRITES, ARM_IMMUTABLE)
         for span in list(self.branch_active):
             if fs is span.fs:
                 if offset == span.m:
@@ -329,23 +332,22 @@ class BranchWatch:
                     continue
                 span.last = offset
                 if span.shape.covered(offset):
-                    span.fail(f"an exception handler covers its arm ({self.where()})")
+                    span.fail(f"an exception handler covers its arm ({self.host.where()})")
                 if ins.real == "FOR_ITER" and stack and id(stack[-1]) in span.stack_ids:
-                    span.fail(f"its arm advances a loop from before the branch ({self.where()})")
-            if ins.opname in _WRITES or ins.real in _WRITES:
-                span.fail(f"{ins.real} in its arm ({self.where()})")
-            elif ins.opname == "BINARY_OP" and ins.argrepr.endswith("=") and ins.argrepr not in ("==", "!=", "<=", ">=") \
-                    and len(stack) >= 2 and not isinstance(stack[-2], _IMMUTABLE):
-                span.fail(f"`{ins.argrepr}` changes a {type(stack[-2]).__name__} in its arm ({self.where()})")
+                    span.fail(f"its arm advances a loop from before the branch ({self.host.where()})")
+            if wrote is not None:
+                span.fail(f"{wrote} in its arm ({self.host.where()})")
 
-    def branch_call_event(self, fn: Any, args: list) -> None:
+    def on_call(self, fn: Any, args: list) -> None:
         """A call inside watched arms: one that writes an object makes them unclean."""
-        bad = self.call_writes(fn, args)
+        if not self.branch_active:
+            return
+        bad = call_writes(fn, args, self.host.watched)
         if bad is not None:
             for span in self.branch_active:
-                span.fail(f"{bad} in its arm ({self.where()})")
+                span.fail(f"{bad} in its arm ({self.host.where()})")
 
-    def branch_frame_left(self, fs: Any, value: Any) -> None:
+    def on_frame_left(self, fs: Any, value: Any) -> None:
         for span in list(self.branch_active):
             if span.fs is fs:
                 if span.m == EXIT and span.shape.opnames.get(span.last) in RETURNS:
@@ -377,7 +379,7 @@ class BranchWatch:
         names = []
         for k, v in enumerate(leaves):
             if isinstance(v, torch.Tensor):
-                n = self.graph.node_of(v)
+                n = self.host.graph.node_of(v)
                 if n is None:
                     span.fail("a tensor it returns is not in the graph")
                     return
@@ -385,7 +387,7 @@ class BranchWatch:
                 names.append(name)
                 span.m_nodes[name] = n
         span.m_names = tuple(names)
-        span.end_tail = next(reversed(self.graph.graph.nodes), None)
+        span.end_tail = next(reversed(self.host.graph.graph.nodes), None)
 
     def _end_span(self, span: Span, stack: list) -> None:
         self.branch_active.remove(span)
@@ -426,20 +428,20 @@ class BranchWatch:
         for name in sorted(live):
             v = local.get(name)
             if isinstance(v, torch.Tensor):
-                n = self.graph.node_of(v)
+                n = self.host.graph.node_of(v)
                 if n is None:
                     span.fail(f"the tensor in `{name}` at the merge point is not in the graph")
                     return
                 names.append(name)
                 span.m_nodes[name] = n
         span.m_names = tuple(names)
-        span.end_tail = next(reversed(self.graph.graph.nodes), None)
+        span.end_tail = next(reversed(self.host.graph.graph.nodes), None)
 
-    def finish_branches(self) -> list[Span]:
+    def on_finish(self) -> list[Span]:
         """The clean arms of the run (those still open at its end are not)."""
         for span in self.branch_active:
             span.fail("did not reach its merge point")
-        self.branch_active = []
+        self.branch_active.clear()   # (the monitor holds this very list)
         return [s for s in self.branch_spans if s.ok and s.done]
 
 
@@ -462,7 +464,7 @@ def _resume_offset(frame: Any) -> int | None:
 
 @functools.lru_cache(maxsize=256)
 def _stack_depths(code: Any) -> dict:
-    from .capture._stackdepth import stack_depths
+    from ..capture._stackdepth import stack_depths
 
     return stack_depths(code)
 
@@ -530,389 +532,31 @@ def _only_running_frames_hold(r: Any, mine: list) -> bool:
     return True
 
 
-# -- arms as graphs of their own ---------------------------------------------------------------------------
-@dataclass
-class Arm:
-    """One side of a branch as a graph: ``gm(*locals at J by name, *tensors from outside)``
-    returns the tensors of the live locals at M (``out_names``), each made in the arm, passed
-    through from a local at J (``passes``: name -> J name) or read from outside."""
+class BranchWatch(WatcherHost):
+    """The adapter that mixes the branch watcher into :class:`~magpy.monitor.Monitor` for now
+    (see :mod:`magpy.dynamic.watcher`): ``branch_watcher`` is the watcher; its tables are the
+    monitor's attributes of the same names (the very objects); each method forwards an event.
+    ``branch_library`` (set by the compiled function before the run) and ``inplace_changes``
+    (counted by the operator recorder) are the monitor's own."""
 
-    gm: fx.GraphModule
-    in_names: tuple
-    outside: tuple               # (source, example tensor) per outside input
-    out_names: tuple
-    passes: dict                 # output name -> the J-local name it passes through
-    reads: dict                  # output name -> the outside source it passes through
-    ops: int                     # operator nodes (0: nothing to compile)
-    where: str
+    def init_branches(self) -> None:
+        w = self.branch_watcher = BranchWatcher(self, self.run_hooks())
+        self.add_watcher(w)
+        self.branch_spans, self.branch_active, self.branch_notes = w.branch_spans, w.branch_active, w.branch_notes
+        self.branch_library = None   # an ArmLibrary (magpy.dynamic.merging), set before the run
+        self.inplace_changes = 0
 
+    def branch_assumed(self, node: Any, expected: Any) -> None:
+        self.branch_watcher.on_assume("truth", node, expected)
 
-def extract_arm(mon: Any, span: Span) -> tuple[Arm, set, dict]:
-    """The arm of ``span`` as an :class:`Arm` (a copy: the run's graph is not changed), with the
-    set of the run's nodes inside it and the run's node per output name."""
-    g = mon.graph.graph
-    nodes = list(g.nodes)
-    order = {n: i for i, n in enumerate(nodes)}
-    lo = order[span.start_tail] if span.start_tail is not None else -1
-    hi = order[span.end_tail] if span.end_tail is not None else -1
-    inside = [n for n in nodes[lo + 1:hi + 1] if n.op not in ("placeholder", "get_attr")]
-    inside_set = set(inside)
-    ph_index = {n: k for k, n in enumerate(n for n in nodes if n.op == "placeholder")}
-    for n in inside:
-        if n.op not in ("call_function", "call_method") or n.meta.get("magpy_python") \
-                or getattr(n.target, "magpy_python", False):
-            raise NotMerged(f"its arm runs Python between operators ({n.target})")
-    arm = fx.Graph()
-    root = torch.nn.Module()
-    env: dict[fx.Node, fx.Node] = {}
-    in_names: list[str] = []
-    outside: list[tuple] = []   # (source, example) of each placeholder the arm takes
-    needed: dict[fx.Node, None] = {}   # (the values from before the arm, in order of first use)
-    for n in inside:
-        for leaf in n.all_input_nodes:
-            if leaf not in inside_set:
-                needed.setdefault(leaf)
-    for name in span.m_names:
-        if span.m_nodes[name] not in inside_set:
-            needed.setdefault(span.m_nodes[name])
-    locals_in, outs_in, consts = [], [], []
-    for leaf in needed:
-        if leaf.op == "placeholder":
-            if leaf.meta.get("magpy_scalar"):
-                raise NotMerged("its arm takes a number that changes between calls")
-            outside.append(mon.graph.inputs[ph_index[leaf]])
-            outs_in.append(leaf)
-        elif leaf.op == "get_attr":
-            consts.append(leaf)
-        elif leaf in span.j_canon:
-            locals_in.append(leaf)
-        else:
-            raise NotMerged("its arm takes a value computed before the branch that no live local holds")
-    for leaf in locals_in:
-        env[leaf] = arm.placeholder(f"local_{span.j_canon[leaf]}")
-        in_names.append(span.j_canon[leaf])
-    for k, leaf in enumerate(outs_in):
-        env[leaf] = arm.placeholder(f"outside{k}")
-    for k, leaf in enumerate(consts):
-        root.register_buffer(f"_const{k}", mon.graph.constants[leaf.target], persistent=False)
-        env[leaf] = arm.get_attr(f"_const{k}")
-    for n in inside:
-        env[n] = arm.node_copy(n, lambda leaf: env[leaf])
-    passes, reads = {}, {}
-    for name in span.m_names:
-        n = span.m_nodes[name]
-        if n in span.j_canon and n not in inside_set:
-            passes[name] = span.j_canon[n]
-        elif n.op == "placeholder":
-            reads[name] = mon.graph.inputs[ph_index[n]][0]
-    arm.output(tuple(env[span.m_nodes[name]] for name in span.m_names))
-    arm.lint()
-    gm = fx.GraphModule(root, arm)
-    return (Arm(gm, tuple(in_names), tuple(outside), span.m_names, passes, reads, len(inside), span.where),
-            inside_set, dict(span.m_nodes))
+    def branch_event(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
+        self.branch_watcher.on_instruction(fs, ins, offset, stack)
 
+    def branch_call_event(self, fn: Any, args: list) -> None:
+        self.branch_watcher.on_call(fn, args)
 
-class Conditional:
-    """A conditional node of a record's graph: ``node(pred, true_inputs, false_inputs)`` runs the
-    arm of the side ``bool(pred)`` selects and returns its outputs (a tuple)."""
+    def branch_frame_left(self, fs: Any, value: Any) -> None:
+        self.branch_watcher.on_frame_left(fs, value)
 
-    magpy_python = False   # (set per node in the graph's meta: compile_regions splits around it)
-
-    def __init__(self, arm_true: Arm, arm_false: Arm, where: str) -> None:
-        self.arms = (arm_true, arm_false)
-        self.run_true: Callable = arm_true.gm.forward
-        self.run_false: Callable = arm_false.gm.forward
-        self.where = where
-        self.__name__ = "conditional"
-        self.__qualname__ = "conditional"
-
-    def bodies(self) -> list[fx.GraphModule]:
-        """The arms that compute something (what a backend compiles)."""
-        return [a.gm for a in self.arms if a.ops]
-
-    def compile_with(self, compile_fn: Callable, shared: dict) -> None:
-        """Compile each arm that computes something with ``compile_fn`` on its first call (arms
-        with the same code share one compiled arm)."""
-        runs = []
-        for arm in self.arms:
-            if not arm.ops:
-                runs.append(arm.gm.forward)
-                continue
-            key = (arm.gm.code, tuple(id(b) for b in arm.gm.buffers()))   # (constants it holds)
-            hit = shared.get(key)
-            if hit is None:
-                hit = shared[key] = CompiledBySignature(arm.gm, compile_fn)
-            runs.append(hit)
-        self.run_true, self.run_false = runs
-
-    def __call__(self, pred: Any, true_inputs: tuple, false_inputs: tuple) -> tuple:
-        if bool(pred):
-            return self.run_true(*true_inputs)
-        return self.run_false(*false_inputs)
-
-
-# -- the library ----------------------------------------------------------------------------------------------
-@dataclass
-class ArmEntry:
-    """A clean arm of an earlier run, with what makes it valid in another run's record."""
-
-    arm: Arm
-    exit: tuple
-    guards: list          # every guard of its run, before any merge (and the alias guards)
-
-
-class ArmLibrary:
-    """The clean arms of a compiled function's runs, by (key, outcome); the newest first."""
-
-    def __init__(self, limit: int = 1024) -> None:
-        self.limit = limit
-        self._arms: collections.OrderedDict = collections.OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._arms)
-
-    def has(self, key: tuple, outcome: bool) -> bool:
-        return (key, outcome) in self._arms
-
-    def find(self, key: tuple, outcome: bool, exit: tuple) -> ArmEntry | None:
-        hit = self._arms.get((key, outcome))
-        return hit if hit is not None and hit.exit == exit else None
-
-    def add(self, key: tuple, outcome: bool, entry: ArmEntry) -> None:
-        self._arms[(key, outcome)] = entry
-        self._arms.move_to_end((key, outcome), last=False)
-        while len(self._arms) > self.limit:
-            self._arms.popitem()
-
-    def drop(self, key: tuple, outcome: bool) -> None:
-        self._arms.pop((key, outcome), None)
-
-    def clear(self) -> None:
-        self._arms.clear()
-
-    def copy(self) -> ArmLibrary:
-        """A library holding the same arms (for ``explain``, which must not change the callable's)."""
-        lib = ArmLibrary(self.limit)
-        lib._arms = collections.OrderedDict(self._arms)
-        return lib
-
-
-def describe_branches(mon: Any) -> list[str]:
-    """One line per branch of a finished run (for ``explain``: one run, no library)."""
-    spans = mon.finish_branches()
-    said = list(mon.branch_notes)
-    blocked = run_blocks_arms(mon)
-    for span in mon.branch_spans:
-        if not span.ok:
-            said.append(f"kept: the branch at {span.where}: {span.why}")
-        elif blocked is not None:
-            said.append(f"kept: the branch at {span.where}: {blocked}")
-        elif span in spans:
-            said.append(f"assumed: the branch at {span.where}: its arm becomes one side of a conditional node "
-                        "once a run takes the other side")
-    return said
-
-
-def run_blocks_arms(mon: Any) -> str | None:
-    """Why this run may neither use nor give arms (None: it may): the arms' guards are checked at
-    the call's start, so the run must leave everything outside as it found it."""
-    if mon.attr_writes or mon.mutated or mon.appends or mon.global_writes or mon.cell_writes \
-            or mon.mutates_outside or mon.contextvars:
-        return "the run changes state outside the call"
-    if mon.draws:
-        return "the run draws random numbers"
-    if mon.lifted_dims or mon.lifted_value_nodes:
-        return "the run has lifted sizes or values"
-    if mon.loops:
-        return "the run has counted loops"
-    return None
-
-
-def merge_branches(mon: Any, library: ArmLibrary) -> list[str]:
-    """After a monitor run: turn each branch whose other side the library holds into a
-    :class:`Conditional` node (the last first, so that earlier branches' marks stay valid).
-    Keeps the run's clean arms in ``mon.branch_arms`` for :func:`keep_arms`. Returns a line per
-    branch for ``explain`` and the recompiles log."""
-    spans = mon.finish_branches()
-    said = list(mon.branch_notes)
-    mon.branch_arms = []
-    mon.branch_merged = []          # (key, outcome) of the library arms merged
-    mon.own_guards = list(mon.guards)   # (before any merge: what this run's arms rely on)
-    blocked = run_blocks_arms(mon)
-    if blocked is not None:
-        for span in mon.branch_spans:   # (as describe_branches says them: explain reports these lines)
-            if not span.ok:
-                said.append(f"kept: the branch at {span.where}: {span.why}")
-            elif span in spans:
-                said.append(f"kept: the branch at {span.where}: {blocked}")
-        mon.branch_report = said
-        return said
-    arms = []
-    for span in spans:
-        try:
-            arms.append((span, *extract_arm(mon, span)))
-        except NotMerged as e:
-            span.fail(str(e))
-    mon.branch_arms = [(s, a) for s, a, _, _ in arms]
-    for span in [s for s in mon.branch_spans if not s.ok]:
-        said.append(f"kept: the branch at {span.where}: {span.why}")
-    for span, arm, inside, out_nodes in reversed(arms):
-        entry = library.find(span.key, not span.outcome, span.exit)
-        if entry is None:
-            said.append(f"assumed: the branch at {span.where}: its other side has not run yet; its arm becomes "
-                        "one side of a conditional node once a run takes the other side")
-            continue
-        try:
-            _merge(mon, span, arm, inside, out_nodes, entry)
-        except NotMerged as e:
-            said.append(f"kept: the branch at {span.where}: {e}")
-        else:
-            mon.branch_merged.append((span.key, not span.outcome))
-            said.append(f"conditional: the branch at {span.where} runs either side (one compiled graph each)")
-    mon.branch_report = said
-    return said
-
-
-def _merge(mon: Any, span: Span, mine: Arm, inside: set, out_nodes: dict, entry: ArmEntry) -> None:
-    other = entry.arm
-    if mon.inplace_changes != span.counters[3]:
-        raise NotMerged("the run changes a tensor in place after the branch")
-    if other.out_names != mine.out_names:
-        raise NotMerged("internal: the sides give other locals")
-    # which outputs differ between the sides (the others are the same value either way)
-    differ = []
-    for name in mine.out_names:
-        a, b = mine.passes.get(name), other.passes.get(name)
-        if a is not None and a == b:
-            continue
-        ra, rb = mine.reads.get(name), other.reads.get(name)
-        if ra is not None or rb is not None:
-            if ra is not None and rb is not None and ra == rb:
-                continue
-            raise NotMerged(f"a side leaves a tensor from outside in `{name}`")
-        for passed in (a, b):
-            if passed is not None and (span.private is None or passed not in span.private):
-                raise NotMerged(f"a side passes `{passed}` through to `{name}`, and something besides the "
-                                "frame's locals holds that tensor (or it is not made in the call)")
-        differ.append(name)
-    if any(name not in span.j_nodes for name in other.in_names):
-        raise NotMerged("the other side takes a tensor local that this run's graph does not hold")
-    # what the code after the merge point may reach: only the differing outputs
-    targets = {}
-    for name in differ:
-        targets.setdefault(out_nodes[name], name)
-    g = mon.graph.graph
-    nodes = list(g.nodes)
-    order = {n: i for i, n in enumerate(nodes)}
-    hi = order[span.end_tail] if span.end_tail is not None else -1
-    after = [n for n in nodes[hi + 1:] if n.op != "output"]
-    for n in inside:
-        for u in n.users:
-            if u not in inside and n not in targets:
-                raise NotMerged("a value computed in its arm is used after the merge point other than "
-                                "through the frame's locals")
-    from .loops import check_no_other_references
-
-    try:
-        check_no_other_references(mon, inside | {t for t in targets if t not in inside}, set())
-    except Exception as e:
-        raise NotMerged(str(e)) from None
-    for _key, (_value, node) in list(mon.scalar_nodes.items()):
-        if node in inside:
-            raise NotMerged("a number read in its arm is used after it")
-    # -- the node --------------------------------------------------------------------------------------
-    placeholders = [n for n in nodes if n.op == "placeholder"]
-    by_source = {}
-    for k, (src, _) in enumerate(mon.graph.inputs):
-        by_source.setdefault(src, placeholders[k])
-    # (placeholders are made where a run first read them; an input added here is used earlier
-    # than that: every placeholder moves to the front, in order, so the inputs keep their order)
-    first_op = next((n for n in nodes if n.op != "placeholder"), None)
-    if first_op is not None:
-        for ph in placeholders:
-            if order[ph] > order[first_op]:
-                first_op.prepend(ph)
-
-    def outside_node(src, example):
-        hit = by_source.get(src)
-        if hit is None:
-            ctx = g.inserting_before(first_op) if first_op is not None else g.inserting_after(None)
-            with ctx:
-                hit = g.placeholder(f"i{len(mon.graph.inputs)}")
-            mon.graph.inputs.append((src, example))
-            placeholders.append(hit)
-            by_source[src] = hit
-        return hit
-
-    def inputs_of(arm: Arm) -> tuple:
-        ins = [span.j_nodes[name] for name in arm.in_names]
-        ins += [outside_node(src, ex) for src, ex in arm.outside]
-        return tuple(ins)
-
-    mine_in, other_in = inputs_of(mine), inputs_of(other)
-    true_arm, false_arm = (mine, other) if span.outcome else (other, mine)
-    true_in, false_in = (mine_in, other_in) if span.outcome else (other_in, mine_in)
-    cond = Conditional(true_arm, false_arm, span.where)
-    anchor = next((n for n in after if n.op != "placeholder"), None)
-    ctx = g.inserting_before(anchor) if anchor is not None else g.inserting_after(None)
-    outs = {}
-    with ctx:
-        cnode = g.call_function(cond, (span.pred, true_in, false_in))
-        cnode.meta["magpy_python"] = True
-        cnode.meta["magpy_where"] = span.where
-        cnode.meta["magpy_conditional"] = span.where
-        for k, name in enumerate(mine.out_names):
-            if name in differ and out_nodes[name] in targets and targets[out_nodes[name]] == name:
-                gi = g.call_function(operator.getitem, (cnode, k))
-                gi.meta["magpy_python"] = True
-                shape = out_nodes[name].meta.get("example_value_shape")
-                if shape is not None:
-                    gi.meta["example_value_shape"] = shape
-                outs[out_nodes[name]] = gi
-    for n in after:
-        for old, new in outs.items():
-            if old in n.all_input_nodes:
-                n.replace_input_with(old, new)
-    for key, node in list(mon.graph._node_of.items()):
-        if node in outs:
-            mon.graph._node_of[key] = outs[node]
-        elif node in inside:
-            del mon.graph._node_of[key]
-    for guard in entry.guards:
-        mon.add_guard(guard)
-    keep = [not (a[0] == "truth" and a[1] is span.pred) for a in mon.assumptions]
-    mon.assumptions[:] = [a for a, k in zip(mon.assumptions, keep) if k]
-    mon.assumed_at[:] = [w for w, k in zip(mon.assumed_at, keep) if k]
-    for n in reversed([n for n in nodes if n in inside]):
-        g.erase_node(n)
-
-
-def check_merged(mon: Any, library: ArmLibrary, record: Any, args: tuple, kwargs: dict) -> bool:
-    """After the record of a run with conditional nodes was built: does its guard pass for the
-    call just run (the merged arms' guards are about the state their own runs saw)? If not, the
-    merged arms are stale: they leave the library, and the record must not be used."""
-    merged = getattr(mon, "branch_merged", None)
-    if not merged:
-        return True
-    try:
-        holds = record.guard(args, kwargs) is not None
-    except Exception:
-        holds = False
-    if not holds:
-        for key, outcome in merged:
-            library.drop(key, outcome)
-    return holds
-
-
-def keep_arms(mon: Any, library: ArmLibrary) -> None:
-    """After the record of a run was built: keep the run's clean arms in ``library``, with the
-    run's own guards (before any merge; alias guards included)."""
-    arms = getattr(mon, "branch_arms", None)
-    if not arms:
-        return
-    from .guards import AliasGuard
-
-    guards = list(mon.own_guards) + [AliasGuard(a, n.source) for n in mon.rg.sn[1:] if n.source is not None
-                                     for a in n.aliases]
-    for span, arm in arms:
-        library.add(span.key, span.outcome, ArmEntry(arm, span.exit, guards))
+    def finish_branches(self) -> list:
+        return self.branch_watcher.on_finish()

@@ -1,0 +1,118 @@
+"""The protocol between a monitor run and the watchers of its dynamic behaviour.
+
+A *watcher* follows one kind of dynamic behaviour while the monitor (:mod:`magpy.monitor`) runs
+the program once: counted loops (:class:`~magpy.dynamic.loops.LoopWatcher`), branches on tensor
+values (:class:`~magpy.dynamic.branches.BranchWatcher`). Events go in, decisions come out:
+
+=======================================  ==========================================================
+event (the monitor calls)                 decision (the watcher returns)
+=======================================  ==========================================================
+``on_instruction(fs, ins, offset, st)``  nothing: it notes what the instruction does (a write
+                                          inside a loop or an arm, a use of a watched object, an
+                                          arm reaching its merge point)
+``on_call(fn, args)``                    nothing: a call about to run (one that writes an object
+                                          makes a loop or an arm unusable)
+``take_call(fs, fn, args, kwargs)``      True if the watcher takes the call's result over
+                                          (``len(xs)``, ``range(n)`` of a tracked count): the
+                                          monitor then does nothing else for it
+``on_get_iter(fs, v)``                   True if ``iter(v)`` starts a loop the watcher follows
+``on_loop_back(fs, it)``                 True if the ``FOR_ITER`` (a loop's back edge, and its
+                                          exit) is a followed loop's: the watcher handles it
+``holds_by_construction(node)``          True if an assumption on ``node`` need not be made
+``on_assume(kind, node, expected)``      nothing: the run assumed a value (a conditional jump on
+                                          it starts a branch's arm; inside a loop, it is checked
+                                          per iteration)
+``on_frame_left(fs, value)``             nothing: a monitored frame returned or raised
+``on_finish()``                          what the run leaves for the watcher's pass (the loops that
+                                          may be rolled, the arms that are clean)
+=======================================  ==========================================================
+
+``active`` says whether the watcher wants ``on_instruction`` at all: the monitor tests it before
+calling (the common case, no loop or arm open, costs one test per instruction).
+
+A watcher reads the run through its *host*, the monitor, by the monitor's public names
+(``graph``, ``guards``, ``assumptions``, ``node``, ``where``, ``assume``, ... listed in each
+watcher's docstring), and acts on the run through :class:`RunHooks`: the few operations the
+monitor keeps private (pend a callback after the instruction, the instruction's position).
+
+Today the monitor still reaches its watchers through two mixins, :class:`~magpy.dynamic.loops.LoopWatch`
+and :class:`~magpy.dynamic.branches.BranchWatch`: thin adapters that make the watcher objects,
+share their tables with the monitor (the same objects: the monitor's hot path tests them
+directly) and forward each monitor method to a protocol method. Once the monitor is a package,
+its dispatch can call ``for w in mon.watchers`` instead and the adapters go.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """What a watcher may do to the monitor run beyond reading its public facts."""
+
+    pend: Callable        # pend(fs, post, data, opaque=False): call post(fs, stack, data) once the instruction ran
+    post_new: Callable    # a post: the instruction's top ``data`` results are objects made in the call
+    scalar_arg: Callable  # scalar_arg(v): the graph value of a number (its node, or the number)
+    at: Callable          # at(): (frame state, offset) of the instruction being monitored, or None
+    cell_of: Callable     # cell_of(fs, k): the cell of fs's k-th free variable if it outlives the call, or None
+
+
+class Watcher:
+    """The protocol (see the module docstring); every event does nothing by default."""
+
+    #: a short name (the host's ``watchers`` list holds the watchers in the order they are called)
+    name = "watcher"
+
+    def __init__(self, host: Any, hooks: RunHooks) -> None:
+        self.host = host
+        self.hooks = hooks
+
+    @property
+    def active(self) -> bool:
+        return False
+
+    def on_instruction(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
+        pass
+
+    def on_call(self, fn: Any, args: list) -> None:
+        pass
+
+    def take_call(self, fs: Any, fn: Any, args: list, kwargs: dict) -> bool:
+        return False
+
+    def on_get_iter(self, fs: Any, v: Any) -> bool:
+        return False
+
+    def on_loop_back(self, fs: Any, it: Any) -> bool:
+        return False
+
+    def holds_by_construction(self, node: Any) -> bool:
+        return False
+
+    def on_assume(self, kind: str, node: Any, expected: Any) -> None:
+        pass
+
+    def on_frame_left(self, fs: Any, value: Any) -> None:
+        pass
+
+    def on_finish(self) -> list:
+        return []
+
+
+class WatcherHost:
+    """Mixed into the monitor by the adapters: the :class:`RunHooks` its watchers get, and the
+    list of its watchers (``watchers``, in the order they are called)."""
+
+    def run_hooks(self) -> RunHooks:
+        hooks = self.__dict__.get("_run_hooks")
+        if hooks is None:
+            hooks = self._run_hooks = RunHooks(pend=self._pend, post_new=self._post_new, scalar_arg=self._scalar_arg,
+                                               at=lambda: self._at, cell_of=self._cell_of)
+        return hooks
+
+    def add_watcher(self, watcher: Watcher) -> None:
+        if "watchers" not in self.__dict__:
+            self.watchers = []
+        self.watchers.append(watcher)
