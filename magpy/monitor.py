@@ -176,7 +176,8 @@ def _skip_codes() -> set:
 
 _SKIP = None
 # MagPy's own call path (a compiled callable used inside a monitored program).
-_MAGPY_RUNTIME_FILES = frozenset({__file__.rsplit("/", 1)[0] + f for f in ("/api.py", "/refgraph.py", "/graph.py")}
+_MAGPY_RUNTIME_FILES = frozenset({__file__.rsplit("/", 1)[0] + f
+                                  for f in ("/api.py", "/compiled_module.py", "/refgraph.py", "/graph.py")}
                                  | {"<magpy guard>", "<magpy mock>"})
 
 

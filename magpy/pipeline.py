@@ -1,4 +1,11 @@
-"""The stages after a monitor run, shared by ``compile`` and ``explain`` (so they cannot disagree).
+"""The miss path: monitor run -> merge branches -> roll loops -> codegen -> backend -> Record,
+shared by ``compile`` and ``explain`` (so they cannot disagree).
+
+A compiled callable (:mod:`magpy.api`) misses; its :class:`Runner` starts a :class:`MonitorRun`
+for the call (the program's function, its parameters' sources, the run's switches from a
+:class:`RunPlan`), runs the program once under it, and turns what the run saw into a
+:class:`magpy.cache.Record`. This module is the only reader of the Monitor's fields outside the
+monitor; the compiled callable decides what to do with the outcome (give up, split, keep the record).
 
 A monitor run (:mod:`magpy.monitor`) ends in one of three ways: it split the call at a dynamic
 operation (:mod:`magpy.splits`: the record is the code before it), it broke (the call runs on
@@ -8,20 +15,38 @@ eagerly, with a reason), or it finished. A finished run goes through
 
 each of which may still break; a MagPy bug in any of them is an internal error
 (:func:`magpy.breaks.internal_error`), never a crash of the user's call. :func:`finish_run` does
-all of that and returns a :class:`RunOutcome`; the backend and the record cache stay with the
-compiled callable (:mod:`magpy.api`).
+all of that and returns a :class:`RunOutcome`; :meth:`MonitorRun.record` hands the generated
+code's graph to the backend (:class:`magpy.config.BackendCaps`). The record cache stays with
+the compiled callable.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
+import gc
+import threading
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .branches import ArmLibrary, describe_branches, merge_branches
-from .breaks import BreakKind, BreakReason, internal_error, split_reason
+import torch
+
+from . import capture
+from .backends import compile_regions
+from .binding import bind_parameters, call_with_hooks, guard_entry
+from .branches import ArmLibrary, Conditional, check_merged, describe_branches, keep_arms, merge_branches
+from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_reason
+from .cache import Record
 from .codegen import generate
+from .config import BackendCaps
+from .global_state import global_hooks_present
 from .graph import Unsupported
-from .loops import roll_loops
+from .guards import NoHooksGuard, ValueGuard
+from .loops import RolledLoop, roll_loops
+from .monitor import Monitor
+from .scalars import delift
+from .source import ConstSource, ItemSource
 
 
 @dataclass
@@ -112,3 +137,267 @@ def _described(mon: Any, out: RunOutcome) -> RunOutcome:
     elif mon.branch_spans or mon.branch_notes:
         out.branches = describe_branches(mon)
     return out
+
+
+def top_function(target: Any) -> tuple[Any, Any]:
+    """(function whose frame is monitored, bound self or None).
+
+    For a module whose class overrides ``__call__`` with a Python function (outside torch),
+    that ``__call__`` is the program: ``module(x)`` runs it, not just ``forward``.
+    """
+    if isinstance(target, torch.nn.Module):
+        call = type(target).__call__
+        if call is not torch.nn.Module.__call__:
+            # Any other __call__ is what `module(x)` runs (a user's, or a library base class's
+            # such as torch.distributions.Transform.__call__ before Module in the MRO).
+            if isinstance(call, types.FunctionType):
+                return call, target
+            raise TypeError(f"magpy.compile: {type(target).__name__}.__call__ is not a Python function")
+        if target._forward_hooks or target._forward_pre_hooks or isinstance(target, torch.jit.ScriptModule):
+            # (a scripted module's forward is compiled code: monitored from its Module.__call__)
+            return call_with_hooks, target
+        fwd = target.forward
+        if isinstance(fwd, types.MethodType) and isinstance(fwd.__func__, types.FunctionType):
+            return fwd.__func__, target
+        if isinstance(fwd, types.FunctionType):   # an instance attribute: nn.Module calls it unbound
+            return fwd, None
+        raise TypeError(f"magpy.compile: {type(target).__name__}.forward is not a Python function")
+    if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
+        return target.__func__, target.__self__
+    if isinstance(target, types.FunctionType):
+        return target, None
+    if isinstance(target, functools.partial):
+        raise TypeError("magpy.compile: wrap functools.partial objects in a def")
+    if callable(target) and isinstance(type(target).__dict__.get("__call__"), types.FunctionType):
+        return type(target).__call__, target
+    raise TypeError(f"magpy.compile expects a function or torch.nn.Module, got {type(target).__name__}")
+
+
+def _has_uninitialized_parameters(module: torch.nn.Module) -> bool:
+    lazy = torch.nn.parameter.UninitializedTensorMixin
+    return any(isinstance(p, lazy) for p in module.parameters()) or any(isinstance(b, lazy) for b in module.buffers())
+
+
+@dataclass
+class RunPlan:
+    """What the compiled callable decides for one monitor run: its backend's capabilities, the
+    branch arms of its earlier runs, whether a dynamic operation may split the call (below the
+    nesting limit of continuations), the places where numbers passed to natives kept changing
+    (a split there instead of an assumption, magpy.splits) and whether the run logs where it
+    read what (check mode)."""
+
+    caps: BackendCaps
+    arms: ArmLibrary
+    split_ok: bool
+    split_escapes: set
+    read_log: bool
+
+
+class Runner:
+    """What a compiled callable monitors: its target's function (looked up again on every miss
+    of a module, whose class or forward may change) and the runs of it."""
+
+    def __init__(self, target: Any):
+        self.target = target
+        self.is_module = isinstance(target, torch.nn.Module)
+        try:
+            self.fn, self.self_obj = top_function(target)
+        except TypeError:
+            if not self.is_module:
+                raise
+            # A module whose call is not Python (a TorchScript module): compiling it is allowed,
+            # its calls run eagerly with the reason (start() asks again on every miss).
+            self.fn, self.self_obj = None, None
+
+    def hooks_reason(self) -> str | None:
+        """Why a call now must run eagerly, through the real call, to run its hooks; None if it need not."""
+        if self.is_module and (self.target._backward_hooks or self.target._backward_pre_hooks):
+            return "the compiled module has backward hooks: calls run eagerly while it has them"
+        if self.is_module and _has_uninitialized_parameters(self.target):
+            return "the compiled module has lazy parameters not yet initialized: the call that initializes them runs eagerly"
+        if global_hooks_present():
+            return "global module hooks are registered: calls run eagerly while they are"
+        return None
+
+    def start(self, args: tuple, kwargs: dict, lift: Callable | None, plan: RunPlan) -> MonitorRun:
+        """A monitor run for this call. Raises BreakCompile (or the call's TypeError).
+        ``lift(sources, values)``: what to lift (:meth:`magpy.api._Compiled._lift`), given the parameters."""
+        if self.is_module:
+            # What ``module(x)`` runs now: its class (or its forward) may have changed since compile.
+            try:
+                self.fn, self.self_obj = top_function(self.target)
+            except TypeError as e:
+                raise BreakCompile(str(e)) from None
+        sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
+        lifted, lifted_values = lift(sources, values) if lift is not None else (None, frozenset())
+        mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted,
+                      lifted_values=lifted_values)
+        guard_entry(mon, self.target, self.fn, self.self_obj)
+        if self.is_module:
+            if self.fn is not call_with_hooks:   # (with hooks, the call of the module guards them)
+                mon.add_guard(NoHooksGuard(ConstSource(self.target, "self")))
+            mon.uses_modules = True
+        # a dynamic operation at a call may split the call (magpy.splits), up to a nesting depth
+        mon.split_shape = shape if plan.split_ok else None
+        mon.split_escapes = plan.split_escapes
+        mon.redraw_ok = plan.caps.lifting   # (draws are graph inputs that change)
+        mon.float_inputs_ok = plan.caps.eager
+        mon.raising_ok = plan.caps.eager
+        mon.eager_graph = plan.caps.eager
+        mon.branch_library = plan.arms
+        mon.abort_at_split = True
+        if plan.read_log:
+            mon.read_log = []   # (what the run read where: named when a record diverges, magpy.check)
+        return MonitorRun(mon, shape, plan, self.fn, self.self_obj)
+
+
+class MonitorRun:
+    """One monitor run of a miss and the stages after it, up to the Record (the only place
+    outside the monitor that reads the Monitor's fields). :meth:`close` ends it, also when
+    the program raised."""
+
+    def __init__(self, mon: Monitor, shape: Any, plan: RunPlan, fn: Any, self_obj: Any):
+        self.mon, self.shape, self.plan, self.fn, self.self_obj = mon, shape, plan, fn, self_obj
+
+    def run(self, args: tuple, kwargs: dict, mark: Callable[[int | None], None]) -> Any:
+        """Run the program once under monitoring; the caller holds the monitor lock. Returns its
+        result (raises SplitHere where the run split the call). ``mark(thread)``: the monitoring
+        thread for the compiled callables' hot path (None once the run is over)."""
+        import torch.compiler as tc
+
+        mon = self.mon
+        flag, tc._is_compiling_flag = tc._is_compiling_flag, True
+        # No cyclic GC during the run: finalizers and weakref callbacks of unrelated objects
+        # would run (and be monitored) as if the program called them.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        capture.start(mon)
+        mark(threading.get_ident())
+        try:
+            if self.self_obj is not None:
+                result = self.fn(self.self_obj, *args, **kwargs)
+            else:
+                result = self.fn(*args, **kwargs)
+        finally:
+            capture.stop()
+            mark(None)
+            if gc_was_enabled:
+                gc.enable()
+            tc._is_compiling_flag = flag
+        if mon.broken is None and not mon.finished:
+            mon.break_reason = BreakReason(BreakKind.UNSUPPORTED, "the monitor run did not observe the function's return")
+            mon.broken = str(mon.break_reason)
+        return result
+
+    def finish(self) -> RunOutcome:
+        """The stages after the run (:func:`finish_run`)."""
+        return finish_run(self.mon, self.shape, self.plan.arms)
+
+    @property
+    def split(self) -> Any:
+        """The split point the run split the call at (magpy.splits), or None."""
+        return self.mon.split
+
+    def resume_values(self) -> list:
+        """The values the frames held at the split, for the continuation (plain ints: the rest of
+        the call is not this run's)."""
+        mon = self.mon
+        values = [delift(v) for v in mon.split_values]
+        mon.split_values = None
+        if mon.follows_changing_numbers():
+            mon.delift_outside(None)   # (what the program wrote outside so far: plain ints for the rest)
+        return values
+
+    def lifting_failed(self) -> bool:
+        """Whether a break of this run may be the lifting itself (sizes or numbers lifted, and no
+        dynamic behaviour that would break with sizes guarded too)."""
+        mon = self.mon
+        return bool((mon.lifted_dims or mon.lifted_value_nodes) and (not mon.dynamic or mon.split_wants_fixed_sizes))
+
+    def record(self, gen: Any, graphs: Any) -> Record:
+        """The Record of the generated code ``gen``, its graph compiled by the backend
+        (regions and rolled bodies shared through ``graphs``, a :class:`magpy.backends.CompiledGraphs`)."""
+        mon, caps = self.mon, self.plan.caps
+        outputs = gen.graph_output_nodes
+        gm = None
+        compiled = None
+        regions = 1
+        if outputs or mon.graph.op_count:
+            gm = mon.graph.finish(outputs)
+            example = [t for _, t in mon.graph.inputs]
+            if mon.follows_changing_numbers():
+                compile_fn = caps.compile_lifted
+            else:
+                compile_fn = caps.compile_graph
+            if caps.regions(gm):
+                # numpy nodes run in Python between compiled regions (only eager runs them in its graph)
+                compiled, regions = compile_regions(gm, example, compile_fn, caps.compile_graph, graphs)
+            else:
+                compiled = compile_fn(gm, example)
+                # a rolled loop's body (magpy.loops) runs as a graph of its own
+                regions += len({n.target.body.code for n in gm.graph.nodes if isinstance(n.target, RolledLoop)})
+                # ... and so do the arms of a conditional (magpy.branches) that compute something
+                regions += len({b.code for n in gm.graph.nodes if isinstance(n.target, Conditional)
+                                for b in n.target.bodies()})
+        mock, run, bugs, inputs = gen.mock_factory(compiled)
+        return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
+                      compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
+                      mock_source=gen.mock_source, run_source=gen.run_source, op_count=mon.graph.op_count,
+                      assumptions=tuple(_without_location(a) for a in mon.describe_assumptions()),
+                      assumed_at=tuple(zip(mon.assumed_at, map(_without_location, mon.describe_assumptions()))),
+                      arg_shapes=shapes_of(arg_tensors(mon.param_sources, mon.param_values)),
+                      int_values={g.source.describe(): g.value for g in mon.guards
+                                  if type(g) is ValueGuard and type(g.value) in (int, float)},
+                      lifted={str(s.describe()): sorted(d) for s, d in mon.lifted_dims.items()}, regions=regions,
+                      loops=tuple(getattr(mon, "loop_report", ())), reads=tuple(mon.read_log or ()),
+                      branches=tuple(getattr(mon, "branch_report", ())))
+
+    def keep_arms(self, record: Record, args: tuple, kwargs: dict) -> bool:
+        """After the record was built: whether it holds for the call just run (the arms merged into
+        it from earlier runs may rely on state that changed since: then they are dropped, and
+        False); if it holds, this run's clean arms are kept for later runs (magpy.branches)."""
+        if not check_merged(self.mon, self.plan.arms, record, args, kwargs):
+            return False
+        keep_arms(self.mon, self.plan.arms)
+        return True
+
+    def close(self, result: Any) -> Any:
+        """End the run: sizes it followed as LiftedInts go back to plain ints wherever the program
+        left them outside the call (after the record was built from them), also when it raised.
+        Returns ``result`` with them delifted."""
+        mon = self.mon
+        if mon.follows_changing_numbers():
+            result = mon.delift_outside(result)
+        mon.release()
+        return result
+
+
+def arg_tensors(sources: dict, values: dict) -> dict[str, tuple]:
+    """The tensor arguments of a call, directly or one level inside ``*args``/``**kwargs`` (or a
+    tuple, list or dict argument): ``{description: (source, tensor)}``."""
+    found = {}
+    for name, v in values.items():
+        src = sources[name]
+        if isinstance(v, torch.Tensor):
+            found[src.describe()] = (src, v)
+        elif type(v) in (tuple, list):
+            for i, e in enumerate(v):
+                if isinstance(e, torch.Tensor):
+                    s = ItemSource(src, i)
+                    found[s.describe()] = (s, e)
+        elif type(v) is dict:
+            for k, e in v.items():
+                if isinstance(e, torch.Tensor) and type(k) is str:
+                    s = ItemSource(src, k)
+                    found[s.describe()] = (s, e)
+    return found
+
+
+def shapes_of(tensors: dict) -> dict[str, tuple]:
+    """Shapes of :func:`arg_tensors`' tensors (read without running a subclass's ``__torch_function__``)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        return {k: tuple(t.shape) for k, (_, t) in tensors.items()}
+
+
+def _without_location(assumption: str) -> str:
+    return assumption.rsplit(" (", 1)[0]
