@@ -51,7 +51,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -73,7 +72,8 @@ from .config import (
     check_dynamic,
     check_mode,
 )
-from .pipeline import MonitorRun, Runner, RunOutcome, RunPlan, arg_tensors, shapes_of
+from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan
+from .report import Explanation, Stats, changing_lines, python_operations
 from .splits import SplitHere, make_continuation, plain_continuation
 
 log = logging.getLogger("magpy")
@@ -98,84 +98,6 @@ def _mark_monitoring(thread: int | None) -> None:
     """The thread whose monitor run is in progress (the run's start and end, magpy.pipeline)."""
     global _MONITORING_THREAD
     _MONITORING_THREAD = thread
-
-
-@dataclass
-class Stats:
-    """Counters of one compiled callable (see :func:`stats`).
-
-    Each call made outside a monitor run is counted once, as exactly one of
-
-    * ``guard_hits``: a record's guard passed and its mock produced the result (or raised
-      the user's exception: those are also counted in ``mock_errors``);
-    * ``guard_misses``: no guard passed and the call went to a monitor run (or found that
-      its arguments cannot be monitored, gave up and ran eagerly);
-    * ``fallbacks``: the call ran eagerly without a monitor run: the callable had given up
-      (a break, an internal error, or this very call reached ``recompile_limit``), or hooks
-      were registered (see the module docstring).
-
-    so ``calls == guard_hits + guard_misses + fallbacks`` and ``monitor_runs <= guard_misses``.
-    Calls from inside another compiled callable's monitor run run as plain code and are
-    not counted. ``records`` is the number of records cached now and ``graph_count`` how
-    many compiled graphs they run (one per record with tensor operations; a record split at
-    numpy nodes for a backend other than eager counts each compiled region). ``guard_errors`` counts records dropped because
-    their guard raised (a MagPy bug). ``unheld`` counts tries of a speculative record whose
-    guard passed but whose assumptions on values read from tensors did not hold (its graph ran
-    and its result was dropped, :mod:`magpy.scalars`); such a call goes on to another record or
-    a miss, so ``unheld`` is not part of the sum above. ``matched_calls``, ``guard_time_s`` and
-    ``mock_time_s`` are measured only with ``profile=True`` (then ``matched_calls ==
-    guard_hits``); otherwise they are None. Counters are not locked: under concurrent calls
-    from several threads an increment can be lost.
-
-    A call split at a dynamic operation (:mod:`magpy.splits`) is counted here by its first
-    part (a hit of a split record, or the miss whose monitor run split it); the code after the
-    operation is a continuation, a compiled callable of its own, whose counters are summed into
-    ``resumed_monitor_runs``, ``resumed_guard_hits`` and ``resumed_fallbacks`` (over every level
-    of nesting), whose graphs are in ``graph_count``, and ``splits`` counts the continuations.
-    ``split_hits`` counts the guard hits (also in ``guard_hits``) of records that split, so
-    ``guard_hits - split_hits`` calls were answered whole by a record's guard + mock.
-    """
-
-    monitor_runs: int = 0
-    guard_hits: int = 0
-    guard_misses: int = 0
-    fallbacks: int = 0
-    mock_errors: int = 0
-    guard_errors: int = 0
-    unheld: int = 0
-    records: int = 0
-    graph_count: int = 0
-    analysis_time_s: float = 0.0
-    backend_compile_time_s: float = 0.0
-    matched_calls: int | None = None
-    guard_time_s: float | None = None
-    mock_time_s: float | None = None
-    break_reasons: list = field(default_factory=list)
-    #: split points (magpy.splits): dynamic operations after which the code goes on in a compiled
-    #: continuation; with the continuations' own counters, summed over every level of nesting
-    #: (their graphs are in ``graph_count``)
-    splits: int = 0
-    resumed_monitor_runs: int = 0
-    resumed_guard_hits: int = 0
-    resumed_fallbacks: int = 0
-    #: check mode (``check=True``, :mod:`magpy.check`): calls whose record was evaluated on a sandbox
-    #: and compared with the eager call, how many of them differed, the reports of the first
-    #: differences (at most 20) and the parts of records that were not compared
-    checks: int = 0
-    check_divergences: int = 0
-    check_reports: list = field(default_factory=list)
-    check_notes: list = field(default_factory=list)
-    split_hits: int = 0
-    #: the break reasons above, typed (:class:`magpy.breaks.BreakReason`; ``break_reasons`` holds
-    #: their text), and whether a monitor run (of this callable or a continuation) saw behaviour
-    #: that follows tensor values
-    breaks: list = field(default_factory=list)
-    dynamic: bool = False
-
-    @property
-    def calls(self) -> int:
-        """Calls counted: ``guard_hits + guard_misses + fallbacks``."""
-        return self.guard_hits + self.guard_misses + self.fallbacks
 
 
 def _check_python() -> None:
@@ -204,15 +126,9 @@ class _Compiled(CompiledCallable):
                              recompile_limit=recompile_limit, dynamic=dynamic, check=check or False)
         self._check = check   # None, "warn" or "raise" (magpy.check)
         self._check_said: set = set()   # records whose divergence was warned about (once each)
-        # Lifted shapes (magpy.scalars): parameter name -> dimensions whose size is not guarded.
-        # dynamic=None lifts a dimension once two calls differed in its size (as TorchDynamo's
-        # automatic dynamic shapes do); True lifts every dimension of every tensor argument.
-        self._dynamic = dynamic
-        self._lifted: dict[str, frozenset] = {}   # argument (described) -> lifted dimensions
-        self._lifted_values: set[str] = set()     # sources (described) of ints read from outside, lifted
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
         self._caps = backend_caps(backend)   # (explain's callable replaces its compile functions)
-        self._lifting = dynamic is not False and self._caps.lifting
+        self._lifts = Lifting(dynamic, self._caps.lifting)   # lifted shapes (magpy.scalars)
         self._cache = RecordCache(limit=cache_limit)
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.branches)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
@@ -489,10 +405,10 @@ class _Compiled(CompiledCallable):
         self._limit_said = True
         reason = (f"recompile limit ({self._recompile_limit}) reached: calls that no record matches run "
                   f"eagerly, the {len(self._cache)} records are still used")
-        changing = _changing_guards([r.guards_text for r in self._cache.records])
+        changing = changing_lines([r.guards_text for r in self._cache.records])
         if changing:
             reason += "; guards that differ between the records: " + "; ".join(changing)
-        assumed = _changing_guards(["\n".join(r.assumptions) for r in self._cache.records])
+        assumed = changing_lines(["\n".join(r.assumptions) for r in self._cache.records])
         if assumed:
             reason += "; values read from tensors that differ between the records: " + "; ".join(assumed)
         self._said(BreakReason(BreakKind.LIMIT, reason))
@@ -504,7 +420,8 @@ class _Compiled(CompiledCallable):
         plan = RunPlan(caps=self._caps, arms=self._arms, split_ok=self._split_depth < MAX_SPLIT_DEPTH,
                        split_escapes=self._changing_assumptions, read_log=self._check is not None)
         try:
-            run = self._runner.start(args, kwargs, self._lift if self._lifting else None, plan)
+            lift = functools.partial(self._lifts.plan, self._cache) if self._lifts.on else None
+            run = self._runner.start(args, kwargs, lift, plan)
         except BreakCompile as e:
             self._give_up(BreakReason(BreakKind.UNSUPPORTED, e.reason))
             return _EAGER
@@ -548,9 +465,7 @@ class _Compiled(CompiledCallable):
         st.analysis_time_s += t1 - t0
         if reason is not None and run.lifting_failed():
             # What failed may be the lifting itself: the next miss monitors with every size guarded.
-            self._lifting = False
-            self._lifted = {}
-            self._lifted_values = set()
+            self._lifts.give_up()
             _recompiles_log.info("%s: lifted sizes given up (%s); sizes are guarded from now on", self._name, reason)
             return result
         if reason is not None:
@@ -640,34 +555,6 @@ class _Compiled(CompiledCallable):
             cont._caps = self._caps
         return cont
 
-    def _lift(self, sources: dict, values: dict) -> tuple[list[tuple], frozenset]:
-        """What to lift in this call: ``(dims, values)``.
-
-        ``dims``: ``(source, tensor, dims)`` per tensor argument (also inside ``*args``/``**kwargs``):
-        with ``dynamic=True`` all dimensions of every one; otherwise those lifted before plus those
-        whose size differs from the newest record with the same argument ranks (the call would
-        otherwise be one more record per size). ``values``: sources of ints read from outside
-        whose value differs between the two newest records (``self.step += 1``)."""
-        recs = self._cache.records
-        if len(recs) >= 2 and recs[0].int_values and recs[1].int_values:
-            a, b = recs[0].int_values, recs[1].int_values
-            self._lifted_values |= {k for k in a.keys() & b.keys() if a[k] != b[k]}
-        tensors = arg_tensors(sources, values)
-        shapes = shapes_of(tensors)
-        if self._dynamic:
-            return ([(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]],
-                    frozenset(self._lifted_values))
-        for rec in self._cache.records:
-            old = rec.arg_shapes
-            if old is not None and old.keys() == shapes.keys() and all(len(old[k]) == len(s) for k, s in shapes.items()):
-                for k, s in shapes.items():
-                    changed = {d for d, (a, b) in enumerate(zip(old[k], s)) if a != b}
-                    if changed:
-                        self._lifted[k] = self._lifted.get(k, frozenset()) | changed
-                break
-        return ([(tensors[k][0], tensors[k][1], d) for k, d in self._lifted.items() if k in tensors],
-                frozenset(self._lifted_values))
-
     def _record_stats(self) -> None:
         records = self._cache.records
         self._stats.records = len(records)
@@ -719,9 +606,7 @@ class _Compiled(CompiledCallable):
         self._graphs.clear()
         self._continuations = {}
         self._changing_assumptions = set()
-        self._lifted = {}
-        self._lifted_values = set()
-        self._lifting = self._dynamic is not False and self._caps.lifting
+        self._lifts.reset()
         self._eager_reason = None
         self._fast = not self._profile and not self._check
         self._limit_said = False
@@ -757,15 +642,6 @@ class CompiledModule(_Compiled, ModuleStandIn):
         self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check)
 
     __call__ = _Compiled.__call__
-
-
-def _changing_guards(texts: list[str], most: int = 3) -> list[str]:
-    """Guard lines of the newest record that some other record does not have (its version of
-    what kept changing), at most ``most`` of them."""
-    if len(texts) < 2:
-        return []
-    newest, others = texts[0].splitlines(), [set(t.splitlines()) for t in texts[1:]]
-    return [line for line in newest if any(line not in o for o in others)][:most]
 
 
 def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledFunction | CompiledModule:  # noqa: A001
@@ -804,44 +680,6 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
         target = target._target   # compiling a compiled callable compiles what it compiles, afresh
     cls = CompiledModule if isinstance(target, torch.nn.Module) else CompiledFunction
     return cls(target, backend=backend, **options)
-
-
-@dataclass
-class Explanation:
-    """What one monitor run found (see :func:`explain`)."""
-
-    graph_count: int
-    break_reasons: list
-    guards: str
-    op_count: int
-    dynamic: bool
-    graph: Any = None
-    assumptions: list = field(default_factory=list)
-    #: dynamic operations kept in the record: each runs in Python (between compiled regions,
-    #: for backends other than eager) with the values the graph computed, in program order; and
-    #: the split the run ended at ("split at `op` (file:line): reason"), after which the code
-    #: goes on in a compiled continuation (magpy.splits; ``graph_count`` is the code before it)
-    splits: list = field(default_factory=list)
-    #: branches on tensor values (magpy.branches): whether each one's arm can become one side of a
-    #: conditional node once a run takes the other side, or why it stays an assumption
-    branches: list = field(default_factory=list)
-    #: the break reasons and splits, typed (:class:`magpy.breaks.BreakReason`)
-    breaks: list = field(default_factory=list)
-
-    def __str__(self) -> str:
-        lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
-                 f"Dynamic behaviour detected: {self.dynamic}",
-                 f"Break reasons ({len(self.break_reasons)}):"]
-        lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)]
-        lines.append(f"Values read from tensors and assumed ({len(self.assumptions)}):")
-        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.assumptions)]
-        lines.append(f"Dynamic operations run in Python inside the record ({len(self.splits)}):")
-        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.splits)]
-        lines.append(f"Branches on tensor values ({len(self.branches)}):")
-        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.branches)]
-        lines.append("Guards:")
-        lines += ["  " + g for g in self.guards.splitlines()]
-        return "\n".join(lines)
 
 
 def explain(target: Any) -> Callable[..., Explanation]:
@@ -905,7 +743,7 @@ def _explanation(probe: _Compiled) -> Explanation:
     for c in levels[1:]:
         for r in c._cache.records:
             guards += f"\nafter the split, in {c._name}:\n" + "\n".join("  " + g for g in r.guards_text.splitlines())
-    splits = [s for r in recs for s in _splits(r.graph_module)]
+    splits = [s for r in recs for s in python_operations(r.graph_module)]
     splits += [str(b) for b in breaks if b.kind is BreakKind.SPLIT]
     runs = probe._explain_runs
     return Explanation(graph_count=st.graph_count, break_reasons=[str(b) for b in breaks if b.kind is not BreakKind.SPLIT],
@@ -913,14 +751,6 @@ def _explanation(probe: _Compiled) -> Explanation:
                        graph=top.graph_module if top is not None else None,
                        assumptions=[a for o in runs for a in o.assumptions], splits=splits,
                        branches=[b for o in runs for b in o.branches], breaks=breaks)
-
-
-def _splits(gm: Any) -> list[str]:
-    """The dynamic operations a record's graph runs in Python (numpy nodes), with file:line."""
-    if gm is None:
-        return []
-    return [f"`{getattr(n.target, '__name__', n.target)}` on values read from tensors ({n.meta['magpy_where']})"
-            for n in gm.graph.nodes if n.meta.get("magpy_python") and "magpy_where" in n.meta]
 
 
 def stats(compiled: CompiledFunction | CompiledModule) -> Stats:

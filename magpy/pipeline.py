@@ -221,7 +221,7 @@ class Runner:
 
     def start(self, args: tuple, kwargs: dict, lift: Callable | None, plan: RunPlan) -> MonitorRun:
         """A monitor run for this call. Raises BreakCompile (or the call's TypeError).
-        ``lift(sources, values)``: what to lift (:meth:`magpy.api._Compiled._lift`), given the parameters."""
+        ``lift(sources, values)``: what to lift (:meth:`Lifting.plan`), given the parameters."""
         if self.is_module:
             # What ``module(x)`` runs now: its class (or its forward) may have changed since compile.
             try:
@@ -401,3 +401,56 @@ def shapes_of(tensors: dict) -> dict[str, tuple]:
 
 def _without_location(assumption: str) -> str:
     return assumption.rsplit(" (", 1)[0]
+
+
+class Lifting:
+    """Lifted shapes (magpy.scalars): the sizes of tensor arguments, and the ints read from
+    outside, that a monitor run follows as graph inputs instead of guarding them.
+
+    ``dynamic=None`` lifts a dimension once two calls differed in its size (as TorchDynamo's
+    automatic dynamic shapes do); True lifts every dimension of every tensor argument; False,
+    or a backend that compiles for the example sizes only, lifts nothing."""
+
+    def __init__(self, dynamic: bool | None, backend_lifts: bool):
+        self.dynamic = dynamic
+        self.possible = dynamic is not False and backend_lifts
+        self.reset()
+
+    def reset(self) -> None:
+        self.on = self.possible
+        self.dims: dict[str, frozenset] = {}   # argument (described) -> lifted dimensions
+        self.values: set[str] = set()          # sources (described) of ints read from outside, lifted
+
+    def give_up(self) -> None:
+        """What failed may be the lifting itself: from now on every size is guarded."""
+        self.on = False
+        self.dims = {}
+        self.values = set()
+
+    def plan(self, cache: Any, sources: dict, values: dict) -> tuple[list[tuple], frozenset]:
+        """What to lift in this call, given the records of ``cache`` (a RecordCache): ``(dims, values)``.
+
+        ``dims``: ``(source, tensor, dims)`` per tensor argument (also inside ``*args``/``**kwargs``):
+        with ``dynamic=True`` all dimensions of every one; otherwise those lifted before plus those
+        whose size differs from the newest record with the same argument ranks (the call would
+        otherwise be one more record per size). ``values``: sources of ints read from outside
+        whose value differs between the two newest records (``self.step += 1``)."""
+        recs = cache.records
+        if len(recs) >= 2 and recs[0].int_values and recs[1].int_values:
+            a, b = recs[0].int_values, recs[1].int_values
+            self.values |= {k for k in a.keys() & b.keys() if a[k] != b[k]}
+        tensors = arg_tensors(sources, values)
+        shapes = shapes_of(tensors)
+        if self.dynamic:
+            return ([(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]],
+                    frozenset(self.values))
+        for rec in cache.records:
+            old = rec.arg_shapes
+            if old is not None and old.keys() == shapes.keys() and all(len(old[k]) == len(s) for k, s in shapes.items()):
+                for k, s in shapes.items():
+                    changed = {d for d, (a, b) in enumerate(zip(old[k], s)) if a != b}
+                    if changed:
+                        self.dims[k] = self.dims.get(k, frozenset()) | changed
+                break
+        return ([(tensors[k][0], tensors[k][1], d) for k, d in self.dims.items() if k in tensors],
+                frozenset(self.values))
