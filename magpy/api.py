@@ -46,7 +46,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import os
 import threading
 import time
 import weakref
@@ -118,7 +117,7 @@ class _Compiled(CompiledCallable):
     def _setup(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = CACHE_LIMIT,
                recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None, check: Any = None) -> None:
         _check_python()
-        check = check_mode(check, os.environ)   # (MAGPY_CHECK is read here, when compiling)
+        check = check_mode(check)   # (MAGPY_CHECK is read here, when compiling)
         check_dynamic(dynamic, backend)
         self._target = target
         self._runner = Runner(target)

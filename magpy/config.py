@@ -13,6 +13,7 @@ per run.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,9 +35,11 @@ MAX_UNHELD = 2
 MAX_SPLIT_DEPTH = 8
 
 
-def check_mode(check: Any, environ: dict) -> str | None:
-    """``None`` (off), ``"warn"`` or ``"raise"``, from the ``check`` option (None: ``MAGPY_CHECK``)."""
+def check_mode(check: Any, environ: dict | None = None) -> str | None:
+    """``None`` (off), ``"warn"`` or ``"raise"``, from the ``check`` option (None: ``MAGPY_CHECK`` in
+    ``environ``, the process environment by default)."""
     if check is None:
+        environ = os.environ if environ is None else environ
         env = environ.get("MAGPY_CHECK", "").strip().lower()
         if env in ("", "0", "false", "no", "off"):
             return None
