@@ -4,8 +4,9 @@ shared by ``compile`` and ``explain`` (so they cannot disagree).
 A compiled callable (:mod:`magpy.api`) misses; its :class:`Runner` starts a :class:`MonitorRun`
 for the call (the program's function, its parameters' sources, the run's switches from a
 :class:`RunPlan`), runs the program once under it, and turns what the run saw into a
-:class:`magpy.cache.Record`. This module is the only reader of the Monitor's fields outside the
-monitor; the compiled callable decides what to do with the outcome (give up, split, keep the record).
+:class:`magpy.cache.Record`. Apart from the passes it calls (branches, loops, codegen), this
+module is the only reader of the Monitor's fields (the place a frozen trace of the run replaces
+them); the compiled callable decides what to do with the outcome (give up, split, keep the record).
 
 A monitor run (:mod:`magpy.monitor`) ends in one of three ways: it split the call at a dynamic
 operation (:mod:`magpy.splits`: the record is the code before it), it broke (the call runs on
@@ -252,9 +253,9 @@ class Runner:
 
 
 class MonitorRun:
-    """One monitor run of a miss and the stages after it, up to the Record (the only place
-    outside the monitor that reads the Monitor's fields). :meth:`close` ends it, also when
-    the program raised."""
+    """One monitor run of a miss and the stages after it, up to the Record (what the compiled
+    callable asks of the run, instead of reading the Monitor's fields). :meth:`close` ends it,
+    also when the program raised."""
 
     def __init__(self, mon: Monitor, shape: Any, plan: RunPlan, fn: Any, self_obj: Any):
         self.mon, self.shape, self.plan, self.fn, self.self_obj = mon, shape, plan, fn, self_obj
