@@ -45,35 +45,35 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import logging
-import os
 import threading
 import time
-import types
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from . import _logging, capture
-from .backends import CompiledGraphs, compile_lifted, compile_regions, python_nodes, resolve, supports_lifting
+from .backends import CompiledGraphs, resolve
 from .breaks import BreakCompile, BreakKind, BreakReason, split_reason
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
-from .check import CheckError, changed_reads, compare, evaluate, mode_of, roots_of
-from .dynamic.merging import ArmLibrary, check_merged, keep_arms
-from .dynamic.nodes import Conditional, RolledLoop
-from .global_state import global_hooks_present
-from .guards import NoHooksGuard, ValueGuard
-from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
-from .pipeline import RunOutcome, finish_run
-from .scalars import delift
-from .source import ConstSource, ItemSource
+from .check import CheckError, changed_reads, compare, evaluate, roots_of
+from .compiled_module import CompiledCallable, ModuleStandIn
+from .config import (
+    CACHE_LIMIT,
+    MAX_SPLIT_DEPTH,
+    MAX_UNHELD,
+    RECOMPILE_LIMIT,
+    backend_caps,
+    check_dynamic,
+    check_mode,
+)
+from .dynamic.merging import ArmLibrary
+from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan
+from .report import Explanation, Stats, changing_lines, python_operations
 from .splits import SplitHere, make_continuation, plain_continuation
-from .trace import Trace
 
 log = logging.getLogger("magpy")
 _guards_log = _logging.channel("guards")
@@ -91,91 +91,12 @@ _MONITORING_THREAD: int | None = None
 _get_ident = threading.get_ident
 _MONITOR_LOCK = threading.RLock()   # held for every monitor run, in any thread (see the module docstring)
 _EAGER = object()                   # "run the call eagerly", from a miss that could not be monitored
-# Speculative records (magpy.scalars) tried per call whose graph ran but whose assumptions failed,
-# once the recompile limit is reached (before it, every record is tried: a monitor run costs more
-# than the graph runs): each such try costs a whole graph run, and then the call runs eagerly.
-_MAX_UNHELD = 2
-# Continuations of continuations (a dynamic operation in a `while` loop splits each iteration):
-# past this depth a dynamic operation sends the rest of the call to eager, as before splits.
-_MAX_SPLIT_DEPTH = 8
 
 
-@dataclass
-class Stats:
-    """Counters of one compiled callable (see :func:`stats`).
-
-    Each call made outside a monitor run is counted once, as exactly one of
-
-    * ``guard_hits``: a record's guard passed and its mock produced the result (or raised
-      the user's exception: those are also counted in ``mock_errors``);
-    * ``guard_misses``: no guard passed and the call went to a monitor run (or found that
-      its arguments cannot be monitored, gave up and ran eagerly);
-    * ``fallbacks``: the call ran eagerly without a monitor run: the callable had given up
-      (a break, an internal error, or this very call reached ``recompile_limit``), or hooks
-      were registered (see the module docstring).
-
-    so ``calls == guard_hits + guard_misses + fallbacks`` and ``monitor_runs <= guard_misses``.
-    Calls from inside another compiled callable's monitor run run as plain code and are
-    not counted. ``records`` is the number of records cached now and ``graph_count`` how
-    many compiled graphs they run (one per record with tensor operations; a record split at
-    numpy nodes for a backend other than eager counts each compiled region). ``guard_errors`` counts records dropped because
-    their guard raised (a MagPy bug). ``unheld`` counts tries of a speculative record whose
-    guard passed but whose assumptions on values read from tensors did not hold (its graph ran
-    and its result was dropped, :mod:`magpy.scalars`); such a call goes on to another record or
-    a miss, so ``unheld`` is not part of the sum above. ``matched_calls``, ``guard_time_s`` and
-    ``mock_time_s`` are measured only with ``profile=True`` (then ``matched_calls ==
-    guard_hits``); otherwise they are None. Counters are not locked: under concurrent calls
-    from several threads an increment can be lost.
-
-    A call split at a dynamic operation (:mod:`magpy.splits`) is counted here by its first
-    part (a hit of a split record, or the miss whose monitor run split it); the code after the
-    operation is a continuation, a compiled callable of its own, whose counters are summed into
-    ``resumed_monitor_runs``, ``resumed_guard_hits`` and ``resumed_fallbacks`` (over every level
-    of nesting), whose graphs are in ``graph_count``, and ``splits`` counts the continuations.
-    ``split_hits`` counts the guard hits (also in ``guard_hits``) of records that split, so
-    ``guard_hits - split_hits`` calls were answered whole by a record's guard + mock.
-    """
-
-    monitor_runs: int = 0
-    guard_hits: int = 0
-    guard_misses: int = 0
-    fallbacks: int = 0
-    mock_errors: int = 0
-    guard_errors: int = 0
-    unheld: int = 0
-    records: int = 0
-    graph_count: int = 0
-    analysis_time_s: float = 0.0
-    backend_compile_time_s: float = 0.0
-    matched_calls: int | None = None
-    guard_time_s: float | None = None
-    mock_time_s: float | None = None
-    break_reasons: list = field(default_factory=list)
-    #: split points (magpy.splits): dynamic operations after which the code goes on in a compiled
-    #: continuation; with the continuations' own counters, summed over every level of nesting
-    #: (their graphs are in ``graph_count``)
-    splits: int = 0
-    resumed_monitor_runs: int = 0
-    resumed_guard_hits: int = 0
-    resumed_fallbacks: int = 0
-    #: check mode (``check=True``, :mod:`magpy.check`): calls whose record was evaluated on a sandbox
-    #: and compared with the eager call, how many of them differed, the reports of the first
-    #: differences (at most 20) and the parts of records that were not compared
-    checks: int = 0
-    check_divergences: int = 0
-    check_reports: list = field(default_factory=list)
-    check_notes: list = field(default_factory=list)
-    split_hits: int = 0
-    #: the break reasons above, typed (:class:`magpy.breaks.BreakReason`; ``break_reasons`` holds
-    #: their text), and whether a monitor run (of this callable or a continuation) saw behaviour
-    #: that follows tensor values
-    breaks: list = field(default_factory=list)
-    dynamic: bool = False
-
-    @property
-    def calls(self) -> int:
-        """Calls counted: ``guard_hits + guard_misses + fallbacks``."""
-        return self.guard_hits + self.guard_misses + self.fallbacks
+def _mark_monitoring(thread: int | None) -> None:
+    """The thread whose monitor run is in progress (the run's start and end, magpy.pipeline)."""
+    global _MONITORING_THREAD
+    _MONITORING_THREAD = thread
 
 
 def _check_python() -> None:
@@ -188,152 +109,27 @@ def _check_python() -> None:
     capture.check_supported()
 
 
-def _top_function(target: Any) -> tuple[Any, Any]:
-    """(function whose frame is monitored, bound self or None).
-
-    For a module whose class overrides ``__call__`` with a Python function (outside torch),
-    that ``__call__`` is the program: ``module(x)`` runs it, not just ``forward``.
-    """
-    if isinstance(target, torch.nn.Module):
-        call = type(target).__call__
-        if call is not torch.nn.Module.__call__:
-            # Any other __call__ is what `module(x)` runs (a user's, or a library base class's
-            # such as torch.distributions.Transform.__call__ before Module in the MRO).
-            if isinstance(call, types.FunctionType):
-                return call, target
-            raise TypeError(f"magpy.compile: {type(target).__name__}.__call__ is not a Python function")
-        if target._forward_hooks or target._forward_pre_hooks or isinstance(target, torch.jit.ScriptModule):
-            # (a scripted module's forward is compiled code: monitored from its Module.__call__)
-            return call_with_hooks, target
-        fwd = target.forward
-        if isinstance(fwd, types.MethodType) and isinstance(fwd.__func__, types.FunctionType):
-            return fwd.__func__, target
-        if isinstance(fwd, types.FunctionType):   # an instance attribute: nn.Module calls it unbound
-            return fwd, None
-        raise TypeError(f"magpy.compile: {type(target).__name__}.forward is not a Python function")
-    if isinstance(target, types.MethodType) and isinstance(target.__func__, types.FunctionType):
-        return target.__func__, target.__self__
-    if isinstance(target, types.FunctionType):
-        return target, None
-    if isinstance(target, functools.partial):
-        raise TypeError("magpy.compile: wrap functools.partial objects in a def")
-    if callable(target) and isinstance(type(target).__dict__.get("__call__"), types.FunctionType):
-        return type(target).__call__, target
-    raise TypeError(f"magpy.compile expects a function or torch.nn.Module, got {type(target).__name__}")
-
-
-def _has_uninitialized_parameters(module: torch.nn.Module) -> bool:
-    lazy = torch.nn.parameter.UninitializedTensorMixin
-    return any(isinstance(p, lazy) for p in module.parameters()) or any(isinstance(b, lazy) for b in module.buffers())
-
-
-class _Runner:
-    """Monitor run + record building, shared by compile and explain."""
-
-    def __init__(self, target: Any):
-        self.target = target
-        self.is_module = isinstance(target, torch.nn.Module)
-        try:
-            self.fn, self.self_obj = _top_function(target)
-        except TypeError:
-            if not self.is_module:
-                raise
-            # A module whose call is not Python (a TorchScript module): compiling it is allowed,
-            # its calls run eagerly with the reason (prepare() asks again on every miss).
-            self.fn, self.self_obj = None, None
-
-    def hooks_reason(self) -> str | None:
-        """Why a call now must run eagerly, through the real call, to run its hooks; None if it need not."""
-        if self.is_module and (self.target._backward_hooks or self.target._backward_pre_hooks):
-            return "the compiled module has backward hooks: calls run eagerly while it has them"
-        if self.is_module and _has_uninitialized_parameters(self.target):
-            return "the compiled module has lazy parameters not yet initialized: the call that initializes them runs eagerly"
-        if global_hooks_present():
-            return "global module hooks are registered: calls run eagerly while they are"
-        return None
-
-    def prepare(self, args: tuple, kwargs: dict, lift: Callable | None = None) -> tuple[Monitor, tuple]:
-        """A monitor for this call and its call shape. Raises BreakCompile (or the call's TypeError).
-        ``lift(values)``: the dimensions to lift per parameter, given the parameters' values."""
-        if self.is_module:
-            # What ``module(x)`` runs now: its class (or its forward) may have changed since compile.
-            try:
-                self.fn, self.self_obj = _top_function(self.target)
-            except TypeError as e:
-                raise BreakCompile(str(e)) from None
-        sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
-        lifted, lifted_values = lift(sources, values) if lift is not None else (None, frozenset())
-        mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted,
-                      lifted_values=lifted_values)
-        guard_entry(mon, self.target, self.fn, self.self_obj)
-        if self.is_module:
-            if self.fn is not call_with_hooks:   # (with hooks, the call of the module guards them)
-                mon.add_guard(NoHooksGuard(ConstSource(self.target, "self")))
-            mon.uses_modules = True
-        return mon, shape
-
-    def run(self, mon: Monitor, args: tuple, kwargs: dict) -> Any:
-        """Run the program once under ``mon``; the caller holds ``_MONITOR_LOCK``. Returns its result."""
-        import torch.compiler as tc
-
-        flag, tc._is_compiling_flag = tc._is_compiling_flag, True
-        # No cyclic GC during the run: finalizers and weakref callbacks of unrelated objects
-        # would run (and be monitored) as if the program called them.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        global _MONITORING_THREAD
-        capture.start(mon)
-        _MONITORING_THREAD = threading.get_ident()
-        try:
-            if self.self_obj is not None:
-                result = self.fn(self.self_obj, *args, **kwargs)
-            else:
-                result = self.fn(*args, **kwargs)
-        finally:
-            capture.stop()
-            _MONITORING_THREAD = None
-            if gc_was_enabled:
-                gc.enable()
-            tc._is_compiling_flag = flag
-        if mon.broken is None and not mon.finished:
-            mon.break_reason = BreakReason(BreakKind.UNSUPPORTED, "the monitor run did not observe the function's return")
-            mon.broken = str(mon.break_reason)
-        return result
-
-
-class _Compiled:
+class _Compiled(CompiledCallable):
     """What :class:`CompiledFunction` and :class:`CompiledModule` share: records, calls, stats."""
 
     _target: Any
 
-    def _setup(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-               recompile_limit: int = 16, dynamic: bool | None = None, check: Any = None) -> None:
+    def _setup(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = CACHE_LIMIT,
+               recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None, check: Any = None) -> None:
         _check_python()
-        check = mode_of(check, os.environ)   # (MAGPY_CHECK is read here, when compiling)
-        if dynamic not in (None, True, False):
-            raise TypeError(f"magpy.compile: dynamic must be None, True or False, got {dynamic!r}")
-        if dynamic and not supports_lifting(backend):
-            raise TypeError(f"magpy.compile: dynamic=True needs a backend that compiles for any input size "
-                            f"(\"eager\" or \"inductor\"), not {backend!r}")
+        check = check_mode(check)   # (MAGPY_CHECK is read here, when compiling)
+        check_dynamic(dynamic, backend)
         self._target = target
-        self._runner = _Runner(target)
+        self._runner = Runner(target)
         self._options = dict(backend=backend, profile=profile, cache_limit=cache_limit,
                              recompile_limit=recompile_limit, dynamic=dynamic, check=check or False)
         self._check = check   # None, "warn" or "raise" (magpy.check)
         self._check_said: set = set()   # records whose divergence was warned about (once each)
-        # Lifted shapes (magpy.scalars): parameter name -> dimensions whose size is not guarded.
-        # dynamic=None lifts a dimension once two calls differed in its size (as TorchDynamo's
-        # automatic dynamic shapes do); True lifts every dimension of every tensor argument.
-        self._dynamic = dynamic
-        self._lifting = dynamic is not False and supports_lifting(backend)
-        self._lifted: dict[str, frozenset] = {}   # argument (described) -> lifted dimensions
-        self._lifted_values: set[str] = set()     # sources (described) of ints read from outside, lifted
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
-        self._backend_name = backend if isinstance(backend, str) else getattr(backend, "__name__", "callable")
-        self._compile_graph = resolve(backend)
-        self._compile_lifted = functools.partial(compile_lifted, backend) if supports_lifting(backend) else None
+        self._caps = backend_caps(backend)   # (explain's callable replaces its compile functions)
+        self._lifts = Lifting(dynamic, self._caps.lifting)   # lifted shapes (magpy.scalars)
         self._cache = RecordCache(limit=cache_limit)
-        self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.dynamic.branches)
+        self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.dynamic.merging)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
         self._continuations: dict = {}    # split point -> (go, compiled continuation) (magpy.splits)
         self._changing_assumptions: set = set()   # file:line where numbers passed to natives changed between records
@@ -401,7 +197,7 @@ class _Compiled:
             return self._miss(args, kwargs, unheld)
         # Each record's fused guard + mock, most recently hit first.
         for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
-            if len(unheld) >= _MAX_UNHELD and (self._limit_said or self._stopped):
+            if len(unheld) >= MAX_UNHELD and (self._limit_said or self._stopped):
                 break   # past the recompile limit, speculative records whose values did not hold are
                 #         tried no further: each costs a graph run, and the call then runs eagerly
             if rec.run is not tried:
@@ -520,11 +316,11 @@ class _Compiled:
         try:
             result = self._target(*args, **kwargs)
         except Exception as e:
-            differs = compare(found, e, None, self._backend_name, roots)
+            differs = compare(found, e, None, self._caps.name, roots)
             if differs:
                 self._check_report(rec, differs, suspects)
             raise
-        differs = compare(found, None, result, self._backend_name, roots)
+        differs = compare(found, None, result, self._caps.name, roots)
         if differs:
             self._check_report(rec, differs, suspects)
         return result
@@ -575,7 +371,7 @@ class _Compiled:
             while self._eager_reason is None:
                 t0 = time.perf_counter()
                 found = self._lookup(args, kwargs, unheld) \
-                    if len(unheld) < _MAX_UNHELD or not (self._limit_said or self._stopped) else None
+                    if len(unheld) < MAX_UNHELD or not (self._limit_said or self._stopped) else None
                 if found is not None:
                     # (a hit under the lock: rare, a record built while this thread waited)
                     out = self._hit_profiled(found, t0) if self._profile else self._hit(*found)
@@ -608,10 +404,10 @@ class _Compiled:
         self._limit_said = True
         reason = (f"recompile limit ({self._recompile_limit}) reached: calls that no record matches run "
                   f"eagerly, the {len(self._cache)} records are still used")
-        changing = _changing_guards([r.guards_text for r in self._cache.records])
+        changing = changing_lines([r.guards_text for r in self._cache.records])
         if changing:
             reason += "; guards that differ between the records: " + "; ".join(changing)
-        assumed = _changing_guards(["\n".join(r.assumptions) for r in self._cache.records])
+        assumed = changing_lines(["\n".join(r.assumptions) for r in self._cache.records])
         if assumed:
             reason += "; values read from tensors that differ between the records: " + "; ".join(assumed)
         self._said(BreakReason(BreakKind.LIMIT, reason))
@@ -619,24 +415,12 @@ class _Compiled:
 
     def _monitor_and_record(self, args, kwargs):
         """The monitor run (caller holds ``_MONITOR_LOCK``); returns its result, or _EAGER if none ran."""
-        mon_box: list = []
-        result = None
-        try:
-            result = self._monitor_and_record_inner(args, kwargs, mon_box)
-        finally:
-            if mon_box and mon_box[0].follows_changing_numbers():
-                # Sizes the run followed as LiftedInts go back to plain ints wherever the program left
-                # them outside the call (after the record was built from them), also when it raised.
-                result = mon_box[0].delift_outside(result)
-            if mon_box:
-                mon_box[0].release()
-        return result
-
-    def _monitor_and_record_inner(self, args, kwargs, mon_box: list):
-        st = self._stats
         t0 = time.perf_counter()
+        plan = RunPlan(caps=self._caps, arms=self._arms, split_ok=self._split_depth < MAX_SPLIT_DEPTH,
+                       split_escapes=self._changing_assumptions, read_log=self._check is not None)
         try:
-            mon, shape = self._runner.prepare(args, kwargs, self._lift if self._lifting else None)
+            lift = functools.partial(self._lifts.plan, self._cache) if self._lifts.on else None
+            run = self._runner.start(args, kwargs, lift, plan)
         except BreakCompile as e:
             self._give_up(BreakReason(BreakKind.UNSUPPORTED, e.reason))
             return _EAGER
@@ -644,70 +428,60 @@ class _Compiled:
             # The arguments do not bind to the function MagPy would monitor: the real call
             # decides (it raises the user's TypeError, or takes a path MagPy did not foresee).
             return _EAGER
-        mon_box.append(mon)
-        # a dynamic operation at a call may split the call (magpy.splits), up to a nesting depth
-        mon.split_shape = shape if self._split_depth < _MAX_SPLIT_DEPTH else None
-        mon.split_escapes = self._changing_assumptions
-        mon.redraw_ok = supports_lifting(self._options["backend"])   # (draws are graph inputs that change)
-        mon.float_inputs_ok = self._options["backend"] == "eager"
-        mon.raising_ok = self._options["backend"] == "eager"
-        mon.eager_graph = self._options["backend"] == "eager"
+        result = None
+        try:
+            result = self._monitored(run, args, kwargs, t0)
+        finally:
+            result = run.close(result)
+        return result
+
+    def _monitored(self, run: MonitorRun, args: tuple, kwargs: dict, t0: float) -> Any:
+        """Run the program under ``run``, then keep the record made of it (or give up)."""
+        st = self._stats
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
-        mon.branch_library = self._arms
-        mon.abort_at_split = True
-        if self._check is not None:
-            mon.read_log = []   # (what the run read where: named when a record diverges, magpy.check)
         try:
-            result = self._runner.run(mon, args, kwargs)
+            result = run.run(args, kwargs, _mark_monitoring)
         except SplitHere:
             # The program stopped at a dynamic operation (magpy.splits): record the code before it,
             # then go on with the operation and the continuation (monitored in turn) from the values
             # the frames held, so the call returns what eager returns.
-            out = finish_run(mon, shape, self._arms)
-            self._ran(out)
-            values = [delift(v) for v in mon.split_values]
-            mon.split_values = None
-            if mon.follows_changing_numbers():
-                mon.delift_outside(None)   # (what the program wrote outside so far: plain ints for the rest)
-            go = self._record_split(out.trace, t0) or plain_continuation(mon.split)
+            self._ran(run.finish())
+            values = run.resume_values()
+            go = self._record_split(run, t0) or plain_continuation(run.split)
             return go(values)
-        out = finish_run(mon, shape, self._arms)
+        out = run.finish()
         self._ran(out)
         for line in out.log:
             _recompiles_log.info("%s: %s", self._name, line)
         if out.split is not None:
             # (a split the run went on eagerly past: the record is the code before it)
-            self._record_split(out.trace, t0)
+            self._record_split(run, t0)
             return result
         reason, gen = out.reason, out.gen
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
-        if reason is not None and (mon.lifted_dims or mon.lifted_value_nodes) \
-                and (not mon.dynamic or mon.split_wants_fixed_sizes):
+        if reason is not None and run.lifting_failed():
             # What failed may be the lifting itself: the next miss monitors with every size guarded.
-            self._lifting = False
-            self._lifted = {}
-            self._lifted_values = set()
+            self._lifts.give_up()
             _recompiles_log.info("%s: lifted sizes given up (%s); sizes are guarded from now on", self._name, reason)
             return result
         if reason is not None:
             self._give_up(reason, internal=out.internal)
             return result
         try:
-            record = self._build_record(out.trace, gen)
+            record = run.record(gen, self._graphs)
         except Exception as e:
-            self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._backend_name!r} failed to compile the graph: "
+            self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._caps.name!r} failed to compile the graph: "
                                       f"{type(e).__name__}: {e}"), internal=True)
             return result
         st.backend_compile_time_s += time.perf_counter() - t1
-        if not check_merged(mon, self._arms, record, args, kwargs):
+        if not run.keep_arms(record, args, kwargs):
             # (arms of earlier runs whose outside state changed since: dropped; the next miss records anew)
             _recompiles_log.info("%s: a branch's other side relies on state that changed; its record is "
                                  "dropped and the next call is monitored again", self._name)
             return result
-        keep_arms(mon, self._arms)
         self._note_changing_assumptions(record)
         self._cache.add(record)
         self._record_stats()
@@ -718,18 +492,18 @@ class _Compiled:
                        record.run_source)
         return result
 
-    def _record_split(self, trace: Trace, t0: float) -> Callable | None:
+    def _record_split(self, monitored: MonitorRun, t0: float) -> Callable | None:
         """The run was split at a dynamic operation (magpy.splits): a record of the code before it,
         whose matched path goes on with the operation and the compiled continuation (one per split
         point of this function, shared by the records that end there)."""
         st = self._stats
-        split = trace.split
+        split = monitored.split
         t1 = time.perf_counter()
         st.analysis_time_s += t1 - t0
         try:
-            record = self._build_record(trace, split.gen)
+            record = monitored.record(split.gen, self._graphs)
         except Exception as e:
-            self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._backend_name!r} failed to compile the graph: "
+            self._give_up(BreakReason(BreakKind.BACKEND, f"backend {self._caps.name!r} failed to compile the graph: "
                                       f"{type(e).__name__}: {e}"), internal=True)
             return None
         st.backend_compile_time_s += time.perf_counter() - t1
@@ -777,76 +551,13 @@ class _Compiled:
         cont._split_depth = self._split_depth + 1
         if self._explain_runs is not None:   # (explain's callable: its continuations report to it too)
             cont._explain_runs = self._explain_runs
-            cont._compile_graph, cont._compile_lifted = self._compile_graph, self._compile_lifted
+            cont._caps = self._caps
         return cont
-
-    def _lift(self, sources: dict, values: dict) -> tuple[list[tuple], frozenset]:
-        """What to lift in this call: ``(dims, values)``.
-
-        ``dims``: ``(source, tensor, dims)`` per tensor argument (also inside ``*args``/``**kwargs``):
-        with ``dynamic=True`` all dimensions of every one; otherwise those lifted before plus those
-        whose size differs from the newest record with the same argument ranks (the call would
-        otherwise be one more record per size). ``values``: sources of ints read from outside
-        whose value differs between the two newest records (``self.step += 1``)."""
-        recs = self._cache.records
-        if len(recs) >= 2 and recs[0].int_values and recs[1].int_values:
-            a, b = recs[0].int_values, recs[1].int_values
-            self._lifted_values |= {k for k in a.keys() & b.keys() if a[k] != b[k]}
-        tensors = _arg_tensors(sources, values)
-        shapes = _shapes_of(tensors)
-        if self._dynamic:
-            return ([(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]],
-                    frozenset(self._lifted_values))
-        for rec in self._cache.records:
-            old = rec.arg_shapes
-            if old is not None and old.keys() == shapes.keys() and all(len(old[k]) == len(s) for k, s in shapes.items()):
-                for k, s in shapes.items():
-                    changed = {d for d, (a, b) in enumerate(zip(old[k], s)) if a != b}
-                    if changed:
-                        self._lifted[k] = self._lifted.get(k, frozenset()) | changed
-                break
-        return ([(tensors[k][0], tensors[k][1], d) for k, d in self._lifted.items() if k in tensors],
-                frozenset(self._lifted_values))
 
     def _record_stats(self) -> None:
         records = self._cache.records
         self._stats.records = len(records)
         self._stats.graph_count = sum(r.regions for r in records if r.op_count)
-
-    def _build_record(self, trace: Trace, gen) -> Record:
-        outputs = gen.graph_output_nodes
-        gm = None
-        compiled = None
-        regions = 1
-        if outputs or trace.graph.op_count:
-            gm = trace.graph.finish(outputs)
-            example = [t for _, t in trace.graph.inputs]
-            backend = self._options["backend"]
-            if trace.follows_changing_numbers:
-                compile_fn = self._compile_lifted
-            else:
-                compile_fn = self._compile_graph
-            if backend != "eager" and python_nodes(gm):
-                # numpy nodes run in Python between compiled regions (only eager runs them in its graph)
-                compiled, regions = compile_regions(gm, example, compile_fn, self._compile_graph, self._graphs)
-            else:
-                compiled = compile_fn(gm, example)
-                # a rolled loop's body (magpy.dynamic.loops) runs as a graph of its own
-                regions += len({n.target.body.code for n in gm.graph.nodes if isinstance(n.target, RolledLoop)})
-                # ... and so do the arms of a conditional (magpy.dynamic.branches) that compute something
-                regions += len({b.code for n in gm.graph.nodes if isinstance(n.target, Conditional)
-                                for b in n.target.bodies()})
-        mock, run, bugs, inputs = gen.mock_factory(compiled)
-        return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
-                      compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
-                      mock_source=gen.mock_source, run_source=gen.run_source, op_count=trace.graph.op_count,
-                      assumptions=tuple(_without_location(a) for a in trace.assumption_lines),
-                      assumed_at=tuple(zip(trace.assumed_at, map(_without_location, trace.assumption_lines))),
-                      arg_shapes=_arg_shapes(trace.param_sources, trace.param_values),
-                      int_values={g.source.describe(): g.value for g in trace.guards
-                                  if type(g) is ValueGuard and type(g.value) in (int, float)},
-                      lifted={str(s.describe()): sorted(d) for s, d in trace.lifted_dims.items()}, regions=regions,
-                      loops=trace.loop_report, reads=trace.read_log, branches=trace.branch_report or ())
 
     def _said(self, reason: BreakReason) -> None:
         """A break reason for :func:`stats`: typed in ``breaks``, its text in ``break_reasons``."""
@@ -894,9 +605,7 @@ class _Compiled:
         self._graphs.clear()
         self._continuations = {}
         self._changing_assumptions = set()
-        self._lifted = {}
-        self._lifted_values = set()
-        self._lifting = self._dynamic is not False and supports_lifting(self._options["backend"])
+        self._lifts.reset()
         self._eager_reason = None
         self._fast = not self._profile and not self._check
         self._limit_said = False
@@ -909,171 +618,29 @@ class _Compiled:
 class CompiledFunction(_Compiled):
     """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
 
-    def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = 64,
-                 recompile_limit: int = 16, dynamic: bool | None = None, check: Any = None):
+    def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = CACHE_LIMIT,
+                 recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None, check: Any = None):
         self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check)
         functools.update_wrapper(self, self._runner.fn, updated=())
 
 
-# Attributes of the wrapper itself; every other attribute is the original module's.
-_OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_backend_name", "_compile_graph",
-                  "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_stopped", "_retried", "_dynamic", "_lifting", "_lifted", "_lifted_values", "_arms", "_graphs",
-                  "_continuations", "_changing_assumptions", "_split_depth", "_check", "_check_said",
-                  "_explain_runs", "_compile_lifted"})
-
-
-class CompiledModule(_Compiled, torch.nn.Module):
+class CompiledModule(_Compiled, ModuleStandIn):
     """A compiled ``nn.Module``: calls go through MagPy, everything else reaches the original module.
 
-    It is an ``nn.Module`` standing in for the original (``cm._orig_mod``) in a module tree:
-    ``parent.block = magpy.compile(parent.block)`` makes ``parent(x)`` call through MagPy.
-    It has no parameters, buffers, submodules or hooks of its own: those tables *are* the
-    original's, so ``state_dict()`` keys, ``named_parameters()`` names and hooks registered on
-    either are the original's. Methods that act on the module (``to``, ``train``, ``eval``,
-    ``half``, ``apply``, ``state_dict``, ``load_state_dict``, ...) run on the original and
-    return the compiled module where they would return the module itself; ``named_modules()``
-    yields the compiled module in the original's place. Attribute reads and writes reach the
-    original. ``forward`` is the original's (eager) ``forward``. Copying or pickling compiles
-    a copy of the original afresh.
+    It is an ``nn.Module`` standing in for the original (``cm._orig_mod``) in a module tree
+    (:class:`magpy.compiled_module.ModuleStandIn`: its parameters, buffers, submodules, hooks,
+    attributes and methods are the original's; ``forward`` is the original's eager ``forward``;
+    copying or pickling compiles a copy of the original afresh).
     """
 
     def __init__(self, target: torch.nn.Module, backend: Any = "inductor", profile: bool = False,
-                 cache_limit: int = 64, recompile_limit: int = 16, dynamic: bool | None = None, check: Any = None):
+                 cache_limit: int = CACHE_LIMIT, recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None,
+                 check: Any = None):
         # nn.Module.__init__ is not called: it would give the wrapper tables of its own.
         object.__setattr__(self, "_orig_mod", target)
         self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check)
 
     __call__ = _Compiled.__call__
-
-    def __getattr__(self, name: str):
-        if name in _OWN or (name.startswith("__") and name.endswith("__")):
-            raise AttributeError(name)   # (not set yet, during __init__; dunders are the wrapper's)
-        try:
-            orig = self.__dict__["_orig_mod"]
-        except KeyError:
-            raise AttributeError(name) from None
-        return getattr(orig, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _OWN:
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self._orig_mod, name, value)
-
-    def __delattr__(self, name: str) -> None:
-        if name in _OWN:
-            object.__delattr__(self, name)
-        else:
-            delattr(self._orig_mod, name)
-
-    def __dir__(self):
-        return sorted(set(object.__dir__(self)) | set(dir(self._orig_mod)))
-
-    @property
-    def forward(self):
-        """The original module's ``forward`` (calling it directly is eager, and skips hooks, as usual)."""
-        return self._orig_mod.forward
-
-    def __repr__(self) -> str:
-        return f"magpy.compile({self._orig_mod!r})"
-
-    # Container modules (Sequential, ModuleList, ModuleDict): indexing and iteration are the original's.
-    def __getitem__(self, key):
-        return self._orig_mod[key]
-
-    def __setitem__(self, key, value) -> None:
-        self._orig_mod[key] = value
-
-    def __delitem__(self, key) -> None:
-        del self._orig_mod[key]
-
-    def __len__(self) -> int:
-        return len(self._orig_mod)
-
-    def __iter__(self):
-        return iter(self._orig_mod)
-
-    def __contains__(self, key) -> bool:
-        return key in self._orig_mod
-
-    def __bool__(self) -> bool:
-        return bool(self._orig_mod)
-
-    def __reduce_ex__(self, protocol):
-        # Records guard the original's objects: a copy (deepcopy, pickle) compiles its own copy afresh.
-        return _compile_module, (self._orig_mod, self._options)
-
-
-def _delegate(name: str):
-    def method(self, *args, **kwargs):
-        orig = self._orig_mod
-        out = getattr(orig, name)(*args, **kwargs)
-        return self if out is orig else out
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``{name}`` of the original module (returning the compiled module where that returns itself)."
-    return method
-
-
-for _name in ("_apply", "apply", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "float", "double", "half", "bfloat16",
-              "to_empty", "to", "train", "eval", "requires_grad_", "zero_grad", "share_memory",
-              "state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
-              "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
-              "register_buffer", "register_parameter", "add_module", "register_module", "get_submodule",
-              "set_submodule", "get_parameter", "get_buffer", "get_extra_state", "set_extra_state", "extra_repr"):
-    if hasattr(torch.nn.Module, _name):
-        setattr(CompiledModule, _name, _delegate(_name))
-del _name
-
-
-def _arg_tensors(sources: dict, values: dict) -> dict[str, tuple]:
-    """The tensor arguments of a call, directly or one level inside ``*args``/``**kwargs`` (or a
-    tuple, list or dict argument): ``{description: (source, tensor)}``."""
-    found = {}
-    for name, v in values.items():
-        src = sources[name]
-        if isinstance(v, torch.Tensor):
-            found[src.describe()] = (src, v)
-        elif type(v) in (tuple, list):
-            for i, e in enumerate(v):
-                if isinstance(e, torch.Tensor):
-                    s = ItemSource(src, i)
-                    found[s.describe()] = (s, e)
-        elif type(v) is dict:
-            for k, e in v.items():
-                if isinstance(e, torch.Tensor) and type(k) is str:
-                    s = ItemSource(src, k)
-                    found[s.describe()] = (s, e)
-    return found
-
-
-def _shapes_of(tensors: dict) -> dict[str, tuple]:
-    """Shapes of :func:`_arg_tensors`' tensors (read without running a subclass's ``__torch_function__``)."""
-    with torch._C.DisableTorchFunctionSubclass():
-        return {k: tuple(t.shape) for k, (_, t) in tensors.items()}
-
-
-def _arg_shapes(sources: dict, values: dict) -> dict[str, tuple]:
-    """Shapes of the tensor arguments, as records keep them."""
-    return _shapes_of(_arg_tensors(sources, values))
-
-
-def _without_location(assumption: str) -> str:
-    return assumption.rsplit(" (", 1)[0]
-
-
-def _changing_guards(texts: list[str], most: int = 3) -> list[str]:
-    """Guard lines of the newest record that some other record does not have (its version of
-    what kept changing), at most ``most`` of them."""
-    if len(texts) < 2:
-        return []
-    newest, others = texts[0].splitlines(), [set(t.splitlines()) for t in texts[1:]]
-    return [line for line in newest if any(line not in o for o in others)][:most]
-
-
-def _compile_module(target: torch.nn.Module, options: dict) -> CompiledModule:
-    return CompiledModule(target, **options)
 
 
 def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledFunction | CompiledModule:  # noqa: A001
@@ -1114,44 +681,6 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
     return cls(target, backend=backend, **options)
 
 
-@dataclass
-class Explanation:
-    """What one monitor run found (see :func:`explain`)."""
-
-    graph_count: int
-    break_reasons: list
-    guards: str
-    op_count: int
-    dynamic: bool
-    graph: Any = None
-    assumptions: list = field(default_factory=list)
-    #: dynamic operations kept in the record: each runs in Python (between compiled regions,
-    #: for backends other than eager) with the values the graph computed, in program order; and
-    #: the split the run ended at ("split at `op` (file:line): reason"), after which the code
-    #: goes on in a compiled continuation (magpy.splits; ``graph_count`` is the code before it)
-    splits: list = field(default_factory=list)
-    #: branches on tensor values (magpy.dynamic.branches): whether each one's arm can become one side of a
-    #: conditional node once a run takes the other side, or why it stays an assumption
-    branches: list = field(default_factory=list)
-    #: the break reasons and splits, typed (:class:`magpy.breaks.BreakReason`)
-    breaks: list = field(default_factory=list)
-
-    def __str__(self) -> str:
-        lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
-                 f"Dynamic behaviour detected: {self.dynamic}",
-                 f"Break reasons ({len(self.break_reasons)}):"]
-        lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)]
-        lines.append(f"Values read from tensors and assumed ({len(self.assumptions)}):")
-        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.assumptions)]
-        lines.append(f"Dynamic operations run in Python inside the record ({len(self.splits)}):")
-        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.splits)]
-        lines.append(f"Branches on tensor values ({len(self.branches)}):")
-        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.branches)]
-        lines.append("Guards:")
-        lines += ["  " + g for g in self.guards.splitlines()]
-        return "\n".join(lines)
-
-
 def explain(target: Any) -> Callable[..., Explanation]:
     """``explain(f)(*args, **kwargs)`` runs ``f`` once, as the first call of ``magpy.compile(f)``
     runs it, and reports what that call records: the same monitor run, splits and continuations
@@ -1174,7 +703,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
         options = {k: v for k, v in target._options.items() if k not in ("profile", "check")}
         arms = target._arms
         target = target._target
-    runner = _Runner(target)
+    runner = Runner(target)
 
     def run(*args, **kwargs) -> Explanation:
         reason = runner.hooks_reason()
@@ -1184,7 +713,7 @@ def explain(target: Any) -> Callable[..., Explanation]:
         cls = CompiledModule if isinstance(target, torch.nn.Module) else CompiledFunction
         probe = cls(target, **options, check=False)
         probe._explain_runs = []
-        probe._compile_graph = probe._compile_lifted = _uncompiled
+        probe._caps = dataclasses.replace(probe._caps, compile_graph=_uncompiled, compile_lifted=_uncompiled)
         if arms is not None:
             probe._arms = arms.copy()
         probe(*args, **kwargs)
@@ -1213,7 +742,7 @@ def _explanation(probe: _Compiled) -> Explanation:
     for c in levels[1:]:
         for r in c._cache.records:
             guards += f"\nafter the split, in {c._name}:\n" + "\n".join("  " + g for g in r.guards_text.splitlines())
-    splits = [s for r in recs for s in _splits(r.graph_module)]
+    splits = [s for r in recs for s in python_operations(r.graph_module)]
     splits += [str(b) for b in breaks if b.kind is BreakKind.SPLIT]
     runs = probe._explain_runs
     return Explanation(graph_count=st.graph_count, break_reasons=[str(b) for b in breaks if b.kind is not BreakKind.SPLIT],
@@ -1221,14 +750,6 @@ def _explanation(probe: _Compiled) -> Explanation:
                        graph=top.graph_module if top is not None else None,
                        assumptions=[a for o in runs for a in o.assumptions], splits=splits,
                        branches=[b for o in runs for b in o.branches], breaks=breaks)
-
-
-def _splits(gm: Any) -> list[str]:
-    """The dynamic operations a record's graph runs in Python (numpy nodes), with file:line."""
-    if gm is None:
-        return []
-    return [f"`{getattr(n.target, '__name__', n.target)}` on values read from tensors ({n.meta['magpy_where']})"
-            for n in gm.graph.nodes if n.meta.get("magpy_python") and "magpy_where" in n.meta]
 
 
 def stats(compiled: CompiledFunction | CompiledModule) -> Stats:

@@ -48,6 +48,7 @@ from .annotations import lookup
 from .annotations import torch_ops as T
 from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
+from .compiled_module import CompiledCallable, compiled_target
 from .graph import OpGraph
 from .guards import AbsentGuard, ModuleCallGuard, ModuleHooksGuard, NoHooksGuard
 from .natives import (
@@ -351,7 +352,7 @@ class CallRules(NativeRules, AnnotatedRules):
         c.mname = T.tensor_method_name(fn, args)
         if c.mname is not None:
             yield "tensor method"
-        if type(fn).__module__ == "magpy.api" and hasattr(fn, "_target"):
+        if isinstance(fn, CompiledCallable):
             yield "compiled callable"
             fn = c.fn
         if isinstance(fn, torch.jit.ScriptModule) and type(fn).__call__ is torch.nn.Module.__call__ \
@@ -572,8 +573,8 @@ class CallRules(NativeRules, AnnotatedRules):
         fn = c.fn
         node = self.node(fn)
         if node is not None and node.source is not None:
-            self.on_read(fn._target, AttrSource(node.source, "_target", "__dict__"), ("attr", "_target"), node)
-        c.fn = fn._target
+            self.on_read(compiled_target(fn), AttrSource(node.source, "_target", "__dict__"), ("attr", "_target"), node)
+        c.fn = compiled_target(fn)
         return False
 
     def _script_module(self, fs: FrameState, c: CallSite) -> bool:

@@ -29,6 +29,7 @@ import torch
 
 from . import effects
 from .cache import UNHELD, Record
+from .compiled_module import CompiledCallable
 from .redraw import restore_states, save_states
 from .source import ConstPool
 
@@ -41,22 +42,6 @@ except ImportError:   # pragma: no cover
 class CheckError(UserWarning):
     """A record's answer differs from eager's (check mode). Warned with ``check=True``, raised
     with ``check="raise"`` (after the eager call ran: outside state is eager's)."""
-
-
-def mode_of(check: Any, environ: dict) -> str | None:
-    """``None`` (off), ``"warn"`` or ``"raise"``, from the ``check`` option (None: ``MAGPY_CHECK``)."""
-    if check is None:
-        env = environ.get("MAGPY_CHECK", "").strip().lower()
-        if env in ("", "0", "false", "no", "off"):
-            return None
-        return "raise" if env == "raise" else "warn"
-    if check is False:
-        return None
-    if check is True or check == "warn":
-        return "warn"
-    if check == "raise":
-        return "raise"
-    raise TypeError(f"magpy.compile: check must be None, True, False, 'warn' or 'raise', got {check!r}")
 
 
 @dataclass
@@ -99,11 +84,6 @@ def _silenced(fn: Any):
         return None
     silent.__name__ = getattr(fn, "__name__", "effect")
     return silent
-
-
-def _compiled_type():
-    from .api import _Compiled
-    return _Compiled
 
 
 def _rng_state() -> tuple:
@@ -159,7 +139,7 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
     g = mock.__globals__
     names = sorted(set(re.findall(r"\bK\d+\b", record.mock_source)))
     memo: dict = {}
-    compiled = _compiled_type()
+    compiled = CompiledCallable
     gens = g.get("_G")
     for gen in gens or ():
         # The generators the mock draws from stay shared (a copy of one and a draw from the other
@@ -408,7 +388,7 @@ class _Compare:
             return None if ok else f"{path}: eager has {_short(e)}, the record would have {_short(m)}"
         if isinstance(e, (int, str, bytes, bool, complex, type(None), range, slice)):
             return None if e == m else f"{path}: eager has {e!r}, the record would have {m!r}"
-        if isinstance(e, _compiled_type()):
+        if isinstance(e, CompiledCallable):
             return None   # (MagPy's own: its original module is compared)
         de, dm = getattr(e, "__dict__", None), getattr(m, "__dict__", None)
         if type(de) is dict and type(dm) is dict and not isinstance(e, (type, types.ModuleType, types.FunctionType)):
@@ -550,7 +530,7 @@ def _compare(ev: Evaluation, raised: BaseException | None, result: Any, backend:
     module_dicts = []
     for o in ev.originals:
         c = ev.memo.get(id(o))
-        if c is None or c is o or id(o) in owned or isinstance(o, _compiled_type()):
+        if c is None or c is o or id(o) in owned or isinstance(o, CompiledCallable):
             continue
         if _module_dict(o):
             module_dicts.append((o, c))

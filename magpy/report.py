@@ -1,0 +1,150 @@
+"""What a compiled callable says about itself: :class:`Stats` (its counters, :func:`magpy.stats`)
+and :class:`Explanation` (what one call recorded, :func:`magpy.explain`).
+
+    >>> import magpy, torch
+    >>> fast = magpy.compile(lambda x: x.relu() + 1, backend="eager")
+    >>> _ = fast(torch.randn(3)); _ = fast(torch.randn(3))
+    >>> s = magpy.stats(fast)
+    >>> (s.monitor_runs, s.guard_hits, s.calls)
+    (1, 1, 2)
+
+Both are plain data read by the user (and printed: ``str(explanation)``); :mod:`magpy.api`
+fills them in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Stats:
+    """Counters of one compiled callable (see :func:`stats`).
+
+    Each call made outside a monitor run is counted once, as exactly one of
+
+    * ``guard_hits``: a record's guard passed and its mock produced the result (or raised
+      the user's exception: those are also counted in ``mock_errors``);
+    * ``guard_misses``: no guard passed and the call went to a monitor run (or found that
+      its arguments cannot be monitored, gave up and ran eagerly);
+    * ``fallbacks``: the call ran eagerly without a monitor run: the callable had given up
+      (a break, an internal error, or this very call reached ``recompile_limit``), or hooks
+      were registered (see the module docstring).
+
+    so ``calls == guard_hits + guard_misses + fallbacks`` and ``monitor_runs <= guard_misses``.
+    Calls from inside another compiled callable's monitor run run as plain code and are
+    not counted. ``records`` is the number of records cached now and ``graph_count`` how
+    many compiled graphs they run (one per record with tensor operations; a record split at
+    numpy nodes for a backend other than eager counts each compiled region). ``guard_errors`` counts records dropped because
+    their guard raised (a MagPy bug). ``unheld`` counts tries of a speculative record whose
+    guard passed but whose assumptions on values read from tensors did not hold (its graph ran
+    and its result was dropped, :mod:`magpy.scalars`); such a call goes on to another record or
+    a miss, so ``unheld`` is not part of the sum above. ``matched_calls``, ``guard_time_s`` and
+    ``mock_time_s`` are measured only with ``profile=True`` (then ``matched_calls ==
+    guard_hits``); otherwise they are None. Counters are not locked: under concurrent calls
+    from several threads an increment can be lost.
+
+    A call split at a dynamic operation (:mod:`magpy.splits`) is counted here by its first
+    part (a hit of a split record, or the miss whose monitor run split it); the code after the
+    operation is a continuation, a compiled callable of its own, whose counters are summed into
+    ``resumed_monitor_runs``, ``resumed_guard_hits`` and ``resumed_fallbacks`` (over every level
+    of nesting), whose graphs are in ``graph_count``, and ``splits`` counts the continuations.
+    ``split_hits`` counts the guard hits (also in ``guard_hits``) of records that split, so
+    ``guard_hits - split_hits`` calls were answered whole by a record's guard + mock.
+    """
+
+    monitor_runs: int = 0
+    guard_hits: int = 0
+    guard_misses: int = 0
+    fallbacks: int = 0
+    mock_errors: int = 0
+    guard_errors: int = 0
+    unheld: int = 0
+    records: int = 0
+    graph_count: int = 0
+    analysis_time_s: float = 0.0
+    backend_compile_time_s: float = 0.0
+    matched_calls: int | None = None
+    guard_time_s: float | None = None
+    mock_time_s: float | None = None
+    break_reasons: list = field(default_factory=list)
+    #: split points (magpy.splits): dynamic operations after which the code goes on in a compiled
+    #: continuation; with the continuations' own counters, summed over every level of nesting
+    #: (their graphs are in ``graph_count``)
+    splits: int = 0
+    resumed_monitor_runs: int = 0
+    resumed_guard_hits: int = 0
+    resumed_fallbacks: int = 0
+    #: check mode (``check=True``, :mod:`magpy.check`): calls whose record was evaluated on a sandbox
+    #: and compared with the eager call, how many of them differed, the reports of the first
+    #: differences (at most 20) and the parts of records that were not compared
+    checks: int = 0
+    check_divergences: int = 0
+    check_reports: list = field(default_factory=list)
+    check_notes: list = field(default_factory=list)
+    split_hits: int = 0
+    #: the break reasons above, typed (:class:`magpy.breaks.BreakReason`; ``break_reasons`` holds
+    #: their text), and whether a monitor run (of this callable or a continuation) saw behaviour
+    #: that follows tensor values
+    breaks: list = field(default_factory=list)
+    dynamic: bool = False
+
+    @property
+    def calls(self) -> int:
+        """Calls counted: ``guard_hits + guard_misses + fallbacks``."""
+        return self.guard_hits + self.guard_misses + self.fallbacks
+
+
+@dataclass
+class Explanation:
+    """What one monitor run found (see :func:`explain`)."""
+
+    graph_count: int
+    break_reasons: list
+    guards: str
+    op_count: int
+    dynamic: bool
+    graph: Any = None
+    assumptions: list = field(default_factory=list)
+    #: dynamic operations kept in the record: each runs in Python (between compiled regions,
+    #: for backends other than eager) with the values the graph computed, in program order; and
+    #: the split the run ended at ("split at `op` (file:line): reason"), after which the code
+    #: goes on in a compiled continuation (magpy.splits; ``graph_count`` is the code before it)
+    splits: list = field(default_factory=list)
+    #: branches on tensor values (magpy.dynamic.merging): whether each one's arm can become one side of a
+    #: conditional node once a run takes the other side, or why it stays an assumption
+    branches: list = field(default_factory=list)
+    #: the break reasons and splits, typed (:class:`magpy.breaks.BreakReason`)
+    breaks: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
+                 f"Dynamic behaviour detected: {self.dynamic}",
+                 f"Break reasons ({len(self.break_reasons)}):"]
+        lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)]
+        lines.append(f"Values read from tensors and assumed ({len(self.assumptions)}):")
+        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.assumptions)]
+        lines.append(f"Dynamic operations run in Python inside the record ({len(self.splits)}):")
+        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.splits)]
+        lines.append(f"Branches on tensor values ({len(self.branches)}):")
+        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.branches)]
+        lines.append("Guards:")
+        lines += ["  " + g for g in self.guards.splitlines()]
+        return "\n".join(lines)
+
+
+def python_operations(gm: Any) -> list[str]:
+    """The dynamic operations a record's graph runs in Python (numpy nodes), with file:line."""
+    if gm is None:
+        return []
+    return [f"`{getattr(n.target, '__name__', n.target)}` on values read from tensors ({n.meta['magpy_where']})"
+            for n in gm.graph.nodes if n.meta.get("magpy_python") and "magpy_where" in n.meta]
+
+
+def changing_lines(texts: list[str], most: int = 3) -> list[str]:
+    """Guard lines of the newest record that some other record does not have (its version of
+    what kept changing), at most ``most`` of them."""
+    if len(texts) < 2:
+        return []
+    newest, others = texts[0].splitlines(), [set(t.splitlines()) for t in texts[1:]]
+    return [line for line in newest if any(line not in o for o in others)][:most]
