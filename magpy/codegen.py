@@ -31,7 +31,7 @@ try:
 except ImportError:   # pragma: no cover
     _np = None
 
-from . import effects
+from . import effects, side_effects
 from .cache import MISS, UNHELD
 from .capture import set_layout
 from .graph import Unsupported
@@ -763,80 +763,14 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     for src, obj in held.pinned_sources():
         vars_.bind_const(src, obj)
     held_objs = {id(o) for _, o in held.pinned_sources()}
-    direct_writes = {(nid, name) for nid, names in mon.attr_writes.items() for name in names
-                     if _direct_module_write(mon, held, held_objs, mon.rg.sn[nid], name)}
+    plan = side_effects.replay_plan(mon.rg)   # Algorithm 1 GetMockNodes, step by step from their versions
+    direct_writes = {(s.node.node_id, s.key) for s in plan
+                     if s.kind == "attr" and _direct_module_write(mon, held, held_objs, s.node, s.key)}
 
     # -- the mock's plan first: it decides the graph outputs and which sources it needs --------
     mb = _MockBuilder(mon, vars_, pool)
-    writes: list[str] = []
     rg = mon.rg
-    mutated = set(mon.mutated)
-    for node in rg.sn[1:]:
-        if node.snapshot is not None and node.source is not None and node.node_id not in mon.appends \
-                and _changed(node):
-            mutated.add(node.node_id)
-    for nid, names in mon.attr_writes.items():
-        node = rg.sn[nid]
-        var = mb.src(node.source)
-        for name in names:
-            obj = node.obj
-            if isinstance(obj, torch.nn.Module):
-                present = name in obj.__dict__ or any(name in obj.__dict__.get(t, {}) for t in
-                                                      ("_parameters", "_buffers", "_modules"))
-            else:
-                present = hasattr(obj, name)
-            if (nid, name) in direct_writes:
-                writes.append(f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}")
-            elif present:
-                writes.append(f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})")
-            else:
-                writes.append(f"if hasattr({var}, {name!r}): delattr({var}, {name!r})")
-    for nid in sorted(mutated):
-        node = rg.sn[nid]
-        obj = node.obj
-        if isinstance(obj, torch.Tensor):
-            continue
-        if nid in mon.attr_writes and not isinstance(obj, (list, dict, set, collections.deque)):
-            continue   # (its attributes are replayed above; a container's items also changed: below)
-        var = mb.src(node.source)
-        if isinstance(obj, list):   # (a subclass's own __setitem__/extend, user code, is not run)
-            items = "[" + ", ".join(mb.value(x) for x in obj) + "]"
-            writes.append(f"{var}[:] = {items}" if type(obj) is list else f"{pool.ref(list.__setitem__)}({var}, slice(None), {items})")
-        elif isinstance(obj, dict):
-            items = ", ".join(f"({mb._key(k)}, {mb.value(x)})" for k, x in obj.items())
-            writes.append(f"_refill_mapping({var}, [{items}])")
-        elif isinstance(obj, set):
-            # Emptied and refilled, a set's table is not the one eager's changes leave (the
-            # order it iterates in, where it grows): only changes replayed one by one are exact.
-            raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
-        elif isinstance(obj, collections.deque):
-            dq = pool.ref(collections.deque)
-            writes.append(f"{dq}.clear({var}); {dq}.extend({var}, [" + ", ".join(mb.value(x) for x in obj) + "])")
-        else:
-            raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
-    for nid, calls in mon.appends.items():
-        var = mb.src(rg.sn[nid].source)
-        for method, margs in calls:
-            if method == "__setitem__":
-                writes.append(f"{var}[{mb._key(margs[0])}] = {mb.value(margs[1])}")
-            elif method == "extend":
-                writes.append(f"{var}.extend([{', '.join(mb.value(x) for x in margs[0])}])")
-            elif method == "insert":
-                writes.append(f"{var}.insert({literal(margs[0], pool)}, {mb.value(margs[1])})")
-            else:
-                writes.append(f"{var}.{method}({', '.join(mb.value(x) for x in margs)})")
-    for g, name in mon.global_writes.values():
-        gref = pool.ref(g)
-        if name in g:
-            writes.append(f"{gref}[{name!r}] = {mb.value(g[name])}")
-        else:
-            writes.append(f"{gref}.pop({name!r}, None)")
-    for cell in mon.cell_writes.values():
-        try:
-            val = cell.cell_contents
-            writes.append(f"{pool.ref(cell)}.cell_contents = {mb.value(val)}")
-        except ValueError:
-            writes.append(f"del {pool.ref(cell)}.cell_contents")
+    writes = [line for step in plan for line in _replay_lines(step, mb, pool, direct_writes)]
     for var, before in mon.contextvars.values():
         if var.get(NO_VALUE) is not before:
             raise Unsupported(f"leaves context variable {var.name!r} changed")
@@ -859,20 +793,11 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
             tramp = effects.trampoline(*where)
             prints.append(f"{pool.ref(tramp)}({pool.ref(fn)}, ({''.join(p + ', ' for p in parts)}), {{{kw}}})")
 
-    # -- Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
-    # with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and
-    # every object read from outside (GetGuardNodes) must carry a guard on its source.
-    replayed = set(mon.attr_writes) | mutated | set(mon.appends)
-    for node in mock_nodes(rg):
-        if node.source is None:
-            continue   # a new object: reproduced where it is stored (attribute/item/global writes)
-        if len(node.versions) == 1:
-            continue   # an unchanged object from outside (`self.kw = kwargs`): the write that stores it is replayed
-        if isinstance(node.obj, torch.Tensor):
-            if not mon.graph_mutates and node.node_id not in mon.attr_writes:   # (`x.grid = None`: replayed)
-                raise Unsupported(f"internal: the in-place change of tensor {node.source.describe()} is not in the graph")
-        elif node.node_id not in replayed and not (isinstance(node.source, ConstSource) and node.node_id in replayed):
-            raise Unsupported(f"the change of {node.source.describe()} ({type(node.obj).__name__}) cannot be replayed")
+    # -- a tensor changed in place is the graph's to replay; Algorithm 1 as the check of the
+    # guard: every object read from outside (GetGuardNodes) must carry a guard on its source.
+    for step in plan:
+        if step.kind == "graph" and not mon.graph_mutates:
+            raise Unsupported(f"internal: the in-place change of tensor {step.node.source.describe()} is not in the graph")
     for g in mon.guards:
         changed = g.changed_in_place() if isinstance(g, TensorGuard) else None
         if changed is not None:
@@ -970,8 +895,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     # Distinctness: with writes in the record, two outside objects that were distinct must stay
     # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
     # tensors must alias each other's storage as they did (overlapping views).
-    has_writes = bool(mon.attr_writes or mon.mutated or mon.appends or mon.global_writes or mon.cell_writes
-                      or mon.graph_mutates)
+    has_writes = bool(plan or mon.mutated or mon.graph_mutates)
     if has_writes and len(object_vars) > 1:
         body.append(f"    if len({{id(o) for o in ({', '.join(object_vars)},)}}) != {len(object_vars)}: return None")
         readable.append("distinct objects: " + ", ".join(object_vars))
@@ -1222,19 +1146,61 @@ def _root(src: Source) -> type:
     return type(src)
 
 
+def _replay_lines(step: side_effects.Step, mb: _MockBuilder, pool: ConstPool, direct_writes: set) -> list[str]:
+    """The mock's lines for one step of the replay plan (:mod:`magpy.side_effects`): the final
+    value each changed reference holds, read from the runtime object."""
+    node, obj = step.node, step.node.obj
+    if step.kind == "global":
+        g, name = step.holder, step.key
+        return [f"{pool.ref(g)}[{name!r}] = {mb.value(g[name])}" if name in g else f"{pool.ref(g)}.pop({name!r}, None)"]
+    if step.kind == "cell":
+        try:
+            return [f"{pool.ref(obj)}.cell_contents = {mb.value(obj.cell_contents)}"]
+        except ValueError:
+            return [f"del {pool.ref(obj)}.cell_contents"]
+    if step.kind == "graph":
+        return []   # (a tensor changed in place: the operator graph does it)
+    var = mb.src(node.source)
+    if step.kind == "attr":
+        name = step.key
+        if isinstance(obj, torch.nn.Module):
+            present = name in obj.__dict__ or any(name in obj.__dict__.get(t, {}) for t in
+                                                  ("_parameters", "_buffers", "_modules"))
+        else:
+            present = hasattr(obj, name)
+        if (node.node_id, name) in direct_writes:
+            return [f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}"]
+        if present:
+            return [f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})"]
+        return [f"if hasattr({var}, {name!r}): delattr({var}, {name!r})"]
+    if step.kind == "call":
+        method, margs = step.key, step.args
+        if method == "__setitem__":
+            return [f"{var}[{mb._key(margs[0])}] = {mb.value(margs[1])}"]
+        if method == "extend":
+            return [f"{var}.extend([{', '.join(mb.value(x) for x in margs[0])}])"]
+        if method == "insert":
+            return [f"{var}.insert({literal(margs[0], pool)}, {mb.value(margs[1])})"]
+        return [f"{var}.{method}({', '.join(mb.value(x) for x in margs)})"]
+    # "refill": the final contents (a subclass's own __setitem__/extend, user code, is not run)
+    if isinstance(obj, list):
+        items = "[" + ", ".join(mb.value(x) for x in obj) + "]"
+        return [f"{var}[:] = {items}" if type(obj) is list else f"{pool.ref(list.__setitem__)}({var}, slice(None), {items})"]
+    if isinstance(obj, dict):
+        items = ", ".join(f"({mb._key(k)}, {mb.value(x)})" for k, x in obj.items())
+        return [f"_refill_mapping({var}, [{items}])"]
+    if isinstance(obj, set):
+        # Emptied and refilled, a set's table is not the one eager's changes leave (the
+        # order it iterates in, where it grows): only changes replayed one by one are exact.
+        raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
+    if isinstance(obj, collections.deque):
+        dq = pool.ref(collections.deque)
+        return [f"{dq}.clear({var}); {dq}.extend({var}, [" + ", ".join(mb.value(x) for x in obj) + "])"]
+    raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
+
+
 def _flush(vars_: _Vars, body: list[str]) -> None:
     for line in vars_.lines:
         body.append("    " + line)
     vars_.lines.clear()
 
-
-def _changed(node) -> bool:
-    obj, snap = node.obj, node.snapshot
-    if isinstance(obj, dict):   # (the order too: `move_to_end`, a key removed and set again)
-        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items())
-                    and list(obj) == list(snap))
-    if isinstance(obj, (list, collections.deque)):
-        return len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap))
-    if isinstance(obj, set):
-        return obj != snap
-    return False

@@ -205,12 +205,6 @@ def _absolute_import_name(name: str, package: str, level: int) -> str | None:
     return f"{bits[0]}.{name}" if name else bits[0]
 
 
-class _Deleted:
-    def __repr__(self):
-        return "<deleted>"
-
-
-_DELETED = _Deleted()
 _SINGLETONS = (None, True, False, Ellipsis, NotImplemented)
 # Opcodes that hash what they put in a set or dict (see Monitor._check_hashed).
 _HASHING = frozenset({"BUILD_SET", "BUILD_MAP", "SET_ADD", "MAP_ADD", "SET_UPDATE"})
@@ -278,9 +272,6 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.dynamic = False
         self.result: Any = None
         self.finished = False
-        self.attr_writes: dict[int, dict[str, Any]] = {}   # node id -> {name: True}
-        self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
-        self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
         self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
         self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
@@ -291,7 +282,6 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
         self.star_maps: dict[Any, tuple] = {}                # code of f in g(*map(f, ..)) -> (returns, g's frame)
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
-        self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
         self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
         self.uses_modules = False
         self.top_frame = None
@@ -644,6 +634,13 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     def node(self, v) -> ShadowNode | None:
         return self.rg.get_node_by_var(v)
 
+    # What the run changed outside, by kind: views of the RefGraph's versions (the only record of
+    # those writes; magpy.side_effects makes the mock from them), for the passes that ask.
+    attr_writes = property(lambda self: self.rg.attr_writes())       # node id -> {name: True}
+    global_writes = property(lambda self: self.rg.global_writes())   # (id(globals), name) -> (globals, name)
+    cell_writes = property(lambda self: self.rg.cell_writes())       # id(cell) -> cell
+    appends = property(lambda self: self.rg.calls_by_node())         # node id -> [(method, args)] the mock repeats
+
     def add_guard(self, guard: Guard) -> None:
         """Guard what the run read from outside (the first guard of equal ``dedup_key`` is kept)."""
         key = guard.dedup_key()
@@ -757,8 +754,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
         node = self.node(value)
-        if node is not None and node.node_id in self.appends and node.node_id in self.set_entry_keys \
-                and all(m == "add" for m, _ in self.appends[node.node_id]):
+        logged = self.rg.logged_calls(node) if node is not None else ()
+        if logged and node.node_id in self.set_entry_keys and all(m == "add" for m, _ in logged):
             # A set read after adds: its contents at entry are guarded (in the order the program
             # saw) and the adds are still replayed on the real set, which leaves eager's table; a
             # set emptied and refilled would not (magpy.codegen refuses that).
@@ -770,10 +767,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
                         raise BreakCompile(f"set of objects at {node.source.describe()} is read")
                     self.add_guard(ValueGuard(node.source, set(snap), self.set_entry_keys[node.node_id]))
             return
-        if node is not None and node.node_id in self.appends:
+        if logged:
             # Read after logged changes: guard the state it had at entry (kept when the first
             # change was logged) and reproduce its final contents instead of replaying calls.
-            del self.appends[node.node_id]
+            self.rg.fold_calls(node)
             self.mutated.add(node.node_id)
             value = node.snapshot
         if node is None or node.full_read or _depth > 8:
@@ -833,7 +830,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             if fn is len and type(v) in (list, tuple, dict, set, collections_deque):
                 node = self.node(v)
                 if node is not None and node.source is not None and not node.full_read \
-                        and node.node_id not in self.appends and node.node_id not in self.mutated:
+                        and not self.rg.logged_calls(node) and node.node_id not in self.mutated:
                     # `len(self.heap)`: the length is what is read, not the items (the container's
                     # type is guarded where it was read; changes before this would need its entry state)
                     self.add_guard(LenGuard(node.source, len(v)))
@@ -860,12 +857,11 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             args = [list(args[0])]
         if method in ("insert", "__setitem__") and not is_immutable(args[0]):
             return False
-        if node.node_id not in self.appends:
+        if not self.rg.logged_calls(node):
             node.snapshot = type(obj)(obj) if type(obj) in (list, dict, set) else list(obj)
             if type(obj) is set:   # (a copy need not iterate in the set's order: keep the order seen)
                 self.set_entry_keys[node.node_id] = exact_key(obj)
-        self.appends.setdefault(node.node_id, []).append((method, list(args)))
-        self.rg.inplace(node)
+        self.rg.log_call(node, method, args)
         return True
 
     def _held_node(self, obj: Any) -> ShadowNode | None:
@@ -1003,7 +999,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if name in code.co_freevars:
             cell = self._cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
-                if id(cell) not in self.cell_writes:
+                if not self.rg.cell_written(cell):
                     self._pend(fs, self._post_cell, cell)
                 return
         if name in self.param_values:
@@ -1053,12 +1049,12 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if name in code.co_freevars:
             cell = self._cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
-                self.cell_writes[id(cell)] = cell
+                self.rg.write_cell(cell, stack[-1])
 
     def op_LOAD_GLOBAL(self, fs, ins, stack):
         name = ins.argval
         g = fs.frame.f_globals
-        if (id(g), name) in self.global_writes:
+        if self.rg.global_written(g, name):
             return
         if name in g:
             self._pend(fs, self._post_global, (g, name, ins))
@@ -1080,10 +1076,10 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         self.on_read(DECODER.pushed(ins, stack), GlobalSource(g, name), ("global", id(g), name))
 
     def op_STORE_GLOBAL(self, fs, ins, stack):
-        g = fs.frame.f_globals
-        self.global_writes[(id(g), ins.argval)] = (g, ins.argval)
+        self.rg.write_global(fs.frame.f_globals, ins.argval, stack[-1])
 
-    op_DELETE_GLOBAL = op_STORE_GLOBAL
+    def op_DELETE_GLOBAL(self, fs, ins, stack):
+        self.rg.write_global(fs.frame.f_globals, ins.argval)
 
     # imports
     def op_IMPORT_NAME(self, fs, ins, stack):
@@ -1104,7 +1100,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if level:
             g = fs.frame.f_globals
             package = g.get("__package__")
-            if not isinstance(package, str) or not package or (id(g), "__package__") in self.global_writes:
+            if not isinstance(package, str) or not package or self.rg.global_written(g, "__package__"):
                 raise BreakCompile("a relative import in a module without `__package__`")
             self.add_guard(ValueGuard(GlobalSource(g, "__package__"), package))
             abs_name = _absolute_import_name(name, package, level)
@@ -1377,9 +1373,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if node.source is None:
             self._pend(fs, self._post_nothing, None, opaque=True)
             return
-        target = Const(value) if is_immutable(value) else self._node_id(value)
-        self.rg.write(node, ("attr", name), target)
-        self.attr_writes.setdefault(node.node_id, {})[name] = True
+        self.rg.write_attr(node, name, value)
         self._pend(fs, self._post_nothing, None, opaque=True)
 
     def op_DELETE_ATTR(self, fs, ins, stack):
@@ -1388,15 +1382,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
         if node is None:
             raise BreakCompile(f"deletes attribute `{ins.argval}` of an object of unknown origin")
         if node.source is not None:
-            self.rg.write(node, ("attr", ins.argval), Const(_DELETED))
-            self.attr_writes.setdefault(node.node_id, {})[ins.argval] = True
+            self.rg.write_attr(node, ins.argval)
         self._pend(fs, self._post_nothing, None, opaque=True)
-
-    def _node_id(self, value) -> int:
-        node = self.node(value)
-        if node is None:
-            node = self.rg.new(value)
-        return node.node_id
 
     def _post_nothing(self, fs, stack, data):
         pass
@@ -1446,7 +1433,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
         """Did calls logged on a sequence this run (:meth:`_log_mutation`) move its items, so
         that index ``key`` no longer names the item it named at entry?"""
-        logged = self.appends.get(node.node_id, ())
+        logged = self.rg.logged_calls(node)
         if type(key) is not int:
             return False
         shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
