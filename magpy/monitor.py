@@ -754,8 +754,8 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
         node = self.node(value)
-        logged = self.rg.logged_calls(node) if node is not None else ()
-        if logged and node.node_id in self.set_entry_keys and all(m == "add" for m, _ in logged):
+        logged = node is not None and self.rg.has_logged_calls(node)
+        if logged and node.node_id in self.set_entry_keys and all(m == "add" for m, _ in self.rg.logged_calls(node)):
             # A set read after adds: its contents at entry are guarded (in the order the program
             # saw) and the adds are still replayed on the real set, which leaves eager's table; a
             # set emptied and refilled would not (magpy.codegen refuses that).
@@ -830,7 +830,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             if fn is len and type(v) in (list, tuple, dict, set, collections_deque):
                 node = self.node(v)
                 if node is not None and node.source is not None and not node.full_read \
-                        and not self.rg.logged_calls(node) and node.node_id not in self.mutated:
+                        and not self.rg.has_logged_calls(node) and node.node_id not in self.mutated:
                     # `len(self.heap)`: the length is what is read, not the items (the container's
                     # type is guarded where it was read; changes before this would need its entry state)
                     self.add_guard(LenGuard(node.source, len(v)))
@@ -857,7 +857,7 @@ class Monitor(CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
             args = [list(args[0])]
         if method in ("insert", "__setitem__") and not is_immutable(args[0]):
             return False
-        if not self.rg.logged_calls(node):
+        if not self.rg.has_logged_calls(node):
             node.snapshot = type(obj)(obj) if type(obj) in (list, dict, set) else list(obj)
             if type(obj) is set:   # (a copy need not iterate in the set's order: keep the order seen)
                 self.set_entry_keys[node.node_id] = exact_key(obj)

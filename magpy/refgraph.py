@@ -151,6 +151,8 @@ class RefGraph:
         self.sn.append(self.sn0)
         self.changed: dict[int, None] = {}   # ids of nodes with versions past 0, in the order first changed
         self._written: set = set()           # (node id, relation) written this run
+        self._stamp = 0                      # changes so far: the by-kind views below are cached per stamp
+        self._views: dict = {}
 
     # -- lookup ---------------------------------------------------------------------------------
     def get_node_by_var(self, obj: Any) -> ShadowNode | None:
@@ -216,6 +218,7 @@ class RefGraph:
         """An in-place change: new version, references copied over."""
         node.versions.append(ShadowVersion(dict(node.last.refs), change))
         self.changed[node.node_id] = None
+        self._stamp += 1
 
     def written(self, node: ShadowNode, relation: tuple) -> bool:
         """Did the run write ``relation`` of ``node`` (a later read sees the run's own value)?"""
@@ -262,7 +265,12 @@ class RefGraph:
 
     def logged_calls(self, node: ShadowNode) -> list:
         """The ``(method, args)`` the mock repeats on ``node``, in program order."""
+        if len(node.versions) == 1:
+            return []
         return [(v.change.key, list(v.change.args)) for v in node.versions[1:] if v.change.kind == "call"]
+
+    def has_logged_calls(self, node: ShadowNode) -> bool:
+        return any(v.change.kind == "call" for v in node.versions[1:])
 
     def fold_calls(self, node: ShadowNode) -> None:
         """The container was read whole after logged calls: its entry state is guarded, so the
@@ -270,10 +278,34 @@ class RefGraph:
         for v in node.versions[1:]:
             if v.change.kind == "call":
                 v.change = WHOLE
+        self._stamp += 1
 
     # -- the writes by kind, for the passes that ask "what did the run change outside?" ---------------
+    # (read, never changed, by their callers; computed again only after a new change: a branch or a
+    # loop compares them at every truth read and iteration)
+    def _view(self, make) -> dict:
+        hit = self._views.get(make.__name__)
+        if hit is None or hit[0] != self._stamp:
+            hit = self._views[make.__name__] = (self._stamp, make())
+        return hit[1]
+
     def attr_writes(self) -> dict:
         """node id -> {name: True}: attributes written on objects from outside."""
+        return self._view(self._attr_writes)
+
+    def global_writes(self) -> dict:
+        """(id(globals), name) -> (globals, name)."""
+        return self._view(self._global_writes)
+
+    def cell_writes(self) -> dict:
+        """id(cell) -> cell."""
+        return self._view(self._cell_writes)
+
+    def calls_by_node(self) -> dict:
+        """node id -> logged calls not folded (:meth:`logged_calls`)."""
+        return self._view(self._calls_by_node)
+
+    def _attr_writes(self) -> dict:
         out: dict = {}
         for nid in self.changed:
             for v in self.sn[nid].versions[1:]:
@@ -281,20 +313,17 @@ class RefGraph:
                     out.setdefault(nid, {})[v.change.key] = True
         return out
 
-    def global_writes(self) -> dict:
-        """(id(globals), name) -> (globals, name)."""
+    def _global_writes(self) -> dict:
         if 0 not in self.changed:
             return {}
         return {(id(v.change.holder), v.change.key): (v.change.holder, v.change.key)
                 for v in self.sn0.versions[1:]}
 
-    def cell_writes(self) -> dict:
-        """id(cell) -> cell."""
+    def _cell_writes(self) -> dict:
         return {id(self.sn[nid].obj): self.sn[nid].obj for nid in self.changed
                 if self.sn[nid].versions[-1].change.kind == "cell"}
 
-    def calls_by_node(self) -> dict:
-        """node id -> logged calls not folded (:meth:`logged_calls`)."""
+    def _calls_by_node(self) -> dict:
         out = {}
         for nid in self.changed:
             calls = self.logged_calls(self.sn[nid])
