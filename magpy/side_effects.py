@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from .refgraph import WHOLE, Change, RefGraph, ShadowNode, mock_nodes
+from .refgraph import WHOLE, RefGraph, ShadowNode, mock_nodes
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,5 +116,3 @@ def _changed(node: ShadowNode) -> bool:
         return obj != snap
     return False
 
-
-__all__ = ["Change", "Step", "replay_plan"]

@@ -119,7 +119,7 @@ def test_a_compiled_call_replays_a_global_and_a_cell_written_twice():
          "    return f, lambda: c\n", ns)
     f, peek = ns["outer"]()
     cf = magpy.compile(f)
-    for i in range(4):
+    for _ in range(4):
         ns["g"] = -1
         out = cf(torch.ones(3))
         assert ns["g"] == 40 and peek() == 44 and torch.equal(out, torch.full((3,), 44.0))
