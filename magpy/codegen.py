@@ -895,7 +895,7 @@ def _generate(mon: Monitor, call_shape: tuple, graph_mod_factory: Callable) -> G
     # Distinctness: with writes in the record, two outside objects that were distinct must stay
     # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
     # tensors must alias each other's storage as they did (overlapping views).
-    has_writes = bool(plan or mon.mutated or mon.graph_mutates)
+    has_writes = bool(plan or mon.graph_mutates)   # (every node in `mon.mutated` has a step in the plan)
     if has_writes and len(object_vars) > 1:
         body.append(f"    if len({{id(o) for o in ({', '.join(object_vars)},)}}) != {len(object_vars)}: return None")
         readable.append("distinct objects: " + ", ".join(object_vars))
