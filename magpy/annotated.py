@@ -119,7 +119,7 @@ class AnnotatedRules:
                 obj = args[0]
                 node = self.node(obj)
                 if node is not None and node.source is not None:
-                    self.attr_writes.setdefault(node.node_id, {})[rel[1]] = True
+                    self.rg.write_attr(node, rel[1], *args[2:3])   # (delattr: no value, deleted)
                 self._read_args(args[1:2])
                 self._pend(fs, self._post_nothing, None, opaque=True)
                 return

@@ -5,6 +5,8 @@ lazily when the interpreter explicitly accesses the object. SN #0 stands for the
 external state: arguments, globals, closure cells and defaults hang off it.
 Each node has a list of :class:`ShadowVersion`; an in-place change of the object
 (attribute write, item write, ``list.append``...) appends a version. A version's
+``change`` says what made it (:class:`Change`: an attribute, global or cell written, a
+container call such as ``append`` logged, or a change taken whole); its
 ``refs`` are the reference edges (relation -> target) that the object holds in that
 version: ``("attr", "scale")``, ``("item", 0)``, ``("cell",)``, ``("return",)``...
 
@@ -20,6 +22,13 @@ Example (Figure 9: ``x[0] += y; x.append(x[0] * y); a = tuple(x)``)::
     g.inplace(x0)                                   # x[0] += y -> SN #2 gets version 1
     g.write(x, ("item", 1), new_tensor_node)        # x.append(...) -> SN #1 gets version 1
     guard_nodes(g)  # [SN0, SN1, SN2]      mock_nodes(g) # [SN1, SN2]
+
+Every write the mock replays is a version here (``magpy.side_effects`` builds the replay plan from
+them): attribute writes (:meth:`RefGraph.write_attr`), global writes as versions of SN #0 itself
+(its ``("global", id(globals), name)`` edges are the globals the run read,
+:meth:`RefGraph.write_global`), closure-cell writes as versions of the cell's node, reached from
+SN #0 by ``("cell", id(cell))`` (:meth:`RefGraph.write_cell`), and container mutations, logged as
+calls the mock repeats (:meth:`RefGraph.log_call`) or taken whole (:meth:`RefGraph.inplace`).
 """
 from __future__ import annotations
 
@@ -29,7 +38,8 @@ from typing import Any
 
 import torch
 
-from .source import Source
+from .objmodel import is_immutable
+from .source import ConstSource, Source
 
 
 def forget_when_dead(obj: Any, owner: Any, attr: str, key: Any) -> bool:
@@ -66,11 +76,39 @@ class Const:
     value: Any
 
 
+class _Deleted:
+    def __repr__(self):
+        return "<deleted>"
+
+
+#: The target of a deleted attribute, global or cell.
+DELETED = _Deleted()
+
+
+@dataclass(frozen=True, eq=False)
+class Change:
+    """What made a version: ``kind`` is ``"attr"`` (``key``: the name), ``"global"`` (on SN #0;
+    ``key``: the name, ``holder``: the globals dict), ``"cell"`` (the cell's node),
+    ``"call"`` (a container method the mock repeats: ``key`` the method, ``args`` its
+    arguments) or ``"whole"`` (an in-place change the mock reproduces from the final state:
+    seen as one operation, ``+=``, ``del``, ``sort``..., or found at the end by comparing the
+    entry state)."""
+
+    kind: str
+    key: Any = None
+    args: tuple = ()
+    holder: Any = None
+
+
+WHOLE = Change("whole")
+
+
 @dataclass
 class ShadowVersion:
-    """One state of an object: the references it holds in that state."""
+    """One state of an object: the references it holds in that state, and what made it."""
 
     refs: dict = field(default_factory=dict)
+    change: Change | None = None   # None for version 0 (the state at entry or creation)
 
 
 @dataclass(eq=False)
@@ -111,6 +149,11 @@ class RefGraph:
         self._by_id: dict[int, ShadowNode] = {}
         self.sn0 = ShadowNode(0, None, None)
         self.sn.append(self.sn0)
+        self.changed: dict[int, None] = {}   # ids of nodes with versions past 0, in the order first changed
+        self._written: set = set()           # (node id, relation) written this run
+        self._stamp = 0                      # changes so far: the by-kind views below are cached per stamp
+        self._outside = 0                    # ... of them, changes to objects from outside (outside_changes)
+        self._views: dict = {}
 
     # -- lookup ---------------------------------------------------------------------------------
     def get_node_by_var(self, obj: Any) -> ShadowNode | None:
@@ -166,14 +209,138 @@ class RefGraph:
         for v in node.versions:
             v.refs.setdefault(relation, target)
 
-    def write(self, node: ShadowNode, relation: tuple, target: Any) -> None:
+    def write(self, node: ShadowNode, relation: tuple, target: Any, change: Change | None = None) -> None:
         """A write creates a new version holding the new reference."""
-        self.inplace(node)
+        self.inplace(node, change or Change(relation[0], relation[1] if len(relation) > 1 else None))
         node.last.refs[relation] = target
+        self._written.add((node.node_id, relation))
 
-    def inplace(self, node: ShadowNode) -> None:
+    def inplace(self, node: ShadowNode, change: Change = WHOLE) -> None:
         """An in-place change: new version, references copied over."""
-        node.versions.append(ShadowVersion(dict(node.last.refs)))
+        node.versions.append(ShadowVersion(dict(node.last.refs), change))
+        self.changed[node.node_id] = None
+        self._stamp += 1
+        if node.source is not None or node is self.sn0:
+            self._outside += 1
+
+    @property
+    def outside_changes(self) -> int:
+        """Changes so far to objects from outside (SN #0 and nodes with a source: versions made,
+        logged calls folded): equal before and after a stretch of the run that changed nothing
+        outside (what the dynamic watchers compare; objects made in the call are theirs to watch)."""
+        return self._outside
+
+    def written(self, node: ShadowNode, relation: tuple) -> bool:
+        """Did the run write ``relation`` of ``node`` (a later read sees the run's own value)?"""
+        return (node.node_id, relation) in self._written
+
+    def target_of(self, value: Any, create: bool = True) -> Any:
+        """The edge target for ``value``: a :class:`Const`, or the id of its node (a new node when
+        ``create``; without, a value the run made out of MagPy's sight stays a :class:`Const`
+        target: no node is made for it, so no later decision takes it for an object the run made)."""
+        if value is DELETED or is_immutable(value):
+            return Const(value)
+        node = self.get_node_by_var(value)
+        if node is None and not create:
+            return Const(value)
+        return (node if node is not None else self.new(value)).node_id
+
+    # -- writes the mock replays (magpy.side_effects) ------------------------------------------------
+    def write_attr(self, node: ShadowNode, name: str, value: Any = DELETED) -> None:
+        """``obj.name = value`` (``del obj.name`` without a value) on an object from outside."""
+        self.write(node, ("attr", name), self.target_of(value))
+
+    def write_global(self, g: dict, name: str, value: Any = DELETED) -> None:
+        """``STORE_GLOBAL``/``DELETE_GLOBAL``: a new version of SN #0, the external state."""
+        self.write(self.sn0, ("global", id(g), name), self.target_of(value, False), Change("global", name, holder=g))
+
+    def global_written(self, g: dict, name: str) -> bool:
+        return (0, ("global", id(g), name)) in self._written
+
+    def cell(self, cell: Any) -> ShadowNode:
+        """The node of a closure cell that outlives the call, reached from SN #0."""
+        return self.external(cell, ConstSource(cell, "cell"), ("cell", id(cell)))
+
+    def write_cell(self, cell: Any, value: Any = DELETED) -> None:
+        """``STORE_DEREF``/``DELETE_DEREF`` of such a cell: a new version of the cell's node."""
+        self.write(self.cell(cell), ("contents",), self.target_of(value, False), Change("cell"))
+
+    def cell_written(self, cell: Any) -> bool:
+        node = self._by_id.get(id(cell))
+        return node is not None and node.obj is cell and self.written(node, ("contents",))
+
+    def log_call(self, node: ShadowNode, method: str, args: list) -> None:
+        """A container change the mock repeats as the same call (``append``, ``d[k] = v``...)."""
+        self.inplace(node, Change("call", method, tuple(args)))
+
+    def logged_calls(self, node: ShadowNode) -> list:
+        """The ``(method, args)`` the mock repeats on ``node``, in program order."""
+        if len(node.versions) == 1:
+            return []
+        return [(v.change.key, list(v.change.args)) for v in node.versions[1:] if v.change.kind == "call"]
+
+    def has_logged_calls(self, node: ShadowNode) -> bool:
+        return any(v.change.kind == "call" for v in node.versions[1:])
+
+    def fold_calls(self, node: ShadowNode) -> None:
+        """The container was read whole after logged calls: its entry state is guarded, so the
+        calls so far become one change the mock reproduces from the final contents."""
+        for v in node.versions[1:]:
+            if v.change.kind == "call":
+                v.change = WHOLE
+        self._stamp += 1
+        self._outside += 1
+
+    # -- the writes by kind, for the passes that ask "what did the run change outside?" ---------------
+    # (read, never changed, by their callers; computed again only after a new change: a branch or a
+    # loop compares them at every truth read and iteration)
+    def _view(self, make) -> dict:
+        hit = self._views.get(make.__name__)
+        if hit is None or hit[0] != self._stamp:
+            hit = self._views[make.__name__] = (self._stamp, make())
+        return hit[1]
+
+    def attr_writes(self) -> dict:
+        """node id -> {name: True}: attributes written on objects from outside."""
+        return self._view(self._attr_writes)
+
+    def global_writes(self) -> dict:
+        """(id(globals), name) -> (globals, name)."""
+        return self._view(self._global_writes)
+
+    def cell_writes(self) -> dict:
+        """id(cell) -> cell."""
+        return self._view(self._cell_writes)
+
+    def calls_by_node(self) -> dict:
+        """node id -> logged calls not folded (:meth:`logged_calls`)."""
+        return self._view(self._calls_by_node)
+
+    def _attr_writes(self) -> dict:
+        out: dict = {}
+        for nid in self.changed:
+            for v in self.sn[nid].versions[1:]:
+                if v.change.kind == "attr":
+                    out.setdefault(nid, {})[v.change.key] = True
+        return out
+
+    def _global_writes(self) -> dict:
+        if 0 not in self.changed:
+            return {}
+        return {(id(v.change.holder), v.change.key): (v.change.holder, v.change.key)
+                for v in self.sn0.versions[1:]}
+
+    def _cell_writes(self) -> dict:
+        return {id(self.sn[nid].obj): self.sn[nid].obj for nid in self.changed
+                if self.sn[nid].versions[-1].change.kind == "cell"}
+
+    def _calls_by_node(self) -> dict:
+        out = {}
+        for nid in self.changed:
+            calls = self.logged_calls(self.sn[nid])
+            if calls:
+                out[nid] = calls
+        return out
 
     def target(self, ref: Any) -> Any:
         """The object or immutable value an edge points to."""
@@ -205,10 +372,11 @@ def guard_nodes(g: RefGraph) -> list[ShadowNode]:
 
 
 def mock_nodes(g: RefGraph) -> list[ShadowNode]:
-    """Algorithm 1, ``GetMockNodes``: new objects stored outside, plus in-place-changed old ones."""
+    """Algorithm 1, ``GetMockNodes``: new objects stored outside, plus in-place-changed old ones
+    (SN #0 among them when the run wrote globals: its versions are those writes)."""
     final = search(g, g.sn0, -1)
     initial = search(g, g.sn0, 0)
     initial_ids = {n.node_id for n in initial}
     result = [n for n in final if n.node_id not in initial_ids]
-    result += [n for n in initial if len(n.versions) != 1 and n is not g.sn0]
+    result += [n for n in initial if len(n.versions) != 1]
     return result

@@ -214,6 +214,14 @@ def delift(v: Any, depth: int = 0) -> Any:
             v.clear()
             v.update(items)
         return v
+    if isinstance(v, (dict, list)) and t.__module__ in ("collections", "builtins"):
+        # (Counter, OrderedDict, defaultdict, UserList-free subclasses of the stdlib: item values
+        # in place, through the container's own protocol, which keeps the order)
+        for k, e in (list(v.items()) if isinstance(v, dict) else list(enumerate(v))):
+            new = delift(e, depth + 1)
+            if new is not e:
+                v[k] = new
+        return v
     if t in (tuple, torch.Size):
         items = [delift(e, depth + 1) for e in v]
         if all(a is b for a, b in zip(items, v)):

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from .breaks import BreakKind, BreakReason
+from .side_effects import Step, replay_plan
 
 #: ``Trace.of(mon, result=...)`` not given: the run's own result.
 _RUN_RESULT = object()
@@ -59,6 +60,8 @@ class Trace:
     global_writes: Mapping           # (id(globals), name) -> (globals dict, name) written or deleted
     cell_writes: Mapping             # id(cell) -> closure cell written or deleted
     contextvars: Mapping             # id -> (ContextVar, value before the call set it)
+    replay: tuple[Step, ...]         # what the mock does to leave outside state as the run left it
+                                     # (magpy.side_effects: Algorithm 1 GetMockNodes, from versions)
     effects: tuple                   # (fn, args, kwargs, where) of calls replayed (print, logging, sleep)
     graph_mutates: bool              # an operator of the graph changes a tensor in place
     mutates_outside: bool            # ... one sharing memory with a tensor from outside
@@ -92,20 +95,21 @@ class Trace:
 
     @property
     def has_writes(self) -> bool:
-        """Does the record change anything outside (objects, globals, cells, tensors in place)?"""
-        return bool(self.attr_writes or self.mutated or self.appends or self.global_writes or self.cell_writes
-                    or self.graph_mutates)
+        """Does the record change anything outside (objects, globals, cells, tensors in place)?
+        (Every node in ``mutated`` has a step in the replay plan.)"""
+        return bool(self.replay or self.graph_mutates)
 
     @classmethod
     def of(cls, mon: MonitorRun, result: Any = _RUN_RESULT) -> Trace:
         """The trace of ``mon``'s run as it stands (``result``: in place of the run's result, the
         image tuple of a split)."""
+        replay = tuple(replay_plan(mon.rg))   # (first: it adds the versions of changes no event showed)
         return cls(
             rg=mon.rg, graph=mon.graph, result=mon.result if result is _RUN_RESULT else result,
             guards=tuple(mon.guards), global_state=mon.global_state,
             param_sources=_frozen(mon.param_sources), param_values=_frozen(mon.param_values),
             attr_writes=_frozen(mon.attr_writes), mutated=tuple(mon.mutated), appends=_frozen(mon.appends),
-            global_writes=_frozen(mon.global_writes), cell_writes=_frozen(mon.cell_writes),
+            global_writes=_frozen(mon.global_writes), cell_writes=_frozen(mon.cell_writes), replay=replay,
             contextvars=_frozen(mon.contextvars), effects=tuple(mon.effects), graph_mutates=bool(mon.graph_mutates),
             mutates_outside=bool(mon.mutates_outside), mutated_storages=frozenset(mon.mutated_storages),
             array_constants=tuple(mon.array_constants),

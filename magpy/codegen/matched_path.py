@@ -73,16 +73,16 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     for src, obj in held.pinned_sources():
         vars_.bind_const(src, obj)
     held_objs = {id(o) for _, o in held.pinned_sources()}
-    direct_writes = {(nid, name) for nid, names in trace.attr_writes.items() for name in names
-                     if direct_module_write(trace, held, held_objs, trace.rg.sn[nid], name)}
+    direct_writes = {(s.node.node_id, s.key) for s in trace.replay
+                     if s.kind == "attr" and direct_module_write(trace, held, held_objs, s.node, s.key)}
 
     # -- the mock's plan first: it decides the graph outputs and which sources it needs --------
     mb = MockBuilder(trace, vars_, pool)
-    writes, mutated = plan_writes(trace, mb, pool, direct_writes)
+    writes = plan_writes(trace, mb, pool, direct_writes)
     ret = mb.value(trace.result)
     shape_checks, draw_checks, checks, undo_inputs = assumption_checks(trace, mb, pool)
     prints = replayed_effects(trace, mb, pool)
-    check_plan(trace, mutated)
+    check_plan(trace)
 
     # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
     input_vars = [mb.src(src) for src, _ in trace.graph.inputs]

@@ -4,8 +4,9 @@ The mock runs the compiled operator graph and reproduces what the monitor run le
 value, new objects stored outside, in-place changes of pre-existing objects (attribute, item,
 global and cell writes), replayed effects, with the same aliasing. :class:`MockBuilder` turns each
 value into an expression of the generated code; :func:`plan_writes` and :func:`replayed_effects`
-give the lines that change outside state; :func:`check_plan` checks the plan against the
-RefGraph's versions.
+give the lines that change outside state, the writes from the replay plan that
+:mod:`magpy.side_effects` reads off the RefGraph's versions (Algorithm 1 GetMockNodes);
+:func:`check_plan` checks what the graph and the guard must still do.
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from ..graph import Unsupported
 from ..guards import TensorGuard
 from ..objmodel import NO_VALUE, is_immutable
 from ..redraw import DrawSource
-from ..refgraph import guard_nodes, mock_nodes
+from ..refgraph import guard_nodes
+from ..side_effects import Step
 from ..source import ConstPool, ConstSource, Source, literal
 from ..trace import Trace
 from .guard import Vars
@@ -348,83 +350,70 @@ class MockBuilder:
         return "{" + ", ".join(f"{k!r}: {self.value(x, depth + 1)}" for k, x in d.items()) + "}"
 
 
-def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> tuple[list[str], set]:
-    """The mock's lines that leave outside objects as the run left them (attribute, item, global and
-    cell writes, containers changed in place), and the node ids of the objects changed in place.
-    ``direct_writes``: ``(node id, name)`` of module attributes written through the instance dict
+def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> list[str]:
+    """The mock's lines that leave outside objects as the run left them: one or more per step of
+    the replay plan (:mod:`magpy.side_effects`, Algorithm 1 GetMockNodes from the RefGraph's
+    versions), in the order the run first changed each object. ``direct_writes``: ``(node id,
+    name)`` of module attributes written through the instance dict
     (see :func:`magpy.codegen.guard.direct_module_write`)."""
-    writes: list[str] = []
-    mutated = set(trace.mutated)
-    for node in trace.rg.sn[1:]:
-        if node.snapshot is not None and node.source is not None and node.node_id not in trace.appends \
-                and _changed(node):
-            mutated.add(node.node_id)
-    for nid, names in trace.attr_writes.items():
-        node = trace.rg.sn[nid]
-        var = mb.src(node.source)
-        for name in names:
-            obj = node.obj
-            if isinstance(obj, torch.nn.Module):
-                present = name in obj.__dict__ or any(name in obj.__dict__.get(t, {}) for t in
-                                                      ("_parameters", "_buffers", "_modules"))
-            else:
-                present = hasattr(obj, name)
-            if (nid, name) in direct_writes:
-                writes.append(f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}")
-            elif present:
-                writes.append(f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})")
-            else:
-                writes.append(f"if hasattr({var}, {name!r}): delattr({var}, {name!r})")
-    for nid in sorted(mutated):
-        node = trace.rg.sn[nid]
-        obj = node.obj
-        if isinstance(obj, torch.Tensor):
-            continue
-        if nid in trace.attr_writes and not isinstance(obj, (list, dict, set, collections.deque)):
-            continue   # (its attributes are replayed above; a container's items also changed: below)
-        var = mb.src(node.source)
-        if isinstance(obj, list):   # (a subclass's own __setitem__/extend, user code, is not run)
-            items = "[" + ", ".join(mb.value(x) for x in obj) + "]"
-            writes.append(f"{var}[:] = {items}" if type(obj) is list else f"{pool.ref(list.__setitem__)}({var}, slice(None), {items})")
-        elif isinstance(obj, dict):
-            items = ", ".join(f"({mb.key(k)}, {mb.value(x)})" for k, x in obj.items())
-            writes.append(f"_refill_mapping({var}, [{items}])")
-        elif isinstance(obj, set):
-            # Emptied and refilled, a set's table is not the one eager's changes leave (the
-            # order it iterates in, where it grows): only changes replayed one by one are exact.
-            raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
-        elif isinstance(obj, collections.deque):
-            dq = pool.ref(collections.deque)
-            writes.append(f"{dq}.clear({var}); {dq}.extend({var}, [" + ", ".join(mb.value(x) for x in obj) + "])")
-        else:
-            raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
-    for nid, calls in trace.appends.items():
-        var = mb.src(trace.rg.sn[nid].source)
-        for method, margs in calls:
-            if method == "__setitem__":
-                writes.append(f"{var}[{mb.key(margs[0])}] = {mb.value(margs[1])}")
-            elif method == "extend":
-                writes.append(f"{var}.extend([{', '.join(mb.value(x) for x in margs[0])}])")
-            elif method == "insert":
-                writes.append(f"{var}.insert({literal(margs[0], pool)}, {mb.value(margs[1])})")
-            else:
-                writes.append(f"{var}.{method}({', '.join(mb.value(x) for x in margs)})")
-    for g, name in trace.global_writes.values():
-        gref = pool.ref(g)
-        if name in g:
-            writes.append(f"{gref}[{name!r}] = {mb.value(g[name])}")
-        else:
-            writes.append(f"{gref}.pop({name!r}, None)")
-    for cell in trace.cell_writes.values():
-        try:
-            val = cell.cell_contents
-            writes.append(f"{pool.ref(cell)}.cell_contents = {mb.value(val)}")
-        except ValueError:
-            writes.append(f"del {pool.ref(cell)}.cell_contents")
+    writes = [line for step in trace.replay for line in _replay_lines(step, mb, pool, direct_writes)]
     for var, before in trace.contextvars.values():
         if var.get(NO_VALUE) is not before:
             raise Unsupported(f"leaves context variable {var.name!r} changed")
-    return writes, mutated
+    return writes
+
+
+def _replay_lines(step: Step, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> list[str]:
+    """The mock's lines for one step of the replay plan: the final value each changed reference
+    holds, read from the runtime object (paper §4.1)."""
+    node, obj = step.node, step.node.obj
+    if step.kind == "global":
+        g, name = step.holder, step.key
+        return [f"{pool.ref(g)}[{name!r}] = {mb.value(g[name])}" if name in g else f"{pool.ref(g)}.pop({name!r}, None)"]
+    if step.kind == "cell":
+        try:
+            return [f"{pool.ref(obj)}.cell_contents = {mb.value(obj.cell_contents)}"]
+        except ValueError:
+            return [f"del {pool.ref(obj)}.cell_contents"]
+    if step.kind == "graph":
+        return []   # (a tensor changed in place: the operator graph does it)
+    var = mb.src(node.source)
+    if step.kind == "attr":
+        name = step.key
+        if isinstance(obj, torch.nn.Module):
+            present = name in obj.__dict__ or any(name in obj.__dict__.get(t, {}) for t in
+                                                  ("_parameters", "_buffers", "_modules"))
+        else:
+            present = hasattr(obj, name)
+        if (node.node_id, name) in direct_writes:
+            return [f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}"]
+        if present:
+            return [f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})"]
+        return [f"if hasattr({var}, {name!r}): delattr({var}, {name!r})"]
+    if step.kind == "call":
+        method, margs = step.key, step.args
+        if method == "__setitem__":
+            return [f"{var}[{mb.key(margs[0])}] = {mb.value(margs[1])}"]
+        if method == "extend":
+            return [f"{var}.extend([{', '.join(mb.value(x) for x in margs[0])}])"]
+        if method == "insert":
+            return [f"{var}.insert({literal(margs[0], pool)}, {mb.value(margs[1])})"]
+        return [f"{var}.{method}({', '.join(mb.value(x) for x in margs)})"]
+    # "refill": the final contents (a subclass's own __setitem__/extend, user code, is not run)
+    if isinstance(obj, list):
+        items = "[" + ", ".join(mb.value(x) for x in obj) + "]"
+        return [f"{var}[:] = {items}" if type(obj) is list else f"{pool.ref(list.__setitem__)}({var}, slice(None), {items})"]
+    if isinstance(obj, dict):
+        items = ", ".join(f"({mb.key(k)}, {mb.value(x)})" for k, x in obj.items())
+        return [f"_refill_mapping({var}, [{items}])"]
+    if isinstance(obj, set):
+        # Emptied and refilled, a set's table is not the one eager's changes leave (the
+        # order it iterates in, where it grows): only changes replayed one by one are exact.
+        raise Unsupported(f"changes the set {node.source.describe()} in a way the mock cannot replay exactly")
+    if isinstance(obj, collections.deque):
+        dq = pool.ref(collections.deque)
+        return [f"{dq}.clear({var}); {dq}.extend({var}, [" + ", ".join(mb.value(x) for x in obj) + "])"]
+    raise Unsupported(f"cannot reproduce an in-place change of a {type(obj).__name__}")
 
 
 def replayed_effects(trace: Trace, mb: MockBuilder, pool: ConstPool) -> list[str]:
@@ -448,21 +437,12 @@ def replayed_effects(trace: Trace, mb: MockBuilder, pool: ConstPool) -> list[str
     return prints
 
 
-def check_plan(trace: Trace, mutated: set) -> None:
-    """Algorithm 1 as the check of the plan: every pre-existing object the run changed (a node
-    with more than one ShadowVersion among GetMockNodes) must be reproduced by the mock, and
-    every object read from outside (GetGuardNodes) must carry a guard on its source."""
-    replayed = set(trace.attr_writes) | mutated | set(trace.appends)
-    for node in mock_nodes(trace.rg):
-        if node.source is None:
-            continue   # a new object: reproduced where it is stored (attribute/item/global writes)
-        if len(node.versions) == 1:
-            continue   # an unchanged object from outside (`self.kw = kwargs`): the write that stores it is replayed
-        if isinstance(node.obj, torch.Tensor):
-            if not trace.graph_mutates and node.node_id not in trace.attr_writes:   # (`x.grid = None`: replayed)
-                raise Unsupported(f"internal: the in-place change of tensor {node.source.describe()} is not in the graph")
-        elif node.node_id not in replayed and not (isinstance(node.source, ConstSource) and node.node_id in replayed):
-            raise Unsupported(f"the change of {node.source.describe()} ({type(node.obj).__name__}) cannot be replayed")
+def check_plan(trace: Trace) -> None:
+    """A tensor changed in place is the graph's to replay; and Algorithm 1 as the check of the
+    guard: every object read from outside (GetGuardNodes) must carry a guard on its source."""
+    for step in trace.replay:
+        if step.kind == "graph" and not trace.graph_mutates:
+            raise Unsupported(f"internal: the in-place change of tensor {step.node.source.describe()} is not in the graph")
     for g in trace.guards:
         changed = g.changed_in_place() if isinstance(g, TensorGuard) else None
         if changed is not None:
@@ -471,16 +451,3 @@ def check_plan(trace: Trace, mutated: set) -> None:
     for node in guard_nodes(trace.rg)[1:]:
         if node.source is not None and not isinstance(node.source, ConstSource) and node.source not in guarded_sources:
             raise Unsupported(f"internal: {node.source.describe()} was read from outside without a guard")
-
-
-def _changed(node) -> bool:
-    obj, snap = node.obj, node.snapshot
-    if isinstance(obj, dict):   # (the order too: `move_to_end`, a key removed and set again)
-        return not (len(obj) == len(snap) and all(k in snap and snap[k] is v for k, v in obj.items())
-                    and list(obj) == list(snap))
-    if isinstance(obj, (list, collections.deque)):
-        return len(obj) != len(snap) or any(a is not b for a, b in zip(obj, snap))
-    if isinstance(obj, set):
-        return obj != snap
-    return False
-

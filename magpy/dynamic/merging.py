@@ -155,8 +155,7 @@ def describe_branches(mon: Any) -> list[str]:
 def run_blocks_arms(mon: Any) -> str | None:
     """Why this run may neither use nor give arms (None: it may): the arms' guards are checked at
     the call's start, so the run must leave everything outside as it found it."""
-    if mon.attr_writes or mon.mutated or mon.appends or mon.global_writes or mon.cell_writes \
-            or mon.mutates_outside or mon.contextvars:
+    if mon.rg.outside_changes or mon.mutated or mon.mutates_outside or mon.contextvars:   # (versions: every write outside)
         return "the run changes state outside the call"
     if mon.draws:
         return "the run draws random numbers"

@@ -4,9 +4,9 @@ A loop is rolled (:mod:`magpy.dynamic.loops`) and a branch's arm is kept
 (:mod:`magpy.dynamic.branches`) only if nothing inside it writes an object. Two kinds of
 evidence are combined:
 
-* :func:`write_counters`: the writes the monitor recorded (attribute, item, global and cell
-  writes, container methods, in-place changes, effects, draws, ...). Those are the writes to
-  objects from outside the call: the ones the record's mock replays.
+* :func:`write_counters`: the writes the RefGraph recorded as versions (attribute, item, global
+  and cell writes, container methods, in-place changes) and the run's effects, draws, ...
+  Those are the writes to objects from outside the call: the ones the record's mock replays.
 * :func:`instruction_writes` and :func:`call_writes`: the instruction or call itself, by name.
   They catch the writes the monitor does not record because nothing outside sees them (an
   attribute of an object made in the call, an item of a list the loop built, a cell of a closure
@@ -55,9 +55,8 @@ def write_counters(mon: Any) -> tuple:
     """The monitor's recorded writes so far, as counters: equal before and after a stretch of
     the run when it recorded none (no write, in-place change, effect, draw, speculative
     operation or context variable set)."""
-    return (sum(len(v) for v in mon.attr_writes.values()),
-            len(mon.mutated), sum(len(v) for v in mon.appends.values()), len(mon.global_writes),
-            len(mon.cell_writes), len(mon.effects), len(mon.draws), mon.graph_mutates,
+    return (mon.rg.outside_changes,   # (every attribute, item, global and cell write and container call is a version)
+            len(mon.mutated), len(mon.effects), len(mon.draws), mon.graph_mutates,
             len(mon.speculative_ops), mon.mutates_outside, len(mon.contextvars))
 
 

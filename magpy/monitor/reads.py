@@ -311,8 +311,8 @@ class Reads:
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
         node = self.node(value)
-        if node is not None and node.node_id in self.appends and node.node_id in self.set_entry_keys \
-                and all(m == "add" for m, _ in self.appends[node.node_id]):
+        logged = node is not None and self.rg.has_logged_calls(node)
+        if logged and node.node_id in self.set_entry_keys and all(m == "add" for m, _ in self.rg.logged_calls(node)):
             # A set read after adds: its contents at entry are guarded (in the order the program
             # saw) and the adds are still replayed on the real set, which leaves eager's table; a
             # set emptied and refilled would not (magpy.codegen refuses that).
@@ -324,10 +324,10 @@ class Reads:
                         raise BreakCompile(f"set of objects at {node.source.describe()} is read")
                     self.add_guard(ValueGuard(node.source, set(snap), self.set_entry_keys[node.node_id]))
             return
-        if node is not None and node.node_id in self.appends:
+        if logged:
             # Read after logged changes: guard the state it had at entry (kept when the first
             # change was logged) and reproduce its final contents instead of replaying calls.
-            del self.appends[node.node_id]
+            self.rg.fold_calls(node)
             self.mutated.add(node.node_id)
             value = node.snapshot
         if node is None or node.full_read or _depth > 8:
@@ -387,7 +387,7 @@ class Reads:
             if fn is len and type(v) in (list, tuple, dict, set, collections_deque):
                 node = self.node(v)
                 if node is not None and node.source is not None and not node.full_read \
-                        and node.node_id not in self.appends and node.node_id not in self.mutated:
+                        and not self.rg.has_logged_calls(node) and node.node_id not in self.mutated:
                     # `len(self.heap)`: the length is what is read, not the items (the container's
                     # type is guarded where it was read; changes before this would need its entry state)
                     self.add_guard(LenGuard(node.source, len(v)))
@@ -510,7 +510,7 @@ class Reads:
     def op_LOAD_GLOBAL(self, fs, ins, stack):
         name = ins.argval
         g = fs.frame.f_globals
-        if (id(g), name) in self.global_writes:
+        if self.rg.global_written(g, name):
             return
         if name in g:
             self._pend(fs, self._post_global, (g, name, ins))
@@ -549,7 +549,7 @@ class Reads:
         if level:
             g = fs.frame.f_globals
             package = g.get("__package__")
-            if not isinstance(package, str) or not package or (id(g), "__package__") in self.global_writes:
+            if not isinstance(package, str) or not package or self.rg.global_written(g, "__package__"):
                 raise BreakCompile("a relative import in a module without `__package__`")
             self.add_guard(ValueGuard(GlobalSource(g, "__package__"), package))
             abs_name = _absolute_import_name(name, package, level)
@@ -619,7 +619,7 @@ class Reads:
     def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
         """Did calls logged on a sequence this run (:meth:`_log_mutation`) move its items, so
         that index ``key`` no longer names the item it named at entry?"""
-        logged = self.appends.get(node.node_id, ())
+        logged = self.rg.logged_calls(node)
         if type(key) is not int:
             return False
         shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())

@@ -34,7 +34,6 @@ from ..objmodel import (
     is_python_class,
     peek_items,
 )
-from ..refgraph import Const
 from ..scalars import NUMPY_VALUES, format_text, join_text
 from .frame import FrameState
 from .ops import set_data
@@ -55,12 +54,6 @@ def _star_items(pos: Any) -> list:
     return items
 
 
-class _Deleted:
-    def __repr__(self):
-        return "<deleted>"
-
-
-_DELETED = _Deleted()
 # Opcodes that hash what they put in a set or dict (see UpdateRules._check_hashed).
 _HASHING = frozenset({"BUILD_SET", "BUILD_MAP", "SET_ADD", "MAP_ADD", "SET_UPDATE"})
 
@@ -87,12 +80,11 @@ class UpdateRules:
             args = [list(args[0])]
         if method in ("insert", "__setitem__") and not is_immutable(args[0]):
             return False
-        if node.node_id not in self.appends:
+        if not self.rg.has_logged_calls(node):
             node.snapshot = type(obj)(obj) if type(obj) in (list, dict, set) else list(obj)
             if type(obj) is set:   # (a copy need not iterate in the set's order: keep the order seen)
                 self.set_entry_keys[node.node_id] = exact_key(obj)
-        self.appends.setdefault(node.node_id, []).append((method, list(args)))
-        self.rg.inplace(node)
+        self.rg.log_call(node, method, args)
         return True
 
     def _mutate(self, obj: Any) -> None:
@@ -206,7 +198,7 @@ class UpdateRules:
         if name in code.co_freevars:
             cell = self._cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
-                if id(cell) not in self.cell_writes:
+                if not self.rg.cell_written(cell):
                     self._pend(fs, self._post_cell, cell)
                 return
         if name in self.param_values:
@@ -227,13 +219,13 @@ class UpdateRules:
         if name in code.co_freevars:
             cell = self._cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
-                self.cell_writes[id(cell)] = cell
+                self.rg.write_cell(cell, stack[-1])
 
     def op_STORE_GLOBAL(self, fs, ins, stack):
-        g = fs.frame.f_globals
-        self.global_writes[(id(g), ins.argval)] = (g, ins.argval)
+        self.rg.write_global(fs.frame.f_globals, ins.argval, stack[-1])
 
-    op_DELETE_GLOBAL = op_STORE_GLOBAL
+    def op_DELETE_GLOBAL(self, fs, ins, stack):
+        self.rg.write_global(fs.frame.f_globals, ins.argval)
 
     # attribute writes
     def op_STORE_ATTR(self, fs, ins, stack):
@@ -286,9 +278,7 @@ class UpdateRules:
         if node.source is None:
             self._pend(fs, self._post_nothing, None, opaque=True)
             return
-        target = Const(value) if is_immutable(value) else self._node_id(value)
-        self.rg.write(node, ("attr", name), target)
-        self.attr_writes.setdefault(node.node_id, {})[name] = True
+        self.rg.write_attr(node, name, value)
         self._pend(fs, self._post_nothing, None, opaque=True)
 
     def op_DELETE_ATTR(self, fs, ins, stack):
@@ -297,15 +287,8 @@ class UpdateRules:
         if node is None:
             raise BreakCompile(f"deletes attribute `{ins.argval}` of an object of unknown origin")
         if node.source is not None:
-            self.rg.write(node, ("attr", ins.argval), Const(_DELETED))
-            self.attr_writes.setdefault(node.node_id, {})[ins.argval] = True
+            self.rg.write_attr(node, ins.argval)
         self._pend(fs, self._post_nothing, None, opaque=True)
-
-    def _node_id(self, value) -> int:
-        node = self.node(value)
-        if node is None:
-            node = self.rg.new(value)
-        return node.node_id
 
     def _post_nothing(self, fs, stack, data):
         pass

@@ -123,9 +123,6 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.dynamic = False
         self.result: Any = None
         self.finished = False
-        self.attr_writes: dict[int, dict[str, Any]] = {}   # node id -> {name: True}
-        self.global_writes: dict[tuple, Any] = {}          # (id(globals), name) -> (globals, name)
-        self.cell_writes: dict[int, Any] = {}               # id(cell) -> cell
         self.mutated: set[int] = set()                       # node ids changed in place
         self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
         self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
@@ -136,7 +133,6 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
         self.star_maps: dict[Any, tuple] = {}                # code of f in g(*map(f, ..)) -> (returns, g's frame)
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
-        self.appends: dict[int, list] = {}                   # node id -> values appended (replayed)
         self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
         self.uses_modules = False
         self.top_frame = None
@@ -412,7 +408,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 elif isinstance(obj, type) and isinstance(d, types.MappingProxyType) and name in d \
                         and type(d[name]) is not delift(d[name]).__class__:
                     type.__setattr__(obj, name, delift(d[name]))   # a class attribute (`type(self).calls += 1`)
-        for nid in [*self.appends, *self.mutated]:
+        for nid in [*self.rg.changed, *self.mutated]:   # (every object with a version past its first)
             obj = self.rg.sn[nid].obj
             if isinstance(obj, (list, dict, set)):
                 delift(obj)
@@ -456,6 +452,13 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
     # -- RefGraph helpers -------------------------------------------------------------------------------
     def node(self, v) -> ShadowNode | None:
         return self.rg.get_node_by_var(v)
+
+    # What the run changed outside, by kind: views of the RefGraph's versions (the only record of
+    # those writes; magpy.side_effects makes the mock from them), for the passes that ask.
+    attr_writes = property(lambda self: self.rg.attr_writes())       # node id -> {name: True}
+    global_writes = property(lambda self: self.rg.global_writes())   # (id(globals), name) -> (globals, name)
+    cell_writes = property(lambda self: self.rg.cell_writes())       # id(cell) -> cell
+    appends = property(lambda self: self.rg.calls_by_node())         # node id -> [(method, args)] the mock repeats
 
     # -- pending updates ------------------------------------------------------------------------------
     def _pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
