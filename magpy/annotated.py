@@ -4,7 +4,7 @@ A native function the monitor cannot see into is described by its :class:`~magpy
 PureClosure (else the call is dynamic), AsOpNode (the call becomes an operator-graph node), InPlace
 and OutInPlace (its arguments are changed), Relation (its result is an attribute or item of an argument,
 read with a source and a guard) and ValueRead (which arguments it reads: guarded). :meth:`AnnotatedRules._call_annotated`
-applies them when :meth:`~magpy.calls.CallRules._call` finds an annotated callee ("annotated" and
+applies them when :meth:`~magpy.calls.CallRules.decide_call` finds an annotated callee ("annotated" and
 "numpy function" in :data:`~magpy.calls.FIGURE_12`). A native without an annotation may still be *pure by its
 inputs* (:meth:`AnnotatedRules._pure_by_inputs`): only constants in, from a module without outside effects.
 
@@ -27,8 +27,8 @@ from .objmodel import attr_location, is_immutable, relation_present
 from .source import AttrSource, ItemSource
 
 if TYPE_CHECKING:
-    from .calls import CallSite
-    from .monitor import FrameState
+    from .callsite import CallSite
+    from .monitor.frame import FrameState
 
 #: Native callables (functions, methods, slot wrappers) that :meth:`AnnotatedRules._pure_by_inputs` may run.
 NATIVE_CALLABLES = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodDescriptorType,
@@ -74,7 +74,7 @@ class AnnotatedRules:
         out = c.kwargs.get("out")
         if out is not None:
             for o in out if isinstance(out, tuple) else (out,):
-                self._mutate(o)
+                self.mutate(o)
         return self._annotated(fs, c)
 
     def _call_annotated(self, fs, fn, ann: Annotation, args, kwargs) -> None:
@@ -84,44 +84,44 @@ class AnnotatedRules:
         it reads (ValueRead) are read, and Python callbacks it calls run monitored."""
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", str(fn))
         if ann is DYNAMIC or not ann.pure_closure:
-            self._dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
+            self.go_dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
         if ann.meta:
             if fn is torch.numel and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
                 if self.shape_is_lifted(args[0]):
                     self.start_size_read(fs, args[0], "numel")   # as `t.numel()`
                     return
                 self.check_shape_read(args[0], "`torch.numel`")
-            self._pend(fs, self._post_new, 1, opaque=True)
+            self.pend(fs, self.post_new, 1, opaque=True)
             return
         if ann.as_op_node is not None:
             # AsOpNode: the call itself becomes an operator-graph node (its native code never
             # runs on the matched path; the graph calls it).
             target = fn if ann.as_op_node == "function" else getattr(fn, "__name__", name)
-            self._pend_op(fs, ann.as_op_node, target, list(args), dict(kwargs), name)
+            self.pend_op(fs, ann.as_op_node, target, list(args), dict(kwargs), name)
             return
         if fn is setattr and len(args) == 3 and type(args[1]) is str and not kwargs:
-            self._attr_write(fs, args[0], args[1], args[2])   # exactly what `obj.name = value` does
+            self.attr_write(fs, args[0], args[1], args[2])   # exactly what `obj.name = value` does
             return
         if ann.out_inplace and args:
-            self._mutate(args[0])
-        if fn in LOGGED_MUTATIONS and args and self._log_mutation(args[0], fn.__name__, args[1:]):
-            self._pend(fs, self._post_new, 1)
+            self.mutate(args[0])
+        if fn in LOGGED_MUTATIONS and args and self.log_mutation(args[0], fn.__name__, args[1:]):
+            self.pend(fs, self.post_new, 1)
             return
         for i in ann.inplace:
             if i < len(args):
-                self._mutate(args[i])
+                self.mutate(args[i])
         if ann.relation is not None and args:
             rel = ann.relation(args, kwargs)
             if rel == ("attr", "__dict__") and isinstance(args[0], type):
-                self._pend(fs, self._post_class_dict, args[0])   # vars(C), getattr(C, "__dict__")
+                self.pend(fs, self.post_class_dict, args[0])   # vars(C), getattr(C, "__dict__")
                 return
             if rel is not None and rel[0] in ("setattr", "delattr"):
                 obj = args[0]
                 node = self.node(obj)
                 if node is not None and node.source is not None:
                     self.rg.write_attr(node, rel[1], *args[2:3])   # (delattr: no value, deleted)
-                self._read_args(args[1:2])
-                self._pend(fs, self._post_nothing, None, opaque=True)
+                self.read_args(args[1:2])
+                self.pend(fs, self.post_nothing, None, opaque=True)
                 return
             if rel is not None:
                 obj = args[0]
@@ -133,45 +133,45 @@ class AnnotatedRules:
                         self.start_size_read(fs, obj, "shape")   # getattr(t, "shape"): as `t.shape`
                         return
                     if isinstance(rel[1], str) and not any(rel[1] in k.__dict__ for k in type(obj).__mro__):
-                        self._tensor_user_attr(fs, obj, rel[1])   # (t._is_param: its instance dict)
+                        self.tensor_user_attr(fs, obj, rel[1])   # (t._is_param: its instance dict)
                         return
                     if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or
                                                                      callable(getattr(type(obj), str(rel[1]), None)))):
-                        self._pend(fs, self._post_new, 1, opaque=True)
+                        self.pend(fs, self.post_new, 1, opaque=True)
                         return
                     raise BreakCompile(f"`{name}` on a tensor")
                 if node is not None and node.source is not None and is_immutable(rel[1]) \
                         and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
                     if rel[0] == "hasattr":
-                        self._pend(fs, self._post_hasattr, (node, rel), opaque=True)
+                        self.pend(fs, self._post_hasattr, (node, rel), opaque=True)
                         return
                     if rel[0] == "attr":
                         where, via = attr_location(obj, rel[1])
                         if where in ("class_fn",):
-                            self._pend(fs, self._post_new, 1, opaque=True)
+                            self.pend(fs, self.post_new, 1, opaque=True)
                             return
-                        self._guard_attr_precedence(obj, node, rel[1], where, via)
+                        self.guard_attr_precedence(obj, node, rel[1], where, via)
                         src = AttrSource(node.source, rel[1], via)
                     else:
                         if not isinstance(obj, (list, tuple, dict)):
-                            self._pend(fs, self._post_new, 1)
+                            self.pend(fs, self.post_new, 1)
                             return
                         src = ItemSource(node.source, rel[1])
                     default = len(args) > 2 or (rel[0] == "item" and fn is dict.get)
-                    self._pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
+                    self.pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
                     return
-                self._pend(fs, self._post_new, 1, opaque=isinstance(obj, torch.nn.Module))
+                self.pend(fs, self.post_new, 1, opaque=isinstance(obj, torch.nn.Module))
                 return
         key = kwargs.get("key")
         if fn in KEYED_READERS and isinstance(key, (types.FunctionType, types.MethodType)) \
                 and isinstance(getattr(key, "__func__", key), types.FunctionType):
             # sorted/min/max with a Python key compare the *keys*, which its monitored frames
             # return: the elements are only moved. Tensor keys would be compared in C.
-            self._read_args(args, ann, None)
+            self.read_args(args, ann, None)
             code = getattr(key, "__func__", key).__code__
             collector: list = []
             self.return_collectors[code] = collector
-            self._pend(fs, self._post_keyed, (fn, code, collector))
+            self.pend(fs, self._post_keyed, (fn, code, collector))
             return
         if fn in STORING_CONSTRUCTORS:
             kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
@@ -179,20 +179,20 @@ class AnnotatedRules:
             # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),
             # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored.
             tensors = [a for a in args if isinstance(a, torch.Tensor)]
-            self._read_args([a for a in args if not isinstance(a, torch.Tensor)], None, fn)
-            self._read_args(list(kwargs.values()), None, fn)
-            self._pend(fs, self._post_rows, tensors, opaque=True)
+            self.read_args([a for a in args if not isinstance(a, torch.Tensor)], None, fn)
+            self.read_args(list(kwargs.values()), None, fn)
+            self.pend(fs, self._post_rows, tensors, opaque=True)
             return
-        self._read_args(args, ann, fn)
-        self._read_args(list(kwargs.values()), None, fn)
+        self.read_args(args, ann, fn)
+        self.read_args(list(kwargs.values()), None, fn)
         # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
 
     def _post_rows(self, fs, stack, tensors):
         self.bind_iterated_tensors(tensors, stack[-1])
-        self._post_new(fs, stack, 1)
+        self.post_new(fs, stack, 1)
 
-    def _tensor_user_attr(self, fs, t: torch.Tensor, name: str) -> None:
+    def tensor_user_attr(self, fs, t: torch.Tensor, name: str) -> None:
         """``getattr(t, name[, default])`` / ``hasattr(t, name)`` for a name the tensor class does
         not define: an attribute set on the tensor object (``t._is_param = True``), which lives in
         its ``__dict__``. For a tensor from outside that is state: present, it is read like any
@@ -210,15 +210,15 @@ class AnnotatedRules:
             self.on_read(t.__dict__[name], AttrSource(node.source, name, "__dict__"), ("attr", name), node)
         else:
             self.add_guard(AbsentGuard(node.source, name))
-        self._pend(fs, self._post_new, 1, opaque=True)
+        self.pend(fs, self.post_new, 1, opaque=True)
 
     def _post_keyed(self, fs, stack, data):
         fn, code, keys = data
         self.return_collectors.pop(code, None)
         if any(T.contains_tensor(k) for k in keys):
-            self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensor keys (reads their values)")
+            self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensor keys (reads their values)")
         if fn is not list.sort:
-            self._post_new(fs, stack, 1)
+            self.post_new(fs, stack, 1)
 
     def _post_relation(self, fs, stack, data):
         node, rel, src, has_default, obj = data
@@ -255,7 +255,7 @@ class AnnotatedRules:
         if not all(_constant_input(a) for a in [*args, *kwargs.values()]):
             return False
         for v in (self_, *args, *kwargs.values()):
-            self._guard_identity(v)   # (which pattern, class or version string the native is given)
-        self._pend(fs, self._post_new, 1, opaque=True)
+            self.guard_identity(v)   # (which pattern, class or version string the native is given)
+        self.pend(fs, self.post_new, 1, opaque=True)
         return True
 

@@ -1,7 +1,7 @@
 """The call decision of the monitor run (paper Figure 12): what a call does to the record.
 
 At ``CALL`` / ``CALL_FUNCTION_EX`` the monitor knows the callable and its arguments, and
-:meth:`CallRules._call` decides, before the call runs, what it means for the record:
+:meth:`CallRules.decide_call` decides, before the call runs, what it means for the record:
 
 * a Python function, method or class runs *inlined*: its frames are monitored (step 0);
 * a tensor method or torch function becomes an operator-graph node (via
@@ -26,7 +26,7 @@ an unannotated native, always decides: it breaks.
 Why a mixin: the call decision is one step of the monitor run, not a stage of its own. Every
 rule reads and extends the run's state (the RefGraph, guards, the operator graph) and pends a
 post-instruction callback that the run later compares by identity (``Monitor.exception``
-tests ``pending[0] == self._post_op``). A separate ``CallRules`` object would reach into all of
+tests ``pending[0] == self.post_op``). A separate ``CallRules`` object would reach into all of
 ``Monitor``'s fields from outside; as a mixin of :class:`~magpy.monitor.Monitor` its rules are
 methods of the run itself, and the surface they use is listed on the class.
 """
@@ -48,6 +48,7 @@ from .annotations import lookup
 from .annotations import torch_ops as T
 from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
+from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
 from .graph import OpGraph
 from .guards import AbsentGuard, ModuleCallGuard, ModuleHooksGuard, NoHooksGuard
@@ -68,7 +69,6 @@ from .objmodel import (
     has_python_call,
     is_python_class,
     module_has_hooks,
-    operator_lookups,
 )
 from .redraw import as_draw
 from .refgraph import RefGraph
@@ -83,56 +83,6 @@ _functools_partial = functools.partial
 _HOOK_TABLES = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                 "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
 _FUNCTION_APPLY = torch.autograd.Function.apply.__func__
-
-
-def _capture_announces() -> bool:
-    """Does the capture want to hear which Python function runs next (3.10, ``capture.announce_call``)?"""
-    try:
-        return getattr(capture.backend(), "announce_call", None) is not None
-    except capture.UnsupportedPython:
-        return False
-
-
-_ANNOUNCES = _capture_announces()
-
-
-def _announce_callee(fn) -> None:
-    """Tell the capture which Python function runs in the frame that comes next (3.10's frames
-    do not record it; see ``capture.announce_call``)."""
-    if not _ANNOUNCES:
-        return
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    elif isinstance(fn, type):
-        fn = fn.__dict__.get("__init__") or getattr(fn, "__init__", None)
-    elif isinstance(fn, torch.nn.Module):
-        fn = fn.__dict__.get("forward") or getattr(type(fn), "forward", None)
-    elif not isinstance(fn, types.FunctionType):
-        fn = type(fn).__dict__.get("__call__") or getattr(type(fn), "__call__", None)  # noqa: B004
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    if isinstance(fn, types.FunctionType):
-        capture.announce_call(fn)
-
-
-def announce_operator(symbol: str, a, b) -> None:
-    """Tell the capture which Python functions an operator ``a <symbol> b`` may enter from C
-    (3.10; see ``capture.announce_call``): the left operand's dunder, the right one's reflected
-    dunder and, for ``x op= y``, the in-place dunder. Functions that share one code object but
-    are different objects (``setattr(C, name, lambda ..., m=name: ...)`` for several names) are
-    not announced: the frame alone could not say which one runs, so it stays unknown."""
-    if not _ANNOUNCES:
-        return
-    found = [getattr(type(v), name, None) for v, names in operator_lookups(symbol, a, b) for name in names]
-    by_code: dict = {}
-    for fn in found:
-        if isinstance(fn, types.FunctionType):
-            by_code.setdefault(fn.__code__, set()).add(fn)
-    for fns in by_code.values():
-        if len(fns) == 1:
-            capture.announce_call(next(iter(fns)))
-        else:
-            capture.announce_unknown(next(iter(fns)).__code__)   # (and forget an earlier announcement)
 
 
 def _script_call(fn, name: str, *bound):
@@ -181,18 +131,6 @@ def _autograd_function_class(fn, args: list):
     if fn is _FUNCTION_APPLY and args and isinstance(args[0], type):
         return args[0]   # 3.11's PRECALL unpacked the bound classmethod
     return None
-
-
-class CallSite:
-    """One call being decided: the callee and its arguments (which the restating kinds change:
-    ``lst.append(x)`` becomes ``list.append(lst, x)``), and what a check found on the way for the
-    handler of its kind (the text form, the draw, the legacy factory, the ``autograd.Function``,
-    the tensor method name, the script method, the annotation)."""
-
-    __slots__ = ("fn", "args", "kwargs", "text", "draw", "legacy", "fn_cls", "mname", "script", "ann")
-
-    def __init__(self, fn, args: list, kwargs: dict) -> None:
-        self.fn, self.args, self.kwargs = fn, args, kwargs
 
 
 #: Figure 12 as a table: each kind of callee, in the order :meth:`CallRules._callee_kinds` checks
@@ -255,13 +193,13 @@ class CallRules(NativeRules, AnnotatedRules):
 
     The host provides the run's state (``rg``, ``graph``, ``mutated``, ``attr_writes``,
     ``yield_collectors``, ``contextvars``, ``uses_modules``) and its helpers: ``node``,
-    ``add_guard``, ``on_read``, ``full_read``, ``_read_args``, ``_guard_identity``,
-    ``guard_class_attr``, ``_mutate``, ``_log_mutation``, ``_check_stateful_iterator``,
-    ``_unguarded_items``, ``_guard_attr_precedence``, ``_new_outputs``, ``_dynamic``, ``_pend`` with
-    the posts ``_post_new``/``_post_nothing``,
-    and ``_pend_op``/``to_arg`` from :class:`~magpy.monitor.ops.OpRecorder`.
+    ``add_guard``, ``on_read``, ``full_read``, ``read_args``, ``guard_identity``,
+    ``guard_class_attr``, ``mutate``, ``log_mutation``, ``check_stateful_iterator``,
+    ``unguarded_items``, ``guard_attr_precedence``, ``new_outputs``, ``go_dynamic``, ``pend`` with
+    the posts ``post_new``/``post_nothing``,
+    and ``pend_op``/``to_arg`` from :class:`~magpy.monitor.ops.OpRecorder`.
 
-    Each rule either pends a post-instruction callback (``_pend``) that sees the call's
+    Each rule either pends a post-instruction callback (``pend``) that sees the call's
     result at the next instruction, or raises :class:`~magpy.breaks.BreakCompile`.
     """
 
@@ -273,10 +211,10 @@ class CallRules(NativeRules, AnnotatedRules):
     contextvars: dict[int, tuple]
     uses_modules: bool
 
-    def _call(self, fs: FrameState, fn, args: list, kwargs: dict) -> None:
+    def decide_call(self, fs: FrameState, fn, args: list, kwargs: dict) -> None:
         """Decide what calling ``fn(*args, **kwargs)`` means for the record (Figure 12): each kind
         the checks name, in order, goes to its handler until one decides."""
-        _announce_callee(fn)
+        capture.announce_callee(fn)
         c = CallSite(fn, args, kwargs)
         for kind in self._callee_kinds(c):
             if getattr(self, FIGURE_12[kind])(fs, c):
@@ -356,7 +294,7 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "compiled callable"
             fn = c.fn
         if isinstance(fn, torch.jit.ScriptModule) and type(fn).__call__ is torch.nn.Module.__call__ \
-                and not module_has_hooks(fn) and self._from_outside(fn):
+                and not module_has_hooks(fn) and self.from_outside(fn):
             yield "script module"
         if isinstance(fn, torch.nn.Module):
             yield "module"
@@ -424,7 +362,7 @@ class CallRules(NativeRules, AnnotatedRules):
 
     def _type_of_lifted(self, fs: FrameState, c: CallSite) -> bool:
         """``type()`` of a LiftedInt: the program sees int, as in eager."""
-        self._pend(fs, self._post_plain_type, int, opaque=True)
+        self.pend(fs, self._post_plain_type, int, opaque=True)
         return True
 
     def _post_plain_type(self, fs, stack, plain):
@@ -434,8 +372,8 @@ class CallRules(NativeRules, AnnotatedRules):
         """``float(t)``, ``int(t)``, ``bool(t)``: a small tensor from outside is guarded by value; a
         float stays in the graph; any other value read is assumed (magpy.scalars)."""
         fn, t = c.fn, c.args[0]
-        if self._value_guard(t):
-            self._pend(fs, self._post_new, 1, opaque=True)
+        if self.value_guard(t):
+            self.pend(fs, self.post_new, 1, opaque=True)
             return True
         if fn is float and self.start_scalar_read(fs, t):
             return True
@@ -446,13 +384,13 @@ class CallRules(NativeRules, AnnotatedRules):
         if the graph computes ``t``, the value read is assumed (checked after the graph runs)."""
         if not self.can_assume_read(t, kind):
             return False
-        self._pend(fs, self._post_assumed_read, (t, kind), opaque=True)
+        self.pend(fs, self._post_assumed_read, (t, kind), opaque=True)
         return True
 
     def _post_assumed_read(self, fs, stack, data):
         t, kind = data
         if not self.assume_tensor_read(t, kind, stack[-1]):
-            self._dynamic("reads a tensor value into Python")
+            self.go_dynamic("reads a tensor value into Python")
 
     def _len_of_lifted(self, fs: FrameState, c: CallSite) -> bool:
         """``len(t)`` of a tensor whose shape the graph takes as an input: a size read (magpy.scalars)."""
@@ -466,7 +404,7 @@ class CallRules(NativeRules, AnnotatedRules):
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if self.scalar_call(fs, fn, args, kwargs):
             return True
-        if not self._passes_numbers_on(fn, args, kwargs):
+        if not self.passes_numbers_on(fn, args, kwargs):
             self.scalar_escape(f"passes to `{getattr(fn, '__qualname__', type(fn).__name__)}`", args, kwargs, fn)
         return False
 
@@ -491,13 +429,13 @@ class CallRules(NativeRules, AnnotatedRules):
         """A native whose result is a new value made of what it was given: a type test
         (``super().__instancecheck__`` in a metaclass), a builtin exception made to be raised
         (``raise KeyError(key)`` in a Mapping). Nothing else to record."""
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
         return True
 
     def _inline(self, fs: FrameState, c: CallSite) -> bool:
         """Python code (a function, a bound method, a class, an object with a Python ``__call__``,
         ``type.__call__`` of a Python class): inlined, its frames run monitored (Figure 12, step 0)."""
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
         return True
 
     def _autograd_function(self, fs: FrameState, c: CallSite) -> bool:
@@ -506,13 +444,13 @@ class CallRules(NativeRules, AnnotatedRules):
         the post from forward's return. With gradients it is dynamic (its backward would be lost)."""
         fn_cls = c.fn_cls
         if torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(c.args, c.kwargs)):
-            self._dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
+            self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
                           "its backward would be lost in the graph")
         if isinstance(getattr(fn_cls, "forward", None), types.FunctionType):
             code = fn_cls.forward.__code__
             collector: list = []
             self.return_collectors[code] = collector
-            self._pend(fs, self._post_function_apply, (code, collector))
+            self.pend(fs, self._post_function_apply, (code, collector))
             return True
         return False
 
@@ -529,7 +467,7 @@ class CallRules(NativeRules, AnnotatedRules):
                         and isinstance(r, torch.Tensor) and o.shape == r.shape:
                     node = self.to_arg(r)
                     self.graph.bind(o, self.graph.call("method", "view_as", (node, node), {}))
-        self._post_new(fs, stack, 1)
+        self.post_new(fs, stack, 1)
 
     def _tensor_method(self, fs: FrameState, c: CallSite) -> bool:
         """A tensor method: an operator node; one that reads tensor values is a value read the
@@ -538,22 +476,22 @@ class CallRules(NativeRules, AnnotatedRules):
         if getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, torch.Tensor):
             args = [fn.__self__, *args]
         if mname in T.DATA_DEPENDENT:
-            if mname in T.SCALAR_READS and self._value_guard(args[0]):
-                self._pend(fs, self._post_new, 1, opaque=True)
+            if mname in T.SCALAR_READS and self.value_guard(args[0]):
+                self.pend(fs, self.post_new, 1, opaque=True)
                 return True
             if mname in ("item", "__float__") and len(args) == 1 and not kwargs \
                     and self.start_scalar_read(fs, args[0]):
                 return True
-            if mname == "equal" and len(args) == 2 and not kwargs and self._start_equal(fs, *args):
+            if mname == "equal" and len(args) == 2 and not kwargs and self.start_equal(fs, *args):
                 return True
-            if mname == "allclose" and self._start_allclose(fs, args, kwargs):
+            if mname == "allclose" and self.start_allclose(fs, args, kwargs):
                 return True
-            if mname == "numpy" and self._start_numpy(fs, args[0], args[1:], kwargs):
+            if mname == "numpy" and self.start_numpy(fs, args[0], args[1:], kwargs):
                 return True
             if mname in T.SCALAR_READS and len(args) == 1 and not kwargs and self._start_assumed_read(
                     fs, args[0], "list" if mname == "tolist" else "truth" if mname == "__bool__" else "item"):
                 return True
-            self._dynamic(f"`Tensor.{mname}` reads tensor values")
+            self.go_dynamic(f"`Tensor.{mname}` reads tensor values")
         if mname in T.SIZE_READS and not kwargs and self.shape_is_lifted(args[0]) \
                 and all(type(a) is int for a in args[1:]):
             self.start_size_read(fs, args[0], T.SIZE_READS[mname], tuple(args[1:]))
@@ -564,7 +502,7 @@ class CallRules(NativeRules, AnnotatedRules):
             # and the graph's code cannot tell a Size from a tuple: spell it `new_empty`.
             sizes = tuple(args[1]) if type(args[1]) is torch.Size else tuple(args[1:])
             mname, args = "new_empty", [args[0], sizes]
-        self._pend_op(fs, "method", mname, args, kwargs, mname)
+        self.pend_op(fs, "method", mname, args, kwargs, mname)
         return True
 
     def _compiled_callable(self, fs: FrameState, c: CallSite) -> bool:
@@ -583,18 +521,18 @@ class CallRules(NativeRules, AnnotatedRules):
         when it runs. One operator node that calls the module, identity-guarded (which
         compiled code runs is fixed by the object; it has no Python hooks)."""
         fn = c.fn
-        self._guard_identity(fn)
+        self.guard_identity(fn)
         self.add_guard(NoHooksGuard(self.node(fn).source))
         # (it may change its own buffers: the graph always runs, and is never speculated on)
         self.graph_mutates = self.mutates_outside = True
-        self._pend_op(fs, "function", _script_call(fn, type(fn).__name__), c.args, c.kwargs,
+        self.pend_op(fs, "function", _script_call(fn, type(fn).__name__), c.args, c.kwargs,
                       f"scripted module {type(fn).__name__}")
         return True
 
     def _module_call(self, fs: FrameState, c: CallSite) -> bool:
         """``mod(x)``: its hooks and ``forward`` are guarded (:meth:`_call_module`), its frames run monitored."""
         self._call_module(c.fn)
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
         return True
 
     def _script_method_call(self, fs: FrameState, c: CallSite) -> bool:
@@ -603,7 +541,7 @@ class CallRules(NativeRules, AnnotatedRules):
         the method was read). One operator node that calls it, as the program does."""
         target, bound, method = c.script
         self.graph_mutates = self.mutates_outside = True   # (it may change its module's buffers)
-        self._pend_op(fs, "function", _script_call(target, method.name, *bound), c.args[len(bound):], c.kwargs,
+        self.pend_op(fs, "function", _script_call(target, method.name, *bound), c.args[len(bound):], c.kwargs,
                       f"script method {method.name}")
         return True
 
@@ -619,19 +557,19 @@ class CallRules(NativeRules, AnnotatedRules):
         or the global RNG state is dynamic, but for the value reads the record can assume."""
         fn, args, kwargs = c.fn, c.args, c.kwargs
         name = getattr(fn, "__name__", str(fn))
-        if name == "equal" and not kwargs and len(args) == 2 and self._start_equal(fs, *args):
+        if name == "equal" and not kwargs and len(args) == 2 and self.start_equal(fs, *args):
             return True
-        if name == "allclose" and self._start_allclose(fs, args, kwargs):
+        if name == "allclose" and self.start_allclose(fs, args, kwargs):
             return True
         if fn is torch.get_rng_state and not args and not kwargs and self.eager_graph:
             # The CPU generator's state where the program reads it (a reversible block saving it
             # for its backward): the eager graph runs the random operators before it in program
             # order, so the state it reads is eager's. (Compiled kernels draw otherwise: dynamic.)
-            self._pend_op(fs, "function", fn, [], {}, name)
+            self.pend_op(fs, "function", fn, [], {}, name)
             return True
         if name in T.DATA_DEPENDENT:
-            self._dynamic(f"`torch.{name}` reads tensor values or global RNG state")
-        self._pend_op(fs, "function", fn, args, kwargs, name)
+            self.go_dynamic(f"`torch.{name}` reads tensor values or global RNG state")
+        self.pend_op(fs, "function", fn, args, kwargs, name)
         return True
 
     def _script_function(self, fs: FrameState, c: CallSite) -> bool:
@@ -639,15 +577,15 @@ class CallRules(NativeRules, AnnotatedRules):
         of globals was frozen when it was scripted). One operator node that calls it, as
         the eager program does; in-place changes of its inputs show in their versions."""
         fn = c.fn
-        self._guard_identity(fn)   # which scripted function runs is that very object
-        self._pend_op(fs, "function", _script_call(fn, fn.name), c.args, c.kwargs, f"script function {fn.name}")
+        self.guard_identity(fn)   # which scripted function runs is that very object
+        self.pend_op(fs, "function", _script_call(fn, fn.name), c.args, c.kwargs, f"script function {fn.name}")
         return True
 
     def _torch_module_class(self, fs: FrameState, c: CallSite) -> bool:
         """torch's own module class: a new object (tensor arguments are kept as buffers or weights,
         e.g. pos_weight=, not read)."""
-        self._read_args([a for a in [*c.args, *c.kwargs.values()] if not isinstance(a, torch.Tensor)], None, c.fn)
-        self._pend(fs, self._post_new, 1, opaque=True)
+        self.read_args([a for a in [*c.args, *c.kwargs.values()] if not isinstance(a, torch.Tensor)], None, c.fn)
+        self.pend(fs, self.post_new, 1, opaque=True)
         return True
 
     def _unannotated_native(self, fs: FrameState, c: CallSite) -> bool:

@@ -11,8 +11,8 @@ variables, weak references, ``id``/``hash``/``next``, and natives that are pure 
 
 :class:`NativeRules` holds them as methods of the monitor run (a base of
 :class:`~magpy.calls.CallRules`, itself a mixin of :class:`~magpy.monitor.Monitor`): the call
-decision (:meth:`CallRules._call`) picks the kind of callee and hands the call to one of these.
-A handler takes the run's frame state and the :class:`~magpy.calls.CallSite`, and returns True
+decision (:meth:`CallRules.decide_call`) picks the kind of callee and hands the call to one of these.
+A handler takes the run's frame state and the :class:`~magpy.callsite.CallSite`, and returns True
 when it decided what the call means (it pended a post-instruction callback, or raised
 :class:`~magpy.breaks.BreakCompile`), False when the decision goes on to the next kind.
 """
@@ -43,8 +43,8 @@ from .scalars import TEXT_BUILTINS, call_text, delift
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:
-    from .calls import CallSite
-    from .monitor import FrameState
+    from .callsite import CallSite
+    from .monitor.frame import FrameState
 
 # -- the tables ---------------------------------------------------------------------------------------
 
@@ -71,7 +71,7 @@ _SEQUENCE_STORES = frozenset({list.append, list.insert, list.extend, collections
 #: Natives that store or move their arguments without reading their values.
 PASSING_NATIVES = _SEQUENCE_STORES | {collections.deque.extend, setattr, len, iter, zip, enumerate, reversed,
                                       isinstance, type, callable, getattr, hasattr}
-#: Container changes replayed by the mock as the same calls (see ``Monitor._log_mutation``).
+#: Container changes replayed by the mock as the same calls (see ``Monitor.log_mutation``).
 LOGGED_MUTATIONS = _SEQUENCE_STORES | {set.add, dict.__setitem__}
 
 #: Builtins that on tensors are tensor operators (through the tensor's dunder methods).
@@ -178,7 +178,7 @@ def text_callee(fn, args: list):
 # -- the rules ------------------------------------------------------------------------------------------
 
 class NativeRules:
-    """The rules of :meth:`~magpy.calls.CallRules._call` for specific natives (a base of ``CallRules``,
+    """The rules of :meth:`~magpy.calls.CallRules.decide_call` for specific natives (a base of ``CallRules``,
     so methods of the monitor run; the host provides the state and helpers ``CallRules`` lists)."""
 
     def _call_partial(self, fs: FrameState, c: CallSite) -> bool:
@@ -186,7 +186,7 @@ class NativeRules:
         arguments are reached from the (identity-guarded) partial object."""
         fn = c.fn
         self._partial_fields(fn)
-        self._call(fs, fn.func, [*fn.args, *c.args], {**fn.keywords, **c.kwargs})
+        self.decide_call(fs, fn.func, [*fn.args, *c.args], {**fn.keywords, **c.kwargs})
         return True
 
     def _partial_fields(self, p) -> None:
@@ -209,7 +209,7 @@ class NativeRules:
         items = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
         if not any(isinstance(a, torch.Tensor) for a in items) or len(items) > 8 or not all(
                 type(a) in (int, float, bool) or (type(a) is torch.Tensor and a.numel() == 1
-                                                  and (self.graph.node_of(a) is not None or self._from_outside(a)))
+                                                  and (self.graph.node_of(a) is not None or self.from_outside(a)))
                 for a in items):
             return False
         cmp = _operator.gt if fn is max else _operator.lt
@@ -220,7 +220,7 @@ class NativeRules:
             self.assume("truth", node, outcome)
             if outcome:
                 best = j
-        self._pend(fs, self._post_new, 1, opaque=True)
+        self.pend(fs, self.post_new, 1, opaque=True)
         return True
 
     def _replay_effect(self, fs: FrameState, c: CallSite) -> bool:
@@ -243,10 +243,10 @@ class NativeRules:
                 fn, args = types.MethodType(fn, args[0]), args[1:]
             logger = getattr(fn, "__self__", None)
             if logger is not None:
-                if not self._from_outside(logger):
+                if not self.from_outside(logger):
                     return False   # (a logger made in the call: the record could not name it)
-                self._guard_identity(logger)
-            fs_, offset = self._at
+                self.guard_identity(logger)
+            fs_, offset = self.at_instruction
             ins = fs_.instrs.get(offset)
             where = (fs_.code.co_filename, ins.line if ins is not None and ins.line else fs_.frame.f_lineno,
                      fs_.code.co_name)
@@ -266,9 +266,9 @@ class NativeRules:
         replayed_kwargs = {}
         for k, v in kwargs.items():
             if k in refs and v is not None and not is_immutable(v):
-                if not self._from_outside(v):
+                if not self.from_outside(v):
                     return False
-                self._guard_identity(v)   # (the mock writes to this very file object)
+                self.guard_identity(v)   # (the mock writes to this very file object)
                 replayed_kwargs[k] = ("ref", v)
                 continue
             kind = self._replayed(v)
@@ -276,7 +276,7 @@ class NativeRules:
                 return False
             replayed_kwargs[k] = kind
         self.effects.append((fn, replayed_args, replayed_kwargs, where))
-        self._pend(fs, self._post_nothing, None, opaque=True)
+        self.pend(fs, self.post_nothing, None, opaque=True)
         return True
 
     def _replayed(self, a):
@@ -284,8 +284,8 @@ class NativeRules:
         graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
         the graph computes; None if it cannot."""
         if isinstance(a, torch.Tensor):
-            computed = self.graph.node_of(a) is not None and not self._from_outside(a)
-            if not computed and not self._from_outside(a):
+            computed = self.graph.node_of(a) is not None and not self.from_outside(a)
+            if not computed and not self.from_outside(a):
                 return None
             if a.requires_grad or type(a) is not torch.Tensor:
                 if computed and (type(a) is not torch.Tensor or not self.eager_graph):
@@ -304,7 +304,7 @@ class NativeRules:
     def _get_logger(self, fs: FrameState, c: CallSite) -> bool:
         """``logging.getLogger(__name__)`` inside the program: the registry's logger of that name
         (made on first use, as eager makes it), reached from outside through the registry."""
-        self._pend(fs, self._post_get_logger, c.args[0] if c.args else None, opaque=True)
+        self.pend(fs, self._post_get_logger, c.args[0] if c.args else None, opaque=True)
         return True
 
     def _post_get_logger(self, fs, stack, name):
@@ -317,7 +317,7 @@ class NativeRules:
         else:
             raise BreakCompile(f"`logging.getLogger({name!r})` returned a {type(logger).__name__} the registry does not hold")
         self.on_read(logger, src)
-        self._guard_identity(logger)
+        self.guard_identity(logger)
 
     def _text_call(self, fs: FrameState, c: CallSite) -> bool:
         """``str(v)``, ``repr(v)``, ``format(v, spec)``, ``"{:.2f}".format(v)``, ``sep.join(parts)``
@@ -351,21 +351,21 @@ class NativeRules:
         if gen is None:   # a clock reading: the guarded function itself
             if fn_node is None or fn_node.source is None:
                 return False
-            self._guard_identity(fn)
-            self._pend(fs, self._post_draw, (fn, None, f"time.{name}", (), {}), opaque=True)
+            self.guard_identity(fn)
+            self.pend(fs, self._post_draw, (fn, None, f"time.{name}", (), {}), opaque=True)
             return True
         if getattr(fn, "__self__", None) is gen and fn_node is not None and fn_node.source is not None:
-            self._guard_identity(fn)   # (a bound method held outside: `random.random`, `np.random.rand`)
+            self.guard_identity(fn)   # (a bound method held outside: `random.random`, `np.random.rand`)
             call = fn
         else:
             gen_node = self.node(gen)
             method = getattr(type(gen), name, None)
             if gen_node is None or gen_node.source is None or method is None:
                 return False
-            self._guard_identity(gen)
+            self.guard_identity(gen)
             call = (method, gen)
         label = f"{type(gen).__module__.split('.')[0]}.{name}"
-        self._pend(fs, self._post_draw, (call, gen, label, tuple(as_argument(delift(a)) for a in args),
+        self.pend(fs, self._post_draw, (call, gen, label, tuple(as_argument(delift(a)) for a in args),
                                          {k: as_argument(delift(v)) for k, v in kwargs.items()}), opaque=True)
         return True
 
@@ -379,11 +379,11 @@ class NativeRules:
             self.track_scalar(fs, stack, self.graph.draw_input(value, src))
             return
         if not pinnable(value):
-            self._dynamic(f"`{label}` drew a {type(value).__name__}, which the mock cannot draw again")
+            self.go_dynamic(f"`{label}` drew a {type(value).__name__}, which the mock cannot draw again")
         # Pinned: the record holds for this very value (checked right after the mock draws it).
         pinned = value.copy() if hasattr(value, "copy") and not is_immutable(value) else value
         self.draws.append(DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(), (pinned,)))
-        self._new_outputs([value])
+        self.new_outputs([value])
 
     def _numpy_call(self, fs: FrameState, c: CallSite) -> bool:
         """A numpy function or method applied to numpy values read from tensors (or
@@ -396,7 +396,7 @@ class NativeRules:
             if not self.redraw_ok or len(args) > 2 or any(k not in ("dtype", "copy") for k in kwargs) \
                     or type(args[0]) is not torch.Tensor or args[0].requires_grad:
                 return False
-            if not (self.graph.node_of(args[0]) is not None or self._from_outside(args[0])):
+            if not (self.graph.node_of(args[0]) is not None or self.from_outside(args[0])):
                 return False
             self.numpy_op(fs, "function", fn, tuple(args), dict(kwargs))
             return True
@@ -406,7 +406,7 @@ class NativeRules:
             return False
         name = getattr(fn, "__name__", "")
         if bound and name in NUMPY_MUTATING_METHODS:
-            self._dynamic(f"changes an array read from tensor values in place (`{name}`)")
+            self.go_dynamic(f"changes an array read from tensor values in place (`{name}`)")
         if "out" in kwargs or numpy_annotation(fn) is not NUMPY_PURE or any(
                 isinstance(a, torch.Tensor) for a in [*args, *kwargs.values()]):
             return False   # (the caller assumes the values, or the call is dynamic)
@@ -418,30 +418,30 @@ class NativeRules:
             self.numpy_op(fs, "function", fn, tuple(args), dict(kwargs))
         return True
 
-    def _start_numpy(self, fs: FrameState, t, args, kwargs: dict) -> bool:
+    def start_numpy(self, fs: FrameState, t, args, kwargs: dict) -> bool:
         """``t.numpy()`` (or ``np.asarray(t)``) of a tensor the graph computes or reads: a graph
         node, and the array is followed as a value read from tensors (``ScalarFlow.numpy_op``):
         numpy computations on it stay in the graph, Python reads of it are assumptions. Only with
         backends that serve values that change between calls (eager, Inductor)."""
         if not self.redraw_ok or type(t) is not torch.Tensor or t.requires_grad or args \
                 or any(k != "force" for k in kwargs) or not (
-                self.graph.node_of(t) is not None or self._from_outside(t)):
+                self.graph.node_of(t) is not None or self.from_outside(t)):
             return False
         self.numpy_op(fs, "method", "numpy", (t,), dict(kwargs))
         return True
 
-    def _start_equal(self, fs: FrameState, a, b) -> bool:
+    def start_equal(self, fs: FrameState, a, b) -> bool:
         """``torch.equal(a, b)``: False for two shapes (fixed by the guards), else whether every
         element is equal, which the graph computes and the record assumes (magpy.scalars)."""
         if type(a) is not torch.Tensor or type(b) is not torch.Tensor or any(
                 self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)):
             return False
-        if not all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (a, b)):
+        if not all(self.graph.node_of(t) is not None or self.from_outside(t) for t in (a, b)):
             return False
         if a.shape != b.shape:
-            self._pend(fs, self._post_nothing, None, opaque=True)
+            self.pend(fs, self.post_nothing, None, opaque=True)
         else:
-            self._pend(fs, self._post_equal, (a, b), opaque=True)
+            self.pend(fs, self._post_equal, (a, b), opaque=True)
         return True
 
     def _post_equal(self, fs, stack, data):
@@ -449,7 +449,7 @@ class NativeRules:
         same = self.graph.call("function", _operator.eq, (self.to_arg(a), self.to_arg(b)), {})
         self.assume("truth", self.graph.call("method", "all", (same,), {}), bool(stack[-1]))
 
-    def _start_allclose(self, fs: FrameState, args: list, kwargs: dict) -> bool:
+    def start_allclose(self, fs: FrameState, args: list, kwargs: dict) -> bool:
         """``torch.allclose(a, b, rtol, atol, equal_nan)``: whether ``isclose`` holds everywhere,
         which the graph computes and the record assumes (a convergence test in a ``while`` loop)."""
         try:
@@ -462,9 +462,9 @@ class NativeRules:
                 self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)) \
                 or not all(type(v) in (int, float, bool) and self.scalar_node(v) is None for v in opts.values()):
             return False
-        if not all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (a, b)):
+        if not all(self.graph.node_of(t) is not None or self.from_outside(t) for t in (a, b)):
             return False
-        self._pend(fs, self._post_allclose, (a, b, opts), opaque=True)
+        self.pend(fs, self._post_allclose, (a, b, opts), opaque=True)
         return True
 
     def _post_allclose(self, fs, stack, data):
@@ -472,7 +472,7 @@ class NativeRules:
         close = self.graph.call("function", torch.isclose, (self.to_arg(a), self.to_arg(b)), dict(opts))
         self.assume("truth", self.graph.call("method", "all", (close,), {}), bool(stack[-1]))
 
-    def _passes_numbers_on(self, fn, args: list, kwargs: dict) -> bool:
+    def passes_numbers_on(self, fn, args: list, kwargs: dict) -> bool:
         """Does calling ``fn`` only pass on the numbers read from tensors among its arguments
         (to monitored Python code, to tensor operators, into containers), never read them?"""
         if isinstance(getattr(fn, "__self__", None), torch.Tensor) or T.tensor_method_name(fn, args) is not None:
@@ -505,12 +505,12 @@ class NativeRules:
         """``torch.Tensor(2, 3)``, ``torch.FloatTensor([1, 2])``: the factory it amounts to
         (:func:`legacy_factory`), an operator node."""
         factory, fargs, fkwargs = c.legacy
-        self._pend_op(fs, "function", factory, fargs, fkwargs, getattr(c.fn, "__name__", "Tensor"))
+        self.pend_op(fs, "function", factory, fargs, fkwargs, getattr(c.fn, "__name__", "Tensor"))
         return True
 
     def _variable_detach(self, fs: FrameState, c: CallSite) -> bool:
         """The legacy wrapper: ``Variable(t)`` is a new tensor sharing t's data, without grad."""
-        self._pend_op(fs, "method", "detach", [c.args[0]], {}, "detach")
+        self.pend_op(fs, "method", "detach", [c.args[0]], {}, "detach")
         return True
 
     def _legacy_constructor(self, fs: FrameState, c: CallSite) -> bool:
@@ -522,7 +522,7 @@ class NativeRules:
         name = getattr(fn, "__name__", "Tensor")
         if fn is torch.autograd.Variable:
             if len(args) == 1 and isinstance(args[0], torch.Tensor) and set(kwargs) <= {"requires_grad", "volatile"}:
-                self._pend_op(fs, "function", legacy_variable, [args[0], bool(kwargs.get("requires_grad", False))],
+                self.pend_op(fs, "function", legacy_variable, [args[0], bool(kwargs.get("requires_grad", False))],
                               {}, "Variable")
                 return True
             raise BreakCompile("calls `Variable` with arguments MagPy does not translate")
@@ -532,14 +532,14 @@ class NativeRules:
             raise BreakCompile(f"calls `{name}` with keywords {sorted(kwargs)}")
         if not args or all(type(a) is int for a in args) or (len(args) == 1 and type(args[0]) is torch.Size):
             size = tuple(args[0]) if args and type(args[0]) is torch.Size else tuple(args) or (0,)
-            self._pend_op(fs, "function", torch.empty, [size], {"dtype": dtype, **extra}, name)
+            self.pend_op(fs, "function", torch.empty, [size], {"dtype": dtype, **extra}, name)
             return True
         data = args[0]
         if len(args) == 1 and type(data) is range:
             data = list(data)
         if len(args) == 1 and (is_numeric_array(data) or (isinstance(data, (list, tuple)) and _numbers_only(data))):
-            self._read_args([args[0]])
-            self._pend_op(fs, "function", torch.tensor, [data], {"dtype": dtype, **extra}, name)
+            self.read_args([args[0]])
+            self.pend_op(fs, "function", torch.tensor, [data], {"dtype": dtype, **extra}, name)
             return True
         raise BreakCompile(f"calls the legacy constructor `{name}` with {type(data).__name__} data")
 
@@ -547,23 +547,23 @@ class NativeRules:
         """isinstance/issubclass against an ABC: a function of the (guarded) types and of the
         ABC registries, whose every change (ABC.register) bumps abc.get_cache_token()."""
         self.add_guard(AbcTokenGuard(ConstSource(abc, "abc"), abc.get_cache_token()))
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
         return True
 
     def _random_method(self, fs: FrameState, c: CallSite) -> bool:
         """A method of a ``random.Random`` the draw rule did not take: not a pure closure.
         (3.11's PRECALL unpacks bound methods: the function comes with self as args[0].)"""
-        self._dynamic(f"calls `random.{c.fn.__name__}`, which is not a pure closure (PureClosure=False)")
+        self.go_dynamic(f"calls `random.{c.fn.__name__}`, which is not a pure closure (PureClosure=False)")
 
     def _dereference(self, fs: FrameState, c: CallSite) -> bool:
         """``ref()`` of a weak reference: its target, reached from the reference's source."""
         node = self.node(c.fn)
         if node is not None and node.source is not None:
-            self._pend(fs, self._post_deref, DerefSource(node.source))
+            self.pend(fs, self._post_deref, DerefSource(node.source))
         elif node is None:
             raise BreakCompile("dereferences a weak reference of unknown origin")
         else:
-            self._pend(fs, self._post_new, 1)   # made in this call: its target was seen
+            self.pend(fs, self.post_new, 1)   # made in this call: its target was seen
         return True
 
     def _post_deref(self, fs, stack, src):
@@ -571,7 +571,7 @@ class NativeRules:
 
     def _hash_of_nan(self, fs: FrameState, c: CallSite) -> bool:
         """A float NaN hashes by the object's identity: equal NaNs read twice hash apart."""
-        self._dynamic("hashes a NaN: its hash is that of the object, a new one each time it is read")
+        self.go_dynamic("hashes a NaN: its hash is that of the object, a new one each time it is read")
 
     def _identity_number(self, fs: FrameState, c: CallSite) -> bool:
         """``id(v)`` (or ``hash(v)`` by identity): a number that stands for ``v`` itself, guarded so;
@@ -579,19 +579,19 @@ class NativeRules:
         v = c.args[0]
         node = self.node(v)
         if not is_immutable(v) and (node is None or node.source is None):
-            self._dynamic(f"uses `{c.fn.__name__}()` of an object created in this call (a new number every call)")
+            self.go_dynamic(f"uses `{c.fn.__name__}()` of an object created in this call (a new number every call)")
         if isinstance(v, torch.Tensor):
             # The number stands for this very tensor (a memo key, an f-string key): a tensor
             # from outside is otherwise guarded by its metadata only, and another tensor of
             # the same shape would be served what was kept for this one.
             self.add_guard(IdGuard(node.source, v))
         else:
-            self._guard_identity(v)
+            self.guard_identity(v)
         return False
 
     def _next_of_iterator(self, fs: FrameState, c: CallSite) -> bool:
         """``next(it)``: an iterator from outside must be one MagPy can follow; the call goes on."""
-        self._check_stateful_iterator(c.args[0], "calls `next` on")
+        self.check_stateful_iterator(c.args[0], "calls `next` on")
         return False
 
     def _cached_call(self, fs: FrameState, c: CallSite) -> bool:
@@ -613,7 +613,7 @@ class NativeRules:
             node = self.node(v)
             if node is None or node.source is None:
                 raise BreakCompile(f"passes an object made in the call ({type(v).__name__}) to the cached function `{fn.__qualname__}`")
-            self._guard_identity(v)
+            self.guard_identity(v)
         if self._changed_outside():
             # (the mock calls it before it replays those changes; on a cache miss the function
             # would read the state as the call found it)
@@ -623,8 +623,8 @@ class NativeRules:
             raise BreakCompile(f"calls the cached function `{fn.__qualname__}` made in the call")
         if self.holds_scalar(args) or self.holds_scalar(kwargs):
             self.scalar_escape("passes to a cached function", args, kwargs)
-        self._guard_identity(fn)
-        self._pend(fs, self._post_cached_call, (fn, tuple(delift(a) for a in args),
+        self.guard_identity(fn)
+        self.pend(fs, self._post_cached_call, (fn, tuple(delift(a) for a in args),
                                                 {k: delift(v) for k, v in kwargs.items()}), opaque=True)
         return True
 
@@ -649,7 +649,7 @@ class NativeRules:
         (``sum`` of a container of tensors goes on to the fold.)"""
         fn, args = c.fn, c.args
         if fn is not sum or isinstance(args[0], torch.Tensor):
-            self._pend_op(fs, "function", fn, list(args), {}, fn.__name__)
+            self.pend_op(fs, "function", fn, list(args), {}, fn.__name__)
             return True
         return False
 
@@ -662,25 +662,25 @@ class NativeRules:
         it = args[0]
         start = args[1] if len(args) > 1 else kwargs.get("start", 0)
         if isinstance(it, (list, tuple)):
-            self._read_args([it])
+            self.read_args([it])
             items = list(it)
-            self._pend(fs, self._post_sum, (items, start, None))
+            self.pend(fs, self._post_sum, (items, start, None))
         elif type(it) in SEQUENCE_ITERATORS:
-            self._check_stateful_iterator(it, "sums")
-            self._pend(fs, self._post_sum, (peek_items(it), start, None))
+            self.check_stateful_iterator(it, "sums")
+            self.pend(fs, self._post_sum, (peek_items(it), start, None))
         elif type(it) in DICT_VIEWS:
-            self._read_args([it.mapping] if self.node(it.mapping) is not None else [])
-            self._pend(fs, self._post_sum, (list(it), start, None))   # sum(d.values())
+            self.read_args([it.mapping] if self.node(it.mapping) is not None else [])
+            self.pend(fs, self._post_sum, (list(it), start, None))   # sum(d.values())
         elif isinstance(it, types.GeneratorType):
             collector: list = []
             self.yield_collectors[id(it.gi_frame)] = collector
-            self._pend(fs, self._post_sum, (collector, start, it.gi_frame))
+            self.pend(fs, self._post_sum, (collector, start, it.gi_frame))
         elif isinstance(it, (dict, set, frozenset, collections.deque)):
-            self._read_args([it], None, sum)
-            self._pend(fs, self._post_new, 1)
+            self.read_args([it], None, sum)
+            self.pend(fs, self.post_new, 1)
         else:
-            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
-            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+            self.unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
+            self.pend(fs, self.post_new, 1)   # other iterators: an unseen tensor result breaks later
         return True
 
     def _post_sum(self, fs, stack, data):
@@ -690,7 +690,7 @@ class NativeRules:
         out = stack[-1]
         if not isinstance(out, torch.Tensor):
             if any(isinstance(i, torch.Tensor) for i in items):
-                self._dynamic("`sum` over tensors returned a non-tensor")
+                self.go_dynamic("`sum` over tensors returned a non-tensor")
             return
         acc = self.to_arg(start)
         for item in items:
@@ -698,7 +698,7 @@ class NativeRules:
         if not isinstance(acc, torch.fx.Node):
             raise Unsupported("`sum` produced a tensor MagPy could not follow")
         self.graph.bind(out, acc)
-        self._new_outputs([out])
+        self.new_outputs([out])
 
     def _reduce(self, fs: FrameState, c: CallSite) -> bool:
         """``functools.reduce(op, items[, initial])`` with a native binary operator (``operator.add``,
@@ -710,18 +710,18 @@ class NativeRules:
         op, it = args[0], args[1]
         start = args[2] if len(args) > 2 else NO_VALUE
         if isinstance(it, (list, tuple)):
-            self._read_args([it])
-            self._pend(fs, self._post_fold, (op, list(it), start, None))
+            self.read_args([it])
+            self.pend(fs, self._post_fold, (op, list(it), start, None))
         elif type(it) in SEQUENCE_ITERATORS:
-            self._check_stateful_iterator(it, "folds")
-            self._pend(fs, self._post_fold, (op, peek_items(it), start, None))
+            self.check_stateful_iterator(it, "folds")
+            self.pend(fs, self._post_fold, (op, peek_items(it), start, None))
         elif isinstance(it, types.GeneratorType):
             collector: list = []
             self.yield_collectors[id(it.gi_frame)] = collector
-            self._pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
+            self.pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
         else:
-            self._unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
-            self._pend(fs, self._post_new, 1)   # other iterators: an unseen tensor result breaks later
+            self.unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
+            self.pend(fs, self.post_new, 1)   # other iterators: an unseen tensor result breaks later
         return True
 
     def _post_fold(self, fs, stack, data):
@@ -731,7 +731,7 @@ class NativeRules:
         out = stack[-1]
         if not isinstance(out, torch.Tensor):
             if any(isinstance(i, torch.Tensor) for i in items) or isinstance(start, torch.Tensor):
-                self._dynamic(f"`functools.reduce` with `{getattr(op, '__name__', op)}` over tensors returned "
+                self.go_dynamic(f"`functools.reduce` with `{getattr(op, '__name__', op)}` over tensors returned "
                               f"a {type(out).__name__}")
             return
         values = items if start is NO_VALUE else [start, *items]
@@ -743,13 +743,13 @@ class NativeRules:
         if not isinstance(acc, torch.fx.Node):
             raise Unsupported("`functools.reduce` produced a tensor MagPy could not follow")
         self.graph.bind(out, acc)
-        self._new_outputs([out])
+        self.new_outputs([out])
 
     def _python_fold(self, fs: FrameState, c: CallSite) -> bool:
         """A Python fold function runs monitored on each item: the items and the initial value
         are passed to it, not read by reduce itself."""
-        self._read_args([a for a in c.args[1:] if not isinstance(a, torch.Tensor)], None, c.fn)
-        self._pend(fs, self._post_new, 1)
+        self.read_args([a for a in c.args[1:] if not isinstance(a, torch.Tensor)], None, c.fn)
+        self.pend(fs, self.post_new, 1)
         return True
 
     def _contextvar(self, fs: FrameState, c: CallSite) -> bool:
@@ -757,8 +757,8 @@ class NativeRules:
         a get before any set in this call reads outside state that cannot be guarded."""
         fn, var = c.fn, c.args[0]
         if fn is contextvars.ContextVar.get and id(var) not in self.contextvars:
-            self._dynamic(f"reads context variable {var.name!r} set outside the call")
+            self.go_dynamic(f"reads context variable {var.name!r} set outside the call")
         if fn is not contextvars.ContextVar.get and id(var) not in self.contextvars:
             self.contextvars[id(var)] = (var, var.get(NO_VALUE))
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
         return True

@@ -241,8 +241,8 @@ class _NotText(Exception):
 class ScalarFlow:
     """The tracked numbers of a monitor run (mixed into :class:`~magpy.monitor.Monitor`).
 
-    The host provides ``graph`` (an :class:`~magpy.graph.OpGraph`), ``to_arg``, ``node``, ``_pend``,
-    ``_dynamic`` and ``where`` (the user's file:line now).
+    The host provides ``graph`` (an :class:`~magpy.graph.OpGraph`), ``to_arg``, ``node``, ``pend``,
+    ``go_dynamic`` and ``where`` (the user's file:line now).
     """
 
     scalar_nodes: dict[int, tuple[float, Any]]
@@ -345,7 +345,7 @@ class ScalarFlow:
             value = LiftedInt(value)
             replace_top(fs, stack, value)
         elif type(value) is not float and type(value) is not LiftedInt:
-            self._dynamic(f"reads a tensor value into a Python {type(value).__name__}")
+            self.go_dynamic(f"reads a tensor value into a Python {type(value).__name__}")
         elif id(value) in self.scalar_nodes or any(value is a for a in held):
             # An existing object (an argument of max/min, a constant of the code) would now mean
             # something else too: the program goes on with a fresh copy of it.
@@ -389,11 +389,11 @@ class ScalarFlow:
         """``a < b`` (any comparison) with a tracked number: the graph computes the comparison
         and its outcome is assumed (the number may change as long as the outcome does not)."""
         if type(a) in _NUMBERS and type(b) in _NUMBERS:
-            self._pend(fs, self._post_assumed, ("function", fn, (self._scalar_arg(a), self._scalar_arg(b))))
+            self.pend(fs, self.post_assumed, ("function", fn, (self.scalar_arg(a), self.scalar_arg(b))))
         else:
             self.scalar_escape("compares", a, b)
 
-    def _post_assumed(self, fs, stack, data):
+    def post_assumed(self, fs, stack, data):
         kind, target, args = data
         self.assume("truth", self.graph.call(kind, target, args, {}), bool(stack[-1]))
 
@@ -404,7 +404,7 @@ class ScalarFlow:
         if type(t) is not torch.Tensor or not (t.is_floating_point()) or t.numel() != 1:
             return False
         node = self.to_arg(t)
-        self._pend(fs, self._post_scalar, ("method", "item", (node,)), opaque=True)
+        self.pend(fs, self._post_scalar, ("method", "item", (node,)), opaque=True)
         return True
 
     def scalar_binary(self, fs: Any, sym: str, a: Any, b: Any) -> bool:
@@ -417,12 +417,12 @@ class ScalarFlow:
         fn = NUMBER_OPERATORS.get(sym.rstrip("=") if sym.endswith("=") and sym not in ("==", "!=") else sym)
         if fn is None or type(a) not in _NUMBERS or type(b) not in _NUMBERS:
             return False
-        self._pend(fs, self._post_scalar, ("function", fn, (self._scalar_arg(a), self._scalar_arg(b))))
+        self.pend(fs, self._post_scalar, ("function", fn, (self.scalar_arg(a), self.scalar_arg(b))))
         return True
 
     def scalar_unary(self, fs: Any, opname: str, v: Any) -> None:
         if opname == "UNARY_NEGATIVE":
-            self._pend(fs, self._post_scalar, ("function", operator.neg, (self._scalar_arg(v),)))
+            self.pend(fs, self._post_scalar, ("function", operator.neg, (self.scalar_arg(v),)))
         elif opname != "UNARY_POSITIVE":   # (+x of a float is x itself)
             self.scalar_escape(f"applies {opname} to", v)
 
@@ -436,15 +436,15 @@ class ScalarFlow:
             self.numpy_op(fs, "function", fn, tuple(args), {})   # float(np.percentile(a, 95)), abs(s), max(a)
             return True
         if fn is builtins.int and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
-            self._pend(fs, self._post_rewrap, args[0])   # int(n) is n, as a plain int
+            self.pend(fs, self._post_rewrap, args[0])   # int(n) is n, as a plain int
             return True
         if fn in NUMERIC_FUNCTIONS and not kwargs:
             seq = len(args) == 1 and type(args[0]) in (list, tuple) and fn in (builtins.max, builtins.min)
             flat = list(args[0]) if seq else list(args)
             if all(type(a) in _NUMBERS for a in flat):
-                mapped = [self._scalar_arg(a) for a in flat]
+                mapped = [self.scalar_arg(a) for a in flat]
                 self._scalar_inputs = tuple(flat)
-                self._pend(fs, self._post_scalar, ("function", fn, (type(args[0])(mapped),) if seq else tuple(mapped)),
+                self.pend(fs, self._post_scalar, ("function", fn, (type(args[0])(mapped),) if seq else tuple(mapped)),
                            opaque=True)
                 return True
         return False
@@ -484,7 +484,7 @@ class ScalarFlow:
         """``t.size(d)``, ``t.size()``, ``t.shape``, ``len(t)``, ``t.numel()`` of a tensor whose
         shape is lifted: the numbers read are graph nodes (``t.size(d)``), followed like any
         number read from a tensor."""
-        self._pend(fs, self._post_size_read, (t, what, args), opaque=True)
+        self.pend(fs, self._post_size_read, (t, what, args), opaque=True)
 
     def lift_value(self, fs: Any, stack: list, source: Any) -> bool:
         """An ``int`` or ``float`` just read from outside through ``source`` (an argument, an
@@ -523,7 +523,7 @@ class ScalarFlow:
                 sizes.append(v)
             new = torch.Size(sizes)
             replace_top(fs, stack, new)
-            self._new_outputs([new])
+            self.new_outputs([new])
             return
         if what == "size":
             target = ("method", "size", (node, args[0]))
@@ -533,7 +533,7 @@ class ScalarFlow:
             target = ("method", "numel", (node,))
         self.track_scalar(fs, stack, self.graph.call(*target, {}))
 
-    def _scalar_arg(self, v: Any) -> Any:
+    def scalar_arg(self, v: Any) -> Any:
         node = self.scalar_node(v)
         return v if node is None else node
 
@@ -544,7 +544,7 @@ class ScalarFlow:
         read from a tensor (:meth:`track_value`)."""
         fx_args = tuple(self._numpy_arg(a) for a in args)
         fx_kwargs = {k: self._numpy_arg(v) for k, v in kwargs.items()}
-        self._pend(fs, self._post_numpy, (kind, target, fx_args, fx_kwargs), opaque=True)
+        self.pend(fs, self._post_numpy, (kind, target, fx_args, fx_kwargs), opaque=True)
 
     def _numpy_arg(self, v: Any) -> Any:
         """An argument of a numpy node: a dtype or scalar type (``astype(np.float32)``) as it is,
@@ -591,7 +591,7 @@ class ScalarFlow:
                 self.scalar_nodes[id(e)] = (e, self.graph.call("function", operator.getitem, (node, i), {}))
         else:
             self.assume("scalar", node, value)
-            self._post_new(fs, stack, 1)   # (an object of the call from here on: a dtype, a list)
+            self.post_new(fs, stack, 1)   # (an object of the call from here on: a dtype, a list)
 
     # -- text ------------------------------------------------------------------------------------------
     def text_op(self, fs: Any, fn: Any, args: tuple, kwargs: dict | None = None) -> bool:
@@ -606,7 +606,7 @@ class ScalarFlow:
             fx_kwargs = {k: self._text_arg(v) for k, v in (kwargs or {}).items()}
         except _NotText:
             return False
-        self._pend(fs, self._post_text, (fn, fx_args, fx_kwargs, (*args, *(kwargs or {}).values())), opaque=True)
+        self.pend(fs, self._post_text, (fn, fx_args, fx_kwargs, (*args, *(kwargs or {}).values())), opaque=True)
         return True
 
     def _text_arg(self, v: Any, depth: int = 0) -> Any:
@@ -617,7 +617,7 @@ class ScalarFlow:
         if isinstance(v, torch.Tensor):
             # (a subclass's text, or a grad_fn name, could differ from the graph's tensor)
             if t is not torch.Tensor or v.requires_grad or not (
-                    self.graph.node_of(v) is not None or self._from_outside(v)):
+                    self.graph.node_of(v) is not None or self.from_outside(v)):
                 raise _NotText
             return self.to_arg(v)
         if v is None or t in (str, int, float, bool, bytes):
@@ -643,7 +643,7 @@ class ScalarFlow:
             # string), or no str at all (a __format__ of a class): its value is assumed.
             self.assume("scalar", node, value)
             if type(value) is not str:
-                self._post_new(fs, stack, 1)
+                self.post_new(fs, stack, 1)
             return
         if id(value) in self.scalar_nodes or any(value is a for a in inputs):
             # An input handed back (a format that changes nothing this time) or an object that

@@ -39,6 +39,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import sysconfig
+import types
 from typing import Any, Protocol
 
 
@@ -123,6 +124,54 @@ def announce_call(fn: Any) -> None:
     record their function (3.10) uses this to answer ``frame_function``; others ignore it."""
     if _announce is not None:
         _announce(fn)
+
+
+def announce_callee(fn: Any) -> None:
+    """Tell the backend which Python function runs in the frame that comes next, for a callee
+    of any kind (a bound method, a class, a module, a callable object): 3.10's frames do not
+    record it (:func:`announce_call`)."""
+    if _announce is None:
+        return
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    elif isinstance(fn, type):
+        fn = fn.__dict__.get("__init__") or getattr(fn, "__init__", None)
+    elif _is_module(fn):
+        fn = fn.__dict__.get("forward") or getattr(type(fn), "forward", None)
+    elif not isinstance(fn, types.FunctionType):
+        fn = type(fn).__dict__.get("__call__") or getattr(type(fn), "__call__", None)  # noqa: B004
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if isinstance(fn, types.FunctionType):
+        _announce(fn)
+
+
+def announce_operator(symbol: str, a: Any, b: Any) -> None:
+    """Tell the backend which Python functions an operator ``a <symbol> b`` may enter from C
+    (3.10; see :func:`announce_call`): the left operand's dunder, the right one's reflected
+    dunder and, for ``x op= y``, the in-place dunder. Functions that share one code object but
+    are different objects (``setattr(C, name, lambda ..., m=name: ...)`` for several names) are
+    not announced: the frame alone could not say which one runs, so it stays unknown."""
+    if _announce is None:
+        return
+    from ..objmodel import operator_lookups  # (only on 3.10)
+
+    found = [getattr(type(v), name, None) for v, names in operator_lookups(symbol, a, b) for name in names]
+    by_code: dict = {}
+    for fn in found:
+        if isinstance(fn, types.FunctionType):
+            by_code.setdefault(fn.__code__, set()).add(fn)
+    for fns in by_code.values():
+        if len(fns) == 1:
+            _announce(next(iter(fns)))
+        else:
+            announce_unknown(next(iter(fns)).__code__)   # (and forget an earlier announcement)
+
+
+def _is_module(v: Any) -> bool:
+    import torch  # (the capture itself needs no torch)
+
+    return isinstance(v, torch.nn.Module)
 
 
 def read_stack(frame: Any) -> list:

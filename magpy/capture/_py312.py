@@ -314,7 +314,7 @@ def stop() -> None:
         session.uninstall()
 
 
-def _check_layout() -> None:
+def check_layout() -> None:
     """Fail at import when the interpreter frame does not look like the expected layout."""
     frame = sys._getframe()
     iframe = _void_p_at(id(frame) + _F_FRAME).value
@@ -323,4 +323,4 @@ def _check_layout() -> None:
 
 
 if sys.version_info[:2] == (3, 12):
-    _check_layout()
+    check_layout()

@@ -17,7 +17,7 @@ import sys
 
 from . import _py312
 from ._py312 import (
-    _check_layout,
+    check_layout,
     frame_function,
     nlocalsplus,
     read_stack,
@@ -31,7 +31,7 @@ __all__ = ["frame_function", "nlocalsplus", "read_stack", "stack_slot_ids", "sta
 
 if sys.version_info[:2] != (3, 13):
     raise ImportError("the 3.13 capture backend runs on CPython 3.13 only")
-_check_layout()
+check_layout()
 
 
 def __getattr__(name: str):

@@ -108,8 +108,8 @@ class WatcherHost:
     def run_hooks(self) -> RunHooks:
         hooks = self.__dict__.get("_run_hooks")
         if hooks is None:
-            hooks = self._run_hooks = RunHooks(pend=self._pend, post_new=self._post_new, scalar_arg=self._scalar_arg,
-                                               at=lambda: self._at, cell_of=self._cell_of)
+            hooks = self._run_hooks = RunHooks(pend=self.pend, post_new=self.post_new, scalar_arg=self.scalar_arg,
+                                               at=lambda: self.at_instruction, cell_of=self.cell_of)
         return hooks
 
     def add_watcher(self, watcher: Watcher) -> None:

@@ -6,7 +6,7 @@
 descriptor on the class, no instance attribute shadowing a class attribute, the class's
 ``__getattribute__``/``__getattr__`` unchanged). A class attribute, method, property or
 descriptor found on the MRO is guarded on the class dicts (:meth:`AttrReads.guard_class_attr`),
-and so is every dunder an operator looks up on its operands' types (:meth:`AttrReads._guard_protocol`).
+and so is every dunder an operator looks up on its operands' types (:meth:`AttrReads.guard_protocol`).
 The other reads (arguments, cells, globals, items) are :mod:`magpy.monitor.reads`.
 """
 from __future__ import annotations
@@ -50,12 +50,12 @@ class AttrReads:
     """Attribute lookups of a monitor run (mixed into :class:`~magpy.monitor.run.Monitor`): the
     sources and guards of ``obj.name``, of ``super().name`` and of the dunders operators look up.
 
-    The host provides ``node``, ``add_guard``, ``on_read``, ``_held_node``, ``_pend``,
-    ``_new_outputs`` and the run's ``rg``.
+    The host provides ``node``, ``add_guard``, ``on_read``, ``held_node``, ``pend``,
+    ``new_outputs`` and the run's ``rg``.
     """
 
     # -- dunders and class attributes -----------------------------------------------------------
-    def _guard_protocol(self, ins, stack: list) -> None:
+    def guard_protocol(self, ins, stack: list) -> None:
         """An instruction that looks up dunders on its operands' types (``a + b``, ``if a``,
         ``a[k]``, ``with a``): what each lookup finds, or that it finds nothing, is outside state
         (``C.__add__ = f`` between calls changes the program)."""
@@ -72,10 +72,10 @@ class AttrReads:
         for name in names:
             self.guard_class_attr(type(value), name)
 
-    def _guard_dunder_entry(self, frame, code) -> None:
+    def guard_dunder_entry(self, frame, code) -> None:
         """A frame entered by the interpreter for a dunder of its first argument's class (``len(c)``
         runs ``C.__len__``, ``sorted`` runs ``__lt__``): which function the class holds there is
-        outside state, as for the operators :meth:`_guard_protocol` sees."""
+        outside state, as for the operators :meth:`guard_protocol` sees."""
         if not code.co_argcount:
             return
         first = frame.f_locals.get(code.co_varnames[0], NO_VALUE)
@@ -146,11 +146,11 @@ class AttrReads:
             raise BreakCompile("`super` is rebound: LOAD_SUPER_ATTR calls another object")
         self_cls = obj if isinstance(obj, type) and issubclass(obj, cls) else type(obj)
         self.guard_class_attr(self_cls, ins.argval, after=cls)
-        self._pend(fs, self._post_new_attr, ins.method)
+        self.pend(fs, self._post_new_attr, ins.method)
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
         if name == "__dict__" and isinstance(obj, type):
-            self._pend(fs, self._post_class_dict, obj)   # (a read-only view: guarded where read)
+            self.pend(fs, self.post_class_dict, obj)   # (a read-only view: guarded where read)
             return
         if isinstance(obj, torch.Tensor):
             if name == "is_leaf":
@@ -167,11 +167,11 @@ class AttrReads:
             if name in T.META_ATTRS or method or callable(getattr(type(obj), name, None)):
                 return   # metadata (guarded statically) or a bound method, classified when called
             if name in T.OP_ATTRS:
-                self._pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
+                self.pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
                 return
             if name in getattr(obj, "__dict__", {}) and not any(name in k.__dict__ for k in type(obj).__mro__):
                 # an attribute set on the tensor object (`self.weight.fast`): read like any attribute
-                self._tensor_user_attr(fs, obj, name)
+                self.tensor_user_attr(fs, obj, name)
                 return
             raise BreakCompile(f"reads tensor attribute `{name}`")
         if type(obj) is super:
@@ -180,11 +180,11 @@ class AttrReads:
                 self.guard_class_attr(self_cls, name, after=obj.__thisclass__)
         # A class or module reached without a path (`type(self)`, `cls` in a classmethod, a
         # module imported inside a function) is held by the record; its attributes are guarded.
-        node = self._held_node(obj)
+        node = self.held_node(obj)
         if node is not None and isinstance(obj, torch.jit.ScriptModule):
             # A scripted module keeps its methods, parameters and attributes in C++ (read through
             # its __getattr__, not followed): the value read is what the record sees.
-            self._pend(fs, self._post_script_attr, (obj, node, name, method), opaque=True)
+            self.pend(fs, self._post_script_attr, (obj, node, name, method), opaque=True)
             return
         if node is None and not is_immutable(obj) and not isinstance(obj, NO_NODE_TYPES):
             # An object MagPy never saw arrive (passed by C code it does not follow): its
@@ -202,15 +202,15 @@ class AttrReads:
             klass = next(k for k in type(obj).__mro__ if name in k.__dict__)
             ksrc = class_dict_source(klass)
             self.on_read(klass.__dict__[name], ItemSource(ksrc, name))
-            self._pend(fs, self._post_new_attr, method)
+            self.pend(fs, self._post_new_attr, method)
             return
         if node is None or node.source is None:
             opaque = isinstance(obj, torch.nn.Module)
-            self._pend(fs, self._post_new_attr, method, opaque=opaque)
+            self.pend(fs, self._post_new_attr, method, opaque=opaque)
             return
         rel = ("attr", name)
         if self.rg.read(node, rel) is not None:
-            self._pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
+            self.pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
             return
         where, via = attr_location(obj, name)
         if where in ("class_fn", "property", "class_value"):
@@ -222,10 +222,10 @@ class AttrReads:
                 self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
             self.guard_class_attr(type(obj), name)
         if where == "class_fn":
-            self._pend(fs, self._post_new_attr, method)
+            self.pend(fs, self._post_new_attr, method)
             return
         if where == "property":
-            self._pend(fs, self._post_new_attr, method)   # the getter runs monitored
+            self.pend(fs, self._post_new_attr, method)   # the getter runs monitored
             return
         if where == "getattr_hook":
             # The class's Python `__getattr__` computes the name (runs monitored): it stays absent
@@ -236,7 +236,7 @@ class AttrReads:
             self.guard_class_attr(type(obj), name)
             self.guard_class_attr(type(obj), "__getattribute__")
             self.guard_class_attr(type(obj), "__getattr__")
-            self._pend(fs, self._post_new_attr, method)
+            self.pend(fs, self._post_new_attr, method)
             return
         module_getattr = _module_getattr(obj) if where == "module" and via == "" else None
         if module_getattr is not None:
@@ -245,13 +245,13 @@ class AttrReads:
             # the name stays absent from the module and the function stays the module's.
             self.add_guard(AbsentGuard(node.source, name))
             self.on_read(module_getattr, AttrSource(node.source, "__getattr__", "__dict__"))
-            self._pend(fs, self._post_new_attr, method)
+            self.pend(fs, self._post_new_attr, method)
             return
-        self._guard_attr_precedence(obj, node, name, where, via)
+        self.guard_attr_precedence(obj, node, name, where, via)
         src = AttrSource(node.source, name, via)
-        self._pend(fs, self._post_attr, (node, rel, src, method), opaque=True)
+        self.pend(fs, self.post_attr, (node, rel, src, method), opaque=True)
 
-    def _guard_attr_precedence(self, obj, node: ShadowNode, name: str, where: str, via: str) -> None:
+    def guard_attr_precedence(self, obj, node: ShadowNode, name: str, where: str, via: str) -> None:
         """``obj.name`` fetched straight from where this run found it (the instance ``__dict__``,
         an nn.Module table): the record also holds only while CPython's lookup still ends there.
         A data descriptor on ``type(obj).__mro__`` comes before the instance dict; the instance
@@ -274,7 +274,7 @@ class AttrReads:
                     break
                 self.add_guard(KeyAbsentGuard(AttrSource(node.source, table, "__dict__"), name))
 
-    def _post_attr(self, fs, stack, data):
+    def post_attr(self, fs, stack, data):
         node, rel, src, method = data
         value, unbound = DECODER.method_result(stack) if method else (stack[-1], False)
         if unbound:
@@ -283,7 +283,7 @@ class AttrReads:
             return
         self.on_read(value, src, rel, node)
 
-    def _post_class_dict(self, fs, stack, klass):
+    def post_class_dict(self, fs, stack, klass):
         """``C.__dict__`` (or ``vars(C)``): a live, read-only view of the class's namespace, read
         like a dict from outside (``"forward" in C.__dict__``, ``C.__dict__.get(name)``): each
         read is guarded on ``C.__dict__`` of that very class, any other use reads it whole."""
@@ -296,13 +296,13 @@ class AttrReads:
         value = DECODER.method_result(stack)[0] if method else stack[-1]
         if isinstance(value, torch._C.ScriptMethod) or node.source is None:
             # Which compiled method runs is fixed by the module object: guard that object.
-            self._guard_identity(obj)
-            self._new_outputs([value])
+            self.guard_identity(obj)
+            self.new_outputs([value])
             return
         self.on_read(value, AttrSource(node.source, name), ("attr", name), node)
 
     def _post_new_attr(self, fs, stack, method):
-        self._new_outputs([DECODER.method_result(stack)[0] if method else stack[-1]])
+        self.new_outputs([DECODER.method_result(stack)[0] if method else stack[-1]])
 
     def _post_tensor_attr(self, fs, stack, data):
         obj, name = data

@@ -1,7 +1,7 @@
 """Recording tensor operations during the monitor run: each one becomes an fx node.
 
 A tensor method or torch function found by the call decision (:mod:`magpy.calls`) is
-*pended* (:meth:`OpRecorder._pend_op`): the versions of its tensor inputs are noted, the
+*pended* (:meth:`OpRecorder.pend_op`): the versions of its tensor inputs are noted, the
 call runs in the real interpreter, and at the next instruction :meth:`OpRecorder.record_op`
 sees its output and adds the operator-graph node:
 
@@ -12,7 +12,7 @@ sees its output and adds the operator-graph node:
 * a tensor operation that returns no tensor but reads tensor values is dynamic, and so is
   one inside a ``try`` whose ``except`` could catch a tensor error;
 * a small CPU tensor read from outside may have its *value* guarded instead
-  (:meth:`~magpy.monitor.reads.Reads._value_guard`).
+  (:meth:`~magpy.monitor.reads.Reads.value_guard`).
 
 Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
 :class:`~magpy.monitor.run.Monitor`: these are steps of the same run over its state.
@@ -111,8 +111,8 @@ class OpRecorder:
 
     The host provides the run's state (``rg``, ``graph``, ``frames``, ``mutated``,
     ``graph_mutates``) and its helpers ``node``, ``add_guard``, ``full_read``,
-    ``_new_outputs``, ``_dynamic`` and ``_pend``; guards of values read through torch come from
-    its reads (``_value_guard``, ``_state_read``: :mod:`magpy.monitor.reads`).
+    ``new_outputs``, ``go_dynamic`` and ``pend``; guards of values read through torch come from
+    its reads (``value_guard``, ``state_read``: :mod:`magpy.monitor.reads`).
     """
 
     rg: RefGraph
@@ -122,18 +122,18 @@ class OpRecorder:
     graph_mutates: bool
     mutates_outside: bool
 
-    def _pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
+    def pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
         tensors = T.tensors_in(args, kwargs)
         if tensors and name not in T.META_METHODS and self._inside_except():
             if not self.raising_ok:
-                self._dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
+                self.go_dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                               "tensor values, so the branch taken cannot be guarded")
             # Speculation: the record holds for calls on which the graph does not raise (as this
             # run's operator did not); one that raises is a miss, and the program runs again.
             self.speculative_ops.append(self.where())
         versions = [(t, _version(t)) for t in tensors]
-        self._pend(fs, self._post_op, (kind, target, args, kwargs, name, versions), opaque=True)
+        self.pend(fs, self.post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 
     def raise_follows_metadata(self, kind: str, target: Any, args: Any, kwargs: dict, name: str) -> bool | str:
         """An operator raised in the monitor run (``try: x = x + self.pos_embed`` / ``except:``
@@ -162,7 +162,7 @@ class OpRecorder:
                         return True
         return False
 
-    def _post_op(self, fs, stack, data):
+    def post_op(self, fs, stack, data):
         """The pended operation ran: record it with its output."""
         kind, target, args, kwargs, name, versions = data
         has_t = any(T.contains_tensor(a) for a in args) or any(T.contains_tensor(v) for v in kwargs.values())
@@ -187,7 +187,7 @@ class OpRecorder:
         """The program reads ``t``'s shape into Python: dynamic if that shape depends on values,
         unless the read is followed as a graph node (:meth:`shape_is_lifted`)."""
         if self.is_value_shaped(t) and not self.shape_is_lifted(t):
-            self._dynamic(f"{what} of a tensor whose shape depends on tensor values")
+            self.go_dynamic(f"{what} of a tensor whose shape depends on tensor values")
 
     def bind_rows(self, t: torch.Tensor, rows: Any) -> None:
         """``rows`` are what iterating ``t`` gave (``Tensor.__iter__`` is ``iter(t.unbind(0))``):
@@ -307,12 +307,12 @@ class OpRecorder:
         version that moved means the call changed that tensor in place (``+=``,
         ``inplace=True``, ``torch.relu_``, ``out=``, ``copy_``...), whatever its name says.
         """
-        if name in T.DATA_DEPENDENT and target is not torch.get_rng_state:   # (see Calls._call)
-            self._dynamic(f"`{name}` reads tensor values")
+        if name in T.DATA_DEPENDENT and target is not torch.get_rng_state:   # (see Calls.decide_call)
+            self.go_dynamic(f"`{name}` reads tensor values")
         if self.scalar_nodes and not shape_safe(name):
             # (an array read from tensor values passed to an operator is data, like a tensor: the
             # output's shape may follow the array's, so the output counts as value-shaped below)
-            numbers = [v for v in self._tracked_in((args, kwargs), True) if not isinstance(v, NUMPY_VALUES[0])]
+            numbers = [v for v in self.tracked_in((args, kwargs), True) if not isinstance(v, NUMPY_VALUES[0])]
             if numbers:
                 self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", numbers)
         value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs)) \
@@ -326,7 +326,7 @@ class OpRecorder:
                     # lengths computed from inputs: their values are assumed (checked after the graph)
                     self.can_assume_read(args[1], "list") and self.assume_tensor_read(args[1], "list", args[1].tolist())))
                 if not fixed_lengths:
-                    self._dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
+                    self.go_dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
             else:
                 value_shaped = True
         changed = [t for t, v in (versions or ()) if _version(t) != v]
@@ -358,12 +358,12 @@ class OpRecorder:
                         self.assume("scalar", count, len(output))
                         self.count_assumed(output, count)   # (its uses are watched: magpy.dynamic.loops)
             for t in changed:
-                self._tensor_mutated(t, n if t is output else None)
+                self.tensor_mutated(t, n if t is output else None)
             return
         if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
             if value_shaped and name not in _VALUE_FREE_META and not (
                     name in ("dim", "ndimension") or (self.value_sizes_followed and T.tensors_in(args, kwargs))):
-                self._dynamic(f"`{name}` reads the shape of a tensor whose shape depends on tensor values")
+                self.go_dynamic(f"`{name}` reads the shape of a tensor whose shape depends on tensor values")
             if (self.lifted_shape or self.value_sizes_followed) and name not in _VALUE_FREE_META and name not in ("dim", "ndimension") \
                     and any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs)):
                 # metadata that follows a lifted shape (strides, contiguity, a size read otherwise than
@@ -379,7 +379,7 @@ class OpRecorder:
             self.graph_mutates = True
             return
         if inputs_have_tensor:
-            self._dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
+            self.go_dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
         if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs)):
             # a value computed from numbers the graph follows (torch.broadcast_shapes of lifted
             # sizes) is used by Python as it is: those numbers are assumed
@@ -389,12 +389,12 @@ class OpRecorder:
         if output is None and is_state_setter_name(name) and name not in HARMLESS_NAMES:
             # set_default_dtype, use_deterministic_algorithms, set_num_threads...: the record
             # would not replay the change.
-            self._dynamic(f"`torch.{name}` changes global torch state")
+            self.go_dynamic(f"`torch.{name}` changes global torch state")
         if kind == "function" and output is not None and is_state_getter_name(name) and not kwargs \
                 and all(is_immutable(a) for a in args) and is_immutable(output):
             # torch.is_anomaly_enabled(), torch.backends' flags: state that no argument shows.
             # (With an object as argument it is a question about that object: `torch.is_tensor(xs)`.)
-            self._state_read(target, name, args, output)
+            self.state_read(target, name, args, output)
         # A torch utility with no tensor in or out (torch.Size, torch.device...): a static value.
 
     def values_fixed(self, t: Any) -> bool:
@@ -425,7 +425,7 @@ class OpRecorder:
         """Bind each tensor of ``output`` (a tensor or nested tuples/lists) to ``n`` or its items."""
         if isinstance(output, torch.Tensor):
             self.graph.bind(output, n)
-            self._new_outputs([output])
+            self.new_outputs([output])
             return
         if isinstance(output, (tuple, list)):
             for i, e in enumerate(output):
@@ -439,11 +439,11 @@ class OpRecorder:
                     self.assume("scalar", self.graph.getitem(n, i), e)
                 elif e is not None:
                     raise Unsupported(f"operator returned a {type(e).__name__} beside its tensors")
-            self._new_outputs([output, *output])   # torch.return_types results are new objects too
+            self.new_outputs([output, *output])   # torch.return_types results are new objects too
             return
         raise Unsupported(f"operator returned a {type(output).__name__} holding tensors")
 
-    def _tensor_mutated(self, t: torch.Tensor, n) -> None:
+    def tensor_mutated(self, t: torch.Tensor, n) -> None:
         """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
         self.graph_mutates = True
         self.inplace_changes += 1

@@ -221,16 +221,16 @@ class Reads:
     and guard of a value read from outside, except attribute lookups (:mod:`magpy.monitor.attrs`).
 
     The host provides the run's state (``rg``, ``guards``, ``param_sources``, ``param_values``,
-    ``appends``, ``mutated``...) and ``node``, ``_pend``, ``_dynamic``.
+    ``appends``, ``mutated``...) and ``node``, ``pend``, ``go_dynamic``.
     """
 
     # -- sources and guards ------------------------------------------------------------------------
     def add_guard(self, guard: Guard) -> None:
         """Guard what the run read from outside (the first guard of equal ``dedup_key`` is kept)."""
         key = guard.dedup_key()
-        if key in self._guarded:
+        if key in self.guarded_keys:
             return
-        self._guarded.add(key)
+        self.guarded_keys.add(key)
         if self.lifted_dims and isinstance(guard, TensorGuard) and guard.source in self.lifted_dims:
             guard.dynamic_dims = self.lifted_dims[guard.source]
         self.guards.append(guard)
@@ -271,23 +271,23 @@ class Reads:
         if source.describe() in self.lifted_values:
             return
         try:
-            where = self.where() if self._at is not None else None
+            where = self.where() if self.at_instruction is not None else None
         except Exception:
             where = None
         self.read_log.append((source, value, where))
 
-    def _failed_read(self, pending, exc) -> None:
+    def failed_read(self, pending, exc) -> None:
         """A read from outside raised (``try: self.x except AttributeError``): the absence
         is what the program saw, so the guard checks it is still absent."""
         post, data = pending
-        if post == self._post_attr and isinstance(exc, AttributeError):
+        if post == self.post_attr and isinstance(exc, AttributeError):
             node, rel, src, _ = data
             self.add_guard(PresentGuard(src, rel, False))
         elif post == self._post_item and isinstance(exc, (KeyError, IndexError)):
             node, rel, src = data
             self.add_guard(PresentGuard(src, rel, False))
 
-    def _guard_identity(self, value: Any) -> None:
+    def guard_identity(self, value: Any) -> None:
         """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a
         hash-keyed lookup, ``id()``): an object from outside must stay that very object."""
         if is_immutable(value) or isinstance(value, torch.Tensor):
@@ -296,14 +296,14 @@ class Reads:
         if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
             self.add_guard(IdGuard(node.source, value))
 
-    def _held_node(self, obj: Any) -> ShadowNode | None:
+    def held_node(self, obj: Any) -> ShadowNode | None:
         """The node of ``obj``; classes and modules without one are held by the record itself."""
         node = self.node(obj)
         if node is None and isinstance(obj, (type, types.ModuleType)):
             node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
         return node
 
-    def _from_outside(self, value: Any) -> bool:
+    def from_outside(self, value: Any) -> bool:
         """Was ``value`` read from outside (it has a source, so it is guarded)?"""
         node = self.node(value)
         return node is not None and node.source is not None
@@ -369,7 +369,7 @@ class Reads:
                                       exact_key(value)))
             node.snapshot = set(value)
 
-    def _read_args(self, values, ann: Annotation | None = None, fn: Any = None) -> None:
+    def read_args(self, values, ann: Annotation | None = None, fn: Any = None) -> None:
         """Apply ValueRead to call inputs: containers guarded whole, tensor values -> dynamic.
 
         Reading a container's structure does not read the tensors it holds, except for
@@ -381,9 +381,9 @@ class Reads:
             if isinstance(v, torch.Tensor):
                 if fn is len:
                     self.check_shape_read(v, "`len`")
-                if fn is len or fn is isinstance or self._value_guard(v):
+                if fn is len or fn is isinstance or self.value_guard(v):
                     continue   # len(tensor) is shape[0]: metadata
-                self._dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
+                self.go_dynamic(f"passes a tensor to `{getattr(fn, '__qualname__', fn)}`, which reads its value")
             if fn is len and type(v) in (list, tuple, dict, set, collections_deque):
                 node = self.node(v)
                 if node is not None and node.source is not None and not node.full_read \
@@ -392,15 +392,15 @@ class Reads:
                     # type is guarded where it was read; changes before this would need its entry state)
                     self.add_guard(LenGuard(node.source, len(v)))
                     continue
-            if fn is len and items_unguarded(v) and self._from_outside(v):
+            if fn is len and items_unguarded(v) and self.from_outside(v):
                 self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
                 continue
-            self._unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
+            self.unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
                 self.full_read(v)
                 elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys
                 if fn in ELEMENT_READERS and T.contains_tensor(elements):
-                    self._dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
+                    self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
 
     # -- arguments and cells --------------------------------------------------------------------
     def bind_callee(self, frame: types.FrameType, code: types.CodeType) -> None:
@@ -452,7 +452,7 @@ class Reads:
 
             # else: an object handed over by C code MagPy does not follow stays of unknown origin
 
-    def _bind_packed_params(self, frame) -> None:
+    def bind_packed_params(self, frame) -> None:
         """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself
         built, not the copies bound before the run: they get their sources here. (A parameter
         held in a cell, read by a comprehension or nested function, is never loaded by
@@ -465,26 +465,26 @@ class Reads:
                 if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
                     self.on_read(value, src, ("arg", name))
 
-    def _post_param(self, fs, stack, name):
+    def post_param(self, fs, stack, name):
         if self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
             return   # a number argument that changes between calls: a graph input
         self.on_read(stack[-1], self.param_sources[name], ("arg", name))
 
-    def _post_param_pair(self, fs, stack, names):
+    def post_param_pair(self, fs, stack, names):
         for k, (name, value) in enumerate(zip(names, stack[-2:])):
             if name in fs.unwritten_params and name not in fs.code.co_cellvars:
                 if k == 1 and self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
                     continue   # (only the top of the stack can be replaced by a followed number)
                 self.on_read(value, self.param_sources[name], ("arg", name))
 
-    def _post_nested_param(self, fs, stack, name):
+    def post_nested_param(self, fs, stack, name):
         """The value is the very object the top frame's parameter ``name`` was called with: it
         has that parameter's source (an equal value stored by the call would have been guarded
         where it was read; the same object read twice gets the same guard)."""
         if stack and (stack[-1] is self.param_values[name] or stack[-1] is self.frame_packed.get(name, NO_VALUE)):
-            self._post_param(fs, stack, name)
+            self.post_param(fs, stack, name)
 
-    def _cell_of(self, fs, idx):
+    def cell_of(self, fs, idx):
         if fs.is_top:
             return self.top_closure[idx] if idx < len(self.top_closure) else None
         if idx in passed_free_cells(fs.code):
@@ -503,7 +503,7 @@ class Reads:
                 return None
         return cell
 
-    def _post_cell(self, fs, stack, cell):
+    def post_cell(self, fs, stack, cell):
         self.on_read(stack[-1], CellSource(ConstSource(cell, "cell")), None)
 
     # -- globals and imports -------------------------------------------------------------------
@@ -513,14 +513,14 @@ class Reads:
         if self.rg.global_written(g, name):
             return
         if name in g:
-            self._pend(fs, self._post_global, (g, name, ins))
+            self.pend(fs, self._post_global, (g, name, ins))
             return
         b = fs.frame.f_builtins
         if isinstance(b, dict) and name in b:
             # A builtin: it stays one only while no global of that name appears, and it is that
             # very object while `builtins.name` is not rebound.
             self.add_guard(KeyAbsentGuard(ConstSource(g, f"{g.get('__name__', '?')}.__dict__"), name))
-            self._pend(fs, self._post_global, (b, name, ins))
+            self.pend(fs, self._post_global, (b, name, ins))
 
     def _post_global(self, fs, stack, data):
         g, name, ins = data
@@ -581,30 +581,30 @@ class Reads:
         return mod
 
     # -- items of containers from outside -------------------------------------------------------
-    def _subscr(self, fs, container, key) -> None:
+    def subscr(self, fs, container, key) -> None:
         if self.numpy_node(container) is not None and not T.contains_tensor(key):
             self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
             return
         if self.loop_indexes and self.is_loop_element(container, key):
-            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
+            self.pend(fs, self.post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
-            self._pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
+            self.pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
         node = self.node(container)
         if isinstance(key, torch.Tensor):
             raise BreakCompile("indexes a Python container with a tensor")
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
-                                           and self._from_outside(key))) \
+                                           and self.from_outside(key))) \
                 and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
                 and (type(key) is int or not isinstance(container, collections_deque)):
             rel = ("item", key)
             if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
                 if not self._positions_moved(node, key):
-                    self._pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
+                    self.pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
                     return
                 # logged calls moved the items (`xs.insert(0, v)`, `q.appendleft(v)`) before this
                 # read: guarded whole at its entry state, the item is what it holds now
@@ -613,11 +613,11 @@ class Reads:
                 and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)):
             self.full_read(container)
         else:
-            self._unguarded_items(container, "reads an item of")
-        self._pend(fs, self._post_new, 1)
+            self.unguarded_items(container, "reads an item of")
+        self.pend(fs, self.post_new, 1)
 
     def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
-        """Did calls logged on a sequence this run (:meth:`_log_mutation`) move its items, so
+        """Did calls logged on a sequence this run (:meth:`log_mutation`) move its items, so
         that index ``key`` no longer names the item it named at entry?"""
         logged = self.rg.logged_calls(node)
         if type(key) is not int:
@@ -625,7 +625,7 @@ class Reads:
         shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
         return any(method in shifting for method, _args in logged)
 
-    def _unguarded_items(self, value: Any, what: str) -> None:
+    def unguarded_items(self, value: Any, what: str) -> None:
         """The program reads the items of ``value`` in native code (``a[i]``, ``for x in a``,
         ``sum(a)``): a container from outside whose items MagPy cannot guard one by one
         (:func:`items_unguarded`: ``array.array``, ``bytearray``, ``memoryview``...) makes the
@@ -644,11 +644,11 @@ class Reads:
             return
         self.on_read(stack[-1], src, rel, node)
 
-    def _check_stateful_iterator(self, it, what: str) -> None:
+    def check_stateful_iterator(self, it, what: str) -> None:
         """An iterator is state: advancing one that exists outside the call cannot be replayed."""
         node = self.node(it)
         if node is None or node.source is not None:
-            self._dynamic(f"{what} an iterator that exists outside the call ({type(it).__name__}): "
+            self.go_dynamic(f"{what} an iterator that exists outside the call ({type(it).__name__}): "
                           "each call advances it")
 
     # -- identity and membership ----------------------------------------------------------------
@@ -656,7 +656,7 @@ class Reads:
         a, b = stack[-2], stack[-1]
         if self.scalar_nodes and (self.scalar_node(a) is not None or self.scalar_node(b) is not None) \
                 and not any(a is s or b is s for s in _SINGLETONS):
-            self._dynamic("compares the identity of a number read from a tensor value")
+            self.go_dynamic("compares the identity of a number read from a tensor value")
         na, nb = self.node(a), self.node(b)
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             # Tensors from outside are not identity-guarded: guard this relation itself.
@@ -677,20 +677,20 @@ class Reads:
             return
         if (na is not None and na.source is None) or (nb is not None and nb.source is None):
             return   # an object made in the call is none from outside: the outcome is the path's
-        self._guard_identity(a)
-        self._guard_identity(b)
+        self.guard_identity(a)
+        self.guard_identity(b)
 
-    def _post_contains(self, fs, stack, data):
+    def post_contains(self, fs, stack, data):
         node, needle, inverted = data
         self.add_guard(ContainsGuard(node.source, needle, bool(stack[-1]) != inverted))
 
     # -- values read through torch: a getter of process-wide state, a small tensor's values -----------
-    def _state_read(self, target: Any, name: str, args: Any, output: Any) -> None:
+    def state_read(self, target: Any, name: str, args: Any, output: Any) -> None:
         """``torch.<name>(*args)`` answered ``output`` from process-wide state that no argument
         shows (``torch.is_anomaly_enabled()``, a ``torch.backends`` flag): guarded as that answer."""
         self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}"), tuple(args), output))
 
-    def _value_guard(self, t: torch.Tensor) -> bool:
+    def value_guard(self, t: torch.Tensor) -> bool:
         """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.
 
         Only where that is sound and cheap: a CPU tensor (reading a GPU value is a device

@@ -2,7 +2,7 @@
 
 Each ``op_<EVENT>`` sees the value stack before the event's instruction runs (its inputs) and,
 where the outputs matter, pends a post rule that sees them at the next event of the same frame
-(:meth:`~magpy.monitor.run.Monitor._pend`). The rules here are the events that are not reads
+(:meth:`~magpy.monitor.run.Monitor.pend`). The rules here are the events that are not reads
 from outside: stores and deletes (a write the mock replays is a new RefGraph version), new
 objects, operators, truth tests, iteration and unpacking, f-strings and calls (decided by
 :mod:`magpy.calls`). Reads from outside are :mod:`magpy.monitor.reads` and
@@ -22,7 +22,6 @@ from .. import capture
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
 from ..bytecode import DECODER
-from ..calls import announce_operator
 from ..graph import Unsupported
 from ..objmodel import (
     CONTAINER_TYPES,
@@ -63,12 +62,12 @@ collections_deque = collections.deque
 class UpdateRules:
     """The update rules of the events that are not reads from outside (mixed into
     :class:`~magpy.monitor.run.Monitor`). The host provides the run's state and its reads
-    (``on_read``, ``full_read``, ``_read_args``...), the call decision (``_call``) and the
-    operator recording (``_pend_op``, ``record_op``, ``to_arg``).
+    (``on_read``, ``full_read``, ``read_args``...), the call decision (``decide_call``) and the
+    operator recording (``pend_op``, ``record_op``, ``to_arg``).
     """
 
     # -- writes and new objects ---------------------------------------------------------------------
-    def _log_mutation(self, obj, method: str, args: list) -> bool:
+    def log_mutation(self, obj, method: str, args: list) -> bool:
         """Changes that do not read the container (append, insert, d[k] = v...) are replayed
         by the mock as the same calls, so the container's contents need no guard."""
         node = self.node(obj)
@@ -87,7 +86,7 @@ class UpdateRules:
         self.rg.log_call(node, method, args)
         return True
 
-    def _mutate(self, obj: Any) -> None:
+    def mutate(self, obj: Any) -> None:
         """An in-place change of ``obj`` (InPlace=True): full guard first, then a new version."""
         node = self.node(obj)
         if node is None and not isinstance(obj, torch.Tensor):
@@ -101,7 +100,7 @@ class UpdateRules:
         self.rg.inplace(node)
         self.mutated.add(node.node_id)
 
-    def _new_outputs(self, values) -> None:
+    def new_outputs(self, values) -> None:
         for v in values:
             if v is capture.NULL or is_immutable(v) or isinstance(v, NO_NODE_TYPES):
                 continue
@@ -109,8 +108,8 @@ class UpdateRules:
                 self.rg.new(v)
 
     # -- per-event update rules (every CPython version) ------------------------------------------
-    def _post_new(self, fs, stack, n):
-        self._new_outputs(stack[-n:] if n else ())
+    def post_new(self, fs, stack, n):
+        self.new_outputs(stack[-n:] if n else ())
 
     def op_PASS(self, fs: FrameState, ins, stack: list) -> None:
         """Moves references only (stack shuffles, jumps, constants): nothing to track."""
@@ -121,12 +120,12 @@ class UpdateRules:
         """Leaves a new object on top that only references its inputs (a container, a function)."""
         if self.scalar_nodes and ins.real in _HASHING:
             self._check_hashed(ins, stack)
-        self._pend(fs, self._post_new_function if ins.real == "MAKE_FUNCTION" else self._post_new, 1)
+        self.pend(fs, self._post_new_function if ins.real == "MAKE_FUNCTION" else self.post_new, 1)
 
     def _post_new_function(self, fs, stack, n):
         """A function made in the call: which frame made it (its closure holds that frame's cells,
         which a split that resumes both must share, magpy.splits)."""
-        self._post_new(fs, stack, n)
+        self.post_new(fs, stack, n)
         fn = stack[-1]
         if isinstance(fn, types.FunctionType) and fn.__code__.co_freevars:
             # (the frame is held until the run ends: its id names its cells, and must not be reused)
@@ -153,7 +152,7 @@ class UpdateRules:
     def op_LOAD_FAST(self, fs, ins, stack):
         # (a LOAD_FAST of a cell variable loads the cell itself, for a closure: 3.13)
         if fs.is_top and ins.argval in fs.unwritten_params and ins.argval not in fs.code.co_cellvars:
-            self._pend(fs, self._post_param, ins.argval)
+            self.pend(fs, self.post_param, ins.argval)
 
     op_LOAD_FAST_CHECK = op_LOAD_FAST
 
@@ -176,13 +175,13 @@ class UpdateRules:
 
     def op_LOAD_FAST_LOAD_FAST(self, fs, ins, stack):
         if fs.is_top and (ins.argval[0] in fs.unwritten_params or ins.argval[1] in fs.unwritten_params):
-            self._pend(fs, self._post_param_pair, ins.argval)
+            self.pend(fs, self.post_param_pair, ins.argval)
 
     def op_STORE_FAST_LOAD_FAST(self, fs, ins, stack):
         if fs.is_top:
             self._store_local(fs, ins.argval[0], stack[-1])
             if ins.argval[1] in fs.unwritten_params and ins.argval[1] not in fs.code.co_cellvars:
-                self._pend(fs, self._post_param, ins.argval[1])
+                self.pend(fs, self.post_param, ins.argval[1])
 
     def op_STORE_FAST_STORE_FAST(self, fs, ins, stack):
         if fs.is_top:
@@ -192,14 +191,14 @@ class UpdateRules:
     def op_LOAD_DEREF(self, fs, ins, stack):
         name = ins.argval
         if fs.is_top and name in fs.unwritten_params:
-            self._pend(fs, self._post_param, name)
+            self.pend(fs, self.post_param, name)
             return
         code = fs.code
         if name in code.co_freevars:
-            cell = self._cell_of(fs, code.co_freevars.index(name))
+            cell = self.cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
                 if not self.rg.cell_written(cell):
-                    self._pend(fs, self._post_cell, cell)
+                    self.pend(fs, self.post_cell, cell)
                 return
         if name in self.param_values:
             # A comprehension, generator expression, lambda or inner function made during the
@@ -207,7 +206,7 @@ class UpdateRules:
             # argument holds that argument until a frame stores to it, and where only nested
             # code reads it, no load of the compiled frame ever saw it. (The compiled frame
             # itself, after a store gave the cell back: an inlined comprehension's, 3.12+.)
-            self._pend(fs, self._post_nested_param, name)
+            self.pend(fs, self.post_nested_param, name)
 
     op_LOAD_CLASSDEREF = op_LOAD_DEREF
 
@@ -217,7 +216,7 @@ class UpdateRules:
             fs.unwritten_params.discard(name)
         code = fs.code
         if name in code.co_freevars:
-            cell = self._cell_of(fs, code.co_freevars.index(name))
+            cell = self.cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
                 self.rg.write_cell(cell, stack[-1])
 
@@ -229,7 +228,7 @@ class UpdateRules:
 
     # attribute writes
     def op_STORE_ATTR(self, fs, ins, stack):
-        self._attr_write(fs, stack[-1], ins.argval, stack[-2])
+        self.attr_write(fs, stack[-1], ins.argval, stack[-2])
 
     def _post_requires_grad(self, fs, stack, data):
         t, value = data
@@ -238,67 +237,67 @@ class UpdateRules:
     def _post_set_data(self, fs, stack, data):
         t, value = data
         self.graph.call("function", set_data, (self.to_arg(t), self.to_arg(value)), {})
-        outside = self._from_outside(t) or any(x is t for _, x in self.graph.inputs)
-        self._tensor_mutated(t, None)
+        outside = self.from_outside(t) or any(x is t for _, x in self.graph.inputs)
+        self.tensor_mutated(t, None)
         self.mutates_outside = self.mutates_outside or outside
 
-    def _attr_write(self, fs, obj, name: str, value) -> None:
+    def attr_write(self, fs, obj, name: str, value) -> None:
         """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
         ``type(obj).__setattr__``): a write the mock replays, or a property setter monitored."""
         if isinstance(obj, torch.Tensor):
             if name == "requires_grad" and value is obj.requires_grad:
                 # A no-op (`mask.requires_grad = False` on a tensor that has none): for a tensor from
                 # outside, its requires_grad is part of the tensor guard.
-                self._pend(fs, self._post_nothing, None, opaque=True)
+                self.pend(fs, self.post_nothing, None, opaque=True)
                 return
             if name == "requires_grad" and type(value) is bool and type(obj) is torch.Tensor \
-                    and obj.grad_fn is None and self.graph.node_of(obj) is not None and not self._from_outside(obj):
+                    and obj.grad_fn is None and self.graph.node_of(obj) is not None and not self.from_outside(obj):
                 # `out = torch.zeros(...); out.requires_grad = True`: a leaf the call made becomes one
                 # autograd records, as `requires_grad_` in the graph, in program order.
-                self._pend(fs, self._post_requires_grad, (obj, value), opaque=True)
+                self.pend(fs, self._post_requires_grad, (obj, value), opaque=True)
                 return
             if name == "data" and isinstance(value, torch.Tensor) and self.eager_graph \
                     and type(obj) in (torch.Tensor, torch.nn.Parameter) and type(value) in (torch.Tensor, torch.nn.Parameter) \
-                    and all(self.graph.node_of(t) is not None or self._from_outside(t) for t in (obj, value)):
+                    and all(self.graph.node_of(t) is not None or self.from_outside(t) for t in (obj, value)):
                 # `u.data = l2normalize(w @ v)` (power iteration on a buffer, spectral norm): `set_data`
                 # in the graph, in program order; the eager graph runs it on the very tensor.
-                self._pend(fs, self._post_set_data, (obj, value), opaque=True)
+                self.pend(fs, self._post_set_data, (obj, value), opaque=True)
                 return
-        node = self._held_node(obj)
+        node = self.held_node(obj)
         if isinstance(obj, torch.Tensor) and (hasattr(type(obj), name) or node is None or node.source is None):
             raise BreakCompile(f"writes tensor attribute `{name}`")
         # (`x.grid = None` on a tensor from outside: an attribute of the object's own __dict__,
         # no tensor property, replayed by the mock like any attribute write)
         if attr_location(obj, name)[0] == "property":
-            self._pend(fs, self._post_nothing, None)   # the setter runs monitored: its own writes count
+            self.pend(fs, self.post_nothing, None)   # the setter runs monitored: its own writes count
             return
         if node is None:
             raise BreakCompile(f"writes attribute `{name}` of a {type(obj).__name__} whose origin "
                                "MagPy did not see, so the write could not be replayed")
         if node.source is None:
-            self._pend(fs, self._post_nothing, None, opaque=True)
+            self.pend(fs, self.post_nothing, None, opaque=True)
             return
         self.rg.write_attr(node, name, value)
-        self._pend(fs, self._post_nothing, None, opaque=True)
+        self.pend(fs, self.post_nothing, None, opaque=True)
 
     def op_DELETE_ATTR(self, fs, ins, stack):
         obj = stack[-1]
-        node = self._held_node(obj)
+        node = self.held_node(obj)
         if node is None:
             raise BreakCompile(f"deletes attribute `{ins.argval}` of an object of unknown origin")
         if node.source is not None:
             self.rg.write_attr(node, ins.argval)
-        self._pend(fs, self._post_nothing, None, opaque=True)
+        self.pend(fs, self.post_nothing, None, opaque=True)
 
-    def _post_nothing(self, fs, stack, data):
+    def post_nothing(self, fs, stack, data):
         pass
 
     # subscripts
     def op_BINARY_SUBSCR(self, fs, ins, stack):
-        self._subscr(fs, stack[-2], stack[-1])
+        self.subscr(fs, stack[-2], stack[-1])
 
     def op_BINARY_SLICE(self, fs, ins, stack):
-        self._subscr(fs, stack[-3], slice(stack[-2], stack[-1]))
+        self.subscr(fs, stack[-3], slice(stack[-2], stack[-1]))
 
     def op_STORE_SUBSCR(self, fs, ins, stack):
         self._store_subscr(fs, stack[-2], stack[-1], stack[-3])
@@ -308,29 +307,29 @@ class UpdateRules:
 
     def _store_subscr(self, fs, container, key, value) -> None:
         if self.numpy_node(container) is not None:
-            self._dynamic("changes an array read from tensor values in place (item assignment)")
+            self.go_dynamic("changes an array read from tensor values in place (item assignment)")
         if self.loop_indexes and self.is_loop_element(container, key):
-            self._pend(fs, self._post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
+            self.pend(fs, self.post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
             # (through a boolean mask too: the container keeps its shape; a value of the wrong
             # length fails in the graph as it does in eager)
-            self._pend(fs, self._post_setitem, (container, key, value), opaque=True)
+            self.pend(fs, self._post_setitem, (container, key, value), opaque=True)
             return
         if isinstance(container, (dict, list)) and is_immutable(key) and \
-                self._log_mutation(container, "__setitem__", [key, value]):
-            self._pend(fs, self._post_nothing, None)
+                self.log_mutation(container, "__setitem__", [key, value]):
+            self.pend(fs, self.post_nothing, None)
             return
-        self._mutate(container)
-        self._pend(fs, self._post_nothing, None)
+        self.mutate(container)
+        self.pend(fs, self.post_nothing, None)
 
     def _post_setitem(self, fs, stack, data):
         container, key, value = data
         self.graph.call("function", _operator.setitem,
                         (self.to_arg(container), self.to_arg(key), self.to_arg(value)), {})
-        self._tensor_mutated(container, None)
+        self.tensor_mutated(container, None)
 
     def op_DELETE_SUBSCR(self, fs, ins, stack):
         container = stack[-2]
@@ -338,7 +337,7 @@ class UpdateRules:
             self.scalar_escape("indexes a container with", stack[-1])
         if isinstance(container, torch.Tensor):
             raise BreakCompile("deletes from a tensor")
-        self._mutate(container)
+        self.mutate(container)
 
     # operators
     def op_BINARY_OP(self, fs, ins, stack):
@@ -356,17 +355,17 @@ class UpdateRules:
             fn = T.BINARY_OPS.get(sym if isinstance(a, torch.Tensor) else sym.rstrip("="))
             if fn is None:
                 raise BreakCompile(f"unsupported tensor operator {sym}")
-            self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
+            self.pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
-        announce_operator(sym, a, b)
+        capture.announce_operator(sym, a, b)
         if sym.endswith("=") and isinstance(a, (list, dict, set, collections_deque)):
-            self._mutate(a)
-            self._read_args([b])
+            self.mutate(a)
+            self.read_args([b])
         else:
             for v in (a, b):
                 if isinstance(v, CONTAINER_TYPES):
-                    self._read_args([v])
-        self._pend(fs, self._post_new, 1)
+                    self.read_args([v])
+        self.pend(fs, self.post_new, 1)
 
     def op_COMPARE_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
@@ -377,22 +376,22 @@ class UpdateRules:
                 # comparison, the outcome the run saw is assumed (magpy.scalars)
                 if not all(type(v) is torch.Tensor or type(v) in (int, float, bool) for v in (a, b)) \
                         or any(isinstance(v, torch.Tensor) and v.numel() != 1 for v in (a, b)):
-                    self._dynamic("branches on a tensor value (a tensor comparison used as a condition)")
-                self._pend(fs, self._post_assumed, ("function", fn, (self.to_arg(a), self.to_arg(b))), opaque=True)
+                    self.go_dynamic("branches on a tensor value (a tensor comparison used as a condition)")
+                self.pend(fs, self.post_assumed, ("function", fn, (self.to_arg(a), self.to_arg(b))), opaque=True)
                 return
-            self._pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
+            self.pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
         if self.holds_scalar(a) or self.holds_scalar(b):
             if self._numpy_operator(fs, ins.argval, a, b):
                 return   # (3.13's comparison used as a condition leaves a bool: its outcome is assumed)
             self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
-        announce_operator(ins.argval, a, b)
+        capture.announce_operator(ins.argval, a, b)
         for v in (a, b):
             if not isinstance(v, CONTAINER_TYPES) and not isinstance(type(v).__eq__, types.FunctionType):
-                self._guard_identity(v)   # compared by identity or by a native __eq__ MagPy cannot see into
-        self._read_args([v for v in (a, b) if isinstance(v, CONTAINER_TYPES)])
-        self._pend(fs, self._post_new, 1)   # (a new object, when not a bool: numpy's elementwise `arr > p`)
+                self.guard_identity(v)   # compared by identity or by a native __eq__ MagPy cannot see into
+        self.read_args([v for v in (a, b) if isinstance(v, CONTAINER_TYPES)])
+        self.pend(fs, self.post_new, 1)   # (a new object, when not a bool: numpy's elementwise `arr > p`)
 
     def op_CONTAINS_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
@@ -404,18 +403,18 @@ class UpdateRules:
             # identity, so membership is identity, which the guards already fix.
             return
         if isinstance(b, torch.Tensor) or isinstance(a, torch.Tensor):
-            self._dynamic("`in` reads tensor values")
+            self.go_dynamic("`in` reads tensor values")
         node = self.node(b)
         if node is not None and node.source is not None and isinstance(b, (set, frozenset, *MAPPINGS)) \
                 and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.mutated:
-            self._pend(fs, self._post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
+            self.pend(fs, self.post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
             return
-        self._unguarded_items(b, "tests membership in")
+        self.unguarded_items(b, "tests membership in")
         if isinstance(b, CONTAINER_TYPES) or isinstance(b, collections_deque):
-            self._read_args([b])
-            self._guard_identity(a)
+            self.read_args([b])
+            self.guard_identity(a)
             for e in (b if isinstance(b, (list, tuple, collections_deque)) else ()):
-                self._guard_identity(e)   # `in` compares by identity first
+                self.guard_identity(e)   # `in` compares by identity first
 
     def _numpy_operator(self, fs, sym: str, a, b) -> bool:
         """``a <sym> b`` with a numpy value read from tensors (``arr * 2``, ``arr > p``, ``s + 1``):
@@ -424,7 +423,7 @@ class UpdateRules:
             return False
         inplace = sym.endswith("=") and sym not in ("==", "!=", "<=", ">=")
         if inplace and isinstance(a, NUMPY_VALUES[0]) and self.numpy_node(a) is not None:
-            self._dynamic(f"changes an array read from tensor values in place (`{sym}`)")
+            self.go_dynamic(f"changes an array read from tensor values in place (`{sym}`)")
         fn = T.COMPARE_OPS.get(sym) or T.BINARY_OPS.get(sym.rstrip("=") if inplace else sym)
         if fn is None or T.contains_tensor([a, b]):
             return False
@@ -441,19 +440,19 @@ class UpdateRules:
             return
         if isinstance(v, torch.Tensor):
             fn = T.UNARY_OPS[ins.opname]
-            self._pend_op(fs, "function", fn, [v], {}, fn.__name__)
+            self.pend_op(fs, "function", fn, [v], {}, fn.__name__)
             return
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
 
     op_UNARY_NEGATIVE = op_UNARY_POSITIVE = op_UNARY_INVERT = _unary
 
     def _truth(self, v):
         if self.scalar_nodes and self.scalar_node(v) is not None:
             self.assume("truth", self.scalar_node(v), bool(v))
-        if isinstance(v, torch.Tensor) and not self._value_guard(v) and not self.assume_tensor_read(v, "truth", bool(v)):
-            self._dynamic("branches on a tensor value")
+        if isinstance(v, torch.Tensor) and not self.value_guard(v) and not self.assume_tensor_read(v, "truth", bool(v)):
+            self.go_dynamic("branches on a tensor value")
         if isinstance(v, CONTAINER_TYPES) or isinstance(v, collections_deque):
-            self._read_args([v])
+            self.read_args([v])
 
     def op_TRUTH(self, fs, ins, stack):
         """A conditional jump, ``not`` or 3.13's ``TO_BOOL`` reads the truth of the top value."""
@@ -467,15 +466,15 @@ class UpdateRules:
         if self.counted and self.loop_over_sequence(fs, v):
             return   # (`for x in xs` over an unbind of a lifted size: a counted loop)
         if isinstance(v, torch.Tensor):
-            self._pend(fs, self._post_tensor_iter, v, opaque=True)
+            self.pend(fs, self._post_tensor_iter, v, opaque=True)
             return
         if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
-            self._read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
+            self.read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
-            self._check_stateful_iterator(v, "iterates over")
+            self.check_stateful_iterator(v, "iterates over")
         else:
-            self._unguarded_items(v, "iterates over")
-        self._pend(fs, self._post_new, 1)
+            self.unguarded_items(v, "iterates over")
+        self.pend(fs, self.post_new, 1)
 
     def _post_tensor_iter(self, fs, stack, t):
         self.bind_iterated_tensors([t], stack[-1])
@@ -489,15 +488,15 @@ class UpdateRules:
     def op_UNPACK_SEQUENCE(self, fs, ins, stack):
         v = stack[-1]
         if isinstance(v, torch.Tensor):
-            self._pend(fs, self._post_tensor_unpack, (v, ins.argval), opaque=True)
+            self.pend(fs, self._post_tensor_unpack, (v, ins.argval), opaque=True)
             return
         if isinstance(v, (list, tuple, dict)):
             node = self.node(v)
             if node is not None and node.source is not None:
                 self.full_read(v)
         else:
-            self._unguarded_items(v, "unpacks")
-        self._pend(fs, self._post_new, ins.argval)
+            self.unguarded_items(v, "unpacks")
+        self.pend(fs, self.post_new, ins.argval)
 
     def _post_tensor_unpack(self, fs, stack, data):
         t, n = data
@@ -506,11 +505,11 @@ class UpdateRules:
     def op_UNPACK_EX(self, fs, ins, stack):
         v = stack[-1]
         if isinstance(v, torch.Tensor):
-            self._pend(fs, self._post_tensor_unpack_ex, (v, ins.arg & 0xFF, ins.arg >> 8), opaque=True)
+            self.pend(fs, self._post_tensor_unpack_ex, (v, ins.arg & 0xFF, ins.arg >> 8), opaque=True)
             return
-        self._unguarded_items(v, "unpacks")
-        self._read_args([v]) if isinstance(v, CONTAINER_TYPES) and not T.contains_tensor(v) else self.full_read(v)
-        self._pend(fs, self._post_new, 1)
+        self.unguarded_items(v, "unpacks")
+        self.read_args([v]) if isinstance(v, CONTAINER_TYPES) and not T.contains_tensor(v) else self.full_read(v)
+        self.pend(fs, self.post_new, 1)
 
     def _post_tensor_unpack_ex(self, fs, stack, data):
         """``a, *rest, b = t``: the targets are left first on top, ``rest`` a new list of rows."""
@@ -518,12 +517,12 @@ class UpdateRules:
         left = list(reversed(stack[-(before + 1 + after):]))
         rows = [*left[:before], *left[before], *left[before + 1:]]
         self.bind_rows(t, rows)
-        self._new_outputs([left[before]])
+        self.new_outputs([left[before]])
 
     def op_FOR_ITER(self, fs, ins, stack):
         if self.loop_iters and self.loop_for_iter(fs, stack[-1]):
             return   # (an iteration of a counted loop, magpy.dynamic.loops)
-        self._pend(fs, self._post_new, 1)
+        self.pend(fs, self.post_new, 1)
 
     def _outside_display(self, ins, stack, below: int) -> None:
         """A list, set or dict display or comprehension adds to the container it builds, which is
@@ -533,11 +532,11 @@ class UpdateRules:
         node = self.node(target)
         if node is None or node.source is None:
             return
-        if ins.real == "LIST_APPEND" and self._log_mutation(target, "append", [stack[-1]]):
+        if ins.real == "LIST_APPEND" and self.log_mutation(target, "append", [stack[-1]]):
             return
-        if ins.real == "MAP_ADD" and self._log_mutation(target, "__setitem__", [stack[-2], stack[-1]]):
+        if ins.real == "MAP_ADD" and self.log_mutation(target, "__setitem__", [stack[-2], stack[-1]]):
             return
-        self._mutate(target)
+        self.mutate(target)
 
     def op_CONTAINER_ADD(self, fs, ins, stack):
         if self.scalar_nodes and ins.real in _HASHING:
@@ -550,12 +549,12 @@ class UpdateRules:
         if isinstance(v, torch.Tensor):
             if ins.real != "LIST_EXTEND":
                 raise BreakCompile("builds a set of a tensor's rows (hashes them)")
-            self._pend(fs, self._post_list_extend, (v, ins.argval), opaque=True)
+            self.pend(fs, self._post_list_extend, (v, ins.argval), opaque=True)
             return
         if isinstance(v, CONTAINER_TYPES):
             self.full_read(v)
         else:
-            self._unguarded_items(v, "unpacks")
+            self.unguarded_items(v, "unpacks")
 
     def _post_list_extend(self, fs, stack, data):
         """``[*t]``: the list below the popped tensor ends with its rows."""
@@ -582,7 +581,7 @@ class UpdateRules:
                 and self.text_op(fs, format_text, (v, ins.arg & 3, spec)):
             return   # text of values read from tensors: a node (ScalarFlow.text_op)
         if isinstance(v, torch.Tensor) or T.contains_tensor(v):
-            self._dynamic("formats a tensor as text (reads its values)")
+            self.go_dynamic("formats a tensor as text (reads its values)")
         if self.holds_scalar(v):
             self.scalar_escape("formats", v)
         if isinstance(v, CONTAINER_TYPES):
@@ -604,7 +603,7 @@ class UpdateRules:
         nkw = len(kwnames)
         pos = args[:len(args) - nkw]
         kw = dict(zip(kwnames, args[len(args) - nkw:])) if nkw else {}
-        self._call(fs, fn, pos, kw)
+        self.decide_call(fs, fn, pos, kw)
 
     def op_CALL_FUNCTION_EX(self, fs, ins, stack):
         fn, pos, kw = DECODER.call_ex_operands(ins, stack)
@@ -613,7 +612,7 @@ class UpdateRules:
             if node is not None and node.source is not None:
                 self.full_read(c)
         if isinstance(pos, (tuple, list)):
-            self._call(fs, fn, list(pos), dict(kw))
+            self.decide_call(fs, fn, list(pos), dict(kw))
         elif isinstance(pos, types.GeneratorType) and pos.gi_frame is not None:
             # ``f(*gen)``: the interpreter runs the generator to a tuple, then calls ``f``. Its
             # frames run monitored; the call is handled when it returns, with what it yielded.
@@ -624,7 +623,7 @@ class UpdateRules:
                 and self._star_map(fs, fn, pos, dict(kw)):
             return
         else:
-            self._call(fs, fn, _star_items(pos), dict(kw))
+            self.decide_call(fs, fn, _star_items(pos), dict(kw))
 
     def _star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
         """``zip(*map(f, xs))`` with a Python ``f`` (mmdet's ``multi_apply``): the interpreter
@@ -639,20 +638,20 @@ class UpdateRules:
             return False
         collector: list = []
         self.star_maps[code] = (collector, fs.frame)
-        self._pend(fs, self._post_star_map, (fn, collector, kw, code))
+        self.pend(fs, self._post_star_map, (fn, collector, kw, code))
         return True
 
     def _post_star_map(self, fs, stack, data):
         fn, items, kw, code = data
         self.star_maps.pop(code, None)
-        self._call(fs, fn, list(items), kw)   # (the decision the call would have had before it ran)
+        self.decide_call(fs, fn, list(items), kw)   # (the decision the call would have had before it ran)
         if fs.pending is not None:
             post, pdata = fs.pending
             fs.pending = None
             self.opaque_frame = None
             post(fs, stack, pdata)
 
-    def _star_generator_left(self, frame, fs: FrameState) -> None:
+    def star_generator_left(self, frame, fs: FrameState) -> None:
         """A generator unpacked by ``f(*gen)`` yielded or ended: on its return, ``f`` is next."""
         ins = fs.instrs.get(frame.f_lasti)
         if ins is not None and ins.real == "YIELD_VALUE":
@@ -662,11 +661,11 @@ class UpdateRules:
         if ins is None or not ins.real.startswith("RETURN") or self.broken is not None:
             return   # it raised: the call never happens
         try:
-            self._call(outer, fn, list(items), kw)
+            self.decide_call(outer, fn, list(items), kw)
         except BreakCompile as e:
-            self._break(e.reason, outer, offset)
+            self.break_run(e.reason, outer, offset)
         except Unsupported as e:
-            self._break(str(e), outer, offset)
+            self.break_run(str(e), outer, offset)
 
     def op_YIELD_VALUE(self, fs, ins, stack):
         collector = self.yield_collectors.get(id(fs.frame))

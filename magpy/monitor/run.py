@@ -113,13 +113,13 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.rg = RefGraph()
         self.graph = OpGraph()
         self.guards: list[Guard] = []
-        self._guarded: set = set()
+        self.guarded_keys: set = set()
         self.frames: dict[int, FrameState] = {}
         self.opaque_frame: Any = None
         self.broken: str | None = None
         self.break_reason: BreakReason | None = None   # the typed reason (broken is its text)
         self.internal_error = False                  # did the break come from a failure inside MagPy?
-        self.delifting = False   # after a break: LiftedInts on monitored stacks become ints (_break)
+        self.delifting = False   # after a break: LiftedInts on monitored stacks become ints (break_run)
         self.dynamic = False
         self.result: Any = None
         self.finished = False
@@ -170,7 +170,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.raising_ok = False
         self.eager_graph = False                     # does the graph run op by op (backend "eager": same grad_fns)?
         self.speculative_ops: list = []              # file:line of tensor operations inside try/except
-        self._at = None                              # (frame state, offset) of the instruction being monitored
+        self.at_instruction = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
         # Lifted shapes (magpy.scalars): (source, tensor, dims) of arguments whose listed dimensions
@@ -208,12 +208,12 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 if parent is not None and parent.frame is frame.f_back and parent.pending is None:
                     # Entered by the interpreter itself from a monitored frame (`with` calls
                     # __enter__): what it calls is opaque too, until that frame goes on.
-                    self._pend(parent, self._post_nothing, None, opaque=True)
+                    self.pend(parent, self.post_nothing, None, opaque=True)
                 return False
         fs = FrameState(frame, code, instructions(code), is_top)
         if is_top:
             fs.unwritten_params = set(self.param_sources)
-            self._bind_packed_params(frame)
+            self.bind_packed_params(frame)
         self.frames[id(frame)] = fs
         if not is_top and frame not in self._entered:
             if code.co_flags & _RESUMABLE:
@@ -225,10 +225,10 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                     # object reaches (CPython 3.10 frames do not name it; see capture._py310).
                     raise BreakCompile(f"cannot tell which function object runs `{code.co_name}`")
                 self.bind_callee(frame, code)
-                self._guard_dunder_entry(frame, code)
+                self.guard_dunder_entry(frame, code)
                 self._note_outside_cells(frame)
             except BreakCompile as e:
-                self._break(e.reason, fs, frame.f_lasti)
+                self.break_run(e.reason, fs, frame.f_lasti)
         return True
 
     def _note_outside_cells(self, frame) -> None:
@@ -261,7 +261,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             self._instruction(fs, frame, offset, stack)
 
     def _instruction(self, fs, frame, offset: int, stack: list) -> None:
-        self._at = (fs, offset)
+        self.at_instruction = (fs, offset)
         call = fs.last_call = None   # (the frame went on after its last call: drop the stack it had then)
         self.in_call_event = False
         try:
@@ -274,7 +274,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             if ins is None:
                 return
             if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
-                self._guard_protocol(ins, stack)
+                self.guard_protocol(ins, stack)
             if self.scalar_nodes and ins.opname in _NUMPY_OPAQUE_EVENTS and self.holds_numpy(stack[-3:]):
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed
@@ -290,11 +290,11 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
             self.in_call_event = False
         except BreakCompile as e:
-            self._break(e.reason, fs, offset, call=call)
+            self.break_run(e.reason, fs, offset, call=call)
         except Unsupported as e:
-            self._break(str(e), fs, offset)
+            self.break_run(str(e), fs, offset)
         except Exception as e:  # an internal error: stop compiling, the call runs on eagerly
-            self._break(str(internal_error(e)), fs, offset, internal=True)
+            self.break_run(str(internal_error(e)), fs, offset, internal=True)
         if self.delifting:
             # (read again: the handler may have replaced the top since the hook read the stack)
             self._delift_stack(frame, capture.read_stack(frame))
@@ -313,7 +313,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         if self.branch_active:
             self.branch_frame_left(fs, value)
         if id(frame) in self.star_calls:
-            self._star_generator_left(frame, fs)
+            self.star_generator_left(frame, fs)
         collector = self.return_collectors.get(fs.code)
         if collector is not None:
             collector.append(value)
@@ -330,23 +330,23 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             pending, fs.pending = fs.pending, None
             self.opaque_frame = None
             if pending is not None and self.broken is None:
-                follows = pending[0] == self._post_op and self.raise_follows_metadata(*pending[1][:5])
+                follows = pending[0] == self.post_op and self.raise_follows_metadata(*pending[1][:5])
                 if follows is True:
                     return   # the except path is what the same guarded shapes and dtypes give again
                 if follows == "lifted":
                     # (not dynamic: the next monitor run guards the sizes, and then it is)
-                    self._break(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__} on a lifted "
+                    self.break_run(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__} on a lifted "
                                 "size: whether it raises follows sizes the record does not guard", fs, fs.frame.f_lasti)
                     return
-                if pending[0] == self._post_op:
+                if pending[0] == self.post_op:
                     self.dynamic = True
-                    self._break(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "
+                    self.break_run(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "
                                 "exceptions that depend on tensor values cannot be guarded", fs, fs.frame.f_lasti)
                     return
-                self._failed_read(pending, exc)
+                self.failed_read(pending, exc)
 
     # -- breaking -----------------------------------------------------------------------------------------
-    def _break(self, reason: str, fs: FrameState, offset: int, internal: bool = False, call: tuple | None = None) -> None:
+    def break_run(self, reason: str, fs: FrameState, offset: int, internal: bool = False, call: tuple | None = None) -> None:
         line = None
         ins = fs.instrs.get(offset)
         if ins is not None:
@@ -440,12 +440,12 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
 
     def where(self) -> str:
         """The user's file:line of the instruction being monitored."""
-        fs, offset = self._at
+        fs, offset = self.at_instruction
         ins = fs.instrs.get(offset)
         line = ins.line if ins is not None and ins.line else fs.frame.f_lineno
         return f"{fs.code.co_filename}:{line} in {fs.code.co_name}"
 
-    def _dynamic(self, reason: str):
+    def go_dynamic(self, reason: str):
         self.dynamic = True
         raise BreakCompile(reason)
 
@@ -461,7 +461,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
     appends = property(lambda self: self.rg.calls_by_node())         # node id -> [(method, args)] the mock repeats
 
     # -- pending updates ------------------------------------------------------------------------------
-    def _pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
+    def pend(self, fs: FrameState, post, data=None, opaque: bool = False) -> None:
         """The event's outputs are seen at the next event of ``fs``: run ``post(fs, stack, data)``
         then. ``opaque``: the frames the event enters are not monitored until then."""
         fs.pending = (post, data)
