@@ -21,7 +21,6 @@ import torch
 from .annotations import DYNAMIC, Annotation
 from .annotations import torch_ops as T
 from .breaks import BreakCompile
-from .guards import AbsentGuard, HasAttrGuard, PresentGuard
 from .natives import KEYED_READERS, LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
 from .objmodel import attr_location, is_immutable, relation_present
 from .source import AttrSource, ItemSource
@@ -209,7 +208,7 @@ class AnnotatedRules:
         elif present:
             self.on_read(t.__dict__[name], AttrSource(node.source, name, "__dict__"), ("attr", name), node)
         else:
-            self.add_guard(AbsentGuard(node.source, name))
+            self.read_absent(node, name)
         self.pend(fs, self.post_new, 1, opaque=True)
 
     def _post_keyed(self, fs, stack, data):
@@ -225,15 +224,14 @@ class AnnotatedRules:
         value = stack[-1]
         if has_default:
             present = relation_present(obj, rel)
-            self.add_guard(PresentGuard(src if rel[0] == "item" else AttrSource(node.source, rel[1]),
-                                        rel, present))
+            self.read_presence(src if rel[0] == "item" else AttrSource(node.source, rel[1]), rel, present)
             if not present:
                 return
         self.on_read(value, src, rel, node)
 
     def _post_hasattr(self, fs, stack, data):
         node, rel = data
-        self.add_guard(HasAttrGuard(node.source, rel[1], bool(stack[-1])))
+        self.read_hasattr(node, rel[1], bool(stack[-1]))
 
     def _pure_by_inputs(self, fs: FrameState, c: CallSite) -> bool:
         """An unannotated native whose every input is a guarded constant (numbers, strings, tuples of

@@ -51,7 +51,6 @@ from .breaks import BreakCompile
 from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
 from .graph import OpGraph
-from .guards import AbsentGuard, ModuleCallGuard, ModuleHooksGuard, NoHooksGuard
 from .natives import (
     CONTEXTVAR_METHODS,
     LEGACY_TENSOR_TYPES,
@@ -522,7 +521,7 @@ class CallRules(NativeRules, AnnotatedRules):
         compiled code runs is fixed by the object; it has no Python hooks)."""
         fn = c.fn
         self.guard_identity(fn)
-        self.add_guard(NoHooksGuard(self.node(fn).source))
+        self.read_no_hooks(self.node(fn).source)
         # (it may change its own buffers: the graph always runs, and is never speculated on)
         self.graph_mutates = self.mutates_outside = True
         self.pend_op(fs, "function", _script_call(fn, type(fn).__name__), c.args, c.kwargs,
@@ -614,7 +613,7 @@ class CallRules(NativeRules, AnnotatedRules):
                 raise BreakCompile(f"module {type(mod).__name__} has backward hooks")
             names = _HOOK_TABLES + (("_backward_hooks", "_backward_pre_hooks") if backward else ())
             tables = {name: list(getattr(mod, name).items()) for name in names if hasattr(mod, name)}
-            self.add_guard(ModuleHooksGuard(node.source, type(mod), tables))
+            self.read_module_hooks(node, type(mod), tables)
             for name, items in tables.items():
                 # The hooks are outside objects with a source (a WeightNorm or SpectralNorm
                 # object carries its settings as attributes): their frames, entered from the
@@ -624,14 +623,14 @@ class CallRules(NativeRules, AnnotatedRules):
             if "forward" in mod.__dict__:
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
-                self.add_guard(AbsentGuard(node.source, "forward"))
+                self.read_absent(node, "forward")
                 self.guard_class_attr(type(mod), "forward")
         elif node is not None and node.source is not None:
             if "forward" in mod.__dict__:
-                self.add_guard(NoHooksGuard(node.source))
+                self.read_no_hooks(node.source)
                 self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
-                self.add_guard(ModuleCallGuard(node.source, type(mod)))   # also: `__class__` not swapped
+                self.read_module_call(node, type(mod))   # also: `__class__` not swapped
                 self.guard_class_attr(type(mod), "forward")
         elif module_has_hooks(mod):
             raise BreakCompile(f"module {type(mod).__name__} has hooks")

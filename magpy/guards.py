@@ -495,6 +495,12 @@ class AliasGuard(Guard):
         return f"{self.source.describe()} is {self.other.describe()}"
 
 
+def alias_guards(rg: Any) -> list[AliasGuard]:
+    """One :class:`AliasGuard` per second path the run reached an object from outside by (the
+    aliases the RefGraph ``rg`` noted on each node with a source)."""
+    return [AliasGuard(a, n.source) for n in rg.sn[1:] if n.source is not None for a in n.aliases]
+
+
 @dataclass(eq=False)
 class SameGuard(Guard):
     """``(x is other) is expected``: an ``is`` test between tensors from outside."""

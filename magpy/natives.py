@@ -36,7 +36,7 @@ from .annotations.numpy_ops import NUMPY as NUMPY_PURE
 from .annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
 from .breaks import BreakCompile
 from .graph import Unsupported
-from .guards import AbcTokenGuard, IdGuard, is_numeric_array
+from .guards import is_numeric_array
 from .objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is_python_class, peek_items
 from .redraw import DrawSource, as_argument, pinnable
 from .scalars import TEXT_BUILTINS, call_text, delift
@@ -546,7 +546,7 @@ class NativeRules:
     def _abc_check(self, fs: FrameState, c: CallSite) -> bool:
         """isinstance/issubclass against an ABC: a function of the (guarded) types and of the
         ABC registries, whose every change (ABC.register) bumps abc.get_cache_token()."""
-        self.add_guard(AbcTokenGuard(ConstSource(abc, "abc"), abc.get_cache_token()))
+        self.read_abc_registries(abc, abc.get_cache_token())
         self.pend(fs, self.post_new, 1)
         return True
 
@@ -584,7 +584,7 @@ class NativeRules:
             # The number stands for this very tensor (a memo key, an f-string key): a tensor
             # from outside is otherwise guarded by its metadata only, and another tensor of
             # the same shape would be served what was kept for this one.
-            self.add_guard(IdGuard(node.source, v))
+            self.read_tensor_identity(node, v)
         else:
             self.guard_identity(v)
         return False

@@ -44,10 +44,10 @@ from .dynamic.nodes import Conditional, RolledLoop
 from .dynamic.rolling import roll_loops
 from .global_state import global_hooks_present
 from .graph import Unsupported
-from .guards import NoHooksGuard, ValueGuard
+from .guards import ValueGuard
 from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
 from .scalars import delift
-from .source import ConstSource, ItemSource
+from .source import ItemSource
 from .trace import Trace, run_reason
 
 
@@ -229,8 +229,6 @@ class Runner:
                       lifted_values=lifted_values)
         guard_entry(mon, self.target, self.fn, self.self_obj)
         if self.is_module:
-            if self.fn is not call_with_hooks:   # (with hooks, the call of the module guards them)
-                mon.add_guard(NoHooksGuard(ConstSource(self.target, "self")))
             mon.uses_modules = True
         # a dynamic operation at a call may split the call (magpy.splits), up to a nesting depth
         mon.split_shape = shape if plan.split_ok else None

@@ -496,11 +496,9 @@ class ScalarFlow:
         if not (type(value) is int or (type(value) is float and self.float_inputs_ok)) \
                 or source.describe() not in self.lifted_values:
             return False
-        from .guards import TypeGuard
-
         node = self.lifted_value_nodes.get(source)
         if node is None:
-            self.add_guard(TypeGuard(source, type(value)))
+            self.read_type(source, value)
             node = self.lifted_value_nodes[source] = self.graph.scalar_input(value, source)
         if type(value) is float:
             # The float from outside may be the very object of a code constant (the compiler

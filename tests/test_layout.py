@@ -6,7 +6,11 @@
 * no module uses another module's private names: neither ``from .x import _name`` /
   ``x._name`` on an imported module, nor an attribute ``obj._name`` whose name only other
   modules of ``magpy`` define (a mixin or a caller reaching into another module's object).
-  Private names of torch or CPython (``torch._C``, ``sys._getframe``) are not ours and are allowed.
+  Private names of torch or CPython (``torch._C``, ``sys._getframe``) are not ours and are allowed;
+* guards are made where values are read: only the monitor's reads (``monitor/reads.py``,
+  ``monitor/attrs.py``) construct a guard of :mod:`magpy.guards`; code generation only derives
+  the guard code's own forms of guards the run made (batched identity checks, dict snapshots,
+  alias checks through :func:`magpy.guards.alias_guards`).
 """
 
 from __future__ import annotations
@@ -148,3 +152,24 @@ def test_no_module_uses_another_modules_private_names():
             if owners.get(node.attr):
                 problems.append(f"{m}:{node.lineno} uses {node.attr} (defined in {', '.join(sorted(owners[node.attr]))})")
     assert problems == []
+
+
+#: Modules that may construct a guard (see the module docstring).
+GUARD_MAKERS = {"magpy.guards", "magpy.monitor.reads", "magpy.monitor.attrs",
+                "magpy.codegen.guard", "magpy.codegen.guard_batch"}
+
+
+def test_guards_are_made_by_the_reads():
+    guard_types = {n.name for n in ast.walk(TREES["magpy.guards"]) if isinstance(n, ast.ClassDef)}
+    guard_types |= {"guard_for_object"}
+    made = []
+    for m in MODULES:
+        if m in GUARD_MAKERS:
+            continue
+        for node in ast.walk(TREES[m]):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                if name in guard_types:
+                    made.append(f"{m}:{node.lineno} makes a {name}")
+    assert made == []

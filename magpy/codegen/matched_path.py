@@ -17,7 +17,7 @@ import torch
 
 from ..cache import MISS, UNHELD
 from ..graph import Unsupported
-from ..guards import AliasGuard, array_same
+from ..guards import alias_guards, array_same
 from ..redraw import restore_states, same_draw, save_states
 from ..refgraph import guard_nodes, mock_nodes
 from ..source import ConstPool, literal
@@ -67,8 +67,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     pool = ConstPool()
     vars_ = Vars(pool)
     # Before any local is defined: checks batched in C decide which sources are constants.
-    alias_guards = [AliasGuard(a, n.source) for n in trace.rg.sn[1:] if n.source is not None for a in n.aliases]
-    batched, pinned = batch_identity_items(list(trace.guards) + alias_guards, vars_)
+    batched, pinned = batch_identity_items(list(trace.guards) + alias_guards(trace.rg), vars_)
     batched, held = batch_held(batched, pinned)
     for src, obj in held.pinned_sources():
         vars_.bind_const(src, obj)

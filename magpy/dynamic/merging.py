@@ -17,6 +17,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from ..guards import alias_guards
 from .branches import Span
 from .nodes import Arm, Conditional
 from .rolling import check_no_other_references
@@ -343,9 +344,6 @@ def keep_arms(mon: Any, library: ArmLibrary) -> None:
     w = mon.branch_watcher
     if not w.arms:
         return
-    from ..guards import AliasGuard
-
-    guards = list(w.own_guards) + [AliasGuard(a, n.source) for n in mon.rg.sn[1:] if n.source is not None
-                                     for a in n.aliases]
+    guards = list(w.own_guards) + alias_guards(mon.rg)
     for span, arm in w.arms:
         library.add(span.key, span.outcome, ArmEntry(arm, span.exit, guards))

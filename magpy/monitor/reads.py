@@ -37,13 +37,18 @@ from ..breaks import BreakCompile
 from ..bytecode import DECODER
 from ..bytecode.resume import passed_free_cells
 from ..guards import (
+    AbcTokenGuard,
     AbsentGuard,
     ContainsGuard,
     Guard,
+    HasAttrGuard,
     IdGuard,
     KeyAbsentGuard,
     KeysGuard,
     LenGuard,
+    ModuleCallGuard,
+    ModuleHooksGuard,
+    NoHooksGuard,
     PresentGuard,
     SameGuard,
     StateReadGuard,
@@ -175,6 +180,8 @@ def guard_entry(mon: GuardSink, target: Any, fn: types.FunctionType, self_obj: A
     if isinstance(target, (types.FunctionType, types.MethodType)):
         return   # a bound method's __func__ and __self__ cannot be rebound
     tsrc = ConstSource(target, "self")
+    if isinstance(target, torch.nn.Module) and fn is not call_with_hooks:
+        mon.add_guard(NoHooksGuard(tsrc))   # (with hooks, the call of the module guards them)
     cls = type(target)
     mon.add_guard(TypeGuard(tsrc, cls))
     mon.guard_class_attr(cls, "__call__")
@@ -295,6 +302,46 @@ class Reads:
         node = self.node(value)
         if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
             self.add_guard(IdGuard(node.source, value))
+
+    # -- facts the call rules read (magpy.calls, magpy.natives, magpy.annotated, magpy.scalars) ----------
+    def read_absent(self, node: ShadowNode, name: str) -> None:
+        """The object at ``node`` has no attribute ``name`` of its own (a tensor's ``__dict__``, a
+        module's ``forward``): it must still have none."""
+        self.add_guard(AbsentGuard(node.source, name))
+
+    def read_presence(self, src: Source, rel: tuple, present: bool) -> None:
+        """``getattr(obj, name, default)`` / ``d.get(k, default)``: whether the relation was there."""
+        self.add_guard(PresentGuard(src, rel, present))
+
+    def read_hasattr(self, node: ShadowNode, name: str, answer: bool) -> None:
+        """``hasattr(obj, name)`` of an object from outside answered ``answer``."""
+        self.add_guard(HasAttrGuard(node.source, name, answer))
+
+    def read_tensor_identity(self, node: ShadowNode, t: torch.Tensor) -> None:
+        """A number that stands for this very tensor (``id(t)``, a memo key): a tensor from outside
+        is otherwise guarded by its metadata only."""
+        self.add_guard(IdGuard(node.source, t))
+
+    def read_no_hooks(self, source: Source) -> None:
+        """A module (or scripted module) called without hooks: it must still have none."""
+        self.add_guard(NoHooksGuard(source))
+
+    def read_module_hooks(self, node: ShadowNode, cls: type, tables: dict) -> None:
+        """A module called with exactly these (pre-)hooks, in this order."""
+        self.add_guard(ModuleHooksGuard(node.source, cls, tables))
+
+    def read_module_call(self, node: ShadowNode, cls: type) -> None:
+        """``module(x)`` runs ``cls.forward`` with no hooks (and ``__class__`` not swapped)."""
+        self.add_guard(ModuleCallGuard(node.source, cls))
+
+    def read_abc_registries(self, abc_module: Any, token: Any) -> None:
+        """``isinstance``/``issubclass`` against an ABC: its answer holds while no ``register``
+        changed the ABC registries (``abc.get_cache_token()``)."""
+        self.add_guard(AbcTokenGuard(ConstSource(abc_module, "abc"), token))
+
+    def read_type(self, source: Source, value: Any) -> None:
+        """A number read from outside and lifted: its value is a graph input, its type is guarded."""
+        self.add_guard(TypeGuard(source, type(value)))
 
     def held_node(self, obj: Any) -> ShadowNode | None:
         """The node of ``obj``; classes and modules without one are held by the record itself."""
