@@ -88,7 +88,7 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
         out.split, out.gen = mon.split, mon.split.gen
         return _described(mon, out)
     reason = run_reason(mon)
-    internal = bool(reason is not None and mon.internal_error)
+    internal = bool(reason is not None and mon.internal_break)
     if reason is not None and mon.split_note is not None:
         reason = dataclasses.replace(reason, note=mon.split_note)
     if reason is None and (mon.branch_spans or mon.branch_notes):
@@ -97,7 +97,7 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
             out.log += merge_branches(mon, arms)
         except Exception as e:
             reason = internal_error(e, "merging a branch")
-            internal = mon.internal_error = True
+            internal = mon.internal_break = True
     if reason is None and mon.loops:
         # Counted loops whose iterations repeat become one loop node (magpy.dynamic.rolling). A failure past
         # its checks is not a give-up: lifting is given up (magpy.api), and the next miss records
@@ -114,7 +114,7 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
             reason = BreakReason(BreakKind.UNSUPPORTED, str(e))
         except Exception as e:
             reason = internal_error(e)
-            internal = mon.internal_error = True
+            internal = mon.internal_break = True
     out.reason, out.internal = reason, internal
     if reason is not None:
         out.gen = None

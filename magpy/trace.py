@@ -140,7 +140,7 @@ def run_reason(mon: Any) -> BreakReason | None:
         return None
     typed = mon.break_reason
     if typed is None or str(typed) != mon.broken:
-        typed = BreakReason(BreakKind.INTERNAL if mon.internal_error else BreakKind.UNSUPPORTED,
+        typed = BreakReason(BreakKind.INTERNAL if mon.internal_break else BreakKind.UNSUPPORTED,
                             mon.broken)
     if typed.kind is BreakKind.UNSUPPORTED and mon.dynamic:
         typed = dataclasses.replace(typed, kind=BreakKind.DYNAMIC)

@@ -118,7 +118,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.opaque_frame: Any = None
         self.broken: str | None = None
         self.break_reason: BreakReason | None = None   # the typed reason (broken is its text)
-        self.internal_error = False                  # did the break come from a failure inside MagPy?
+        self.internal_break = False                  # did the break come from a failure inside MagPy?
         self.delifting = False   # after a break: LiftedInts on monitored stacks become ints (break_run)
         self.dynamic = False
         self.result: Any = None
@@ -367,7 +367,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         if self.split is not None and self.split.abortable and self.abort_at_split:
             capture.stop()
             raise SplitHere()   # (into the program at D: the caller goes on from the split's values)
-        self.internal_error = internal
+        self.internal_break = internal
         self.opaque_frame = None
         if any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values()):
             # The program goes on eagerly, but sizes this run put on the stack as LiftedInts
@@ -429,7 +429,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         until the cyclic collector runs, and with it the user frames it watched (with their
         locals: activations), the objects its shadow nodes hold (whole modules, parameters) and
         the run's arguments. Only its plain facts stay readable (``dynamic``, ``broken``)."""
-        keep = {k: self.__dict__[k] for k in ("broken", "dynamic", "finished", "internal_error") if k in self.__dict__}
+        keep = {k: self.__dict__[k] for k in ("broken", "dynamic", "finished", "internal_break") if k in self.__dict__}
         self.__dict__.clear()
         self.__dict__.update(keep)
 
