@@ -56,6 +56,7 @@ from .natives import (
     LEGACY_TENSOR_TYPES,
     NUMBER_CONVERSIONS,
     NUMPY_FROM_TENSOR,
+    SAME_TENSOR_NATIVES,
     TENSOR_PROTOCOL_BUILTINS,
     NativeRules,
     hash_of_nan,
@@ -151,6 +152,7 @@ FIGURE_12 = {
     "scalar argument": "_scalar_argument",              # may decline (after an escape check)
     "legacy factory": "_legacy_factory",                # natives: torch.Tensor(2, 3)
     "variable": "_variable_detach",                     # natives: Variable(t)
+    "same tensor": "_same_tensor",                      # natives: unwrap_if_dead(t) is t
     "bound builtin method": "_unbind_builtin_method",   # restates
     "abc check": "_abc_check",                          # natives
     "type test": "_plain_result",
@@ -259,6 +261,8 @@ class CallRules(NativeRules, AnnotatedRules):
         if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
             yield "variable"
+        if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+            yield "same tensor"
         if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
             yield "bound builtin method"
             fn, args = c.fn, c.args

@@ -65,6 +65,12 @@ CONTEXTVAR_METHODS = frozenset({contextvars.ContextVar.set, contextvars.ContextV
 #: Conversions that read a number out of a tensor (``float(t)``).
 NUMBER_CONVERSIONS = (float, int, bool)
 
+#: Internal natives that hand back their tensor argument itself outside a functorch transform
+#: (``autograd.Function.apply`` calls ``unwrap_if_dead`` on every argument): no operator, so
+#: nothing of them belongs in a graph a backend sees (TorchScript cannot compile them).
+SAME_TENSOR_NATIVES = frozenset(f for f in (getattr(getattr(torch._C, "_functorch", None), "unwrap_if_dead", None),)
+                                if f is not None)
+
 #: Sequence methods that store their arguments (``lst.append(x)``): the argument is moved, not read.
 _SEQUENCE_STORES = frozenset({list.append, list.insert, list.extend, collections.deque.append,
                               collections.deque.appendleft})
@@ -512,6 +518,16 @@ class NativeRules:
         """The legacy wrapper: ``Variable(t)`` is a new tensor sharing t's data, without grad."""
         self.pend_op(fs, "method", "detach", [c.args[0]], {}, "detach")
         return True
+
+    def _same_tensor(self, fs: FrameState, c: CallSite) -> bool:
+        """A native of :data:`SAME_TENSOR_NATIVES`: its result is checked to be its argument."""
+        self.pend(fs, self._post_same_tensor, (c.fn, c.args[0]))
+        return True
+
+    def _post_same_tensor(self, fs, stack, data):
+        fn, t = data
+        if stack[-1] is not t:   # (inside a functorch transform: a wrapper was unwrapped)
+            raise BreakCompile(f"`{fn.__name__}` unwrapped a functorch tensor wrapper")
 
     def _legacy_constructor(self, fs: FrameState, c: CallSite) -> bool:
         """Legacy tensor construction as the graph op it amounts to: ``torch.FloatTensor(data)``

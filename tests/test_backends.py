@@ -245,3 +245,37 @@ def test_inductor_compiles_both_sides_of_a_split():
         assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 2
     else:
         assert st.splits == 0 and st.fallbacks >= 1
+
+
+def test_an_autograd_function_gives_torchscript_a_graph_of_user_operators_only():
+    """``autograd.Function.apply`` hands every argument to functorch's ``unwrap_if_dead`` (which
+    returns it itself outside a transform): no node of it reaches the graph, so TorchScript
+    compiles the record instead of falling back to eager."""
+
+    class Round(torch.autograd.Function):
+        @classmethod   # (as the Quantized model's functions: apply's own frame runs monitored)
+        def forward(cls, ctx, x, step):
+            return torch.round(x / step) * step
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    class Q(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(Round.apply(x, 0.25)).relu()
+
+    m = Q().eval()
+    cm = magpy.compile(m, backend="torchscript")
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        for _ in range(2):
+            assert same(cm(x), m(x))
+    st = magpy.stats(cm)
+    assert st.fallbacks == 0 and st.break_reasons == [] and st.guard_hits == 1, st
+    names = {getattr(n.target, "__name__", str(n.target)) for r in magpy.records(cm) for n in r.graph_module.graph.nodes}
+    assert "unwrap_if_dead" not in names, names

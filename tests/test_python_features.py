@@ -376,6 +376,37 @@ def test_a_module_created_in_forward_after_dynamo_patched_module_init():
     run(f, (torch.randn(2, 4),), (torch.randn(2, 4),))
 
 
+def test_a_monitor_run_does_not_import_dynamo_and_skips_its_frames_once_loaded():
+    """The first monitor run in a process does not import TorchDynamo (a second of start-up);
+    once something imports it, a later run skips the frames Dynamo patches into Module.__init__."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import sys, torch, magpy
+        lin = torch.nn.Linear(4, 4)
+        class Mish(torch.nn.Module):
+            def forward(self, x):
+                return x * torch.tanh(torch.nn.functional.softplus(x))
+        def f(x):
+            return Mish()(lin(x))
+        x = torch.randn(2, 4)
+        c = magpy.compile(f, backend="eager")
+        assert torch.equal(c(x), f(x))
+        assert "torch._dynamo" not in sys.modules, "a monitor run imported Dynamo"
+        from torch._dynamo.mutation_guard import install_generation_tagging_init
+        install_generation_tagging_init()
+        c2 = magpy.compile(f, backend="eager")
+        assert torch.equal(c2(x), f(x)) and torch.equal(c2(x), f(x))
+        st = magpy.stats(c2)
+        assert st.break_reasons == [] and st.guard_hits == 1, st
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-3000:]
+
+
 def test_functools_reduce_with_a_native_operator_folds_into_the_graph():
     """`functools.reduce(operator.add, tensors)` folds in C: recorded like `sum`, as graph nodes."""
     import functools

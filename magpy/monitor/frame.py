@@ -7,6 +7,7 @@ the frames that run between user frames and are never monitored.
 """
 from __future__ import annotations
 
+import sys
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -45,8 +46,23 @@ class GuardSink(Protocol):
     def guard_class_attr(self, cls: type, name: str, after: type | None = None) -> None: ...
 
 
+_FRAMEWORK: set | None = None
+_DYNAMO_SEEN = False
+
+
 def skip_codes() -> set:
-    """Framework frames that run between user frames and are not monitored themselves."""
+    """Framework frames that run between user frames and are not monitored themselves (one set,
+    grown in place: TorchDynamo's frames join it once something imported Dynamo)."""
+    global _FRAMEWORK, _DYNAMO_SEEN
+    if _FRAMEWORK is None:
+        _FRAMEWORK = _framework_codes()
+    if not _DYNAMO_SEEN and "torch._dynamo.utils" in sys.modules:
+        _DYNAMO_SEEN = True
+        _FRAMEWORK.update(_dynamo_codes())
+    return _FRAMEWORK
+
+
+def _framework_codes() -> set:
     codes = set()
     M = torch.nn.Module
     for name in ("_wrapped_call_impl", "_call_impl", "__setattr__"):
@@ -62,8 +78,14 @@ def skip_codes() -> set:
     apply = getattr(torch.autograd.Function, "apply", None)
     if apply is not None and hasattr(apply, "__func__"):
         codes.add(apply.__func__.__code__)
-    # TorchDynamo's bookkeeping that it patches into Module.__init__ once imported: a weak
-    # registry of modules made inside forward, read only by Dynamo's own recompile decisions.
+    return codes
+
+
+def _dynamo_codes() -> set:
+    """TorchDynamo's bookkeeping that it patches into Module.__init__ once imported: a weak
+    registry of modules made inside forward, read only by Dynamo's own recompile decisions.
+    (Looked up only once Dynamo is loaded: importing it costs about a second.)"""
+    codes = set()
     try:
         from torch._dynamo.mutation_guard import GenerationTracker
         from torch._dynamo.utils import ExactWeakKeyDictionary

@@ -71,7 +71,7 @@ _NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER",
                                   "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
 
 
-_SKIP = None   # the framework codes (frame.skip_codes), found at the first run
+_SKIP: set = set()   # the framework codes (frame.skip_codes: one set, grown in place)
 _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
@@ -99,8 +99,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                  top_closure: tuple | None = None, lifted: list[tuple] | None = None,
                  lifted_values: frozenset = frozenset()) -> None:
         global _SKIP
-        if _SKIP is None:
-            _SKIP = skip_codes()
+        _SKIP = skip_codes()   # (the same set; Dynamo's frames join it once Dynamo is loaded)
         self.top_code = top_code
         self.param_sources = param_sources
         self.param_values = param_values
