@@ -283,6 +283,10 @@ class Reads:
             where = None
         self.read_log.append((source, value, where))
 
+    def is_read_post(self, post) -> bool:
+        """Is ``post`` that of a read from outside whose failure is what the program saw (failed_read)?"""
+        return post == self.post_attr or post == self._post_item
+
     def failed_read(self, pending, exc) -> None:
         """A read from outside raised (``try: self.x except AttributeError``): the absence
         is what the program saw, so the guard checks it is still absent."""

@@ -342,6 +342,14 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                     self.break_run(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "
                                 "exceptions that depend on tensor values cannot be guarded", fs, fs.frame.f_lasti)
                     return
+                if not self.is_read_post(pending[0]) and (self.follows_changing_numbers() or self.scalar_nodes):
+                    # `int(abs(v))` of a lifted or tensor-read number raised (NaN, inf): whether it
+                    # raises follows the number, which the record does not guard. (Not dynamic: the
+                    # next run guards lifted numbers; a number read from a tensor stays dynamic.)
+                    self.break_run(f"an operation raised {type(exc).__name__} in a run that follows changing "
+                                   "numbers: whether it raises may follow a number the record does not guard",
+                                   fs, fs.frame.f_lasti)
+                    return
                 self.failed_read(pending, exc)
 
     # -- breaking -----------------------------------------------------------------------------------------
