@@ -433,7 +433,8 @@ class Lifting:
         recs = cache.records
         if len(recs) >= 2 and recs[0].int_values and recs[1].int_values:
             a, b = recs[0].int_values, recs[1].int_values
-            self.values |= {k for k in a.keys() & b.keys() if a[k] != b[k]}
+            # (NaN != NaN: a NaN both records saw did not change)
+            self.values |= {k for k in a.keys() & b.keys() if a[k] != b[k] and not (a[k] != a[k] and b[k] != b[k])}
         tensors = arg_tensors(sources, values)
         shapes = shapes_of(tensors)
         if self.dynamic:
