@@ -80,3 +80,47 @@ def test_program_errors_still_propagate_from_the_monitor_run():
         assert "shapes cannot be multiplied" in str(e)
     else:
         raise AssertionError("the program's error was swallowed")
+
+
+def _one_graph(fn, calls):
+    cm = magpy.compile(fn, backend="eager")
+    for args in calls:
+        a, b = fn(*args), cm(*args)
+        assert same(a, b)
+        assert getattr(a, "__dict__", None) == getattr(b, "__dict__", None)
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.splits == 0 and st.graph_count == 1, st.break_reasons
+    return cm
+
+
+def test_legacy_constructor_of_numpy_numbers_and_tensors_is_one_graph():
+    def f(x):
+        stats = torch.FloatTensor([x.mean(), x[0, :1], np.float32(0.25)])
+        idx = torch.LongTensor([[x.shape[0], torch.tensor(1)]])
+        return x * stats[0] + stats.sum(), idx
+
+    _one_graph(f, [(torch.randn(2, 3),) for _ in range(3)])
+
+
+def test_legacy_constructor_refuses_what_it_cannot_read():
+    def f(x):   # a float tensor into LongTensor: eager raises, as the compiled call must
+        return torch.LongTensor([x[0], 1])
+
+    cm = magpy.compile(f, backend="eager")
+    for _ in range(2):
+        try:
+            cm(torch.randn(2))
+        except TypeError as e:
+            assert "integer tensors" in str(e)
+        else:
+            raise AssertionError("LongTensor of a float tensor did not raise")
+
+
+def test_attribute_written_on_a_tensor_made_in_the_call_is_on_the_output():
+    def f(x, flag):
+        out = x * 2
+        out.stop_gradient = flag
+        out.my_tag = "x"
+        return (out + 1 if out.stop_gradient else out), out
+
+    _one_graph(f, [(torch.randn(2), True) for _ in range(3)])
