@@ -89,3 +89,43 @@ def step(i):
 def post(out, i): return [dict(t.__dict__) for t in m.kept]
 EXPECT = "record"
 """)
+
+program(F_, "incremental_decoder_logs_a_drawn_number", """
+import io
+import random
+SINK = io.StringIO()
+rng = random.Random(0)
+class Decoder(nn.Module):
+    # incremental state: None on the first call, a cache later; each step logs a sampled
+    # temperature (a number drawn, printed: no tensor operation at all)
+    def __init__(self):
+        super().__init__()
+        self.cache = None
+    def forward(self, x):
+        if self.cache is None:
+            self.cache = {"steps": 0}
+        self.cache["steps"] += 1
+        print("temperature", rng.random(), file=SINK)
+        return x
+m = Decoder()
+def make(): return m
+def inputs(i): return torch.ones(2)
+def state(): return SINK.getvalue(), rng.getstate()
+NCALLS = 5
+EXPECT = "record"
+""")
+
+program(F_, "draw_printed_without_tensor_ops", """
+import io
+import random
+SINK = io.StringIO()
+def f(x):
+    r = random.random()
+    print("r", r, file=SINK)
+    return x
+def make(): return f
+def inputs(i): return torch.ones(2)
+def step(i): random.seed(i // 2)
+def state(): return SINK.getvalue(), random.getstate()
+EXPECT = "record"
+""")
