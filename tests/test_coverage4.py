@@ -124,3 +124,35 @@ def test_attribute_written_on_a_tensor_made_in_the_call_is_on_the_output():
         return (out + 1 if out.stop_gradient else out), out
 
     _one_graph(f, [(torch.randn(2), True) for _ in range(3)])
+
+
+def test_record_without_graph_replaying_a_drawn_number_does_not_call_a_missing_graph(capsys):
+    import random
+
+    def f(x):
+        print("temperature", random.random())
+        return x
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(3):
+        random.seed(i)
+        f(torch.ones(2))
+        random.seed(i)
+        cm(torch.ones(2))   # raised TypeError: 'NoneType' object is not callable on the first hit
+        out = capsys.readouterr().out.splitlines()
+        assert len(out) == 2 and out[0] == out[1]
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 1 and st.guard_hits == 2
+
+
+def test_record_that_only_prints_is_held(capsys):
+    def f(x):
+        print("step")
+        return x
+
+    cm = magpy.compile(f, backend="eager")
+    for _ in range(3):
+        cm(torch.ones(2))
+    assert capsys.readouterr().out == "step\n" * 3
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 1 and st.guard_hits == 2 and st.unheld == 0
