@@ -88,9 +88,6 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # A graph that changes tensors in place (or switches grad mode/autocast) runs even when
     # the mock needs none of its outputs.
     gm_needed = bool(mb.outputs) or trace.graph_mutates
-    # (no outputs and no operators: no graph is compiled, magpy.pipeline, and there is none to call,
-    # e.g. a record that only draws numbers and prints them)
-    graph_call = f"_graph({', '.join(input_vars)})" if mb.outputs or trace.graph.op_count else "()"
     # -- guard ------------------------------------------------------------------------------------------
     ns: dict[str, Any] = {}
     guard = guard_code(trace, call_shape, batched, held, vars_, pool, mb, shape_checks, draw_checks, ns)
@@ -115,6 +112,9 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # (the graph does not use a late reading: it gets the run's value in its place)
     input_vars = [literal(v, pool) if src in late_draws else var
                   for (src, v), var in zip(trace.graph.inputs, input_vars)]
+    # (no outputs and no operators: no graph is compiled, magpy.pipeline, and there is none to call,
+    # e.g. a record that only draws numbers and prints them)
+    graph_call = f"_graph({', '.join(input_vars)})" if mb.outputs or trace.graph.op_count else "()"
     restore = "_restore_state(_state)"
     if trace.draws:
         ns["_G"] = tuple(dict.fromkeys(d.generator for d in trace.draws))
