@@ -203,7 +203,8 @@ class AnnotatedRules:
         if self.rg.read(node, ("attr", name)) is not None:
             pass   # (written or read before in this call: the RefGraph already knows it)
         elif node.source is None:
-            if present:
+            # (a constant the call itself wrote, `out.tag = "x"`, reads as that constant)
+            if present and not (is_immutable(t.__dict__[name]) and not self.holds_scalar(t.__dict__[name])):
                 raise BreakCompile(f"reads attribute `{name}` set on a tensor made in the call")
         elif present:
             self.on_read(t.__dict__[name], AttrSource(node.source, name, "__dict__"), ("attr", name), node)

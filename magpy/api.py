@@ -56,7 +56,7 @@ import torch
 
 from . import _logging, capture
 from .backends import CompiledGraphs, resolve
-from .breaks import BreakCompile, BreakKind, BreakReason, split_reason
+from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_reason
 from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
 from .check import CheckError, changed_reads, compare, evaluate, roots_of
@@ -428,9 +428,17 @@ class _Compiled(CompiledCallable):
             # The arguments do not bind to the function MagPy would monitor: the real call
             # decides (it raises the user's TypeError, or takes a path MagPy did not foresee).
             return _EAGER
+        except Exception as e:   # a MagPy bug before the program ran: the calls run eagerly
+            self._give_up(internal_error(e, "starting the monitor run"), internal=True)
+            return _EAGER
         result = None
         try:
             result = self._monitored(run, args, kwargs, t0)
+        except Exception as e:   # a MagPy bug once the program returned: its result stands (eager runs later)
+            if run.returned is None:
+                raise   # the program raised (or its continuation did), as the eager call does
+            self._give_up(internal_error(e, "recording the monitor run"), internal=True)
+            result = run.returned[0]
         finally:
             result = run.close(result)
         return result

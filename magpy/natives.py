@@ -557,6 +557,16 @@ class NativeRules:
             self.read_args([args[0]])
             self.pend_op(fs, "function", torch.tensor, [data], {"dtype": dtype, **extra}, name)
             return True
+        shape, e = [], data
+        while isinstance(e, (list, tuple)) and len(args) == 1:
+            shape.append(len(e))
+            e = e[0] if e else None
+        if shape and 0 not in shape and T.numbers_or_tensors(data) and T.legacy_reads(T.tensors_in([data], {}), dtype):
+            # numpy numbers (baked in as the Python numbers torch reads), one-element tensors (read
+            # as numbers): what the list holds is read, and guarded where it came from
+            self.read_args([args[0]])
+            self.pend_op(fs, "function", T.legacy_tensor, [data, dtype, tuple(shape)], {}, name)
+            return True
         raise BreakCompile(f"calls the legacy constructor `{name}` with {type(data).__name__} data")
 
     def _abc_check(self, fs: FrameState, c: CallSite) -> bool:

@@ -252,6 +252,7 @@ class MonitorRun:
     def __init__(self, mon: Monitor, shape: Any, plan: RunPlan, fn: Any, self_obj: Any):
         self.mon, self.shape, self.plan, self.fn, self.self_obj = mon, shape, plan, fn, self_obj
         self.trace: Trace | None = None   # the run as the stages after it saw it (set by finish)
+        self.returned: tuple | None = None   # (result,) once the program returned (not split, not raised)
 
     def run(self, args: tuple, kwargs: dict, mark: Callable[[int | None], None]) -> Any:
         """Run the program once under monitoring; the caller holds the monitor lock. Returns its
@@ -281,6 +282,7 @@ class MonitorRun:
         if mon.broken is None and not mon.finished:
             mon.break_reason = BreakReason(BreakKind.UNSUPPORTED, "the monitor run did not observe the function's return")
             mon.broken = str(mon.break_reason)
+        self.returned = (result,)
         return result
 
     def finish(self) -> RunOutcome:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import operator
 import sys
 import types
+from typing import Any
 
 import torch
 
+from ..objmodel import is_numpy_number
 from . import REGISTRY, Annotation
 
 #: Tensor methods / torch functions whose non-tensor results depend only on metadata.
@@ -273,3 +275,32 @@ for _name in dir(torch.Size):
     if callable(_obj) and not _name.startswith("__"):
         REGISTRY.add(_obj, Annotation(meta=True, note="torch.Size method"))
 REGISTRY.add(torch.manual_seed, Annotation(pure_closure=False))
+
+
+# -- legacy constructors (``torch.FloatTensor([t0, 2.0])``, magpy.natives) ----------------------------
+
+def legacy_tensor(data: Any, dtype: torch.dtype, shape: tuple) -> torch.Tensor:
+    """``torch.FloatTensor([t0, t1, 2.0])`` as a graph node: the constructor reads each tensor in
+    the data as a Python number (one element), i.e. its value converted to ``dtype`` on the CPU."""
+    flat, todo = [], [data]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, (list, tuple)):
+            todo.extend(reversed(e))
+        else:
+            flat.append(e.detach().reshape(()).to("cpu", dtype) if isinstance(e, torch.Tensor)
+                        else torch.tensor(e, dtype=dtype))
+    return torch.stack(flat).reshape(shape)
+
+
+def legacy_reads(tensors: list, dtype: torch.dtype) -> bool:
+    """Can :func:`legacy_tensor` read these tensors as the constructor does (one element each,
+    no complex values, integers or booleans into an integer type)?"""
+    return all(t.numel() == 1 and not t.is_complex() and (dtype.is_floating_point or dtype == torch.bool
+               or not t.is_floating_point()) for t in tensors)
+
+
+def numbers_or_tensors(data, depth: int = 0) -> bool:
+    """Legacy-constructor data of numbers (numpy's too) and tensors, in lists and tuples."""
+    return depth <= 8 and all(type(e) in (int, float, bool) or is_numpy_number(e) or isinstance(e, torch.Tensor)
+                              or (isinstance(e, (list, tuple)) and numbers_or_tensors(e, depth + 1)) for e in data)

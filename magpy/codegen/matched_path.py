@@ -112,6 +112,9 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # (the graph does not use a late reading: it gets the run's value in its place)
     input_vars = [literal(v, pool) if src in late_draws else var
                   for (src, v), var in zip(trace.graph.inputs, input_vars)]
+    # (no outputs and no operators: no graph is compiled, magpy.pipeline, and there is none to call,
+    # e.g. a record that only draws numbers and prints them)
+    graph_call = f"_graph({', '.join(input_vars)})" if mb.outputs or trace.graph.op_count else "()"
     restore = "_restore_state(_state)"
     if trace.draws:
         ns["_G"] = tuple(dict.fromkeys(d.generator for d in trace.draws))
@@ -151,7 +154,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
             mlines.append("_gs = _save_draws(_G)")
         mlines += draws
         mlines.append("try:")
-        mlines.append(f"    o = _graph({', '.join(input_vars)})")
+        mlines.append(f"    o = {graph_call}")
         mlines.append("except Exception:")
         mlines.append(f"    {restore}")
         mlines.append("    return _UNHELD")
@@ -168,14 +171,14 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         if keeps_state:
             mlines.append("_state = _speculation_state()")
         mlines.append("try:")
-        mlines.append(f"    o = _graph({', '.join(input_vars)})")
+        mlines.append(f"    o = {graph_call}")
         mlines.append("except Exception:")
         if keeps_state:
             mlines.append("    _restore_state(_state)")
         mlines.append("    return _UNHELD")
     elif gm_needed or prints:
         mlines += draws
-        mlines.append(f"o = _graph({', '.join(input_vars)})")
+        mlines.append(f"o = {graph_call}")
     else:
         mlines += draws   # (drawn for their effect on the generators: nothing uses them)
     mlines += late

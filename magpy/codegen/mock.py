@@ -237,7 +237,14 @@ class MockBuilder:
             n = self.trace.graph.node_of(v)
             if n is None:
                 raise Unsupported(f"returns a tensor {tuple(v.shape)} whose computation MagPy did not see")
-            return self.graph_output(n)
+            if type(v) is not torch.Tensor or not v.__dict__:
+                return self.graph_output(n)
+            # attributes the call wrote on a tensor it made (`out.tag = "x"`): set on the graph's output
+            var = self._fresh()
+            self.memo[id(v)] = var
+            self.lines.append(f"{var} = {self.graph_output(n)}")
+            self.lines.append(f"{var}.__dict__.update({self._state(v, depth)})")
+            return var
         t = type(v)
         if isinstance(v, (types.BuiltinFunctionType, type, types.ModuleType, types.MethodDescriptorType,
                           types.WrapperDescriptorType, types.ClassMethodDescriptorType)) \

@@ -264,6 +264,12 @@ class UpdateRules:
                 self.pend(fs, self._post_set_data, (obj, value), opaque=True)
                 return
         node = self.held_node(obj)
+        if type(obj) is torch.Tensor and not hasattr(type(obj), name) and self.graph.node_of(obj) is not None \
+                and not self.from_outside(obj) and (node is None or node.source is None):
+            # `out.stop_gradient = True` on a tensor the call made: an entry of its own __dict__,
+            # which the mock sets on the graph's output (magpy.codegen.mock) where it reaches outside
+            self.pend(fs, self.post_nothing, None, opaque=True)
+            return
         if isinstance(obj, torch.Tensor) and (hasattr(type(obj), name) or node is None or node.source is None):
             raise BreakCompile(f"writes tensor attribute `{name}`")
         # (`x.grid = None` on a tensor from outside: an attribute of the object's own __dict__,

@@ -338,7 +338,7 @@ def step(i):
 """)
 
 program(F_, "tensor_python_attribute_tag", """
-EXPECT = "dynamic"
+EXPECT = "record"   # (y.source on the tensor the call made: set on the graph output by the mock)
 def tag(x):
     x.tag = "seen"
     y = x * 2
