@@ -34,7 +34,7 @@ from experiments.cells import default_mem_limit_bytes, run_cell
 from experiments.compilers import missing_requirements
 from experiments.isolation import interrupt_on_sigterm
 from experiments.plan import Plan, SettingsError, make_plan, override_keys, resolve_device, resolve_size
-from experiments.results import RunStore, cell_settings, environment
+from experiments.results import RunStore, cell_settings, environment, git_dirty
 
 log = logging.getLogger("experiments.run")
 
@@ -83,6 +83,9 @@ def describe_row(row: dict[str, Any]) -> str:
         parts.append(f"{row['graph_count']} graph{'s' if row['graph_count'] != 1 else ''}")
     if row.get("fallbacks"):
         parts.append(f"fell back to eager ({row['fallbacks']} calls)")
+    if row.get("limit_hits"):
+        parts.append(f"fell back to eager (recompile limit hit in {row['limit_hits']} "
+                     f"frame{'s' if row['limit_hits'] != 1 else ''})")
     if row.get("correct") is False:
         parts.append(f"WRONG OUTPUT: {row.get('mismatch') or ''}"[:200])
     return ", ".join(parts)
@@ -191,6 +194,21 @@ def _countdown(progress: Progress) -> Any:
     return Countdown()
 
 
+def effective_config(config: dict[str, Any], plan: Plan) -> dict[str, Any]:
+    """``config`` (the composed config, for meta.json) with the values the run used.
+
+    The size group holds the defaults (``size.repeat: 10``) while ``repeat=5`` or the experiment's
+    per-size plan decide what the cells ran with; meta.json records only what ran: the size group
+    and the top-level knobs both carry the plan's value, and ``bs`` the plan's batch sizes.
+    """
+    used = {"warmup": plan.warmup, "repeat": plan.repeat, "n_inputs": plan.n_inputs, "statistic": plan.statistic,
+            "timeout_s": plan.timeout_s, "threads": plan.threads}
+    config = {**config, "size": {**(config.get("size") or {}), **used}, "bs": list(plan.bs)}
+    config.update({k: used[k] for k in ("warmup", "repeat", "n_inputs", "statistic")})
+    config["cell"] = {**(config.get("cell") or {}), "timeout_s": plan.timeout_s, "threads": plan.threads}
+    return config
+
+
 def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     """Run every cell of ``plan`` that has no result yet; write the tables, meta.json and the figure.
 
@@ -204,6 +222,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     runner = importlib.import_module(f"experiments.runners.{plan.runner}")
     specs = runner.cells(plan)
     env = environment(plan.device)
+    dirty = git_dirty()  # the tree these cells are measured on
     run_settings = {**plan.settings(), "environment": env}
     wanted = {s["cell_id"]: cell_settings(s, plan.settings(), env) for s in specs}
     store = RunStore(results_root / plan.experiment / plan.run_id)
@@ -217,7 +236,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
             f"run_id=<name> writes a separate directory")
     for cid in stale:
         store.set_aside(cid)
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = effective_config(OmegaConf.to_container(cfg, resolve=True), plan)
     store.write_meta(config, plan.device)
     todo = [s for s in specs if store.needs_run(s["cell_id"], force=cfg.force, retry_errors=cfg.retry_errors)]
     log.info("%s: %d cells, %d to run, results in %s", plan.experiment, len(specs), len(todo), store.run_dir)
@@ -242,7 +261,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
                       "frontend": (spec["compiler"] or {}).get("frontend")}
             row = {**spec["key"], "cell_id": spec["cell_id"], "size": plan.size, "device": plan.device,
                    "statistic": plan.statistic, "threads": plan.threads, "warmup": plan.warmup,
-                   "repeat": plan.repeat, **labels, **row, "settings": wanted[spec["cell_id"]]}
+                   "repeat": plan.repeat, **labels, **row, "git_dirty": dirty, "settings": wanted[spec["cell_id"]]}
             store.save(spec["cell_id"], row)
             store.write_tables(runner.summarize, order=order)
             store.write_meta(config, plan.device)
