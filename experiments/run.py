@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -225,7 +226,11 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     dirty = git_dirty()  # the tree these cells are measured on
     run_settings = {**plan.settings(), "environment": env}
     wanted = {s["cell_id"]: cell_settings(s, plan.settings(), env) for s in specs}
-    store = RunStore(results_root / plan.experiment / plan.run_id)
+    try:
+        store = RunStore(results_root / plan.experiment / plan.run_id)
+    except OSError as err:
+        raise SettingsError(f"results_dir={results_root}: cannot create {results_root / plan.experiment / plan.run_id} "
+                            f"({err.strerror or err})") from None
     stale = store.stale(wanted, run_settings)
     if stale and not cfg.force:
         differences = sorted({d for diff in stale.values() for d in diff})
@@ -281,6 +286,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
 def main(cfg: DictConfig) -> Any:
     """Hydra entry point (see the module docstring). Bad settings and Ctrl-C end with one line."""
     try:
+        refuse_unknown_keys(HydraConfig.get().overrides.task)
         cfg = _concrete_config(cfg)
         cli_keys = override_keys(HydraConfig.get().overrides.task)
         plan = make_plan(cfg, cli_keys)
@@ -296,6 +302,38 @@ def main(cfg: DictConfig) -> Any:
         sys.exit(130)
     print(f"results: {run_dir}")
     return str(run_dir)
+
+
+#: Config groups a command line selects from (``model=[bert,resnet]``) besides the keys of config.yaml.
+_GROUPS = ("experiment", "model", "compiler", "device", "size", "hydra")
+_CONF = Path(__file__).resolve().parent / "conf"
+
+
+def settings_known(key: str = "") -> list[str]:
+    """The keys a command line may set: config.yaml's keys and the config groups; for a dotted
+    ``key`` (``cell.timout_s``) the keys of its parent (``cell``) when config.yaml has it."""
+    root = OmegaConf.load(_CONF / "config.yaml")
+    parent = key.rsplit(".", 1)[0] if "." in key else ""
+    node = OmegaConf.select(root, parent) if parent else None
+    if OmegaConf.is_dict(node):
+        return [f"{parent}.{k}" for k in node]
+    return sorted({*root.keys(), *_GROUPS} - {"defaults"})
+
+
+def refuse_unknown_keys(overrides: list[str]) -> None:
+    """A ``+key=value`` (or ``++key=value``) that adds a key the run does not read is refused.
+
+    Hydra accepts ``+reapeat=5`` (it even suggests it for ``reapeat=5``) and the run would ignore
+    it silently. Adding under ``hydra`` and ``experiment`` (extending an experiment's plan) stays
+    allowed: those are read."""
+    for override in overrides:
+        if not override.startswith("+"):
+            continue
+        key = override.split("=", 1)[0].lstrip("+")
+        if key.split("/", 1)[0].split(".", 1)[0] in ("hydra", "experiment"):
+            continue
+        raise SettingsError(f"unknown setting {key!r} (in {override!r}): the run reads no such key; "
+                            f"valid: {', '.join(settings_known(key))}")
 
 
 def overrides_last(argv: list[str]) -> list[str]:
@@ -315,7 +353,16 @@ def _config_error(err: Exception) -> str:
     options = getattr(err, "options", None)
     if options:  # MissingConfigException: the options, not its multi-line listing
         return f"{lines[0]}; available: {', '.join(options)}"
-    return " ".join(lines[:2]) or type(err).__name__
+    text = " ".join(lines[:2])
+    missing = re.search(r"Could not (?:load|find) '([\w-]+)/([^']+)'", text)
+    if missing:  # one of several selected (model=[bert,nosuch]): Hydra gives no options then
+        group, name = missing.groups()
+        available = sorted(p.stem for p in (_CONF / group).glob("*.yaml"))
+        return f"no {group} config {name!r} (experiments/conf/{group}/{name}.yaml); available: {', '.join(available)}"
+    typo = re.search(r"Could not override '([^']+)'", text)
+    if typo:  # reapeat=5: Hydra suggests +reapeat=5, which the run would then ignore
+        return f"unknown setting {typo.group(1)!r}; valid: {', '.join(settings_known(typo.group(1)))}"
+    return text or type(err).__name__
 
 
 if __name__ == "__main__":

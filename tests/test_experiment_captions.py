@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -273,3 +276,67 @@ def test_align_under_inductor_gets_its_note_on_the_timing_figures(tmp_path: Path
     with plt.rc_context(plot._STYLE):
         assert "ALIGN with TorchInductor is 70-100x slower" in _texts(plot.plot_breakdown(tmp_path / "with", "F"))
         assert "ALIGN" not in _texts(plot.plot_breakdown(tmp_path / "without", "F"))
+
+
+# -- newcomer paths: one-line errors ----------------------------------------------------------------
+
+
+def _experiments_run(tmp_path: Path, *overrides: str):
+    command = [sys.executable, "-m", "experiments.run", "experiment=fig15", "device=cpu", "size=smoke",
+               "progress=false", "plot=false", f"hydra.run.dir={tmp_path / 'hydra'}", *overrides]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["results_dir=/proc/nope", "model=bert", "compiler=[eager]"],
+     "error: results_dir=/proc/nope: cannot create /proc/nope/fig15/smoke-cpu ("),
+    (["model=[bert,nosuch]"], "error: no model config 'nosuch' (experiments/conf/model/nosuch.yaml); available: "
+                              "align, bert, blockdrop,"),
+    (["reapeat=5", "model=bert"], "error: unknown setting 'reapeat'; valid: bs, cell, compiler,"),
+    (["+reapeat=5", "model=bert"], "error: unknown setting 'reapeat' (in '+reapeat=5'): the run reads no such key"),
+    (["+cell.timout_s=4", "model=bert"], "error: unknown setting 'cell.timout_s' (in '+cell.timout_s=4'): the run "
+                                         "reads no such key; valid: cell.timeout_s, cell.mem_limit_gb, cell.threads"),
+])
+def test_bad_input_is_one_error_line(tmp_path: Path, overrides: list[str], message: str) -> None:
+    proc = _experiments_run(tmp_path, *overrides)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.startswith(message) and proc.stderr.strip().count("\n") == 0, proc.stderr[-2000:]
+
+
+def test_demo_refuses_an_unknown_backend_in_one_line_and_summarizes_guards() -> None:
+    from magpy.demo import GUARDS_SHOWN, summarized
+
+    proc = subprocess.run([sys.executable, "-m", "magpy.demo", "--backend", "nosuch"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown backend 'nosuch'; known: ")
+    assert proc.stderr.strip().count("\n") == 0 and not proc.stdout
+
+    class Report:
+        guards = "\n".join(f"guard {i}" for i in range(40))
+
+        def __str__(self):
+            return "Graph count: 1\nGuards:\n" + "\n".join("  " + g for g in self.guards.splitlines())
+
+    text = summarized(Report())
+    assert text.splitlines()[1].startswith(f"Guards (40, the first {GUARDS_SHOWN} shown; --all-guards prints all")
+    assert text.splitlines()[-1] == f"  ... {40 - GUARDS_SHOWN} more" and "guard 39" not in text
+    assert summarized(Report(), every_guard=True) == str(Report())
+
+
+def test_identity_guard_text_names_the_object() -> None:
+    import types
+
+    from magpy.guards import IdGuard
+    from magpy.source import ConstSource
+
+    def describe(obj) -> str:
+        guard = IdGuard.__new__(IdGuard)  # only what describe() reads
+        guard.obj, guard.source = obj, ConstSource(value=None, label="x")
+        return guard.describe()
+
+    linear = torch.nn.Linear(1, 1)
+    assert describe(torch.nn.functional).startswith("x is <module torch.nn.functional at 0x")
+    assert describe(_scale.__code__).startswith("x is <code _scale at 0x")
+    assert describe(linear).startswith("x is <Linear at 0x") and describe(_scale).startswith("x is <function _scale at")
+    assert "  at" not in describe(types.SimpleNamespace())
