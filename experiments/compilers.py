@@ -59,8 +59,10 @@ def dynamo_graph_counter(backend: str | None) -> Any:
     The artifact's one way of counting Dynamo's graphs, used by Table 2, the timing experiments'
     ``graph_count``, ParityBench and ``models.timing``: pass it as ``torch.compile(...,
     backend=counter)``. ``counter.frame_count`` counts backend invocations (the graphs compiled),
-    ``counter.runs`` the compiled graphs' executions (the graphs one call runs once warm, which
-    a frame past Dynamo's recompile limit no longer adds to) and ``counter.limit_hits`` the
+    ``counter.runs`` the compiled graphs' executions, ``counter.ran`` which graphs ran (by their
+    index in ``counter.graphs``: clear it, make one warm call and its size is the number of
+    graphs that call runs, which a frame past Dynamo's recompile limit no longer adds to) and
+    ``counter.limit_hits`` the
     frames that hit the recompile limit (from then on they run the original Python: the same
     "fell back to eager" as a MagPy break). It counts only the compilations it was given to.
 
@@ -74,14 +76,17 @@ def dynamo_graph_counter(backend: str | None) -> Any:
         def __init__(self, name: str) -> None:
             super().__init__(name)
             self.runs = 0
+            self.ran: set[int] = set()
             self.limit_hits: list[str] = []
             _RecompileLimitWatch.attach(self.limit_hits)
 
         def __call__(self, gm: Any, example_inputs: Any) -> Any:
             compiled = super().__call__(gm, example_inputs)
+            index = len(self.graphs) - 1
 
             def run(*args: Any) -> Any:
                 self.runs += 1
+                self.ran.add(index)
                 return compiled(*args)
 
             if getattr(compiled, "_boxed_call", False):

@@ -382,8 +382,8 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     notes = _outcome_notes(summary.assign(fallbacks=[1 if v.endswith(f"({OUTCOMES['fallback']})") else 0
                                                      for v in summary["value"]]),
                            "model", labels, model_labels, hatched=False)
-    notes.insert(0, "Graphs per call after a warm-up call. TorchDynamo: backend graphs the call runs (a frame "
-                    "past its recompile limit runs eagerly: fell back to eager)")
+    notes.insert(0, "Graphs per call, counted on a call after a warm-up call. TorchDynamo: the distinct graphs it "
+                    "compiled that the call runs (a frame past its recompile limit runs eagerly: fell back to eager)")
     if "frontend" in raw.columns and "torchscript-regions" in set(raw["frontend"]):
         notes.insert(1, "TorchScript (auto regions): the largest submodules torch.jit.script accepts, found "
                         "automatically; the paper annotated its regions by hand, so its counts can be smaller")

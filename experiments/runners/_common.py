@@ -50,7 +50,7 @@ def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[An
     """What the frontend did over the cell: graphs, (re)compilations, fallbacks and why.
 
     MagPy: its ``stats`` counters and break reasons. Dynamo: with ``probe`` (one input, the cell
-    warm), the graphs one more call of it runs, counted by
+    warm), the distinct graphs one more call of it runs, counted by
     :func:`experiments.compilers.dynamo_graph_counter` as Table 2 counts them (per call after
     warm-up: the same number however many calls came before); without, the graphs compiled over
     the cell. A frame past Dynamo's recompile limit is a fallback (``limit_hits``, reasons in
@@ -69,10 +69,10 @@ def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[An
         graphs = compiled.dynamo_graphs
         count = int(graphs.frame_count)
         if probe is not None:
-            before = graphs.runs
+            graphs.ran.clear()
             compiled.fn(*probe[0], **probe[1])
             compiled.sync()
-            count = graphs.runs - before
+            count = len(graphs.ran)
         hits = list(getattr(graphs, "limit_hits", []))
         return {"graph_count": count, "limit_hits": len(hits), "break_reasons": " | ".join(hits)[:1000]}
     return {}

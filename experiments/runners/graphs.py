@@ -2,8 +2,8 @@
 
 How each approach's graphs are counted (paper §8.2):
 
-* ``dynamo``: the graphs TorchDynamo handed its backend that one call of the model runs, after a
-  warm-up call (:func:`experiments.compilers.dynamo_graph_counter`, which the timing experiments'
+* ``dynamo``: the distinct graphs TorchDynamo handed its backend that one call of the model runs
+  (a graph run twice counts once), after a warm-up call (:func:`experiments.compilers.dynamo_graph_counter`, which the timing experiments'
   ``graph_count`` also uses). Without recompilations that is the paper's count (backend
   invocations during one call); a frame Dynamo recompiles past its recompile limit runs eagerly
   from then on and is a fallback (``limit_hits``), so the count is the same however many calls
@@ -68,9 +68,9 @@ def _count_dynamo(spec, model, args, kwargs) -> tuple[Any, dict[str, Any]]:
     counter = dynamo_graph_counter(spec["compiler"].get("backend"))
     compiled = torch.compile(model, backend=counter)
     compiled(*args, **kwargs)  # warm-up: compiles (and recompiles, up to the limit)
-    before = counter.runs
+    counter.ran.clear()
     out = compiled(*args, **kwargs)
-    row = {"graph_count": counter.runs - before, "compiled_graphs": int(counter.frame_count),
+    row = {"graph_count": len(counter.ran), "compiled_graphs": int(counter.frame_count),
            "limit_hits": len(counter.limit_hits)}
     if counter.limit_hits:
         row["break_reasons"] = " | ".join(counter.limit_hits)[:1000]
