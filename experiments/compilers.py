@@ -117,7 +117,7 @@ class _RecompileLimitWatch(logging.Handler):
         if not str(record.msg).startswith("torch._dynamo hit config.") or len(record.args or ()) < 3:
             return
         limit_type, limit, where = record.args[:3]
-        text = f"TorchDynamo hit config.{limit_type} ({limit}) in {where}; that frame runs eagerly from then on"
+        text = f"Dynamo hit {limit_type} ({limit}) in {where}"  # the frame runs eagerly from then on
         for sink in self.sinks:
             if text not in sink:
                 sink.append(text)

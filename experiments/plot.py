@@ -184,8 +184,10 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
                         ha="center", va="bottom", fontsize=5, color="0.35")
                 continue
             fallback = outcome(row) == OUTCOMES["fallback"]
-            ax.bar(x, value - 1.0, width * 0.92, bottom=1.0, color="white" if fallback else colors[compiler],
-                   edgecolor=colors[compiler], linewidth=0.6, hatch=FALLBACK_HATCH if fallback else None)
+            partial = group == "GeoMean" and compiler in counts and _partial(counts[compiler])
+            ax.bar(x, value - 1.0, width * 0.92, bottom=1.0,
+                   color="white" if fallback or partial else colors[compiler], edgecolor=colors[compiler],
+                   linewidth=0.9 if partial else 0.6, hatch=FALLBACK_HATCH if fallback else None)
             text = f"{value:.2g}" + (f" ({counts[compiler]})" if group == "GeoMean" and compiler in counts else "")
             ax.text(x, value * (1.04 if value >= 1 else 0.96), text, rotation=90, ha="center",
                     va="bottom" if value >= 1 else "top", fontsize=4.8, color="0.2")
@@ -196,6 +198,12 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
     ax.set_xticklabels([group_labels.get(g, g) for g in groups])
     ax.tick_params(axis="x", length=0)
     ax.set_ylabel("speedup over eager")
+
+
+def _partial(count: str) -> bool:
+    """Whether a GeoMean's ``k/n`` covers fewer than all n models (drawn hollow)."""
+    k, _, n = count.partition("/")
+    return k != n
 
 
 def _legend(fig: plt.Figure, compilers: list[str], colors: dict[str, Any], labels: dict[str, str],
@@ -297,7 +305,7 @@ def plot_speedups(run_dir: Path, title: str) -> plt.Figure:
     notes = _outcome_notes(summary, "model", labels, model_labels)
     if "GeoMean" in models:
         notes.insert(0, "GeoMean: over the models a compiler ran correctly (fallbacks included); "
-                        "k/n on the bar: k of the n models")
+                        "k/n on the bar: k of the n models (hollow where k < n: not comparable with the others)")
     notes += _model_notes(run_dir, models)
     _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN)
     return fig
@@ -411,6 +419,9 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     for (r, _), cell in grid.get_celld().items():
         cell.set_linewidth(0.4)
         cell.set_height((lines[r - 1] if r > 0 else 1) / total)
+        if r > 0 and row_labels[r - 1].endswith("(paper)"):  # the paper's values: grey, set apart from ours
+            cell.get_text().set_color("0.4")
+            cell.set_facecolor("0.95")
     _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN, timing=False)
     return fig
 

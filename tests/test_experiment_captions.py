@@ -156,7 +156,7 @@ def test_table2_names_the_automatic_regions_and_carries_the_papers_rows(tmp_path
     rows = [_graph_row("densenet", "dynamo-eager", "dynamo", 59),
             _graph_row("densenet", "torchscript-regions", "torchscript-regions", 357),
             _graph_row("quantized", "dynamo-eager", "dynamo", 62, limit_hits=1,
-                       break_reasons="TorchDynamo hit config.recompile_limit (8) in 'forward'"),
+                       break_reasons="Dynamo hit recompile_limit (8) in 'forward'"),
             _graph_row("quantized", "torchscript-regions", "torchscript-regions", 22)]
     _write_run(tmp_path, "table2", rows, _meta(experiment=experiment))
     plot.plot("table2", tmp_path)
@@ -340,3 +340,22 @@ def test_identity_guard_text_names_the_object() -> None:
     assert describe(_scale.__code__).startswith("x is <code _scale at 0x")
     assert describe(linear).startswith("x is <Linear at 0x") and describe(_scale).startswith("x is <function _scale at")
     assert "  at" not in describe(types.SimpleNamespace())
+
+
+def test_a_geomean_over_fewer_models_is_drawn_hollow(tmp_path: Path) -> None:
+    def row(model, compiler, t, **extra):
+        return {"experiment": "fig15", "model": model, "compiler": compiler, "bs": 1, "status": "ok", "correct": True,
+                "mean_s": t, "median_s": t, "statistic": "median", "cell_id": f"{model},{compiler}", **extra}
+
+    rows = [row("bert", "eager", 2e-3), row("resnet", "eager", 2e-3), row("bert", "magpy-eager", 1e-3),
+            row("resnet", "magpy-eager", 1e-3), row("bert", "torchscript", 1e-3),
+            row("resnet", "torchscript", float("nan"), status="error", error="RuntimeError: no")]
+    _write_run(tmp_path, "fig15", rows, _meta())
+    with plt.rc_context(plot._STYLE):
+        fig = plot.plot_speedups(tmp_path, "Figure 15")
+    faces = {round(p.get_x() + p.get_width() / 2, 2): p.get_facecolor()[:3] for p in fig.axes[0].patches}
+    plt.close(fig)
+    geo = sorted(x for x in faces if x > 1.5)  # the GeoMean group is the third, at x = 2
+    assert len(geo) == 2
+    magpy_face, torchscript_face = faces[geo[0]], faces[geo[1]]
+    assert magpy_face != (1.0, 1.0, 1.0) and torchscript_face == (1.0, 1.0, 1.0)  # 2/2 filled, 1/2 hollow
