@@ -18,6 +18,7 @@ Only this worker-side module imports torch, magpy or torch_xla; a missing packag
 from __future__ import annotations
 
 import importlib.util
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,18 +56,71 @@ class Compiled:
 def dynamo_graph_counter(backend: str | None) -> Any:
     """A TorchDynamo backend that compiles each graph with ``backend`` and counts the graphs.
 
-    The artifact's one way of counting Dynamo's graphs (the paper's: one per backend invocation),
-    used by Table 2, the timing experiments' ``graph_count``, ParityBench and ``models.timing``:
-    pass it as ``torch.compile(..., backend=counter)`` and read ``counter.frame_count``. It counts
-    only the graphs of the compilations it was given to, whatever else the process compiles.
+    The artifact's one way of counting Dynamo's graphs, used by Table 2, the timing experiments'
+    ``graph_count``, ParityBench and ``models.timing``: pass it as ``torch.compile(...,
+    backend=counter)``. ``counter.frame_count`` counts backend invocations (the graphs compiled),
+    ``counter.runs`` the compiled graphs' executions, ``counter.ran`` which graphs ran (by their
+    index in ``counter.graphs``: clear it, make one warm call and its size is the number of
+    graphs that call runs, which a frame past Dynamo's recompile limit no longer adds to) and
+    ``counter.limit_hits`` the
+    frames that hit the recompile limit (from then on they run the original Python: the same
+    "fell back to eager" as a MagPy break). It counts only the compilations it was given to.
 
         >>> counter = dynamo_graph_counter("eager")
-        >>> torch.compile(torch.sin, backend=counter)(torch.ones(2)).shape, counter.frame_count
-        (torch.Size([2]), 1)
+        >>> torch.compile(torch.sin, backend=counter)(torch.ones(2)).shape, counter.frame_count, counter.runs
+        (torch.Size([2]), 1, 1)
     """
     from torch._dynamo.testing import CompileCounterWithBackend
 
-    return CompileCounterWithBackend(backend or "eager")
+    class GraphCounter(CompileCounterWithBackend):
+        def __init__(self, name: str) -> None:
+            super().__init__(name)
+            self.runs = 0
+            self.ran: set[int] = set()
+            self.limit_hits: list[str] = []
+            _RecompileLimitWatch.attach(self.limit_hits)
+
+        def __call__(self, gm: Any, example_inputs: Any) -> Any:
+            compiled = super().__call__(gm, example_inputs)
+            index = len(self.graphs) - 1
+
+            def run(*args: Any) -> Any:
+                self.runs += 1
+                self.ran.add(index)
+                return compiled(*args)
+
+            if getattr(compiled, "_boxed_call", False):
+                run._boxed_call = True  # type: ignore[attr-defined]
+            return run
+
+    return GraphCounter(backend or "eager")
+
+
+class _RecompileLimitWatch(logging.Handler):
+    """Collects Dynamo's "hit config.recompile_limit" warnings into the list of the latest counter
+    (the compilation being measured; a cell process measures one)."""
+
+    _instance: _RecompileLimitWatch | None = None
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.sinks: list[list[str]] = []
+
+    @classmethod
+    def attach(cls, sink: list[str]) -> None:
+        if cls._instance is None:
+            cls._instance = cls()
+            logging.getLogger("torch._dynamo.convert_frame").addHandler(cls._instance)
+        cls._instance.sinks = [sink]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not str(record.msg).startswith("torch._dynamo hit config.") or len(record.args or ()) < 3:
+            return
+        limit_type, limit, where = record.args[:3]
+        text = f"Dynamo hit {limit_type} ({limit}) in {where}"  # the frame runs eagerly from then on
+        for sink in self.sinks:
+            if text not in sink:
+                sink.append(text)
 
 
 def missing_requirements(compiler: Mapping[str, Any]) -> list[str]:

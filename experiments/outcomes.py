@@ -1,7 +1,8 @@
 """What happened to a cell, in the words every figure and table uses (:data:`OUTCOMES`).
 
 A result row is a plain measurement, or one of: *fell back to eager* (MagPy ran some calls as
-the original program: the time is real but is not MagPy's graph), *wrong output*, *failed*,
+the original program, or TorchDynamo hit its recompile limit and runs those frames as the original
+program: the time is real but is not only the compiler's graphs), *wrong output*, *failed*,
 *unavailable* (a package or device is missing), *timed out*, *crashed*. Figures draw a fallback
 hatched and leave the others without a bar; tables write the word; both give :func:`reason`.
 
@@ -36,9 +37,10 @@ def outcome(row: pd.Series | dict[str, Any]) -> str | None:
         return OUTCOMES.get(status, status)
     if str(row.get("correct")) == "False":
         return OUTCOMES["wrong"]
-    fallbacks = row.get("fallbacks")
-    if fallbacks is not None and not pd.isna(fallbacks) and fallbacks > 0:
-        return OUTCOMES["fallback"]
+    for column in ("fallbacks", "limit_hits"):  # MagPy's breaks; frames past Dynamo's recompile limit
+        value = row.get(column)
+        if value is not None and not pd.isna(value) and value > 0:
+            return OUTCOMES["fallback"]
     return None
 
 
@@ -68,6 +70,7 @@ def table2_cell(row: pd.Series | dict[str, Any]) -> str:
     count = str(int(row["graph_count"])) if not pd.isna(row.get("graph_count")) else "?"
     if what == OUTCOMES["wrong"]:
         return f"{count} ({what})"
-    if count == "0" and isinstance(row.get("break_reasons"), str) and row["break_reasons"]:
-        return f"0 ({OUTCOMES['fallback']})"  # MagPy gave up on the program; break_reasons says why
+    if what == OUTCOMES["fallback"] or \
+            count == "0" and isinstance(row.get("break_reasons"), str) and row["break_reasons"]:
+        return f"{count} ({OUTCOMES['fallback']})"  # MagPy gave up, Dynamo hit its limit; break_reasons says why
     return count

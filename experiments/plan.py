@@ -177,7 +177,7 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     if threads is not None:
         threads = _int(threads, "cell.threads", 1)
     options = {k: v for k, v in OmegaConf.to_container(exp, resolve=True).items()
-               if k not in ("name", "runner", "title", "note", "plan")}  # words on the figure, not settings
+               if k not in ("name", "runner", "title", "note", "plan", "paper", "model_notes")}  # words on the figure, not settings
     return Plan(
         experiment=exp.name, runner=exp.runner, title=exp.get("title", exp.name), device=device, size=size,
         run_id=cfg.run_id or f"{size}-{device}", models=models, compilers=compilers,

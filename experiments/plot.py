@@ -49,7 +49,7 @@ from experiments.outcomes import OUTCOMES, outcome, reason, table2_cell  # noqa:
 #: The paper's widths (USENIX two-column layout), in inches.
 TEXT_WIDTH_IN, COLUMN_WIDTH_IN = 7.0, 3.33
 FALLBACK_HATCH = "////"
-_APPROACHES = {"dynamo": "TorchDynamo", "torchscript": "TorchScript", "torchscript-regions": "TorchScript",
+_APPROACHES = {"dynamo": "TorchDynamo", "torchscript": "TorchScript", "torchscript-regions": "TorchScript (auto regions)",
                "lazytensor": "LazyTensor", "magpy": "MagPy"}
 _KINDS = {"bs": "batch size", "seqlen": "seq. length", "policy": "policy"}
 _STYLE = {"font.size": 7, "axes.titlesize": 7.5, "axes.labelsize": 7, "xtick.labelsize": 6.5,
@@ -75,9 +75,43 @@ def _meta_line(run_dir: Path, timing: bool = True) -> str:
     if not meta:
         return ""
     size = meta.get("config", {}).get("size", {}).get("name", "")
-    statistic = meta.get("config", {}).get("size", {}).get("statistic", "") if timing else ""
+    statistic = _statistic(run_dir, meta) if timing else ""
     return (f"{meta.get('device_name', '')}, size={size}{f', {statistic} of timed calls' if statistic else ''}, "
             f"torch {meta.get('versions', {}).get('torch', '')}")
+
+
+def _statistic(run_dir: Path, meta: dict[str, Any]) -> str:
+    """The statistic the cells' times are: the rows' own ``statistic`` (what was measured, a
+    ``statistic=mean`` override included), else the run's effective one recorded in meta.json."""
+    try:
+        recorded = pd.read_csv(run_dir / "raw.csv", usecols=["statistic"])["statistic"].dropna().unique()
+    except (OSError, ValueError):
+        recorded = []
+    if len(recorded):
+        return "/".join(sorted(str(s) for s in recorded))
+    config = meta.get("config", {})
+    return config.get("statistic") or config.get("size", {}).get("statistic", "")
+
+
+def _paper(run_dir: Path) -> dict[str, Any]:
+    return _meta(run_dir).get("config", {}).get("experiment", {}).get("paper") or {}
+
+
+def _paper_note(run_dir: Path) -> str:
+    """Which figure of the paper this reproduces and how this run's setting differs from it."""
+    paper, meta = _paper(run_dir), _meta(run_dir)
+    if not paper.get("figure"):
+        return ""
+    size = meta.get("config", {}).get("size", {}).get("name", "")
+    here = f"{meta.get('device_name', '?')}, torch {meta.get('versions', {}).get('torch', '?')}, size={size}"
+    smoke = "; at smoke size the numbers show the pipeline works, not the paper's results" if size == "smoke" else ""
+    return f"Reproduces the MagPy paper's {paper['figure']} ({paper.get('setting', '')}); this run: {here}{smoke}"
+
+
+def _model_notes(run_dir: Path, models: list[str]) -> list[str]:
+    """The experiment's notes on the models in the figure (``experiment.model_notes``)."""
+    notes = _meta(run_dir).get("config", {}).get("experiment", {}).get("model_notes") or {}
+    return [notes[m] for m in models if m in notes]
 
 
 def _experiment_note(run_dir: Path) -> str:
@@ -107,7 +141,7 @@ def _outcome_notes(rows: pd.DataFrame, group_col: str, labels: dict[str, str],
             where = "every model" if set(groups) >= everywhere and len(everywhere) > 1 else \
                 ", ".join(group_labels.get(g, g) for g in groups)
             parts.append(f"{labels.get(compiler, compiler)} on {where}")
-        mark = " (hatched: calls ran the original program)" if what == OUTCOMES["fallback"] and hatched else ""
+        mark = " (hatched: calls ran the original program, whole or in part)" if what == OUTCOMES["fallback"] and hatched else ""
         notes.append(f"{what}{mark}: {'; '.join(parts)}" + (f" - {why}" if why else ""))
     return sorted(notes)
 
@@ -150,8 +184,10 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
                         ha="center", va="bottom", fontsize=5, color="0.35")
                 continue
             fallback = outcome(row) == OUTCOMES["fallback"]
-            ax.bar(x, value - 1.0, width * 0.92, bottom=1.0, color="white" if fallback else colors[compiler],
-                   edgecolor=colors[compiler], linewidth=0.6, hatch=FALLBACK_HATCH if fallback else None)
+            partial = group == "GeoMean" and compiler in counts and _partial(counts[compiler])
+            ax.bar(x, value - 1.0, width * 0.92, bottom=1.0,
+                   color="white" if fallback or partial else colors[compiler], edgecolor=colors[compiler],
+                   linewidth=0.9 if partial else 0.6, hatch=FALLBACK_HATCH if fallback else None)
             text = f"{value:.2g}" + (f" ({counts[compiler]})" if group == "GeoMean" and compiler in counts else "")
             ax.text(x, value * (1.04 if value >= 1 else 0.96), text, rotation=90, ha="center",
                     va="bottom" if value >= 1 else "top", fontsize=4.8, color="0.2")
@@ -162,6 +198,12 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
     ax.set_xticklabels([group_labels.get(g, g) for g in groups])
     ax.tick_params(axis="x", length=0)
     ax.set_ylabel("speedup over eager")
+
+
+def _partial(count: str) -> bool:
+    """Whether a GeoMean's ``k/n`` covers fewer than all n models (drawn hollow)."""
+    k, _, n = count.partition("/")
+    return k != n
 
 
 def _legend(fig: plt.Figure, compilers: list[str], colors: dict[str, Any], labels: dict[str, str],
@@ -197,6 +239,7 @@ def _colors(compilers: list[str]) -> dict[str, Any]:
 
 def _finish(fig: plt.Figure, title: str, run_dir: Path, notes: list[str], width_in: float,
             extra: str = "", timing: bool = True) -> None:
+    notes = [*notes, *filter(None, [_paper_note(run_dir)])]
     head = "\n".join(t for t in (title, extra.strip(), _meta_line(run_dir, timing)) if t)
     top = 1.0
     renderer = fig.canvas.get_renderer()
@@ -262,7 +305,8 @@ def plot_speedups(run_dir: Path, title: str) -> plt.Figure:
     notes = _outcome_notes(summary, "model", labels, model_labels)
     if "GeoMean" in models:
         notes.insert(0, "GeoMean: over the models a compiler ran correctly (fallbacks included); "
-                        "k/n on the bar: k of the n models")
+                        "k/n on the bar: k of the n models (hollow where k < n: not comparable with the others)")
+    notes += _model_notes(run_dir, models)
     _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN)
     return fig
 
@@ -294,8 +338,39 @@ def plot_dynamic(run_dir: Path, title: str) -> plt.Figure:
     if "notes" in raw.columns:
         notes += sorted({f"{labels.get(c, c)}: {n}" for c, n in zip(raw["compiler"], raw["notes"])
                          if isinstance(n, str) and n})
-    _finish(fig, title, run_dir, notes, width, _experiment_note(run_dir))
+    _finish(fig, title, run_dir, notes, width, "\n".join(filter(None, (_shape_handling(raw, labels, run_dir),
+                                                                    _experiment_note(run_dir)))))
     return fig
+
+
+def _shape_handling(raw: pd.DataFrame, labels: dict[str, str], run_dir: Path) -> str:
+    """How each compiler that ran met new input shapes, from the rows (``dynamic``: compiled with
+    ``dynamic=True``), e.g. ``Dynamo-Inductor: dynamic=True; MagPy-Inductor: default (...)``.
+
+    Empty unless the run is about dynamic shapes (a row compiled with ``dynamic=True`` or the
+    experiment's ``dynamic`` list names a frontend: Figure 17), so that a caption never names a
+    compiler that did not run nor a setting it did not use."""
+    ran = raw[(raw["compiler"] != "eager") & (raw["status"] != "unavailable")]
+    if ran.empty:
+        return ""
+    if "dynamic" in ran.columns:
+        dynamic = {c: str(d) == "True" for c, d in zip(ran["compiler"], ran["dynamic"])}
+    else:  # rows written before they said so: the run's experiment.dynamic
+        frontends = _meta(run_dir).get("config", {}).get("experiment", {}).get("dynamic") or []
+        dynamic = {c: f in frontends for c, f in zip(ran["compiler"], ran.get("frontend", ran["compiler"]))}
+    if not any(dynamic.values()) and not _meta(run_dir).get("config", {}).get("experiment", {}).get("dynamic"):
+        return ""
+    frontends = dict(zip(raw["compiler"], raw["frontend"])) if "frontend" in raw.columns else {}
+    parts = []
+    for compiler, lifted in dynamic.items():
+        if lifted:
+            how = "dynamic=True"
+        elif frontends.get(compiler) == "magpy":
+            how = "default (lifts a size once two calls differed in it)"
+        else:
+            how = "static shapes (a new shape compiles again)"
+        parts.append(f"{labels.get(compiler, compiler)}: {how}")
+    return "; ".join(parts)
 
 
 def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
@@ -315,11 +390,23 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     notes = _outcome_notes(summary.assign(fallbacks=[1 if v.endswith(f"({OUTCOMES['fallback']})") else 0
                                                      for v in summary["value"]]),
                            "model", labels, model_labels, hatched=False)
-    markdown = [markdown_table([[r, *values] for r, values in zip(row_labels, table.values)], ["approach", *col_labels])]
-    markdown += [""] + [f"- {n}" for n in notes]
+    notes.insert(0, "Graphs per call, counted on a call after a warm-up call. TorchDynamo: the distinct graphs it "
+                    "compiled that the call runs (a frame past its recompile limit runs eagerly: fell back to eager)")
+    if "frontend" in raw.columns and "torchscript-regions" in set(raw["frontend"]):
+        notes.insert(1, "TorchScript (auto regions): the largest submodules torch.jit.script accepts, found "
+                        "automatically; the paper annotated its regions by hand, so its counts can be smaller")
+    values = [list(v) for v in table.values]
+    paper = _paper(run_dir)
+    for approach, counts in (paper.get("rows") or {}).items():  # the paper's values beside ours
+        row_labels.append(f"{_APPROACHES.get(approach, approach)} (paper)")
+        values.append([str(counts.get(m, "-")) for m in table.columns])
+    if paper.get("rows"):
+        notes.append(f"(paper) rows: the values of the MagPy paper's {paper.get('figure', 'Table 2')}")
+    markdown = [markdown_table([[r, *v] for r, v in zip(row_labels, values)], ["approach", *col_labels])]
+    markdown += [""] + [f"- {n}" for n in [*notes, _paper_note(run_dir)] if n]
     (run_dir / "table2.md").write_text("\n".join(markdown) + "\n")
     cells = [["\n".join(textwrap.wrap(str(v).replace(" (", "\n("), 12, break_long_words=False,
-                                       replace_whitespace=False)) for v in values] for values in table.values]
+                                       replace_whitespace=False)) for v in row] for row in values]
     lines = [max(c.count("\n") + 1 for c in row) for row in cells]
     row_in = 0.17
     fig, ax = plt.subplots(figsize=(TEXT_WIDTH_IN, row_in * (sum(lines) + 1) + 0.1))
@@ -332,6 +419,9 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     for (r, _), cell in grid.get_celld().items():
         cell.set_linewidth(0.4)
         cell.set_height((lines[r - 1] if r > 0 else 1) / total)
+        if r > 0 and row_labels[r - 1].endswith("(paper)"):  # the paper's values: grey, set apart from ours
+            cell.get_text().set_color("0.4")
+            cell.set_facecolor("0.95")
     _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN, timing=False)
     return fig
 
@@ -346,13 +436,17 @@ def plot_breakdown(run_dir: Path, title: str) -> plt.Figure:
     parts_a = [("analysis_frac", "MagPy analysis", "tab:blue"), ("backend_compile_frac", "backend compile", "tab:orange"),
                ("monitor_other_frac", "other", "0.65")]
     parts_b = [("guard_frac", "guard", "tab:green"), ("mock_frac", "mock (incl. compiled graph)", "tab:purple")]
-    for ax, parts, total_col, unit, name in ((ax_a, parts_a, "monitor_s", "s", "(a) monitor run"),
-                                             (ax_b, parts_b, "matched_ms", "ms", "(b) matched run")):
+    statistic = _statistic(run_dir, _meta(run_dir)) or "mean"
+    for ax, parts, total_col, unit, name in ((ax_a, parts_a, "monitor_s", "s", "(a) monitor run (first call)"),
+                                             (ax_b, parts_b, "matched_ms", f"ms ({statistic})",
+                                              "(b) matched run")):
         rows = [summary[summary["model"] == m].iloc[0] for m in models]
         left = [0.0] * len(models)
         for column, label, color in parts:
             widths = [float(r[column]) if column in r and not pd.isna(r[column]) else 0.0 for r in rows]
-            ax.barh(y, widths, left=left, label=label, color=color, height=0.7)
+            # a part that is nowhere visible (under 0.5% of every call) stays out of the legend
+            ax.barh(y, widths, left=left, label=label if max(widths, default=0) >= 0.005 else None, color=color,
+                    height=0.7)
             left = [a + b for a, b in zip(left, widths)]
         for i, r in enumerate(rows):
             if total_col in r and not pd.isna(r[total_col]):
@@ -370,6 +464,9 @@ def plot_breakdown(run_dir: Path, title: str) -> plt.Figure:
     ax_a.set_yticklabels([model_labels.get(m, m) for m in models])
     fig.tight_layout(w_pad=1.0)
     notes = _outcome_notes(summary, "model", labels, model_labels, hatched=False)
+    notes.insert(0, f"(b): the number is the {statistic} time of a timed call; the fractions are guard vs mock "
+                    "time per matched call, from MagPy's profile counters (profile=True)")
+    notes += _model_notes(run_dir, models)
     _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN)
     return fig
 

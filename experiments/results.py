@@ -72,11 +72,53 @@ _NOT_SETTINGS = ("key", "cell_id", "mem_limit_bytes")
 _PER_CELL = ("model", "compiler", "kind", "dynamic", "region")
 
 
+#: The project's code a cell runs: MagPy, the benchmark models and the harness (its figure drawing
+#: aside: rewording a caption does not change a measured number).
+MEASURED_SOURCES = ("magpy", "models", "experiments")
+_NOT_MEASURED = ("experiments/plot.py", "experiments/markdown.py")
+
+
+def source_digest(packages: Iterable[str], exclude: Iterable[str] = ()) -> str:
+    """SHA-1 over the sources (``.py`` and ``.c``, by path) of the importable ``packages``.
+
+    Content, not a git commit: a run from an exported snapshot or from uncommitted edits still
+    tells which code made its results. ``exclude`` lists ``package/relative/path`` files left out.
+    The one digest of the artifact: ParityBench's stages (:func:`paritybench.compilers.stage_builds`)
+    and the experiments' cells (:func:`environment`) both use it.
+
+        >>> source_digest(["magpy"]) == source_digest(["magpy"])
+        True
+    """
+    import hashlib
+    import importlib.util
+
+    digest, skip = hashlib.sha1(), set(exclude)
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            digest.update(f"{package}: unavailable\0".encode())
+            continue
+        root = Path(next(iter(spec.submodule_search_locations)))
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c") and "__pycache__" not in p.parts):
+            name = f"{package}/{path.relative_to(root)}"
+            if name not in skip:
+                digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def environment(device: str) -> dict[str, Any]:
-    """What besides the configuration changes the numbers: code, library versions, the machine."""
-    return {"git_sha": _git(["rev-parse", "HEAD"]), "python": sys.version.split()[0],
+    """What besides the configuration changes the numbers: code (the commit and a digest of the
+    sources the cells run, so that an uncommitted edit counts), library versions, the machine."""
+    return {"git_sha": _git(["rev-parse", "HEAD"]), "source": source_digest(MEASURED_SOURCES, _NOT_MEASURED),
+            "python": sys.version.split()[0],
             **{name: _version(name) for name in ("torch", "transformers", "torch_xla")},
             "device_name": device_name(device)}
+
+
+def git_dirty() -> bool | None:
+    """Whether the checkout has uncommitted changes to tracked files (None outside a git checkout)."""
+    status = _git(["status", "--porcelain", "--untracked-files=no"])
+    return None if status is None else bool(status)
 
 
 def cell_settings(spec: Mapping[str, Any], run_settings: Mapping[str, Any],
@@ -208,7 +250,9 @@ class RunStore:
             statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
         meta = {
             "git_sha": _git(["rev-parse", "HEAD"]),
-            "git_dirty": bool(_git(["status", "--porcelain", "--untracked-files=no"])),
+            # the cells' own record (the tree they were measured on), not the tree of this write
+            "git_dirty": any(r.get("git_dirty") for r in rows) if any("git_dirty" in r for r in rows)
+            else git_dirty(),
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             "versions": {name: _version(name) for name in ("torch", "transformers", "torch_xla", "magpy",

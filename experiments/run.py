@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ from experiments.cells import default_mem_limit_bytes, run_cell
 from experiments.compilers import missing_requirements
 from experiments.isolation import interrupt_on_sigterm
 from experiments.plan import Plan, SettingsError, make_plan, override_keys, resolve_device, resolve_size
-from experiments.results import RunStore, cell_settings, environment
+from experiments.results import RunStore, cell_settings, environment, git_dirty
 
 log = logging.getLogger("experiments.run")
 
@@ -83,6 +84,9 @@ def describe_row(row: dict[str, Any]) -> str:
         parts.append(f"{row['graph_count']} graph{'s' if row['graph_count'] != 1 else ''}")
     if row.get("fallbacks"):
         parts.append(f"fell back to eager ({row['fallbacks']} calls)")
+    if row.get("limit_hits"):
+        parts.append(f"fell back to eager (recompile limit hit in {row['limit_hits']} "
+                     f"frame{'s' if row['limit_hits'] != 1 else ''})")
     if row.get("correct") is False:
         parts.append(f"WRONG OUTPUT: {row.get('mismatch') or ''}"[:200])
     return ", ".join(parts)
@@ -191,6 +195,21 @@ def _countdown(progress: Progress) -> Any:
     return Countdown()
 
 
+def effective_config(config: dict[str, Any], plan: Plan) -> dict[str, Any]:
+    """``config`` (the composed config, for meta.json) with the values the run used.
+
+    The size group holds the defaults (``size.repeat: 10``) while ``repeat=5`` or the experiment's
+    per-size plan decide what the cells ran with; meta.json records only what ran: the size group
+    and the top-level knobs both carry the plan's value, and ``bs`` the plan's batch sizes.
+    """
+    used = {"warmup": plan.warmup, "repeat": plan.repeat, "n_inputs": plan.n_inputs, "statistic": plan.statistic,
+            "timeout_s": plan.timeout_s, "threads": plan.threads}
+    config = {**config, "size": {**(config.get("size") or {}), **used}, "bs": list(plan.bs)}
+    config.update({k: used[k] for k in ("warmup", "repeat", "n_inputs", "statistic")})
+    config["cell"] = {**(config.get("cell") or {}), "timeout_s": plan.timeout_s, "threads": plan.threads}
+    return config
+
+
 def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     """Run every cell of ``plan`` that has no result yet; write the tables, meta.json and the figure.
 
@@ -204,9 +223,14 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     runner = importlib.import_module(f"experiments.runners.{plan.runner}")
     specs = runner.cells(plan)
     env = environment(plan.device)
+    dirty = git_dirty()  # the tree these cells are measured on
     run_settings = {**plan.settings(), "environment": env}
     wanted = {s["cell_id"]: cell_settings(s, plan.settings(), env) for s in specs}
-    store = RunStore(results_root / plan.experiment / plan.run_id)
+    try:
+        store = RunStore(results_root / plan.experiment / plan.run_id)
+    except OSError as err:
+        raise SettingsError(f"results_dir={results_root}: cannot create {results_root / plan.experiment / plan.run_id} "
+                            f"({err.strerror or err})") from None
     stale = store.stale(wanted, run_settings)
     if stale and not cfg.force:
         differences = sorted({d for diff in stale.values() for d in diff})
@@ -217,7 +241,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
             f"run_id=<name> writes a separate directory")
     for cid in stale:
         store.set_aside(cid)
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = effective_config(OmegaConf.to_container(cfg, resolve=True), plan)
     store.write_meta(config, plan.device)
     todo = [s for s in specs if store.needs_run(s["cell_id"], force=cfg.force, retry_errors=cfg.retry_errors)]
     log.info("%s: %d cells, %d to run, results in %s", plan.experiment, len(specs), len(todo), store.run_dir)
@@ -242,7 +266,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
                       "frontend": (spec["compiler"] or {}).get("frontend")}
             row = {**spec["key"], "cell_id": spec["cell_id"], "size": plan.size, "device": plan.device,
                    "statistic": plan.statistic, "threads": plan.threads, "warmup": plan.warmup,
-                   "repeat": plan.repeat, **labels, **row, "settings": wanted[spec["cell_id"]]}
+                   "repeat": plan.repeat, **labels, **row, "git_dirty": dirty, "settings": wanted[spec["cell_id"]]}
             store.save(spec["cell_id"], row)
             store.write_tables(runner.summarize, order=order)
             store.write_meta(config, plan.device)
@@ -262,6 +286,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
 def main(cfg: DictConfig) -> Any:
     """Hydra entry point (see the module docstring). Bad settings and Ctrl-C end with one line."""
     try:
+        refuse_unknown_keys(HydraConfig.get().overrides.task)
         cfg = _concrete_config(cfg)
         cli_keys = override_keys(HydraConfig.get().overrides.task)
         plan = make_plan(cfg, cli_keys)
@@ -277,6 +302,38 @@ def main(cfg: DictConfig) -> Any:
         sys.exit(130)
     print(f"results: {run_dir}")
     return str(run_dir)
+
+
+#: Config groups a command line selects from (``model=[bert,resnet]``) besides the keys of config.yaml.
+_GROUPS = ("experiment", "model", "compiler", "device", "size", "hydra")
+_CONF = Path(__file__).resolve().parent / "conf"
+
+
+def settings_known(key: str = "") -> list[str]:
+    """The keys a command line may set: config.yaml's keys and the config groups; for a dotted
+    ``key`` (``cell.timout_s``) the keys of its parent (``cell``) when config.yaml has it."""
+    root = OmegaConf.load(_CONF / "config.yaml")
+    parent = key.rsplit(".", 1)[0] if "." in key else ""
+    node = OmegaConf.select(root, parent) if parent else None
+    if OmegaConf.is_dict(node):
+        return [f"{parent}.{k}" for k in node]
+    return sorted({*root.keys(), *_GROUPS} - {"defaults"})
+
+
+def refuse_unknown_keys(overrides: list[str]) -> None:
+    """A ``+key=value`` (or ``++key=value``) that adds a key the run does not read is refused.
+
+    Hydra accepts ``+reapeat=5`` (it even suggests it for ``reapeat=5``) and the run would ignore
+    it silently. Adding under ``hydra`` and ``experiment`` (extending an experiment's plan) stays
+    allowed: those are read."""
+    for override in overrides:
+        if not override.startswith("+"):
+            continue
+        key = override.split("=", 1)[0].lstrip("+")
+        if key.split("/", 1)[0].split(".", 1)[0] in ("hydra", "experiment"):
+            continue
+        raise SettingsError(f"unknown setting {key!r} (in {override!r}): the run reads no such key; "
+                            f"valid: {', '.join(settings_known(key))}")
 
 
 def overrides_last(argv: list[str]) -> list[str]:
@@ -296,7 +353,16 @@ def _config_error(err: Exception) -> str:
     options = getattr(err, "options", None)
     if options:  # MissingConfigException: the options, not its multi-line listing
         return f"{lines[0]}; available: {', '.join(options)}"
-    return " ".join(lines[:2]) or type(err).__name__
+    text = " ".join(lines[:2])
+    missing = re.search(r"Could not (?:load|find) '([\w-]+)/([^']+)'", text)
+    if missing:  # one of several selected (model=[bert,nosuch]): Hydra gives no options then
+        group, name = missing.groups()
+        available = sorted(p.stem for p in (_CONF / group).glob("*.yaml"))
+        return f"no {group} config {name!r} (experiments/conf/{group}/{name}.yaml); available: {', '.join(available)}"
+    typo = re.search(r"Could not override '([^']+)'", text)
+    if typo:  # reapeat=5: Hydra suggests +reapeat=5, which the run would then ignore
+        return f"unknown setting {typo.group(1)!r}; valid: {', '.join(settings_known(typo.group(1)))}"
+    return text or type(err).__name__
 
 
 if __name__ == "__main__":

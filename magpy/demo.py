@@ -1,6 +1,6 @@
 """``./reproduce.sh demo``: compile a small model, show what MagPy captured, check it matches eager.
 
-    python -m magpy.demo [--backend inductor|eager|torchscript] [--calls N]
+    python -m magpy.demo [--backend inductor|eager|torchscript] [--calls N] [--all-guards] [--profile]
 """
 from __future__ import annotations
 
@@ -35,18 +35,43 @@ class DemoNet(nn.Module):
         return {"logits": self.head(feats[-1]), "pooled": feats}
 
 
+#: Guard lines the demo prints unless ``--all-guards``.
+GUARDS_SHOWN = 12
+
+
+def summarized(explanation, every_guard: bool = False) -> str:
+    """``str(explanation)`` with its guard list cut to :data:`GUARDS_SHOWN` lines and a count."""
+    text = str(explanation)
+    guards = explanation.guards.splitlines()
+    if every_guard or len(guards) <= GUARDS_SHOWN:
+        return text
+    head = text[:text.rindex("Guards:")]
+    return (f"{head}Guards ({len(guards)}, the first {GUARDS_SHOWN} shown; --all-guards prints all, "
+            f"as does print(magpy.explain(model)(x).guards)):\n"
+            + "\n".join("  " + g for g in guards[:GUARDS_SHOWN]) + f"\n  ... {len(guards) - GUARDS_SHOWN} more")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", default="inductor")
     p.add_argument("--calls", type=int, default=20)
+    p.add_argument("--all-guards", action="store_true", help=f"print every guard (default: the first {GUARDS_SHOWN})")
+    p.add_argument("--profile", action="store_true",
+                   help="compile with profile=True: Stats then has matched_calls, guard_time_s, mock_time_s")
     a = p.parse_args(argv)
+    from magpy.backends import BackendError, resolve
+
+    try:
+        resolve(a.backend)
+    except BackendError as err:
+        p.exit(2, f"error: {err}\n")
     torch.manual_seed(0)
     model = DemoNet().eval()
     x = torch.randn(4, 3, 32, 32)
-    print(magpy.explain(model)(x))
+    print(summarized(magpy.explain(model)(x), every_guard=a.all_guards))
     ref = DemoNet().eval()
     ref.load_state_dict(model.state_dict())
-    fast = magpy.compile(model, backend=a.backend)
+    fast = magpy.compile(model, backend=a.backend, profile=a.profile)
     with torch.no_grad():
         t0 = time.perf_counter()
         out = fast(x)
@@ -59,6 +84,9 @@ def main(argv=None) -> None:
     print(f"\nbackend={a.backend}: first call (monitor run + compile) {t1 - t0:.2f}s; "
           f"{a.calls} calls match eager: {ok}; side effect self.last_batch={model.last_batch} (eager: {ref.last_batch})")
     print(magpy.stats(fast))
+    if not a.profile:
+        print("(matched_calls, guard_time_s and mock_time_s are None: they are measured only with "
+              "magpy.compile(..., profile=True); --profile sets it)")
     if not ok:
         raise SystemExit("MagPy result differs from eager")
 

@@ -151,6 +151,21 @@ class ArrayGuard(Guard):
         return not isinstance(self.source, ConstSource)
 
 
+def _object_name(obj: Any) -> str:
+    """The name an object's repr would show: a function's or class's qualified name, a module's
+    name, a code object's (qualified) name; empty for an instance (a Linear), whose type says it."""
+    for attr in ("__qualname__", "co_qualname", "co_name"):
+        try:
+            name = getattr(obj, attr, None)
+        except Exception:  # a user __getattr__ that raises something else than AttributeError
+            name = None
+        if isinstance(name, str) and name:
+            return name
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    return ""
+
+
 @dataclass(eq=False)
 class IdGuard(Guard):
     """``x is obj``: modules, functions, classes, enum members, singletons, and objects whose identity was read."""
@@ -163,7 +178,8 @@ class IdGuard(Guard):
 
     def describe(self):
         p = self.obj
-        return f"{self.source.describe()} is <{type(p).__name__} {getattr(p, '__qualname__', '')} at {id(p):#x}>"
+        name = _object_name(p)
+        return f"{self.source.describe()} is <{type(p).__name__}{' ' + name if name else ''} at {id(p):#x}>"
 
 
 @dataclass(eq=False)

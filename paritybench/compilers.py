@@ -249,25 +249,6 @@ COMPILERS: dict[str, Callable[[TestCase, RunConfig, EagerTrace], dict[str, Any]]
 }
 
 
-def _magpy_digest() -> str:
-    """SHA-1 over MagPy's sources (``.py`` and ``.c`` under the package, by relative path).
-
-    Content, not a git commit: a run from an exported snapshot or from uncommitted edits still
-    tells which code made its results."""
-    import hashlib
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("magpy")
-    if spec is None or not spec.submodule_search_locations:
-        return "unavailable"
-    root = Path(next(iter(spec.submodule_search_locations)))
-    digest = hashlib.sha1()
-    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c") and "__pycache__" not in p.parts):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
 def stage_builds(compilers: list[str]) -> dict[str, str]:
     """Which code makes each stage's results: torch for every stage, MagPy's sources for its own.
 
@@ -276,5 +257,7 @@ def stage_builds(compilers: list[str]) -> dict[str, str]:
     base = f"torch {torch.__version__}"
     builds = {name: base for name in ("eager", *compilers)}
     if "magpy" in builds:
-        builds["magpy"] = f"{base}; magpy {_magpy_digest()}"
+        from experiments.results import source_digest
+
+        builds["magpy"] = f"{base}; magpy {source_digest(['magpy'])}"
     return builds

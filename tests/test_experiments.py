@@ -544,9 +544,12 @@ def test_dynamo_graphs_are_counted_one_way_in_table2_and_the_timing_runs() -> No
             return x * 2
 
     _, row = _count_dynamo({"compiler": {"backend": "eager"}}, Split(), (torch.ones(2),), {})
-    assert row == {"graph_count": 2}
+    assert row == {"graph_count": 2, "compiled_graphs": 2, "limit_hits": 0}
     compiled = prepare({"name": "dynamo-eager", "frontend": "dynamo", "backend": "eager"}, Split(), "cpu")
     compiled.fn(torch.ones(2))
     torch.compile(torch.cos, backend="eager")(torch.ones(2))  # another compilation in the process: not counted
     compiled.fn(torch.ones(2))
-    assert compile_counts({"compiler": {"frontend": "dynamo"}}, compiled) == {"graph_count": 2}
+    assert compile_counts({"compiler": {"frontend": "dynamo"}}, compiled) == \
+        {"graph_count": 2, "limit_hits": 0, "break_reasons": ""}
+    # per call after warm-up: the graphs one more call runs
+    assert compile_counts({"compiler": {"frontend": "dynamo"}}, compiled, probe=((torch.ones(2),), {}))["graph_count"] == 2

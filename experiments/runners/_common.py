@@ -45,12 +45,17 @@ def dynamic_inputs(spec: dict[str, Any]) -> list[tuple[Sequence[Any], dict[str, 
     return builder(model_cfg["name"], spec["n_inputs"], size=spec["size"], kind=spec["kind"], seed=spec["seed"])
 
 
-def compile_counts(spec: dict[str, Any], compiled: Any) -> dict[str, Any]:
+def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[Any], dict[str, Any]] | None = None
+                   ) -> dict[str, Any]:
     """What the frontend did over the cell: graphs, (re)compilations, fallbacks and why.
 
-    MagPy: its ``stats`` counters and break reasons; Dynamo: the graphs it handed to its backend
-    over the cell (:func:`experiments.compilers.dynamo_graph_counter`, as Table 2 counts them).
-    A MagPy cell that fell back to eager shows up here instead of as a bogus speedup.
+    MagPy: its ``stats`` counters and break reasons. Dynamo: with ``probe`` (one input, the cell
+    warm), the distinct graphs one more call of it runs, counted by
+    :func:`experiments.compilers.dynamo_graph_counter` as Table 2 counts them (per call after
+    warm-up: the same number however many calls came before); without, the graphs compiled over
+    the cell. A frame past Dynamo's recompile limit is a fallback (``limit_hits``, reasons in
+    ``break_reasons``), as a MagPy break is, so that both show up as "fell back to eager" instead
+    of as a bogus speedup.
     """
     frontend = (spec.get("compiler") or {}).get("frontend")
     if frontend == "magpy":
@@ -61,7 +66,15 @@ def compile_counts(spec: dict[str, Any], compiled: Any) -> dict[str, Any]:
         return {"graph_count": stats.graph_count, "monitor_runs": stats.monitor_runs, "fallbacks": stats.fallbacks,
                 "break_reasons": reasons[:1000]}
     if frontend == "dynamo":
-        return {"graph_count": int(compiled.dynamo_graphs.frame_count)}
+        graphs = compiled.dynamo_graphs
+        count = int(graphs.frame_count)
+        if probe is not None:
+            graphs.ran.clear()
+            compiled.fn(*probe[0], **probe[1])
+            compiled.sync()
+            count = len(graphs.ran)
+        hits = list(getattr(graphs, "limit_hits", []))
+        return {"graph_count": count, "limit_hits": len(hits), "break_reasons": " | ".join(hits)[:1000]}
     return {}
 
 

@@ -89,6 +89,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         "correct": first_ok and last_ok,
         "max_abs_err": max(first_err, last_err),
         "mismatch": "; ".join(w for w in (first_why, last_why) if w),
+        "dynamic": bool(spec["dynamic"]),
         "region": spec.get("region") or "",
         "notes": "; ".join(compiled.notes),
         **compile_counts(spec, compiled),
@@ -114,5 +115,5 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     df = speedup_table(raw, ["model", "kind"])
     df["workload"] = df["model"] + "-" + df["kind"]
     columns = ["workload", "model", "kind", "compiler", "status", "correct", "mean_ms", "median_ms", "statistic",
-               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "break_reasons", "mismatch", "error"]
+               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "limit_hits", "break_reasons", "mismatch", "error"]
     return df[[c for c in columns if c in df.columns]]

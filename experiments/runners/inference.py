@@ -55,7 +55,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
                               if c.mismatch),
         "regions": len(compiled.regions) or None,
         "notes": "; ".join(compiled.notes),
-        **compile_counts(spec, compiled),
+        **compile_counts(spec, compiled, probe=(args, kwargs)),
     }
 
 
@@ -64,7 +64,7 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     per compiler x batch size over the models where that compiler was measured and correct."""
     df = speedup_table(raw, ["model", "bs"])
     columns = ["model", "bs", "compiler", "status", "correct", "mean_ms", "median_ms", "statistic", "speedup",
-               "first_call_s", "graph_count", "fallbacks", "break_reasons", "mismatch", "error"]
+               "first_call_s", "graph_count", "fallbacks", "limit_hits", "break_reasons", "mismatch", "error"]
     df = df[[c for c in columns if c in df.columns]]
     geo = [{"model": "GeoMean", "bs": bs, "compiler": compiler, "status": "ok" if group["speedup"].notna().any()
             else "none", "speedup": geomean(group["speedup"].tolist()), "n_models": int(group["speedup"].notna().sum())}
