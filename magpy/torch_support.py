@@ -88,3 +88,10 @@ def autograd_function_class(fn: object, args: list) -> type | None:
             and inspect.getattr_static(fn.__self__, "apply") is _APPLY:
         return fn.__self__
     return None
+
+
+# -- torch.fx ------------------------------------------------------------------------------------
+def last_node(graph: torch.fx.Graph) -> torch.fx.Node | None:
+    """The graph's last node, or None when it is empty. (``reversed(graph.nodes)`` is an iterator
+    in torch 2.13, only an iterable in 2.9, where ``next(reversed(graph.nodes))`` raises TypeError.)"""
+    return next(iter(reversed(graph.nodes)), None)
