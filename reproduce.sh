@@ -13,6 +13,9 @@
 #                                       that cannot be built, is skipped; so is a version that would not
 #                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START (CI)
 #   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
+#   MAGPY_TORCH=2.14.1 MAGPY_VENV=.venv-torch2.14.1 ./reproduce.sh test-core   the core suite on another
+#                                       supported torch (magpy/torch_support.py: 2.9 to 2.14), installed into
+#                                       that venv when its torch is another version
 #   ./reproduce.sh bench                matched-path overhead benchmark (MagPy vs bare compiled graph)
 #   ./reproduce.sh fuzz [--programs N --seed S --against magpy|dynamo ...]   the differential fuzzer
 #                                       (random programs run eagerly and compiled, finds shrunk; --help)
@@ -35,8 +38,9 @@ if [ -n "${PYTHON:-}" ] && [ -z "${MAGPY_VENV:-}" ]; then
 fi
 CORE_TESTS=(tests/test_python_features.py tests/test_lifetimes.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
             tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py tests/test_scalar_reads.py
-            tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py)
-TORCH_PIN="2.13.0"
+            tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py
+            tests/test_torch_support.py)
+TORCH_PIN="${MAGPY_TORCH:-2.13.0}"   # pyproject.toml declares the supported range; this is the tested pin
 CONSTRAINTS="$ROOT/constraints.txt"   # the versions the numbers were measured with
 
 usage() { sed -n '2,/^set -euo pipefail/{/^#/s/^# \{0,1\}//p}' "$ROOT/reproduce.sh"; }
@@ -87,8 +91,10 @@ bootstrap() {
         "$base" -m venv --system-site-packages "$VENV"
     fi
     local py="$VENV/bin/python"
-    if ! "$py" -c "import torch" >/dev/null 2>&1; then
-        echo "[reproduce] no importable torch: installing torch==$TORCH_PIN" >&2
+    # Any importable torch is kept (a GPU machine's own build), unless MAGPY_TORCH asks for another version.
+    if ! "$py" -c "import sys, torch; sys.exit('${MAGPY_TORCH:-}' not in ('', torch.__version__.split('+')[0]))" \
+            >/dev/null 2>&1; then
+        echo "[reproduce] no importable torch${MAGPY_TORCH:+ $MAGPY_TORCH}: installing torch==$TORCH_PIN" >&2
         "$py" -m pip install -q -c "$CONSTRAINTS" "torch==$TORCH_PIN"
     fi
     local stamp="$VENV/.magpy-installed"

@@ -8,11 +8,10 @@ segfault, running out of memory, a hang) the parent gets back one result row: th
 row when it wrote one, else a ``crash``/``timeout`` row saying how the worker ended, with the tail
 of the cell's log. The sweep goes on.
 
-Example::
+Example (``spec`` a cell spec as :mod:`experiments.run` writes it)::
 
-    >>> row = run_cell({"runner": "inference", ...}, workdir, timeout_s=600, mem_limit_bytes=None)
-    >>> row["status"]
-    'ok'
+    row = run_cell(spec, workdir, timeout_s=600, mem_limit_bytes=None)
+    row["status"]   # 'ok', or error/unavailable/timeout/crash with the reason in row["error"]
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ the callable to time, the device its inputs must live on, and how to wait for th
 
 Example::
 
+    >>> model, x = torch.nn.Linear(4, 2), torch.randn(3, 4)
     >>> compiled = prepare({"name": "eager", "frontend": "eager", "backend": None}, model, "cpu")
-    >>> out = compiled.fn(*args, **kwargs)
+    >>> torch.equal(compiled.fn(x), model(x)), compiled.device
+    (True, device(type='cpu'))
 
 Only this worker-side module imports torch, magpy or torch_xla; a missing package surfaces as an
 ``ImportError`` that the worker turns into a result row.

@@ -19,9 +19,15 @@ What an ending means (a crash row; a stage recorded as a timeout and a new worke
 left) is the caller's. :func:`interrupt_on_sigterm` makes ``scancel``/``docker stop`` end a run
 as Ctrl-C does, so the same code kills the sessions on the way out.
 
-    >>> worker = Worker.module("json.tool", ["--help"], log_path=Path("log.txt"), mem_limit_bytes=2**30)
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> log = Path(tmp.name) / "log.txt"
+    >>> worker = Worker.module("json.tool", ["--help"], log_path=log, mem_limit_bytes=2**30)
     >>> worker.wait(limit_s=60).exitcode, str(Ending(-11)), str(Ending(None, limit_s=4))
     (0, 'worker exited with signal SIGSEGV', 'worker killed at its 4 s time limit')
+    >>> "usage" in log.read_text()
+    True
+    >>> tmp.cleanup()
 """
 
 from __future__ import annotations

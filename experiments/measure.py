@@ -13,9 +13,11 @@ number of calls itself, while a cell's ``repeat`` is one of its settings.
 
 Example::
 
-    >>> stats = time_calls(model, [((x,), {})], warmup=3, repeat=10, sync=lambda: None)
-    >>> stats["mean_s"] > 0
-    True
+    >>> import torch
+    >>> model, x = torch.nn.Linear(4, 2), torch.randn(3, 4)
+    >>> stats = time_calls(model, [((x,), {})], warmup=3, repeat=10, sync=no_sync)
+    >>> stats["n"], stats["min_s"] <= stats["median_s"] <= stats["max_s"]
+    (10, True)
 """
 
 from __future__ import annotations

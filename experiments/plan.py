@@ -8,7 +8,12 @@ on CPU.
 
 Example::
 
-    >>> plan = make_plan(cfg, cli_keys={"bs"})   # cfg composed with size=smoke
+    >>> from pathlib import Path
+    >>> from hydra import compose, initialize_config_dir
+    >>> overrides = ["experiment=fig15", "device=cpu", "size=smoke", "bs=[1]"]
+    >>> with initialize_config_dir(config_dir=str(Path(__file__).parent / "conf"), version_base="1.3"):
+    ...     cfg = compose("config", overrides=overrides)
+    >>> plan = make_plan(cfg, cli_keys=override_keys(overrides))
     >>> plan.bs, plan.size, plan.device
     ([1], 'smoke', 'cpu')
 """

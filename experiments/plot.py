@@ -13,10 +13,10 @@ Every figure and table names a cell that has no plain measurement with the same 
 word at its place; a compiler with no bar at all is left out of the plot and its legend. The
 notes under the figure give the reason for each, as the cell recorded it.
 
-Example::
+Example (after ``./reproduce.sh fig15`` wrote ``results/fig15/smoke-cpu``)::
 
-    >>> plot("fig15", Path("results/fig15/smoke-cpu"))
-    [PosixPath('results/fig15/smoke-cpu/fig15.png'), PosixPath('results/fig15/smoke-cpu/fig15.pdf')]
+    plot("fig15", Path("results/fig15/smoke-cpu"))
+    # [PosixPath('results/fig15/smoke-cpu/fig15.png'), PosixPath('results/fig15/smoke-cpu/fig15.pdf')]
 """
 
 from __future__ import annotations

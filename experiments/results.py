@@ -20,9 +20,15 @@ Files are written with the mode the umask gives (a host user can read what a con
 
 Example::
 
-    >>> store = RunStore(Path("results/fig15/smoke-cpu"))
-    >>> store.has(cell_id)
-    False
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = RunStore(Path(tmp.name) / "fig15" / "smoke-cpu")
+    >>> cid = cell_id({"model": "bert", "compiler": "eager", "bs": 1})
+    >>> cid, store.row(cid), store.needs_run(cid, force=False, retry_errors=False)
+    ('model=bert,compiler=eager,bs=1', None, True)
+    >>> store.save(cid, {"status": "ok"})
+    >>> store.row(cid), store.needs_run(cid, force=False, retry_errors=False)
+    ({'status': 'ok'}, False)
+    >>> tmp.cleanup()
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ The pipeline, one module per stage: ``capture`` (execution state per instruction
 properties), ``codegen`` (guard and mock), ``graph`` and ``backends`` (torch.fx graph and
 its compilation), ``cache`` (records), ``api`` (this package's functions).
 """
+# ruff: noqa: E402  (the torch check comes before every import that may reach into torch internals)
+from .torch_support import UnsupportedTorch, check_torch
+
+check_torch()   # one clear message on an unsupported torch, not an AttributeError deep in an import
+
 from ._logging import configure as _configure_logging
 from .annotations import Annotation, annotate
 from .api import CompiledFunction, CompiledModule, Explanation, Stats, compile, explain, records, reset, stats
@@ -22,7 +27,7 @@ from .check import CheckError
 
 __all__ = ["compile", "explain", "records", "reset", "stats", "annotate", "Annotation", "CompiledFunction",
            "CompiledModule", "Explanation", "Record", "Stats", "BackendError", "UnsupportedPython",
-           "CheckError"]
+           "CheckError", "UnsupportedTorch"]
 __version__ = "0.1.0"
 
 _configure_logging()

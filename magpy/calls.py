@@ -74,6 +74,7 @@ from .redraw import as_draw
 from .refgraph import RefGraph
 from .scalars import LiftedInt, replace_top
 from .source import AttrSource, ItemSource
+from .torch_support import autograd_function_class
 
 if TYPE_CHECKING:
     from .monitor.frame import FrameState
@@ -82,7 +83,6 @@ _functools_partial = functools.partial
 
 _HOOK_TABLES = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                 "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
-_FUNCTION_APPLY = torch.autograd.Function.apply.__func__
 
 
 def _script_call(fn, name: str, *bound):
@@ -122,15 +122,6 @@ def _instantiates_python_class(fn: object, args: object) -> bool:
     else:
         return False
     return isinstance(owner, type) and is_python_class(owner)
-
-
-def _autograd_function_class(fn, args: list):
-    """The custom ``autograd.Function`` whose ``apply`` ``fn`` is, or None."""
-    if isinstance(fn, types.MethodType) and fn.__func__ is _FUNCTION_APPLY:
-        return fn.__self__
-    if fn is _FUNCTION_APPLY and args and isinstance(args[0], type):
-        return args[0]   # 3.11's PRECALL unpacked the bound classmethod
-    return None
 
 
 #: Figure 12 as a table: each kind of callee, in the order :meth:`CallRules._callee_kinds` checks
@@ -284,7 +275,7 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "identity number"
         if fn is next and args:
             yield "next"
-        c.fn_cls = _autograd_function_class(fn, args)
+        c.fn_cls = autograd_function_class(fn, args)
         if c.fn_cls is not None:
             yield "autograd function"
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \

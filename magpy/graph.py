@@ -4,9 +4,15 @@ Inputs are placeholders for tensors read from outside (each with the :class:`Sou
 the mock loads it from); outputs are only the tensors the mock needs, so the
 backend is free to fuse and drop every intermediate.
 
+    >>> from magpy.source import ArgSource
+    >>> t = torch.randn(3)
     >>> g = OpGraph()
-    >>> x = g.placeholder(tensor, ArgSource(0, "x"))
-    >>> y = g.call("function", torch.relu, (tensor,), {}, relu_out)
+    >>> x = g.placeholder(t, ArgSource(0, "x"))        # t, read from outside, is input i0
+    >>> out = torch.relu(t)                            # the monitor run's own value of the operation
+    >>> g.bind(out, g.call("function", torch.relu, (x,), {}))
+    >>> gm = g.finish([g.node_of(out)])                # the graph returns only what the mock needs
+    >>> torch.equal(gm(t)[0], out)
+    True
 """
 from __future__ import annotations
 

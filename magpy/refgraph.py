@@ -14,14 +14,21 @@ Targets are node ids for objects with identity and :class:`Const` for immutable
 values (ints, strings, tuples of them): those have no identity worth tracking and
 are identified by where they came from, never by ``id()``.
 
-Example (Figure 9: ``x[0] += y; x.append(x[0] * y); a = tuple(x)``)::
+Example (Figure 9: ``x[0] += y; x.append(x[0] * y); a = tuple(x)``), the updates a monitor run makes::
 
-    g = RefGraph()
-    x = g.external(lst, ArgSource(0, "x"))         # SN #1, edge SN0 -v0-> SN1
-    x0 = g.read(x, ("item", 0), lst[0])             # SN #2, initial read: edge on all versions
-    g.inplace(x0)                                   # x[0] += y -> SN #2 gets version 1
-    g.write(x, ("item", 1), new_tensor_node)        # x.append(...) -> SN #1 gets version 1
-    guard_nodes(g)  # [SN0, SN1, SN2]      mock_nodes(g) # [SN1, SN2]
+    >>> from magpy.source import ArgSource, ItemSource
+    >>> lst, y = [torch.ones(2)], torch.ones(2)
+    >>> g = RefGraph()
+    >>> x = g.external(lst, ArgSource(0, "x"), ("arg", "x"))   # SN #1, edge SN0 -v0-> SN1
+    >>> x0 = g.external(lst[0], ItemSource(x.source, 0))       # SN #2, read x[0] ...
+    >>> g.add_initial_ref(x, ("item", 0), x0.node_id)           # ... an edge on all of SN #1's versions
+    >>> g.read(x, ("item", 0)) == x0.node_id
+    True
+    >>> g.inplace(x0)                                           # x[0] += y: SN #2 gets version 1
+    >>> made = g.new(lst[0] * y)                                # SN #3, made in the run
+    >>> g.write(x, ("item", 1), made.node_id)                   # x.append(...): SN #1 gets version 1
+    >>> [n.node_id for n in guard_nodes(g)], [n.node_id for n in mock_nodes(g)]
+    ([0, 1, 2], [3, 1, 2])
 
 Every write the mock replays is a version here (``magpy.side_effects`` builds the replay plan from
 them): attribute writes (:meth:`RefGraph.write_attr`), global writes as versions of SN #0 itself

@@ -7,7 +7,9 @@ guard and the mock turn it into Python code that fetches the object again::
 
     >>> src = AttrSource(ArgSource(0, "self"), "scale")
     >>> src.expr()
-    'a0.scale'
+    'args[0].scale'
+    >>> src.describe()
+    'self.scale'
 
 Constants that cannot be spelled as literals (dict keys of odd types, the globals
 dict of a module) go through a :class:`ConstPool` and appear as ``K3`` in the code.

@@ -60,6 +60,7 @@ import torch
 import torch.fx as fx
 
 from ..bytecode.flow import EXIT, RETURNS, flow_of
+from ..torch_support import last_node
 from .watcher import Watcher, WatcherHost
 from .writes import ARM_IMMUTABLE, ARM_WRITES, call_writes, instruction_writes, write_counters
 
@@ -191,7 +192,7 @@ class BranchWatcher(Watcher):
                         made.add(name)
         v = None
         span = Span(fs, shape, j, m, bool(expected), node, where, key,
-                    next(reversed(self.host.graph.graph.nodes), None), self._branch_counters(),
+                    last_node(self.host.graph.graph), self._branch_counters(),
                     j_nodes, j_canon, made, tuple(id(v) for v in stack[:-1]))
         del local, stack
         lib = self.host.branch_library
@@ -387,7 +388,7 @@ class BranchWatcher(Watcher):
                 names.append(name)
                 span.m_nodes[name] = n
         span.m_names = tuple(names)
-        span.end_tail = next(reversed(self.host.graph.graph.nodes), None)
+        span.end_tail = last_node(self.host.graph.graph)
 
     def _end_span(self, span: Span, stack: list) -> None:
         self.branch_active.remove(span)
@@ -435,7 +436,7 @@ class BranchWatcher(Watcher):
                 names.append(name)
                 span.m_nodes[name] = n
         span.m_names = tuple(names)
-        span.end_tail = next(reversed(self.host.graph.graph.nodes), None)
+        span.end_tail = last_node(self.host.graph.graph)
 
     def on_finish(self) -> list[Span]:
         """The clean arms of the run (those still open at its end are not)."""

@@ -49,6 +49,7 @@ import torch.fx as fx
 from ..graph import loop_index, range_len
 from ..scalars import LiftedInt
 from ..scalars import replace_top as _replace_top
+from ..torch_support import last_node
 from .nodes import range_value
 from .watcher import Watcher, WatcherHost
 from .writes import call_writes, instruction_writes, write_counters
@@ -351,7 +352,7 @@ class LoopWatcher(Watcher):
         if left < 0 or (hint is not None and hint() != left):
             loop.fail("its iterator was advanced by something else")
             left = max(hint() if hint is not None else 0, 0)
-        tail = next(reversed(self.host.graph.graph.nodes), None)
+        tail = last_node(self.host.graph.graph)
         if k == 0:
             loop.counters = write_counters(self.host)
             self.active_loops.append(loop)

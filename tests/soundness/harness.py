@@ -84,15 +84,22 @@ class Program:
 
     @property
     def expect(self) -> str:
-        """What MagPy should do with the program on this CPython: the module-level
-        ``EXPECT_BY_VERSION`` entry for this version ("3.12": a known difference, e.g. comprehensions
-        inlined by PEP 709), else ``EXPECT`` ("record" where absent); a split is "dynamic" where
-        frames cannot be resumed (CPython 3.10: the call runs eagerly)."""
+        """What MagPy should do with the program on this CPython and torch: the module-level
+        ``EXPECT_BY_VERSION`` entry for this CPython ("3.12": a known difference, e.g. comprehensions
+        inlined by PEP 709), else the ``EXPECT_BY_TORCH`` entry for this torch ("2.14": a known
+        difference of torch, see magpy/torch_support.py), else ``EXPECT`` ("record" where absent); a
+        split is "dynamic" where frames cannot be resumed (CPython 3.10: the call runs eagerly)."""
         by_version = self._constant("EXPECT_BY_VERSION") or {}
         declared = self._constant("EXPECT") or "record"
         here = "{}.{}".format(*sys.version_info[:2])
         if isinstance(by_version, dict) and here in by_version:
             return by_version[here]
+        from magpy.torch_support import parse_version
+
+        by_torch = self._constant("EXPECT_BY_TORCH") or {}
+        torch_here = "{}.{}".format(*parse_version(torch.__version__))
+        if isinstance(by_torch, dict) and torch_here in by_torch:
+            declared = by_torch[torch_here]
         from magpy.bytecode import resume
 
         if declared == "split" and not resume.supported():
