@@ -10,8 +10,10 @@
 #   ./reproduce.sh test-pythons [3.X ...]   the core suite on other CPythons (default: of 3.12 3.13 3.10 3.11
 #                                       in that order, those other than python3's), each
 #                                       in its own .venv-3.X; an interpreter that is not installed, or a venv
-#                                       that cannot be built, is skipped; so is a version that would not
-#                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START (CI)
+#                                       that cannot be built, is reported unavailable; a version that would not
+#                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START fails (CI)
+#   ./reproduce.sh test-torches [X.Y.Z ...]   the core suite on CPython 3.11 with torch 2.9.0 and 2.14.1
+#                                       (each in .venv-torchX.Y.Z); a cell not run fails (CI)
 #   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
 #   MAGPY_TORCH=2.14.1 MAGPY_VENV=.venv-torch2.14.1 ./reproduce.sh test-core   the core suite on another
 #                                       supported torch (magpy/torch_support.py: 2.9 to 2.14), installed into
@@ -173,10 +175,41 @@ test_pythons() {
     return "$failed"
 }
 
+test_torches() {
+    # The MagPy core suite on the other supported torch versions (CPython 3.11, each in its own
+    # .venv-torchX: the CUDA build from PyPI, which runs on CPU). Every cell runs or fails CI.
+    local versions=("$@") v py failed=0 log summary=()
+    [ ${#versions[@]} -gt 0 ] || versions=(2.9.0 2.14.1)
+    local start="${MAGPY_TEST_START:-$(date +%s)}" budget="${MAGPY_TEST_BUDGET_S:-}" need="${MAGPY_PER_TORCH_S:-480}"
+    if ! py="$(find_python 3.11)"; then
+        printf '[reproduce] torch versions: unavailable (no CPython 3.11 interpreter found)\n' >&2; return 0
+    fi
+    for v in "${versions[@]}"; do
+        if [ -n "$budget" ] && [ $(( $(date +%s) - start + need )) -gt "$budget" ]; then
+            summary+=("torch $v: FAILED: not run (would not finish within the ${budget}s budget)"); failed=1; continue
+        fi
+        echo "[reproduce] torch $v ($py): core suite in .venv-torch$v" >&2
+        if ! PYTHON="$py" MAGPY_TORCH="$v" MAGPY_VENV="$ROOT/.venv-torch$v" "$ROOT/reproduce.sh" setup-core; then
+            summary+=("torch $v: FAILED: its venv could not be built"); failed=1; continue
+        fi
+        log="$(mktemp)"
+        if PYTHON="$py" MAGPY_TORCH="$v" MAGPY_VENV="$ROOT/.venv-torch$v" "$ROOT/reproduce.sh" test-core 2>&1 | tee "$log"; then
+            summary+=("torch $v: $(tail -n 1 "$log")")
+        else
+            summary+=("torch $v: FAILED $(tail -n 1 "$log")"); failed=1
+        fi
+        rm -f "$log"
+    done
+    printf '[reproduce] core suite on other torch versions:\n' >&2
+    printf '  %s\n' "${summary[@]}" >&2
+    return "$failed"
+}
+
 cmd="${1:-demo}"
 shift || true
 case "$cmd" in help|-h|--help) usage; exit 0 ;; esac   # answered before any environment is built
 case "$cmd" in test-pythons) test_pythons "$@"; exit $? ;; esac   # builds its own venvs
+case "$cmd" in test-torches) test_torches "$@"; exit $? ;; esac   # ... and so does this
 if [ "$cmd" = gpu-wheels ]; then
     # Pure-Python wheels of what bootstrap_gpu may miss (antlr4's runtime exists only as an sdist: built here).
     mkdir -p "$ROOT/wheels"
