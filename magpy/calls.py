@@ -46,6 +46,7 @@ from . import capture, effects
 from .annotated import NATIVE_CALLABLES, AnnotatedRules
 from .annotations import lookup
 from .annotations import torch_ops as T
+from .annotations.builtins import native_writes
 from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .callsite import CallSite
@@ -129,7 +130,7 @@ def _instantiates_python_class(fn: object, args: object) -> bool:
 #: marked "natives" are in :mod:`magpy.natives`, "annotated" in :mod:`magpy.annotated`, the rest here.
 FIGURE_12 = {
     "partial": "_call_partial",                         # natives: f(*a, *args) of the partial's fields
-    "watched": "_tell_watchers",                        # note: loops and branches hear of the call
+    "native write": "_note_native_write",               # note: a native that writes, a RefGraph write
     "counted": "_counted_call",                         # may decline: len()/range() of counted loops
     "type of lifted int": "_type_of_lifted",
     "number of tensor": "_number_of_tensor",            # may decline: float(t), int(t), bool(t)
@@ -219,8 +220,9 @@ class CallRules(NativeRules, AnnotatedRules):
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if type(fn) is _functools_partial:
             yield "partial"
-        if self.active_loops or self.branch_active:
-            yield "watched"
+        c.writes = native_writes(fn, args)
+        if c.writes is not None:
+            yield "native write"
         if self.counted or self.scalar_nodes:
             yield "counted"
         if fn is type and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
@@ -341,13 +343,13 @@ class CallRules(NativeRules, AnnotatedRules):
 
     # -- the handlers of the kinds (those of magpy.natives and magpy.annotated aside) --------------------
 
-    def _tell_watchers(self, fs: FrameState, c: CallSite) -> bool:
-        """A call that writes an object keeps a loop unrolled (magpy.dynamic.loops) and makes a branch's
-        arm unclean (magpy.dynamic.branches): the active watchers hear of every call; the decision goes on."""
-        if self.active_loops:
-            self.loop_call_event(c.fn, c.args)
-        if self.branch_active:
-            self.branch_call_event(c.fn, c.args)
+    def _note_native_write(self, fs: FrameState, c: CallSite) -> bool:
+        """A native call that may write an object (:func:`~magpy.annotations.builtins.native_writes`) is
+        a write in the RefGraph, whatever the object's origin: the dynamic watchers, which ask the
+        RefGraph what a stretch of the run wrote, keep a loop unrolled or an arm unmerged for it.
+        (How the call is decided goes on: the mock's versions come from the rules that decide it.)"""
+        name, obj = c.writes
+        self.note_write(obj, "call", name)
         return False
 
     def _counted_call(self, fs: FrameState, c: CallSite) -> bool:

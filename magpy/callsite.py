@@ -12,7 +12,7 @@ class CallSite:
     handler of its kind (the text form, the draw, the legacy factory, the ``autograd.Function``,
     the tensor method name, the script method, the annotation)."""
 
-    __slots__ = ("fn", "args", "kwargs", "text", "draw", "legacy", "fn_cls", "mname", "script", "ann")
+    __slots__ = ("fn", "args", "kwargs", "text", "draw", "legacy", "fn_cls", "mname", "script", "ann", "writes")
 
     def __init__(self, fn, args: list, kwargs: dict) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs

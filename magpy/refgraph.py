@@ -110,6 +110,42 @@ class Change:
 WHOLE = Change("whole")
 
 
+@dataclass(frozen=True, eq=False)
+class Write:
+    """One write of the run, to any object (:attr:`RefGraph.writes`): ``node`` is the written
+    object's node id (None for an object the run has no ShadowNode for: a cell of a closure made
+    in the call, a tensor made out of sight), ``obj_id`` its ``id()``, ``change`` what was written
+    (:class:`Change`; the kinds of writes no mock replays add ``"item"``, ``"build"`` for a
+    comprehension adding to the container it builds, ``"import"`` and ``"yield"``), ``where`` the
+    user's file:line. Writes to objects from outside are also versions (what the mock replays);
+    writes to objects made in the call are only these records."""
+
+    node: int | None
+    obj_id: int
+    change: Change
+    where: str = ""
+
+    def describe(self) -> str:
+        c = self.change
+        if c.kind == "attr":
+            return f"writes attribute `{c.key}`"
+        if c.kind == "global":
+            return f"writes global `{c.key}`"
+        if c.kind == "cell":
+            return "writes a closure cell"
+        if c.kind == "call":
+            return f"calls `{c.key}`" if not str(c.key).endswith("=") else f"`{c.key}` changes a container"
+        if c.kind == "item":
+            return "writes an item"
+        if c.kind == "build":
+            return f"adds to a container ({c.key})"
+        if c.kind == "import":
+            return f"imports `{c.key}`"
+        if c.kind == "yield":
+            return "yields to its consumer"
+        return "changes an object in place"
+
+
 @dataclass
 class ShadowVersion:
     """One state of an object: the references it holds in that state, and what made it."""
@@ -161,6 +197,8 @@ class RefGraph:
         self._stamp = 0                      # changes so far: the by-kind views below are cached per stamp
         self._outside = 0                    # ... of them, changes to objects from outside (outside_changes)
         self._views: dict = {}
+        self.writes: list[Write] = []        # every write of the run, in order (objects made in the call too)
+        self.locate = None                   # () -> the user's file:line now (set by the monitor)
 
     # -- lookup ---------------------------------------------------------------------------------
     def get_node_by_var(self, obj: Any) -> ShadowNode | None:
@@ -225,10 +263,22 @@ class RefGraph:
     def inplace(self, node: ShadowNode, change: Change = WHOLE) -> None:
         """An in-place change: new version, references copied over."""
         node.versions.append(ShadowVersion(dict(node.last.refs), change))
+        self.note_write(node, change, node.obj)
         self.changed[node.node_id] = None
         self._stamp += 1
         if node.source is not None or node is self.sn0:
             self._outside += 1
+
+    def note_write(self, node: ShadowNode | None, change: Change, obj: Any = None) -> None:
+        """Record a write in :attr:`writes` (:meth:`inplace` does for every version; the update
+        rules for the writes that make no version: to objects made in the call)."""
+        where = self.locate() if self.locate is not None else ""
+        self.writes.append(Write(node.node_id if node is not None else None, id(obj), change, where))
+
+    def writes_since(self, mark: int) -> list[Write]:
+        """The writes after ``mark`` (``len(rg.writes)`` taken earlier): what a stretch of the
+        run wrote, which the dynamic watchers ask (:mod:`magpy.dynamic.writes`)."""
+        return self.writes[mark:]
 
     @property
     def outside_changes(self) -> int:

@@ -9,7 +9,6 @@ import types
 import torch
 
 from magpy.dynamic.watcher import Watcher
-from magpy.dynamic.writes import ARM_IMMUTABLE, ARM_WRITES, call_writes, instruction_writes
 from magpy.graph import OpGraph
 from magpy.monitor import Monitor
 
@@ -37,27 +36,84 @@ def test_the_monitor_reaches_its_watchers_through_the_protocol():
     assert mon.branch_active == [] and not mon.branch_watcher.active
 
 
-def test_what_an_instruction_or_a_call_writes():
-    assert instruction_writes(_ins("STORE_ATTR"), [1, 2]) == "STORE_ATTR"
-    assert instruction_writes(_ins("LOAD_FAST"), [1, 2]) is None
-    # a comprehension's append writes the list it builds: in an arm, not in a loop
-    assert instruction_writes(_ins("LIST_APPEND"), [[], 1]) is None
-    assert instruction_writes(_ins("LIST_APPEND"), [[], 1], ARM_WRITES, ARM_IMMUTABLE) == "LIST_APPEND"
-    acc = []
-    aug = _ins("BINARY_OP", argrepr="+=")
-    assert instruction_writes(aug, [acc, [1]]) == "`+=` changes a list"
-    assert instruction_writes(aug, [acc, [1]], accumulates=lambda obj: obj is acc) is None
-    assert instruction_writes(aug, [3, 4]) is None
-    assert instruction_writes(_ins("BINARY_OP", argrepr="<="), [[], []]) is None
-    assert instruction_writes(_ins("BINARY_OP", argrepr="|="), [frozenset(), frozenset()], ARM_WRITES,
-                              ARM_IMMUTABLE) is None
-    assert call_writes(setattr, [object(), "a", 1], {}) == "calls `setattr`"
-    assert call_writes(heapq.heappush, [[], 1], {}) == "passes an object to `heappush`"
+def _writes_of(fn, *args):
+    """The RefGraph's writes of the monitor run of ``fn(*args)``'s first compiled call, as
+    (kind, key, written object's id)."""
+    import magpy
+    from magpy.refgraph import RefGraph
+
+    seen, note = [], RefGraph.note_write
+
+    def spy(self, node, change, obj=None):
+        seen.append((change.kind, change.key, id(obj)))
+        return note(self, node, change, obj)
+
+    RefGraph.note_write = spy
+    try:
+        magpy.compile(fn, backend="eager")(*args)
+    finally:
+        RefGraph.note_write = note
+    return seen
+
+
+def test_the_refgraph_records_every_write():
+    """Writes to objects made in the call are RefGraph writes (no version: no mock replays them),
+    beside the versions of objects from outside; the dynamic watchers ask for them."""
+    class Box:
+        pass
+
+    outside = Box()
+
+    def f(x):
+        b = Box()
+        b.v = x                       # an attribute of an object made in the call
+        lst = [x]
+        lst[0] = x + 1                # an item of a list made in the call
+        lst.append(x)                 # a native method that writes its list
+        lst += [x]                    # an augmented assignment on a mutable
+        n = 1
+        n += 1                        # ... not on an int
+        sq = [v for v in lst]         # a comprehension adding to the list it builds
+        outside.seen = n              # an attribute of an object from outside (also a version)
+        return b.v + sq[0]
+
+    writes = _writes_of(f, torch.ones(2))
+    kinds = [(k, key) for k, key, _ in writes]
+    assert ("attr", "v") in kinds and ("item", None) in kinds and ("call", "list.append") in kinds
+    assert ("call", "+=") in kinds and ("attr", "seen") in kinds
+    assert any(k == "build" for k, _ in kinds)
+    assert sum(1 for k, key in kinds if key == "+=") == 1      # (n += 1 makes a new int)
+    assert any(k == "attr" and oid == id(outside) for k, _, oid in writes)
+
+
+def test_what_natives_write():
+    from magpy.annotations.builtins import native_writes
+
+    o = object()
+    assert native_writes(setattr, [o, "a", 1]) == ("setattr", o)
     lst = []
-    assert call_writes(lst.append, [1], {}) == "calls `list.append`"
-    assert call_writes(lst.append, [1], {id(lst): (lst, "acc", None)}) is None   # (a watched accumulator)
-    assert call_writes({}.get, ["k"], {}) is None
-    assert call_writes(torch.relu, [torch.ones(1)], {}) is None
+    assert native_writes(heapq.heappush, [lst, 1]) == ("heappush", lst)
+    assert native_writes(lst.append, [1]) == ("list.append", lst)
+    assert native_writes({}.get, ["k"]) is None
+    assert native_writes(torch.relu, [torch.ones(1)]) is None
+    assert native_writes(len, [lst]) is None
+
+
+def test_loops_and_arms_ask_the_refgraph():
+    """A loop that writes an object made in the call is not rolled; one whose body only builds a
+    comprehension is; the reason names the write and the user's line."""
+    from magpy.dynamic.writes import arm_write, loop_write
+    from magpy.refgraph import Change, RefGraph
+
+    g = RefGraph()
+    mon = types.SimpleNamespace(rg=g)
+    g.note_write(None, Change("build", "LIST_APPEND"), [])
+    assert loop_write(mon, 0, {}) is None and arm_write(mon, 0) is not None
+    acc = []
+    g.note_write(None, Change("call", "list.append"), acc)
+    assert loop_write(mon, 0, {id(acc): (acc, "acc", None)}) is None
+    assert loop_write(mon, 0, {}).describe() == "calls `list.append`"
+    assert loop_write(mon, len(g.writes), {}) is None
 
 
 def test_rebinding_replaced_nodes():

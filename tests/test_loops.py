@@ -161,6 +161,28 @@ def test_counter_on_an_object_made_in_the_call():
     _stream(f, lambda t: (torch.ones(t, 3),), lengths=(3, 4, 5, 8, 12))
 
 
+def test_state_held_by_an_object_made_in_the_call():
+    """The carry lives in an attribute of an object the call made before the loop: no local
+    changes between iterations (the object is the same), the graph repeats, but each iteration
+    writes the object: the RefGraph's record of that write keeps the loop unrolled."""
+    class State:
+        pass
+
+    lin = nn.Linear(3, 3)
+
+    def f(x):
+        xs = x.unbind(0)
+        st = State()
+        st.h = torch.zeros(3)
+        for i in range(len(xs)):
+            st.h = torch.tanh(lin(xs[i]) + st.h)
+        return st.h * 2
+    _, cf = _stream(f, lambda t: (torch.randn(t, 3, generator=torch.Generator().manual_seed(t)),),
+                    lengths=(3, 4, 5, 8))
+    loops = [line for r in magpy.records(cf) for line in r.loops]
+    assert loops and all("writes attribute `h` inside the loop" in line for line in loops), loops
+
+
 def test_iterator_from_before_the_loop():
     scales = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 

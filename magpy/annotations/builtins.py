@@ -5,6 +5,7 @@ functions compute: the real interpreter runs them and the monitor reads the resu
 """
 from __future__ import annotations
 
+import builtins
 import collections
 import functools
 import itertools
@@ -13,6 +14,8 @@ import operator
 import random
 import time
 import types
+
+import torch
 
 from . import DYNAMIC, PURE, REGISTRY, Annotation
 
@@ -189,3 +192,46 @@ if hasattr(_warnings, "_filters_mutated"):
     _add(_warnings._filters_mutated, Annotation(value_read=(), note="warnings filter cache invalidation"))
 
 del _fn, _name, _obj, _cls, _mutators
+
+
+# -- What a native call may write, whatever its object's origin ---------------------------------------
+# (The update rules record each such call as a write in the RefGraph, ``magpy.monitor.rules.note_write``:
+# a loop whose iterations write, or a branch arm that writes, is not rolled or merged. Python functions
+# are followed instruction by instruction instead, so only natives are judged here, by what they are.)
+
+#: Builtin methods that only read their object.
+READING_METHODS = frozenset({
+    "get", "keys", "values", "items", "copy", "index", "count", "__getitem__", "__len__", "__contains__",
+    "startswith", "endswith", "format", "join", "split", "strip", "lower", "upper", "replace",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__", "__str__",
+    "__format__", "is_integer", "bit_length", "conjugate", "union", "intersection", "difference",
+    "issubset", "issuperset", "isdisjoint", "__reduce__", "__reduce_ex__", "__sizeof__", "isdigit",
+    "isalpha", "rstrip", "lstrip", "partition", "rpartition", "find", "rfind", "encode", "decode"})
+#: Builtins that write an object, or a frame, by what they are.
+WRITING_BUILTINS = (builtins.setattr, builtins.delattr, object.__setattr__, object.__delattr__, builtins.exec,
+                    builtins.eval, builtins.globals, builtins.vars, builtins.locals)
+_VALUES = (int, float, complex, str, bytes, tuple, frozenset, type(None), type, types.ModuleType)
+
+
+def native_writes(fn, args: list):
+    """``(name, obj)`` when the native call ``fn(*args)`` may write ``obj`` (a builtin that changes
+    its object's state, a native given an object it may change; ``obj`` None when unknown), else None."""
+    if fn in WRITING_BUILTINS:
+        return fn.__name__, (args[0] if args else None)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, types.BuiltinFunctionType) and owner is not builtins and not isinstance(owner, (type, torch.Tensor)) \
+            and not (getattr(fn, "__module__", None) or "").startswith(("torch", "math")):
+        # a function of a native module given an object it may change (heapq.heappush,
+        # operator.setitem, bisect.insort)
+        for a in args:
+            if not isinstance(a, (torch.Tensor, *_VALUES)):
+                return getattr(fn, "__qualname__", repr(fn)), a
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType, types.WrapperDescriptorType,
+                       types.MethodWrapperType)):
+        if owner is None or isinstance(owner, type):
+            owner = args[0] if args else None
+        name = getattr(fn, "__name__", "")
+        if not isinstance(owner, (torch.Tensor, int, float, str, bytes, tuple, frozenset, type(None),
+                                  types.ModuleType, torch.nn.Module)) and name not in READING_METHODS:
+            return f"{type(owner).__name__}.{name}", owner
+    return None

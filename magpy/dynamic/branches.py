@@ -62,7 +62,7 @@ import torch.fx as fx
 from ..bytecode.flow import EXIT, RETURNS, flow_of
 from ..torch_support import last_node
 from .watcher import Watcher, WatcherHost
-from .writes import ARM_IMMUTABLE, ARM_WRITES, call_writes, instruction_writes, write_counters
+from .writes import arm_write, write_counters, write_mark
 
 #: The output name of the value a conditional expression's side leaves on the stack.
 _TOP = "<stack top>"
@@ -87,6 +87,7 @@ class Span:
     key: tuple
     start_tail: Any              # the graph's last node when the arm began
     counters: tuple
+    writes_at: int               # the RefGraph's write mark when the arm began
     j_nodes: dict                # name of a live local at J -> the node of its tensor
     j_canon: dict                # node -> the first name (sorted) that held it at J
     j_made: set                  # names whose tensor was made in the call
@@ -119,7 +120,7 @@ class BranchWatcher(Watcher):
     ``watched`` (the loop watcher's), ``frames``, ``framework_code``, ``where``, ``node``,
     ``scalar_node``, ``value_shaped``, ``broken``, ``inplace_changes``, ``branch_library`` (the
     arms of earlier runs, set by the compiled function before the run) and the recorded writes
-    :func:`~magpy.dynamic.writes.write_counters` counts."""
+    RefGraph's writes (:mod:`magpy.dynamic.writes`)."""
 
     name = "branches"
 
@@ -192,7 +193,7 @@ class BranchWatcher(Watcher):
                         made.add(name)
         v = None
         span = Span(fs, shape, j, m, bool(expected), node, where, key,
-                    last_node(self.host.graph.graph), self._branch_counters(),
+                    last_node(self.host.graph.graph), self._branch_counters(), write_mark(self.host),
                     j_nodes, j_canon, made, tuple(id(v) for v in stack[:-1]))
         del local, stack
         lib = self.host.branch_library
@@ -325,7 +326,6 @@ class BranchWatcher(Watcher):
 
     # -- every instruction while arms are watched ----------------------------------------------------------
     def on_instruction(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
-        wrote = instruction_writes(ins, stack, ARM_WRITES, ARM_IMMUTABLE)
         for span in list(self.branch_active):
             if fs is span.fs:
                 if offset == span.m:
@@ -336,17 +336,6 @@ class BranchWatcher(Watcher):
                     span.fail(f"an exception handler covers its arm ({self.host.where()})")
                 if ins.real == "FOR_ITER" and stack and id(stack[-1]) in span.stack_ids:
                     span.fail(f"its arm advances a loop from before the branch ({self.host.where()})")
-            if wrote is not None:
-                span.fail(f"{wrote} in its arm ({self.host.where()})")
-
-    def on_call(self, fn: Any, args: list) -> None:
-        """A call inside watched arms: one that writes an object makes them unclean."""
-        if not self.branch_active:
-            return
-        bad = call_writes(fn, args, self.host.watched)
-        if bad is not None:
-            for span in self.branch_active:
-                span.fail(f"{bad} in its arm ({self.host.where()})")
 
     def on_frame_left(self, fs: Any, value: Any) -> None:
         for span in list(self.branch_active):
@@ -363,6 +352,7 @@ class BranchWatcher(Watcher):
         or a tuple or list of values) and nothing else of the frame."""
         span.close()
         self.branch_active.remove(span)
+        self._check_writes(span)
         if self._branch_counters() != span.counters:
             span.fail("its arm writes, changes a tensor in place, replays an effect, draws, assumes, "
                       "makes a value-shaped tensor or starts a counted loop")
@@ -390,6 +380,12 @@ class BranchWatcher(Watcher):
         span.m_names = tuple(names)
         span.end_tail = last_node(self.host.graph.graph)
 
+    def _check_writes(self, span: Span) -> None:
+        """Ask the RefGraph what the arm wrote."""
+        w = arm_write(self.host, span.writes_at)
+        if w is not None:
+            span.fail(f"{w.describe()} in its arm ({w.where})")
+
     def _end_span(self, span: Span, stack: list) -> None:
         self.branch_active.remove(span)
         try:
@@ -406,6 +402,7 @@ class BranchWatcher(Watcher):
             span.fail("its arm changes the frame's value stack")
         elif len(stack) == len(span.stack_ids) + 1:
             top = (stack[-1],)   # a conditional expression: each side leaves its value there
+        self._check_writes(span)
         if self._branch_counters() != span.counters:
             span.fail("its arm writes, changes a tensor in place, replays an effect, draws, assumes, "
                       "makes a value-shaped tensor or starts a counted loop")
@@ -552,9 +549,6 @@ class BranchWatch(WatcherHost):
 
     def branch_event(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
         self.branch_watcher.on_instruction(fs, ins, offset, stack)
-
-    def branch_call_event(self, fn: Any, args: list) -> None:
-        self.branch_watcher.on_call(fn, args)
 
     def branch_frame_left(self, fs: Any, value: Any) -> None:
         self.branch_watcher.on_frame_left(fs, value)

@@ -52,7 +52,7 @@ from ..scalars import replace_top as _replace_top
 from ..torch_support import last_node
 from .nodes import range_value
 from .watcher import Watcher, WatcherHost
-from .writes import call_writes, instruction_writes, write_counters
+from .writes import loop_write, write_counters, write_mark
 
 
 @dataclass
@@ -66,6 +66,7 @@ class Loop:
     where: str                   # file:line of the loop
     marks: list = field(default_factory=list)       # per iteration start, and the exit: (tail node, snapshot)
     counters: tuple | None = None                    # the monitor's counters at the first iteration
+    writes_seen: int = 0                             # the RefGraph's writes checked so far (a write mark)
     guards_after_first: tuple = ()
     accs: dict = field(default_factory=dict)         # id -> list of the frame that may accumulate (watched)
     acc_sizes: dict = field(default_factory=dict)    # id -> its length at each iteration start
@@ -112,7 +113,7 @@ class LoopWatcher(Watcher):
 
     Reads from its host (the monitor): ``graph``, ``guards``, ``lifted_value_nodes``,
     ``scalar_nodes``, ``node``, ``scalar_node``, ``track_scalar``, ``assume``, ``where``, and the
-    recorded writes :func:`~magpy.dynamic.writes.write_counters` counts."""
+    RefGraph's writes (:mod:`magpy.dynamic.writes`)."""
 
     name = "loops"
 
@@ -355,9 +356,12 @@ class LoopWatcher(Watcher):
         tail = last_node(self.host.graph.graph)
         if k == 0:
             loop.counters = write_counters(self.host)
+            loop.writes_seen = write_mark(self.host)
             self.active_loops.append(loop)
             self._watch_locals(loop, fs)
-        elif k == 1:
+        else:
+            self._check_writes(loop)
+        if k == 1:
             loop.guards_after_first = (len(self.host.guards), len(self.host.lifted_value_nodes))
         loop.marks.append((tail, self._snapshot(loop)))
         for key, acc in loop.accs.items():
@@ -395,6 +399,7 @@ class LoopWatcher(Watcher):
             self.active_loops.remove(loop)
         if loop.count < 3:
             loop.fail("ran fewer than 3 iterations (no steady state to compare)")
+        self._check_writes(loop)
         if write_counters(self.host) != loop.counters:
             loop.fail("wrote, drew, replayed or assumed something inside the loop")
         if loop.count >= 2 and (len(self.host.guards), len(self.host.lifted_value_nodes)) != loop.guards_after_first:
@@ -413,6 +418,13 @@ class LoopWatcher(Watcher):
                 loop.fail("a list grows by other than one element per iteration")
             elif key in loop.acc_reads:
                 loop.fail(f"its accumulator list is read by {loop.acc_reads[key]}")
+
+    def _check_writes(self, loop: Loop) -> None:
+        """Ask the RefGraph what the loop's iterations wrote since the last check."""
+        w = loop_write(self.host, loop.writes_seen, self.watched)
+        if w is not None:
+            loop.fail(f"{w.describe()} inside the loop ({w.where})")
+        loop.writes_seen = write_mark(self.host)
 
     def on_assume(self, kind: str, node: Any, expected: Any) -> None:
         """An assumption made inside active loops: a rolled body checks it in every iteration."""
@@ -505,11 +517,6 @@ class LoopWatcher(Watcher):
 
     # -- every instruction while loops are watched ---------------------------------------------------------
     def on_instruction(self, fs: Any, ins: Any, offset: Any, stack: list) -> None:
-        if self.active_loops:
-            wrote = instruction_writes(ins, stack, accumulates=self._is_accumulator)
-            if wrote is not None:
-                for loop in self.active_loops:
-                    loop.fail(f"{wrote} inside the loop ({self.host.where()})")
         if not self.watched:
             return
         operands, fn, args = self._operands(fs, ins, stack)
@@ -517,18 +524,6 @@ class LoopWatcher(Watcher):
             w = self.watched.get(id(v))
             if w is not None and w[0] is v:
                 self._watched_use(w, ins, stack, fn, args)
-
-    def _is_accumulator(self, obj: Any) -> bool:
-        return id(obj) in self.watched and self.watched[id(obj)][1] == "acc"
-
-    def on_call(self, fn: Any, args: list) -> None:
-        """A call inside an active loop: one that writes an object is a write."""
-        if not self.active_loops:
-            return
-        bad = call_writes(fn, args, self.watched)
-        if bad is not None:
-            for loop in self.active_loops:
-                loop.fail(f"{bad} inside the loop ({self.host.where()})")
 
     def _operands(self, fs, ins, stack) -> tuple[list, Any, list]:
         if ins.opname == "CALL":
@@ -674,9 +669,6 @@ class LoopWatch(WatcherHost):
 
     def loop_call(self, fs: Any, fn: Any, args: list, kwargs: dict) -> bool:
         return self.loop_watcher.take_call(fs, fn, args, kwargs)
-
-    def loop_call_event(self, fn: Any, args: list) -> None:
-        self.loop_watcher.on_call(fn, args)
 
     def is_loop_element(self, container: Any, key: Any) -> bool:
         return self.loop_watcher.is_loop_element(container, key)

@@ -7,11 +7,8 @@ values (:class:`~magpy.dynamic.branches.BranchWatcher`). Events go in, decisions
 =======================================  ==========================================================
 event (the monitor calls)                 decision (the watcher returns)
 =======================================  ==========================================================
-``on_instruction(fs, ins, offset, st)``  nothing: it notes what the instruction does (a write
-                                          inside a loop or an arm, a use of a watched object, an
-                                          arm reaching its merge point)
-``on_call(fn, args)``                    nothing: a call about to run (one that writes an object
-                                          makes a loop or an arm unusable)
+``on_instruction(fs, ins, offset, st)``  nothing: it notes what the instruction does (a use of a
+                                          watched object, an arm reaching its merge point)
 ``take_call(fs, fn, args, kwargs)``      True if the watcher takes the call's result over
                                           (``len(xs)``, ``range(n)`` of a tracked count): the
                                           monitor then does nothing else for it
@@ -26,6 +23,9 @@ event (the monitor calls)                 decision (the watcher returns)
 ``on_finish()``                          what the run leaves for the watcher's pass (the loops that
                                           may be rolled, the arms that are clean)
 =======================================  ==========================================================
+
+What a stretch of the run *wrote* is no event: a watcher asks the RefGraph, which records every
+write (:mod:`magpy.dynamic.writes`), from a mark taken where the stretch began.
 
 ``active`` says whether the watcher wants ``on_instruction`` at all: the monitor tests it before
 calling (the common case, no loop or arm open, costs one test per instruction).
@@ -74,9 +74,6 @@ class Watcher:
         return False
 
     def on_instruction(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
-        pass
-
-    def on_call(self, fn: Any, args: list) -> None:
         pass
 
     def take_call(self, fs: Any, fn: Any, args: list, kwargs: dict) -> bool:

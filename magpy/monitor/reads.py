@@ -589,6 +589,7 @@ class Reads:
         a miss). A module not imported yet would run its code on this import, which a record
         cannot replay: the call breaks here."""
         name, level, fromlist = ins.argval, stack[-2], stack[-1]
+        self.note_write(None, "import", name)   # (binds names; the dynamic watchers keep it out of loops and arms)
         b = fs.frame.f_builtins
         imp = b.get("__import__") if isinstance(b, dict) else None
         if imp is not _BUILTIN_IMPORT:

@@ -33,6 +33,7 @@ from ..objmodel import (
     is_python_class,
     peek_items,
 )
+from ..refgraph import Change
 from ..scalars import NUMPY_VALUES, format_text, join_text
 from .frame import FrameState
 from .ops import set_data
@@ -55,6 +56,10 @@ def _star_items(pos: Any) -> list:
 
 # Opcodes that hash what they put in a set or dict (see UpdateRules._check_hashed).
 _HASHING = frozenset({"BUILD_SET", "BUILD_MAP", "SET_ADD", "MAP_ADD", "SET_UPDATE"})
+#: The augmented assignments (``x += y``): on a mutable ``x``, a write of ``x`` ...
+_AUGMENTED = frozenset({"+=", "-=", "*=", "/=", "//=", "%=", "**=", "<<=", ">>=", "&=", "|=", "^=", "@="})
+#: ... but these types make a new value (a tensor's in-place operator is the graph's, counted there).
+NEW_VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset, type(None), torch.Tensor)
 
 collections_deque = collections.deque
 
@@ -67,6 +72,13 @@ class UpdateRules:
     """
 
     # -- writes and new objects ---------------------------------------------------------------------
+    def note_write(self, obj: Any, kind: str, key: Any = None) -> None:
+        """Record in the RefGraph that the instruction running writes ``obj`` (a :class:`~magpy.refgraph.Write`),
+        whatever its origin: a write to an object from outside is also a version the mock
+        replays (made where the rule handles it); one to an object made in the call is only this
+        record, which the dynamic watchers ask (did a loop iteration or an arm write anything)."""
+        self.rg.note_write(self.node(obj) if obj is not None else None, Change(kind, key), obj)
+
     def log_mutation(self, obj, method: str, args: list) -> bool:
         """Changes that do not read the container (append, insert, d[k] = v...) are replayed
         by the mock as the same calls, so the container's contents need no guard."""
@@ -212,6 +224,7 @@ class UpdateRules:
 
     def op_STORE_DEREF(self, fs, ins, stack):
         name = ins.argval
+        self.note_write(None, "cell", name)
         if fs.is_top:
             fs.unwritten_params.discard(name)
         code = fs.code
@@ -244,6 +257,7 @@ class UpdateRules:
     def attr_write(self, fs, obj, name: str, value) -> None:
         """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
         ``type(obj).__setattr__``): a write the mock replays, or a property setter monitored."""
+        self.note_write(obj, "attr", name)
         if isinstance(obj, torch.Tensor):
             if name == "requires_grad" and value is obj.requires_grad:
                 # A no-op (`mask.requires_grad = False` on a tensor that has none): for a tensor from
@@ -288,6 +302,7 @@ class UpdateRules:
 
     def op_DELETE_ATTR(self, fs, ins, stack):
         obj = stack[-1]
+        self.note_write(obj, "attr", ins.argval)
         node = self.held_node(obj)
         if node is None:
             raise BreakCompile(f"deletes attribute `{ins.argval}` of an object of unknown origin")
@@ -312,6 +327,7 @@ class UpdateRules:
         self._store_subscr(fs, stack[-3], slice(stack[-2], stack[-1]), stack[-4])
 
     def _store_subscr(self, fs, container, key, value) -> None:
+        self.note_write(container, "item")
         if self.numpy_node(container) is not None:
             self.go_dynamic("changes an array read from tensor values in place (item assignment)")
         if self.loop_indexes and self.is_loop_element(container, key):
@@ -339,6 +355,7 @@ class UpdateRules:
 
     def op_DELETE_SUBSCR(self, fs, ins, stack):
         container = stack[-2]
+        self.note_write(container, "item")
         if self.holds_scalar(stack[-1]):
             self.scalar_escape("indexes a container with", stack[-1])
         if isinstance(container, torch.Tensor):
@@ -349,6 +366,8 @@ class UpdateRules:
     def op_BINARY_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
         sym = ins.argrepr
+        if sym in _AUGMENTED and not isinstance(a, NEW_VALUE_TYPES):
+            self.note_write(a, "call", sym)   # (`lst += [x]` changes the list; on a tensor: the graph's in-place op)
         if self.scalar_nodes and not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) \
                 and (self.scalar_node(a) is not None or self.scalar_node(b) is not None
                      or (isinstance(a, str) and sym in ("%", "%=") and self.holds_scalar(b))):
@@ -535,6 +554,8 @@ class UpdateRules:
         made in the call, except in a frame resumed after a split (magpy.splits), where it came
         in from outside: then the addition is an in-place change the mock replays."""
         target = stack[-(ins.arg + below)]
+        if ins.real in ("LIST_APPEND", "SET_ADD", "MAP_ADD"):
+            self.note_write(target, "build", ins.real)
         node = self.node(target)
         if node is None or node.source is None:
             return
@@ -674,6 +695,7 @@ class UpdateRules:
             self.break_run(str(e), outer, offset)
 
     def op_YIELD_VALUE(self, fs, ins, stack):
+        self.note_write(None, "yield")   # (control passes to a consumer whose state no watcher compares)
         collector = self.yield_collectors.get(id(fs.frame))
         if collector is not None:
             collector.append(stack[-1])

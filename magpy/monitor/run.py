@@ -110,6 +110,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.outside_cells: dict[int, Any] = {id(c): c for c in self.top_closure}
         self.frame_packed: dict[str, Any] = {}   # the top frame's own *args tuple / **kwargs dict
         self.rg = RefGraph()
+        self.rg.locate = self.where
         self.graph = OpGraph()
         self.guards: list[Guard] = []
         self.guarded_keys: set = set()
@@ -437,6 +438,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         locals: activations), the objects its shadow nodes hold (whole modules, parameters) and
         the run's arguments. Only its plain facts stay readable (``dynamic``, ``broken``)."""
         keep = {k: self.__dict__[k] for k in ("broken", "dynamic", "finished", "internal_break") if k in self.__dict__}
+        if "rg" in self.__dict__:
+            self.rg.locate = None   # (the RefGraph lives on in the Trace; the monitor does not)
         self.__dict__.clear()
         self.__dict__.update(keep)
 
@@ -447,6 +450,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
 
     def where(self) -> str:
         """The user's file:line of the instruction being monitored."""
+        if self.at_instruction is None:
+            return "(before the first instruction)"
         fs, offset = self.at_instruction
         ins = fs.instrs.get(offset)
         line = ins.line if ins is not None and ins.line else fs.frame.f_lineno
