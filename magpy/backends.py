@@ -40,6 +40,14 @@ def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         return _inductor_with_value_shapes(gm)
 
 
+def compile_whole(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    """TorchInductor on the whole of ``gm`` now, raising if it cannot (no fallback: the caller has
+    another plan, e.g. a graph with ``torch.cond`` for its conditional nodes, magpy.dynamic.cond)."""
+    from torch._inductor.compile_fx import compile_fx
+
+    return compile_fx(gm, example_inputs)
+
+
 def _inductor_with_value_shapes(gm: torch.fx.GraphModule, dynamic: bool | None = None) -> Callable:
     import torch._dynamo
     from torch._dynamo.exc import TorchDynamoException

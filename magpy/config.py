@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from .backends import compile_lifted, python_nodes, resolve, supports_lifting
+from .backends import compile_lifted, compile_whole, python_nodes, resolve, supports_lifting
 
 #: Defaults of ``magpy.compile``'s ``cache_limit`` (records kept) and ``recompile_limit``
 #: (monitor runs before calls no record matches run eagerly).
@@ -70,13 +70,16 @@ class BackendCaps:
     ``compile_lifted`` one whose sizes vary between calls (lifted shapes, magpy.scalars).
     ``lifting``: the backend compiles for any input size, so sizes may be lifted and draws
     re-drawn as graph inputs (magpy.redraw). ``eager``: the fx graph runs as it is, so Python
-    nodes, float inputs and operators that may raise stay inside it."""
+    nodes, float inputs and operators that may raise stay inside it. ``compile_cond``: compiles
+    a graph whose conditional nodes became ``torch.cond`` (magpy.dynamic.cond) whole, or raises;
+    None when the backend does not lower ``torch.cond``."""
 
     name: str
     compile_graph: Callable
     compile_lifted: Callable | None
     lifting: bool
     eager: bool
+    compile_cond: Callable | None = None
 
     def regions(self, gm: torch.fx.GraphModule) -> bool:
         """Whether ``gm`` is compiled as regions between its Python (numpy) nodes: only the
@@ -90,4 +93,5 @@ def backend_caps(backend: Any) -> BackendCaps:
     return BackendCaps(name=backend if isinstance(backend, str) else getattr(backend, "__name__", "callable"),
                        compile_graph=resolve(backend),
                        compile_lifted=functools.partial(compile_lifted, backend) if lifting else None,
-                       lifting=lifting, eager=isinstance(backend, str) and backend == "eager")
+                       lifting=lifting, eager=isinstance(backend, str) and backend == "eager",
+                       compile_cond=compile_whole if isinstance(backend, str) and backend == "inductor" else None)

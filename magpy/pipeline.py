@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import logging
 import threading
 import types
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_
 from .cache import Record
 from .codegen import generate
 from .config import BackendCaps
+from .dynamic.cond import as_torch_cond
 from .dynamic.merging import ArmLibrary, check_merged, describe_branches, keep_arms, merge_branches
 from .dynamic.nodes import Conditional, RolledLoop
 from .dynamic.rolling import roll_loops
@@ -49,6 +51,8 @@ from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
 from .scalars import delift
 from .source import ItemSource
 from .trace import Trace, run_reason
+
+_log = logging.getLogger("magpy")
 
 
 @dataclass
@@ -327,7 +331,18 @@ class MonitorRun:
                 compile_fn = caps.compile_lifted
             else:
                 compile_fn = caps.compile_graph
-            if caps.regions(gm):
+            whole = as_torch_cond(gm, example) if caps.compile_cond is not None and caps.regions(gm) \
+                and not trace.follows_changing_numbers else None
+            if whole is not None and not caps.regions(whole):
+                # conditional nodes as torch.cond: one graph, compiled whole (else regions, below)
+                try:
+                    compiled, gm = caps.compile_cond(whole, example), whole
+                except Exception as e:   # noqa: BLE001 - the backend refused it: the regions below
+                    _log.info("magpy: the graph with torch.cond was not compiled (%s: %s); compiling regions",
+                              type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+            if compiled is not None:
+                regions = 1
+            elif caps.regions(gm):
                 # numpy nodes run in Python between compiled regions (only eager runs them in its graph)
                 compiled, regions = compile_regions(gm, example, compile_fn, caps.compile_graph, graphs)
             else:

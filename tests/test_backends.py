@@ -202,8 +202,8 @@ def test_inductor_compiles_a_rolled_loop_body_once():
 
 def test_inductor_runs_a_conditional_node():
     """A branch on a tensor value whose two sides two runs saw (magpy.branches) with Inductor:
-    the regions around the conditional node and each arm are compiled, every gate pattern is
-    served by one record."""
+    each conditional node becomes a torch.cond (magpy.dynamic.cond) and the record's graph is
+    compiled whole, every gate pattern served by one record."""
     from test_branches import Gated, _gate
 
     torch.manual_seed(6)
@@ -217,7 +217,7 @@ def test_inductor_runs_a_conditional_node():
     assert (st.monitor_runs, st.fallbacks) == (2, 0)
     rec = magpy.records(cf)[0]
     assert sum(line.startswith("conditional") for line in rec.branches) == 2
-    assert rec.regions >= 3   # (the regions between the conditional nodes, and the arms that compute)
+    assert rec.regions == 1 and rec.graph_module.code.count("higher_order.cond(") == 2
 
 
 def test_inductor_compiles_both_sides_of_a_split():
