@@ -485,6 +485,7 @@ class _Compiled(CompiledCallable):
                                       f"{type(e).__name__}: {e}"), internal=True)
             return result
         st.backend_compile_time_s += time.perf_counter() - t1
+        st.backend_compiles += record.regions if record.op_count else 0
         if not run.keep_arms(record, args, kwargs):
             # (arms of earlier runs whose outside state changed since: dropped; the next miss records anew)
             _recompiles_log.info("%s: a branch's other side relies on state that changed; its record is "
@@ -515,6 +516,7 @@ class _Compiled(CompiledCallable):
                                       f"{type(e).__name__}: {e}"), internal=True)
             return None
         st.backend_compile_time_s += time.perf_counter() - t1
+        st.backend_compiles += record.regions if record.op_count else 0
         found = self._continuations.get(split.key)
         if found is None:
             found = self._continuations[split.key] = make_continuation(split, self._compile_continuation)
@@ -767,6 +769,7 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
         snap.splits += 1 + sub.splits
         snap.graph_count += sub.graph_count
         snap.loop_regions, snap.conditionals = snap.loop_regions + sub.loop_regions, snap.conditionals + sub.conditionals
+        snap.backend_compiles += sub.backend_compiles
         snap.resumed_monitor_runs += sub.monitor_runs + sub.resumed_monitor_runs
         snap.resumed_guard_hits += sub.guard_hits + sub.resumed_guard_hits
         snap.resumed_fallbacks += sub.fallbacks + sub.resumed_fallbacks

@@ -77,6 +77,9 @@ class Stats:
     #: of the records held, continuations' included (counted as :class:`Explanation` counts them)
     loop_regions: int = 0
     conditionals: int = 0
+    #: graphs compiled by the backend for the records made (counted per record as ``graph_count``
+    #: counts them; continuations' included), over the callable's life: records dropped since too
+    backend_compiles: int = 0
     resumed_monitor_runs: int = 0
     resumed_guard_hits: int = 0
     resumed_fallbacks: int = 0

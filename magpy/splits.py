@@ -47,8 +47,12 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    at such a D (:class:`SplitHere` would pass through those handlers): the call goes on eagerly
    and the continuation is monitored on the next call.
 
-Where it stops (the call then runs eagerly, as before, with the reason): D is not a call
-instruction (an attribute read, an iteration step); an exception handler covers the call site
+A subscript with a tensor key that cannot be part of a record (a Python list indexed with a
+tensor) splits as the call ``operator.getitem(container, key)``: the frame resumes after the instruction with the
+item on its stack.
+
+Where it stops (the call then runs eagerly, as before, with the reason): D is neither a call
+nor a subscript (an attribute read, an iteration step); an exception handler covers the call site
 of an outer frame (an exception would have to cross from one resume function into another's
 handler); a frame between two monitored ones is not
 ``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
@@ -64,6 +68,7 @@ from __future__ import annotations
 
 import builtins
 import gc
+import operator
 import sys
 import types
 from dataclasses import dataclass
@@ -80,6 +85,9 @@ from .global_state import global_hooks_present
 from .graph import Unsupported
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
+# A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call
+# ``operator.getitem(container, key)``, which is what the instruction does.
+SUBSCRIPT_EVENTS = frozenset({"BINARY_SUBSCR"})
 
 
 class SplitHere(BaseException):
@@ -191,10 +199,13 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         mon.split_wants_fixed_sizes = True
         raise NotSplit("the run follows sizes or counts that change between calls; they are guarded "
                        "from the next call on")
-    if ins.opname not in _CALL_EVENTS:
+    subscript = ins.real in SUBSCRIPT_EVENTS
+    if ins.opname not in _CALL_EVENTS and not subscript:
         raise NotSplit("not a call")
+    if subscript and not isinstance(stack[-1], torch.Tensor):
+        raise NotSplit("a subscript splits only where its key is a tensor")
     # -- the chain of frames, innermost first ---------------------------------------------------------
-    chain = [(fs, ins.offset, list(stack), DECODER.call_slots(ins))]
+    chain = [(fs, ins.offset, list(stack), 2 if subscript else DECODER.call_slots(ins))]
     abortable = True
     state = fs
     while not state.is_top:
@@ -223,7 +234,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
 
     # -- D's operands ----------------------------------------------------------------------------------
     values: list = []
-    if ins.real == "CALL_FUNCTION_EX":
+    if subscript:
+        fn = operator.getitem
+        values += [fn, stack[-2], stack[-1]]
+        d_call = ("call", 2, ())
+    elif ins.real == "CALL_FUNCTION_EX":
         fn, pos, kw = DECODER.call_ex_operands(ins, stack)
         values += [fn, pos, kw]
         d_call: tuple = ("ex",)
@@ -341,7 +356,8 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         mon.finished = saved
     mon.split_values = values
     return SplitPoint(gen=gen, frames=tuple(frames), prelude=tuple(image.prelude), n_values=len(values),
-                      d_call=d_call, d_slots=d_slots, op=_name(values[0]), where=frames[0].where, reason=reason,
+                      d_call=d_call, d_slots=d_slots, op="[] (subscript)" if subscript else _name(values[0]),
+                      where=frames[0].where, reason=reason,
                       abortable=abortable)
 
 

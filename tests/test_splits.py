@@ -290,6 +290,28 @@ def test_operation_that_raises_goes_to_the_frames_handler():
         assert magpy.stats(cg).guard_hits == 1 and magpy.stats(cg).splits == 1
 
 
+def test_list_indexed_with_a_tensor_splits_at_the_subscript():
+    """`rows[score.argmax()]` on a list from outside: the subscript runs with its real operands
+    (the list as it is now), the code after it is a continuation; one monitor run each side."""
+    rows = [torch.full((3,), float(k)) for k in range(4)]
+
+    def f(x, score):
+        y = x.relu()
+        row = rows[score.argmax()]
+        return y + row
+
+    cf = magpy.compile(f, backend="eager")
+    calls = [(torch.randn(3), torch.randn(4)) for _ in range(6)]
+    _check(f, cf, calls[:3])
+    rows[2] = torch.full((3,), -7.0)   # (an item replaced: the subscript reads it on the next call)
+    _check(f, cf, calls[3:])
+    st = _expect_split(cf)
+    if SPLITS:
+        assert st.monitor_runs == 1 and st.guard_hits == 5 and st.split_hits == 5, st
+        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 5, st
+        assert "split at `[] (subscript)`" in st.break_reasons[0], st.break_reasons
+
+
 def test_exception_handler_around_an_outer_call_keeps_the_call_eager():
     """The handler is in a frame that called the one the operation is in: an exception would have
     to cross from one resume function into another's handler."""
