@@ -84,6 +84,8 @@ def describe_row(row: dict[str, Any]) -> str:
         parts.append(f"{row['graph_count']} graph{'s' if row['graph_count'] != 1 else ''}")
     if row.get("fallbacks"):
         parts.append(f"fell back to eager ({row['fallbacks']} calls)")
+    if row.get("eager_after_warmup"):
+        parts.append(f"{row['eager_after_warmup']} calls served eagerly after the first pass")
     if row.get("limit_hits"):
         parts.append(f"fell back to eager (recompile limit hit in {row['limit_hits']} "
                      f"frame{'s' if row['limit_hits'] != 1 else ''})")

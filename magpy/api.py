@@ -71,7 +71,7 @@ from .config import (
     check_mode,
 )
 from .dynamic.merging import ArmLibrary
-from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan
+from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
 from .report import Explanation, Stats, changing_lines, python_operations
 from .splits import SplitHere, make_continuation, plain_continuation
 
@@ -419,7 +419,7 @@ class _Compiled(CompiledCallable):
         plan = RunPlan(caps=self._caps, arms=self._arms, split_ok=self._split_depth < MAX_SPLIT_DEPTH,
                        split_escapes=self._changing_assumptions, read_log=self._check is not None)
         try:
-            lift = functools.partial(self._lifts.plan, self._cache) if self._lifts.on else None
+            lift = functools.partial(self._lifts.plan, self._lifts.cache or self._cache) if self._lifts.on else None
             run = self._runner.start(args, kwargs, lift, plan)
         except BreakCompile as e:
             self._give_up(BreakReason(BreakKind.UNSUPPORTED, e.reason))
@@ -485,6 +485,7 @@ class _Compiled(CompiledCallable):
                                       f"{type(e).__name__}: {e}"), internal=True)
             return result
         st.backend_compile_time_s += time.perf_counter() - t1
+        st.backend_compiles += record.regions if record.op_count else 0
         if not run.keep_arms(record, args, kwargs):
             # (arms of earlier runs whose outside state changed since: dropped; the next miss records anew)
             _recompiles_log.info("%s: a branch's other side relies on state that changed; its record is "
@@ -515,6 +516,7 @@ class _Compiled(CompiledCallable):
                                       f"{type(e).__name__}: {e}"), internal=True)
             return None
         st.backend_compile_time_s += time.perf_counter() - t1
+        st.backend_compiles += record.regions if record.op_count else 0
         found = self._continuations.get(split.key)
         if found is None:
             found = self._continuations[split.key] = make_continuation(split, self._compile_continuation)
@@ -563,9 +565,8 @@ class _Compiled(CompiledCallable):
         return cont
 
     def _record_stats(self) -> None:
-        records = self._cache.records
-        self._stats.records = len(records)
-        self._stats.graph_count = sum(r.regions for r in records if r.op_count)
+        st, records = self._stats, self._cache.records
+        st.records, (st.graph_count, st.loop_regions, st.conditionals) = len(records), record_counts(records)
 
     def _said(self, reason: BreakReason) -> None:
         """A break reason for :func:`stats`: typed in ``breaks``, its text in ``break_reasons``."""
@@ -706,10 +707,10 @@ def explain(target: Any) -> Callable[..., Explanation]:
     if not callable(target):
         raise TypeError(f"magpy.explain expects a function or torch.nn.Module, got {type(target).__name__}")
     options: dict = {"backend": "eager"}
-    arms = None
+    arms = lifts = None
     if isinstance(target, _Compiled):
         options = {k: v for k, v in target._options.items() if k not in ("profile", "check")}
-        arms = target._arms
+        arms, lifts = target._arms, (target._lifts, target._cache)
         target = target._target
     runner = Runner(target)
 
@@ -721,18 +722,13 @@ def explain(target: Any) -> Callable[..., Explanation]:
         cls = CompiledModule if isinstance(target, torch.nn.Module) else CompiledFunction
         probe = cls(target, **options, check=False)
         probe._explain_runs = []
-        probe._caps = dataclasses.replace(probe._caps, compile_graph=_uncompiled, compile_lifted=_uncompiled)
-        if arms is not None:
-            probe._arms = arms.copy()
+        probe._caps = dataclasses.replace(probe._caps, compile_graph=uncompiled, compile_lifted=uncompiled)
+        if arms is not None:   # (the branch arms and lifted sizes the compiled callable would plan with)
+            probe._arms, probe._lifts = arms.copy(), lifts[0].planning_copy(lifts[1])
         probe(*args, **kwargs)
         return _explanation(probe)
 
     return run
-
-
-def _uncompiled(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
-    """explain's backend: the graph as it is (what is recorded does not depend on the backend)."""
-    return gm.forward
 
 
 def _explanation(probe: _Compiled) -> Explanation:
@@ -757,7 +753,8 @@ def _explanation(probe: _Compiled) -> Explanation:
                        guards=guards, op_count=sum(o.op_count for o in runs), dynamic=st.dynamic,
                        graph=top.graph_module if top is not None else None,
                        assumptions=[a for o in runs for a in o.assumptions], splits=splits,
-                       branches=[b for o in runs for b in o.branches], breaks=breaks)
+                       branches=[b for o in runs for b in o.branches], breaks=breaks, split_count=st.splits,
+                       loop_regions=st.loop_regions, conditionals=st.conditionals)
 
 
 def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
@@ -771,6 +768,8 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
         sub = stats(cont)
         snap.splits += 1 + sub.splits
         snap.graph_count += sub.graph_count
+        snap.loop_regions, snap.conditionals = snap.loop_regions + sub.loop_regions, snap.conditionals + sub.conditionals
+        snap.backend_compiles += sub.backend_compiles
         snap.resumed_monitor_runs += sub.monitor_runs + sub.resumed_monitor_runs
         snap.resumed_guard_hits += sub.guard_hits + sub.resumed_guard_hits
         snap.resumed_fallbacks += sub.fallbacks + sub.resumed_fallbacks

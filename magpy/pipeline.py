@@ -22,6 +22,7 @@ the compiled callable.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import gc
@@ -123,6 +124,21 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
     if reason is not None:
         out.gen = None
     return _described(mon, out)
+
+
+def record_counts(records: Any) -> tuple[int, int, int]:
+    """(graphs, rolled loops, conditionals) of ``records``: the compiled graphs they run, and the
+    :class:`RolledLoop` and :class:`Conditional` nodes in their graphs (what :func:`magpy.stats`
+    and :func:`magpy.explain` both count)."""
+    targets = [n.target for r in records if r.graph_module is not None for n in r.graph_module.graph.nodes
+               if n.op == "call_function"]
+    return (sum(r.regions for r in records if r.op_count), sum(isinstance(t, RolledLoop) for t in targets),
+            sum(isinstance(t, Conditional) for t in targets))
+
+
+def uncompiled(gm: Any, example_inputs: list) -> Any:
+    """explain's backend: the graph as it is (what is recorded does not depend on the backend)."""
+    return gm.forward
 
 
 def _described(mon: Any, out: RunOutcome) -> RunOutcome:
@@ -426,7 +442,15 @@ class Lifting:
     def __init__(self, dynamic: bool | None, backend_lifts: bool):
         self.dynamic = dynamic
         self.possible = dynamic is not False and backend_lifts
+        self.cache = None   # the records to plan from, where not the callable's own (explain's probe)
         self.reset()
+
+    def planning_copy(self, cache: Any) -> Lifting:
+        """A copy that plans as this one would with ``cache``'s records (explain of a compiled
+        callable: the sizes its next miss would lift), without changing this one."""
+        other = copy.copy(self)
+        other.dims, other.values, other.cache = dict(self.dims), set(self.values), cache
+        return other
 
     def reset(self) -> None:
         self.on = self.possible

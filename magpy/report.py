@@ -72,6 +72,14 @@ class Stats:
     #: continuation; with the continuations' own counters, summed over every level of nesting
     #: (their graphs are in ``graph_count``)
     splits: int = 0
+    #: rolled loops (a body compiled once, run for any trip count, magpy.dynamic.rolling) and
+    #: conditionals (both sides of a branch on a tensor value, magpy.dynamic.merging) in the graphs
+    #: of the records held, continuations' included (counted as :class:`Explanation` counts them)
+    loop_regions: int = 0
+    conditionals: int = 0
+    #: graphs compiled by the backend for the records made (counted per record as ``graph_count``
+    #: counts them; continuations' included), over the callable's life: records dropped since too
+    backend_compiles: int = 0
     resumed_monitor_runs: int = 0
     resumed_guard_hits: int = 0
     resumed_fallbacks: int = 0
@@ -116,10 +124,16 @@ class Explanation:
     branches: list = field(default_factory=list)
     #: the break reasons and splits, typed (:class:`magpy.breaks.BreakReason`)
     breaks: list = field(default_factory=list)
+    #: what the call recorded, counted as :class:`Stats` counts them: split points (continuations,
+    #: every level), rolled loops and conditional nodes in the records' graphs
+    split_count: int = 0
+    loop_regions: int = 0
+    conditionals: int = 0
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
                  f"Dynamic behaviour detected: {self.dynamic}",
+                 f"Splits: {self.split_count}, rolled loops: {self.loop_regions}, conditionals: {self.conditionals}",
                  f"Break reasons ({len(self.break_reasons)}):"]
         lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)]
         lines.append(f"Values read from tensors and assumed ({len(self.assumptions)}):")

@@ -36,10 +36,25 @@ such an operation D sent the whole call to eager. Now the call is split at D:
 4. *The monitor run* stops the program at D (:class:`SplitHere`) and goes on from the frames'
    real values with D and the continuation, whose own monitor run follows in the same call.
 
-Where it stops (the call then runs eagerly, as before, with the reason): D is not a call
-instruction (an attribute read, an iteration step); an exception handler (``try``, ``with``)
-covers D or a call site of an outer frame (an exception would have to cross from one resume
-function into another's handler); a frame between two monitored ones is not
+5. *A handler of D's own frame* (``with torch.no_grad(): log.write(...)``, ``try: D() except``,
+   ``finally``) covers D: the frame resumes *at* D. With D's result it goes on as above (the
+   ``__exit__`` of the ``with`` is on its stack: a bound method of an object made in the call is
+   looked up again on the rebuilt object, so the continuation's record is not guarded on which
+   object it is); where D raises, a second resume function raises D's exception from an
+   instruction the same handler covers (:func:`magpy.bytecode.resume.resume_code`), so the
+   frame's ``except``, ``finally`` and ``__exit__`` run as in eager. That path runs as plain
+   Python (an exception object is no record's input). The monitor run does not stop the program
+   at such a D (:class:`SplitHere` would pass through those handlers): the call goes on eagerly
+   and the continuation is monitored on the next call.
+
+A subscript with a tensor key that cannot be part of a record (a Python list indexed with a
+tensor) splits as the call ``operator.getitem(container, key)``: the frame resumes after the instruction with the
+item on its stack.
+
+Where it stops (the call then runs eagerly, as before, with the reason): D is neither a call
+nor a subscript (an attribute read, an iteration step); an exception handler covers the call site
+of an outer frame (an exception would have to cross from one resume function into another's
+handler); a frame between two monitored ones is not
 ``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
 a frame is a generator; a live local is unbound; the mock cannot rebuild an image value (a
 closure or a module made in the call); the run follows sizes that change (lifting is given up
@@ -53,6 +68,7 @@ from __future__ import annotations
 
 import builtins
 import gc
+import operator
 import sys
 import types
 from dataclasses import dataclass
@@ -69,6 +85,9 @@ from .global_state import global_hooks_present
 from .graph import Unsupported
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
+# A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call
+# ``operator.getitem(container, key)``, which is what the instruction does.
+SUBSCRIPT_EVENTS = frozenset({"BINARY_SUBSCR"})
 
 
 class SplitHere(BaseException):
@@ -95,6 +114,8 @@ class FrameImage:
     params: tuple[str, ...]
     where: str
     takes_result: bool = True   # False: the call's value was dropped (``POP_TOP``), resumed after that
+    raising: types.FunctionType | None = None   # where a handler of the frame covers the call: the
+    #                                             frame going on by raising the call's exception there
 
 
 @dataclass(frozen=True)
@@ -178,10 +199,13 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         mon.split_wants_fixed_sizes = True
         raise NotSplit("the run follows sizes or counts that change between calls; they are guarded "
                        "from the next call on")
-    if ins.opname not in _CALL_EVENTS:
+    subscript = ins.real in SUBSCRIPT_EVENTS
+    if ins.opname not in _CALL_EVENTS and not subscript:
         raise NotSplit("not a call")
+    if subscript and not isinstance(stack[-1], torch.Tensor):
+        raise NotSplit("a subscript splits only where its key is a tensor")
     # -- the chain of frames, innermost first ---------------------------------------------------------
-    chain = [(fs, ins.offset, list(stack), DECODER.call_slots(ins))]
+    chain = [(fs, ins.offset, list(stack), 2 if subscript else DECODER.call_slots(ins))]
     abortable = True
     state = fs
     while not state.is_top:
@@ -210,7 +234,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
 
     # -- D's operands ----------------------------------------------------------------------------------
     values: list = []
-    if ins.real == "CALL_FUNCTION_EX":
+    if subscript:
+        fn = operator.getitem
+        values += [fn, stack[-2], stack[-1]]
+        d_call = ("call", 2, ())
+    elif ins.real == "CALL_FUNCTION_EX":
         fn, pos, kw = DECODER.call_ex_operands(ins, stack)
         values += [fn, pos, kw]
         d_call: tuple = ("ex",)
@@ -229,8 +257,16 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         code, frame = state.code, state.frame
         flow = flow_of(code)
         where = _where(code, frame, offset)
-        if flow.covered(offset):
-            raise NotSplit(f"an exception handler (`try` or `with`) covers the call at {where}")
+        covered = flow.covered(offset)
+        if covered and frames:
+            raise NotSplit(f"an exception handler (`try` or `with`) covers the call at {where}, in a frame "
+                           "that called the one the operation is in")
+        if covered:
+            # The frame's own handler covers D (`with torch.no_grad(): print(...)`, `try: D() except`):
+            # the frame goes on from D with its result, or by raising D's exception at D (its
+            # `except`, `finally`, `__exit__` run as in eager). The monitor run does not stop the
+            # program at D (SplitHere would pass through those handlers): it goes on eagerly.
+            abortable = False
         at = flow.next_offset(offset)
         if at is None:
             raise NotSplit(f"no instruction follows the call at {where}")
@@ -249,6 +285,8 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         if fn.__closure__ and not state.is_top and _made_in_call(mon, fn):
             share.update((c, cell) for c, cell in zip(code.co_freevars, fn.__closure__) if id(cell) in shared)
         live = set(flow.live_before(at))
+        if covered:
+            live |= flow.live_before(offset)   # (what the handler reads, from D on)
         every_local = _reads_its_locals(code)
         if every_local:
             live.update(code.co_varnames)   # (`locals()` sees every bound local, dead or not)
@@ -268,10 +306,12 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                 continue
             if name in live:
                 if name not in f_locals:
-                    if name in flow.live_before(at, clears=False):
+                    if name in flow.live_before(at, clears=False) and not covered:
                         raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
-                    params.append("None")   # (only saved and put back by a 3.12+ comprehension)
-                    if every_local:
+                    # (only saved and put back by a 3.12+ comprehension; where a handler covers D, read
+                    # on the path of an exception the handler swallows: UnboundLocalError as in eager)
+                    params.append("None")
+                    if every_local or covered:
                         unbound.append(name)   # (deleted again by the resume function: `locals()` omits it)
                     continue
                 params.append(image.add(f_locals[name]))
@@ -294,9 +334,12 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                 types.CellType() if c in share else cell for c, cell in zip(code.co_freevars, fn.__closure__))
             resume = resume_function(fn, at, layout, cells, closure=closure, unbound=tuple(unbound),
                                      shared=tuple(share))
+            raising = None if not covered else resume_function(
+                fn, offset, layout[:len(below)], cells, closure=closure, unbound=tuple(unbound),
+                shared=tuple(share), raising=True)
         except ResumeUnsupported as e:
             raise NotSplit(str(e)) from None
-        frames.append(FrameImage(resume, tuple(params), where, takes_result))
+        frames.append(FrameImage(resume, tuple(params), where, takes_result, raising))
 
     # -- the prefix record: guard and mock as if the call returned the images, generated now (the
     # program goes on eagerly and may change what the images hold) ----------------------------------
@@ -313,7 +356,8 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         mon.finished = saved
     mon.split_values = values
     return SplitPoint(gen=gen, frames=tuple(frames), prelude=tuple(image.prelude), n_values=len(values),
-                      d_call=d_call, d_slots=d_slots, op=_name(values[0]), where=frames[0].where, reason=reason,
+                      d_call=d_call, d_slots=d_slots, op="[] (subscript)" if subscript else _name(values[0]),
+                      where=frames[0].where, reason=reason,
                       abortable=abortable)
 
 
@@ -391,15 +435,18 @@ def _shared_cells(mon: Any, chain: list) -> dict:
     return shared
 
 
-def continuation_source(split: SplitPoint) -> str:
+def continuation_source(split: SplitPoint, raising: bool = False) -> str:
     """Source of the continuation function of ``split``: its parameters are the image entries
-    after D's operands, then D's result when the innermost frame takes it."""
-    names = [f"i{k}" for k in range(split.d_slots, split.n_values)] + (["d"] if split.frames[0].takes_result else [])
+    after D's operands, then D's result when the innermost frame takes it. ``raising``: the
+    continuation where D raised (its last parameter is the exception, which the innermost frame
+    raises at D: ``_x0``)."""
+    first = split.frames[0]
+    names = [f"i{k}" for k in range(split.d_slots, split.n_values)] + (["d"] if first.takes_result or raising else [])
     lines = list(split.prelude)
     result = "d"
     for k, f in enumerate(split.frames):
-        args = list(f.params) + ([result] if f.takes_result else [])
-        call = f"_r{k}({', '.join(args)})"
+        args = list(f.params) + ([result] if f.takes_result or (raising and not k) else [])
+        call = f"_{'x' if raising and not k else 'r'}{k}({', '.join(args)})"
         if k == len(split.frames) - 1:
             lines.append(f"return {call}")
         else:
@@ -414,6 +461,22 @@ def continuation_source(split: SplitPoint) -> str:
 _SEQ_ITERATORS = frozenset({type(iter([])), type(iter(())), type(iter(range(0)))})
 _DICT_ITERATORS = {type(iter({}.values())): "values", type(iter({}.keys())): "keys", type(iter({}.items())): "items",
                    type(reversed({})): None, type(reversed({}.values())): None, type(reversed({}.items())): None}
+
+
+def _plain_method(m: types.MethodType) -> bool:
+    """Does ``obj.<name>`` give ``m`` again (``m``'s function found on ``obj``'s class, nothing in
+    between: no instance attribute of that name, no ``__getattribute__`` or ``__getattr__`` of the
+    class's own)?"""
+    obj, fn = m.__self__, m.__func__
+    name = getattr(fn, "__name__", None)
+    t = type(obj)
+    if not isinstance(fn, types.FunctionType) or not name or not name.isidentifier() \
+            or t.__getattribute__ is not object.__getattribute__ or hasattr(t, "__getattr__"):
+        return False
+    if name in getattr(obj, "__dict__", {}):
+        return False
+    owner = next((k for k in t.__mro__ if name in k.__dict__), None)
+    return owner is not None and owner.__dict__[name] is fn
 
 
 class _Image:
@@ -436,6 +499,12 @@ class _Image:
         t = type(v)
         if made_here and depth < 8 and (t in _SEQ_ITERATORS or t in _DICT_ITERATORS or t in (enumerate, zip)):
             expr = self._iterator(v, depth)
+        elif made_here and t is types.MethodType and depth < 8 and _plain_method(v):
+            # (a bound method of this call, e.g. the `__exit__` of the `with` around D: looked up
+            # again by the continuation, so its record is guarded on the object's class and what
+            # the object holds, not on which object it is)
+            expr = f"b{len(self.prelude)}"
+            self.prelude.append(f"{expr} = {self.add(v.__self__, depth + 1)}.{v.__func__.__name__}")
         else:
             expr = f"i{len(self.values)}"
             self.values.append(v)
@@ -495,10 +564,7 @@ class _Image:
 def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
     """``(continue, resumed)``: ``continue(image)`` calls D and the compiled continuation;
     ``resumed`` is that compiled continuation (``compile_fn(function)``)."""
-    src = continuation_source(split)
-    ns = {"__name__": "<continuation>", **{f"_r{k}": f.resume for k, f in enumerate(split.frames)}}
-    exec(compile(src, f"<magpy resumed after {split.op} at {split.where}>", "exec"), ns)
-    plain = ns.pop("resumed")
+    plain = _continuation_function(split, False)
     plain.__qualname__ = f"{split.frames[-1].resume.__code__.co_name} after `{split.op}` ({split.where})"
     resumed = compile_fn(plain)
     d_call, start = split.d_call, split.d_slots
@@ -514,7 +580,21 @@ def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
 
         def d(image):
             return image[0](*image[1:end], **dict(zip(kwnames, image[end:start])))
+    if split.frames[0].raising is not None:
+        # D's exception goes to the frame's own handler, through a continuation run as plain
+        # Python: the exception object and the handler's path are not part of a record.
+        return _chain_raising(d, resumed, _continuation_function(split, True), start,
+                              split.frames[0].takes_result), resumed
     return _chain(d, resumed, start, split.frames[0].takes_result), resumed
+
+
+def _continuation_function(split: SplitPoint, raising: bool) -> types.FunctionType:
+    src = continuation_source(split, raising)
+    ns = {"__name__": "<continuation>", **{f"_r{k}": f.resume for k, f in enumerate(split.frames)}}
+    if raising:
+        ns["_x0"] = split.frames[0].raising
+    exec(compile(src, f"<magpy resumed after {split.op} at {split.where}>", "exec"), ns)
+    return ns.pop("resumed")
 
 
 def plain_continuation(split: SplitPoint) -> Any:
@@ -531,4 +611,22 @@ def _chain(d: Any, resumed: Any, start: int, takes_result: bool) -> Any:
         def go(image):
             d(image)
             return resumed(*image[start:])
+    return go
+
+
+def _chain_raising(d: Any, resumed: Any, raised: Any, start: int, takes_result: bool) -> Any:
+    """As :func:`_chain`, where a handler of the innermost frame covers D: if D raises, the
+    frame goes on by raising D's exception at D (``raised``), with the same image."""
+    def go(image):
+        try:
+            r = d(image)
+        except BaseException as e:   # (eager would hand KeyboardInterrupt to the frame's handler too)
+            exc = e
+        else:
+            return resumed(*image[start:], r) if takes_result else resumed(*image[start:])
+        # (without this helper's frames in the traceback: the frame raises as if D raised there)
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code in (go.__code__, d.__code__):
+            tb = tb.tb_next
+        return raised(*image[start:], exc.with_traceback(tb))
     return go

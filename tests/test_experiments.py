@@ -553,3 +553,25 @@ def test_dynamo_graphs_are_counted_one_way_in_table2_and_the_timing_runs() -> No
         {"graph_count": 2, "limit_hits": 0, "break_reasons": ""}
     # per call after warm-up: the graphs one more call runs
     assert compile_counts({"compiler": {"frontend": "dynamo"}}, compiled, probe=((torch.ones(2),), {}))["graph_count"] == 2
+
+
+def test_dynamic_cell_reports_what_magpy_did_after_warm_up() -> None:
+    """A Figure 17/18 cell (runner ``dynamic``, smoke size) of MagPy says per cell its monitor runs,
+    backend compiles, graphs, splits, rolled loops and conditionals, and the monitor runs and calls
+    served eagerly after the first pass (the LSTM's loop is rolled: none after it)."""
+    from experiments.runners import dynamic
+
+    spec = {"experiment": "fig18", "runner": "dynamic", "device": "cpu", "size": "smoke", "warmup": 0, "repeat": 1,
+            "n_inputs": 3, "seed": 0, "threads": 1, "kind": "seqlen", "dynamic": False, "region": None,
+            "tolerance": {"float32": {"rtol": 1e-3, "atol": 1e-3}},
+            "model": {"name": "lstm", "builder": "models:build", "dynamic_builder": "models:dynamic_inputs"},
+            "compiler": {"name": "magpy-eager", "frontend": "magpy", "backend": "eager", "requires": []},
+            "key": {}, "cell_id": "x"}
+    row = dynamic.measure(spec)
+    assert row["correct"] and len(row["shapes"].split(",")) == 3, row
+    assert (row["monitor_runs"], row["fallbacks"], row["splits"], row["conditionals"]) == (2, 0, 0, 0), row
+    assert row["loop_regions"] >= 1 and row["backend_compiles"] >= row["graph_count"] > 0, row
+    assert row["monitor_runs_after_warmup"] == 0 and row["eager_after_warmup"] == 0, row
+    summary = dynamic.summarize(pd.DataFrame([{**row, "model": "lstm", "kind": "seqlen", "compiler": "magpy-eager",
+                                               "status": "ok"}]))
+    assert {"backend_compiles", "loop_regions", "eager_after_warmup"} <= set(summary.columns)

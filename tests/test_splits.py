@@ -15,6 +15,7 @@ import bisect
 import heapq
 import io
 import struct
+import traceback
 
 import pytest
 import torch
@@ -188,7 +189,9 @@ def test_locals_cells_and_closures_after_the_split():
     _expect_split(cf)
 
 
-def test_exception_handler_around_the_operation_keeps_the_call_eager():
+def test_exception_handler_around_the_operation_splits():
+    """A `try` of the operation's own frame covers it: the frame goes on from the operation (its
+    handler, had it raised, would have run: tests/soundness/programs_trywith.py)."""
     def f(x):
         y = x * 2
         try:
@@ -199,10 +202,137 @@ def test_exception_handler_around_the_operation_keeps_the_call_eager():
 
     cf = magpy.compile(f, backend="eager")
     _check(f, cf, [(torch.randn(3),) for _ in range(3)], state=LOG.getvalue)
+    st = _expect_split(cf)
+    if SPLITS:
+        assert st.monitor_runs == 1 and st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 1, st
+
+
+def test_operation_under_no_grad_resumes_inside_the_with_block():
+    """`with torch.no_grad(): log.write(...)`: the prefix leaves grad mode off for the write, the
+    continuation (rebinding the `__exit__` of this call's `no_grad`) turns it back on. One monitor
+    run each side, every later call served by the two records (the first call goes on eagerly past
+    the write: a `with` around it must not see the monitor stop the program there, so the
+    continuation is monitored on the second call)."""
+    lin = nn.Linear(3, 3)
+
+    def f(x):
+        h = lin(x)
+        with torch.no_grad():
+            LOG.write(f"{h.sum().item():.3f} {torch.is_grad_enabled()}\n")
+            ref = h * 2
+        return (h - ref).sum(), torch.is_grad_enabled()
+
+    cf = magpy.compile(f, backend="eager")
+    calls = [(torch.randn(2, 3),) for _ in range(5)]
+    _check(f, cf, calls, state=LOG.getvalue)
+    st = _expect_split(cf)
+    if SPLITS:
+        assert st.monitor_runs == 1 and st.guard_hits == 4 and st.split_hits == 4, st
+        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 3, st
+        assert cf(*calls[0])[0].requires_grad
+
+
+def test_operation_that_raises_goes_to_the_frames_handler():
+    """The operation raises on a matched call: the frame goes on in its own `except` (and its
+    `with` block's `__exit__` sees the exception), as in eager; the traceback shows the line."""
+    seen = []
+
+    class Watch:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, kind, value, tb):
+            seen.append(kind)
+
+    sink = [io.StringIO()]
+
+    def f(x):
+        y = x.cos()
+        try:
+            with Watch():
+                sink[0].write(f"{y.sum().item():.2f};")
+                y = y + 1
+        except ValueError:
+            y = y - 1
+        return y
+
+    cf = magpy.compile(f, backend="eager")
+    for k in range(6):
+        if k == 3:
+            sink[0].close()
+        if k == 5:
+            sink[0] = io.StringIO()
+        x = torch.randn(3)
+        ref_seen = len(seen)
+        ref = f(x)
+        got = cf(x)
+        assert same(got, ref) and seen[ref_seen:ref_seen + 1] == seen[ref_seen + 1:], (k, seen)
+    st = _expect_split(cf)
+    if SPLITS:
+        assert st.monitor_runs == 1 and st.guard_hits == 5, st
+        # (call 1 monitors the continuation, calls 3 and 4 raise: the handler's path runs as plain
+        # Python, the exception is not a record's input)
+        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 2, st
+
+        def g(x):
+            with Watch():
+                sink[0].write(f"{x.sum().item():.2f};")
+            return x
+
+        cg = magpy.compile(g, backend="eager")
+        sink[0] = io.StringIO()
+        cg(torch.randn(2))
+        sink[0].close()
+        with pytest.raises(ValueError) as info:
+            cg(torch.randn(2))
+        lines = [t.lineno for t in traceback.extract_tb(info.value.__traceback__) if t.name == "g"]
+        assert lines == [g.__code__.co_firstlineno + 2], lines
+        assert magpy.stats(cg).guard_hits == 1 and magpy.stats(cg).splits == 1
+
+
+def test_list_indexed_with_a_tensor_splits_at_the_subscript():
+    """`rows[score.argmax()]` on a list from outside: the subscript runs with its real operands
+    (the list as it is now), the code after it is a continuation; one monitor run each side."""
+    rows = [torch.full((3,), float(k)) for k in range(4)]
+
+    def f(x, score):
+        y = x.relu()
+        row = rows[score.argmax()]
+        return y + row
+
+    cf = magpy.compile(f, backend="eager")
+    calls = [(torch.randn(3), torch.randn(4)) for _ in range(6)]
+    _check(f, cf, calls[:3])
+    rows[2] = torch.full((3,), -7.0)   # (an item replaced: the subscript reads it on the next call)
+    _check(f, cf, calls[3:])
+    st = _expect_split(cf)
+    if SPLITS:
+        assert st.monitor_runs == 1 and st.guard_hits == 5 and st.split_hits == 5, st
+        assert st.resumed_monitor_runs == 1 and st.resumed_guard_hits == 5, st
+        assert "split at `[] (subscript)`" in st.break_reasons[0], st.break_reasons
+
+
+def test_exception_handler_around_an_outer_call_keeps_the_call_eager():
+    """The handler is in a frame that called the one the operation is in: an exception would have
+    to cross from one resume function into another's handler."""
+    def log(y):
+        LOG.write(f"{y.sum().item():.2f}\n")
+
+    def f(x):
+        y = x * 2
+        try:
+            log(y)
+        except OSError:
+            pass
+        return y + 1
+
+    cf = magpy.compile(f, backend="eager")
+    _check(f, cf, [(torch.randn(3),) for _ in range(3)], state=LOG.getvalue)
     st = magpy.stats(cf)
     assert st.splits == 0 and st.records == 0
     if SPLITS:
-        assert any("not split: an exception handler" in r for r in st.break_reasons), st.break_reasons
+        assert any("not split: an exception handler" in r and "in a frame that called" in r
+                   for r in st.break_reasons), st.break_reasons
 
 
 def test_speculation_that_keeps_failing_splits_at_the_native():

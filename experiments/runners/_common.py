@@ -45,8 +45,18 @@ def dynamic_inputs(spec: dict[str, Any]) -> list[tuple[Sequence[Any], dict[str, 
     return builder(model_cfg["name"], spec["n_inputs"], size=spec["size"], kind=spec["kind"], seed=spec["seed"])
 
 
-def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[Any], dict[str, Any]] | None = None
-                   ) -> dict[str, Any]:
+def magpy_stats(spec: dict[str, Any], compiled: Any) -> Any:
+    """MagPy's ``stats`` of the cell's compiled model now (None for other frontends): taken after
+    the warm-up pass, :func:`compile_counts` says what happened after it."""
+    if (spec.get("compiler") or {}).get("frontend") != "magpy":
+        return None
+    import magpy
+
+    return magpy.stats(compiled.handle)
+
+
+def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[Any], dict[str, Any]] | None = None,
+                   warm: Any = None) -> dict[str, Any]:
     """What the frontend did over the cell: graphs, (re)compilations, fallbacks and why.
 
     MagPy: its ``stats`` counters and break reasons. Dynamo: with ``probe`` (one input, the cell
@@ -56,6 +66,11 @@ def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[An
     the cell. A frame past Dynamo's recompile limit is a fallback (``limit_hits``, reasons in
     ``break_reasons``), as a MagPy break is, so that both show up as "fell back to eager" instead
     of as a bogus speedup.
+
+    MagPy also: backend compiles, splits, rolled loops and conditionals in its records; with
+    ``warm`` (its stats after a warm-up pass, :func:`magpy_stats`), the monitor runs and the calls
+    served eagerly (fallbacks, the continuations' included) after it, which a stream the records
+    cover keeps at 0.
     """
     frontend = (spec.get("compiler") or {}).get("frontend")
     if frontend == "magpy":
@@ -63,8 +78,17 @@ def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[An
 
         stats = magpy.stats(compiled.handle)
         reasons = " | ".join(str(r) for r in getattr(stats, "break_reasons", []) or [])
-        return {"graph_count": stats.graph_count, "monitor_runs": stats.monitor_runs, "fallbacks": stats.fallbacks,
-                "break_reasons": reasons[:1000]}
+        row = {"graph_count": stats.graph_count, "monitor_runs": stats.monitor_runs, "fallbacks": stats.fallbacks,
+               "backend_compiles": stats.backend_compiles, "splits": stats.splits,
+               "loop_regions": stats.loop_regions, "conditionals": stats.conditionals,
+               "resumed_monitor_runs": stats.resumed_monitor_runs, "resumed_fallbacks": stats.resumed_fallbacks,
+               "break_reasons": reasons[:1000]}
+        if warm is not None:
+            row["monitor_runs_after_warmup"] = (stats.monitor_runs + stats.resumed_monitor_runs
+                                                - warm.monitor_runs - warm.resumed_monitor_runs)
+            row["eager_after_warmup"] = (stats.fallbacks + stats.resumed_fallbacks
+                                         - warm.fallbacks - warm.resumed_fallbacks)
+        return row
     if frontend == "dynamo":
         graphs = compiled.dynamo_graphs
         count = int(graphs.frame_count)

@@ -5,7 +5,9 @@ uniform in [2, 16]; ``seqlen``: batch 8, length in [32, 256]; ``policy``/loop ki
 change the executed path). A cell computes eager's output for each input, compiles, runs one pass
 over the stream (timed as ``first_pass_s``: it includes every (re)compilation) and checks it,
 times ``repeat`` calls cycling through the stream after ``warmup`` more, then checks a second full
-pass (the matched path). ``experiment.dynamic`` lists the frontends compiled with
+pass (the matched path). A MagPy cell also reports its backend compiles, splits, rolled loops and
+conditionals, and the monitor runs and eagerly served calls after the first pass
+(``monitor_runs_after_warmup``, ``eager_after_warmup``: 0 where the records cover the stream). ``experiment.dynamic`` lists the frontends compiled with
 ``dynamic=True`` (a frontend without that option fails its cells rather than run without it); ``experiment.region`` makes Dynamo compile only the model config's ``region`` class.
 """
 
@@ -21,6 +23,7 @@ from experiments.runners._common import (
     build_program,
     compile_counts,
     dynamic_inputs,
+    magpy_stats,
     make_spec,
     speedup_table,
 )
@@ -79,6 +82,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     first_ok, first_err, first_why = check_pass()
     compiled.sync()
     first_pass_s = time.perf_counter() - start
+    warm = magpy_stats(spec, compiled)   # (after the first pass: what the timed calls needed on top)
     stats = time_calls(compiled.fn, inputs, warmup=spec["warmup"], repeat=spec["repeat"], sync=compiled.sync)
     last_ok, last_err, last_why = check_pass()
     return {
@@ -92,7 +96,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         "dynamic": bool(spec["dynamic"]),
         "region": spec.get("region") or "",
         "notes": "; ".join(compiled.notes),
-        **compile_counts(spec, compiled),
+        **compile_counts(spec, compiled, warm=warm),
     }
 
 
@@ -115,5 +119,7 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     df = speedup_table(raw, ["model", "kind"])
     df["workload"] = df["model"] + "-" + df["kind"]
     columns = ["workload", "model", "kind", "compiler", "status", "correct", "mean_ms", "median_ms", "statistic",
-               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "limit_hits", "break_reasons", "mismatch", "error"]
+               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "limit_hits", "backend_compiles",
+               "splits", "loop_regions", "conditionals", "monitor_runs_after_warmup", "eager_after_warmup",
+               "break_reasons", "mismatch", "error"]
     return df[[c for c in columns if c in df.columns]]

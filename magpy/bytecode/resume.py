@@ -93,12 +93,22 @@ def _varint(value: int, first: bool) -> list[int]:
     return out
 
 
-def _shifted_exception_table(code: types.CodeType, units: int) -> bytes:
+def _entry(start: int, end: int, target: int, depth: int, lasti: bool) -> list[int]:
+    """One exception-table entry (offsets in code units)."""
+    return _varint(start, True) + _varint(end - start, False) + _varint(target, False) \
+        + _varint(depth << 1 | int(lasti), False)
+
+
+def _shifted_exception_table(code: types.CodeType, units: int, raise_at: int | None = None,
+                             at: int | None = None) -> bytes:
+    """``code``'s exception table moved by ``units``; with ``raise_at`` (a prologue offset, in code
+    units), the prologue instruction there is covered by the handler that covers ``at`` (bytes)."""
     out: list[int] = []
+    if raise_at is not None:
+        e = next(e for e in exception_table(code) if e.start <= at < e.end)
+        out += _entry(raise_at, raise_at + 1, e.target // 2 + units, e.depth, e.lasti)
     for e in exception_table(code):
-        start, end, target = e.start // 2 + units, e.end // 2 + units, e.target // 2 + units
-        out += _varint(start, True) + _varint(end - start, False) + _varint(target, False) \
-            + _varint(e.depth << 1 | int(e.lasti), False)
+        out += _entry(e.start // 2 + units, e.end // 2 + units, e.target // 2 + units, e.depth, e.lasti)
     return bytes(out)
 
 
@@ -145,7 +155,7 @@ def _shift_cell_indexes(co_code: bytes, first_cell: int, added: int) -> bytes:
 
 
 def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...],
-                unbound: tuple[str, ...] = (), shared: tuple[str, ...] = ()) -> types.CodeType:
+                unbound: tuple[str, ...] = (), shared: tuple[str, ...] = (), raising: bool = False) -> types.CodeType:
     """The code of a resume function of ``code`` at offset ``at``.
 
     ``stack``: one entry per value-stack slot at ``at``, bottom to top, False for a NULL slot.
@@ -155,7 +165,13 @@ def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: t
     whose *cell objects* are passed (cells of the split call that another resumed frame shares:
     a ``nonlocal`` of a closure made in the call); a local among them gets its cell as its
     parameter. Parameters: ``code``'s locals, the passed cells (contents, or the cell where
-    shared), the shared free variables' cells, the non-NULL slots."""
+    shared), the shared free variables' cells, the non-NULL slots.
+
+    ``raising``: the frame goes on by raising at ``at`` (a call that raised: an exception handler of
+    ``code`` covers it), not by running from there. The last parameter is the exception; the prologue
+    raises it from an instruction that the handler covering ``at`` covers too (with the stack depth and
+    ``lasti`` of that handler, and ``at``'s line, which a traceback shows), so the frame's own
+    ``except``, ``finally`` and ``__exit__`` see it as they would have seen it at ``at``."""
     if not supported():
         raise ResumeUnsupported(f"frames cannot be resumed on CPython {_V[0]}.{_V[1]}")
     if code.co_flags & _GENERATOR_FLAGS:
@@ -165,7 +181,7 @@ def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: t
     cell_only = [c for c in code.co_cellvars if c not in varnames]
     extra_cells = [f".cell_{c}" for c in cells if c in cell_only]
     free = [f".free_{c}" for c in code.co_freevars if c in shared]
-    slots = [f".stack{k}" for k, present in enumerate(stack) if present]
+    slots = [f".stack{k}" for k, present in enumerate(stack) if present] + ([".raised"] if raising else [])
     added = len(extra_cells) + len(free) + len(slots)
     new_varnames = varnames + tuple(extra_cells) + tuple(free) + tuple(slots)
     index = {name: k for k, name in enumerate(new_varnames)}
@@ -194,10 +210,23 @@ def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: t
     pro += _ins("RESUME", 0)
     for k, present in enumerate(stack):
         pro += _load_and_clear(index[f".stack{k}"], code) if present else _ins("PUSH_NULL")
-    # JUMP_FORWARD counts from the instruction after it, the prologue's last: the original code
-    # starts right there, so the distance is ``at`` itself (in code units).
-    pro += _ins("JUMP_FORWARD", at // 2)
+    raise_at = None
+    if raising:
+        pro += _load_and_clear(index[".raised"], code)
+        raise_at = len(pro) // 2
+        # (the NOP after it is never run: its line-table entry takes the line back to where the
+        # original code's line table starts from)
+        pro += _ins("RAISE_VARARGS", 1) + _ins("NOP")
+        line = _line_at(code, at) or code.co_firstlineno
+        located = _no_location(raise_at) + _line_entry(line - code.co_firstlineno) \
+            + _line_entry(code.co_firstlineno - line)
+    else:
+        # JUMP_FORWARD counts from the instruction after it, the prologue's last: the original code
+        # starts right there, so the distance is ``at`` itself (in code units).
+        pro += _ins("JUMP_FORWARD", at // 2)
     units = len(pro) // 2
+    if not raising:
+        located = _no_location(units)
     body = code.co_code
     if added and code.co_cellvars + code.co_freevars:
         body = _shift_cell_indexes(body, nv, added)
@@ -208,10 +237,22 @@ def resume_code(code: types.CodeType, at: int, stack: tuple[bool, ...], cells: t
         co_argcount=len(new_varnames), co_posonlyargcount=0, co_kwonlyargcount=0,
         co_nlocals=len(new_varnames), co_varnames=new_varnames, co_flags=flags,
         co_stacksize=max(code.co_stacksize, len(stack) + 2), co_consts=consts,
-        co_linetable=_no_location(units) + code.co_linetable,
-        co_exceptiontable=_shifted_exception_table(code, units),
-        co_qualname=f"{code.co_qualname.split(' (resumed')[0]} (resumed at line {_line_at(code, at)})",
+        co_linetable=located + code.co_linetable,
+        co_exceptiontable=_shifted_exception_table(code, units, raise_at, at),
+        co_qualname=f"{code.co_qualname.split(' (resumed')[0]} ({'raising' if raising else 'resumed'} at line "
+                    f"{_line_at(code, at)})",
     )
+
+
+def _line_entry(delta: int) -> bytes:
+    """A line-table entry (3.11+ format, "no column" form) for one code unit, ``delta`` lines from
+    the line before it."""
+    v = (-delta << 1) | 1 if delta < 0 else delta << 1
+    out = [0x80 | (13 << 3)]
+    while v >= 64:
+        out.append(64 | (v & 63))
+        v >>= 6
+    return bytes(out + [v])
 
 
 def _line_at(code: types.CodeType, at: int) -> int | None:
@@ -246,16 +287,16 @@ def passed_free_cells(code: types.CodeType) -> frozenset:
 
 def resume_function(fn: types.FunctionType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...] = (),
                     closure: tuple | None = None, unbound: tuple[str, ...] = (),
-                    shared: tuple[str, ...] = ()) -> types.FunctionType:
+                    shared: tuple[str, ...] = (), raising: bool = False) -> types.FunctionType:
     """A function running ``fn``'s code from offset ``at`` (see :func:`resume_code`), with
-    ``fn``'s globals and closure."""
-    key = (fn.__code__, at, stack, cells, unbound, shared)
+    ``fn``'s globals and closure; ``raising``: one that raises its last argument at ``at``."""
+    key = (fn.__code__, at, stack, cells, unbound, shared, raising)
     code = _CODES.get(key)
     if code is None:
         if len(_CODES) > 4096:
             _CODES.clear()
             _PASSED_FREE.clear()
-        code = _CODES[key] = resume_code(fn.__code__, at, stack, cells, unbound, shared)
+        code = _CODES[key] = resume_code(fn.__code__, at, stack, cells, unbound, shared, raising)
         passed = frozenset(k for k, c in enumerate(fn.__code__.co_freevars) if c in shared)
         if passed:
             _PASSED_FREE[code] = passed

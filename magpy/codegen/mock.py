@@ -44,6 +44,12 @@ from .speculation import size_expr
 # ``__init__``/``__setitem__``/``add`` (user code, which may do more) is not run again.
 
 
+# torch's grad-mode context managers (``torch.no_grad()``, ``torch.enable_grad()``) have a
+# ``__new__`` for their use as a bare decorator; called with the class alone it is object's.
+_GRAD_CM_NEW = getattr(getattr(getattr(torch.utils, "_contextlib", None), "_NoParamDecoratorContextManager", None),
+                       "__new__", object.__new__)
+
+
 def _rebuild_object(cls, state: dict):
     obj = cls.__new__(cls)
     obj.__dict__.update(state)
@@ -288,8 +294,8 @@ class MockBuilder:
         elif isinstance(v, collections.deque):
             items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
             e = f"_rebuild_deque({self.pool.ref(t)}, {items}, {v.maxlen!r}, {self._state(v, depth)})"
-        elif hasattr(v, "__dict__") and not hasattr(t, "__slots__") and t.__new__ is object.__new__ \
-                and type(t) is type:
+        elif hasattr(v, "__dict__") and not hasattr(t, "__slots__") and type(t) is type \
+                and (t.__new__ is object.__new__ or t.__new__ is _GRAD_CM_NEW):
             e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
         else:
             raise Unsupported(f"cannot reproduce an output of type {t.__module__}.{t.__qualname__} in the mock")

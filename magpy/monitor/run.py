@@ -56,7 +56,7 @@ from ..objmodel import PROTOCOL_EVENTS, is_immutable
 from ..refgraph import RefGraph, ShadowNode
 from ..scalars import LiftedInt, ScalarFlow, delift
 from ..source import Source
-from ..splits import NotSplit, SplitHere, take_split
+from ..splits import SUBSCRIPT_EVENTS, NotSplit, SplitHere, take_split
 from .attrs import AttrReads
 from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
 from .ops import OpRecorder
@@ -287,6 +287,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
                 fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
                 self.in_call_event = True
+            elif ins.real in SUBSCRIPT_EVENTS:
+                call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`: magpy.splits)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
             self.in_call_event = False
         except BreakCompile as e:

@@ -2,7 +2,7 @@
 ``next()`` of an iterator from outside) and resumed after it: in submodules, helpers, loops over
 module lists, comprehensions; objects made before the split and used after it (identity, lists
 stored outside), outside state the continuation reads changed between calls, writes made
-before the split that the operation reads, handlers around the operation (no split)."""
+before the split that the operation reads (handlers around it: programs_trywith.py)."""
 from harness import program
 
 F_ = "splits"
@@ -157,43 +157,6 @@ def step(i):
     if i == 3: next(m.noise)
 def state(): return list(__import__("itertools").islice(__import__("copy").copy(m.noise), 3))
 NCALLS = 6
-""")
-
-program(F_, "handler_around_the_write_no_split", """
-EXPECT = "dynamic"
-import io
-buf = io.StringIO()
-def f(x):
-    y = x * 2
-    try:
-        buf.write(f"{y.sum().item():.2f}\\n")
-    except OSError:
-        y = y * 0
-    return y + 1
-def make(): return f
-def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
-def state(): return buf.getvalue()
-NCALLS = 4
-""")
-
-program(F_, "write_under_no_grad_no_split", """
-EXPECT = "dynamic"
-import io
-buf = io.StringIO()
-class M(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(3, 3)
-    def forward(self, x):
-        with torch.no_grad():
-            z = self.fc(x)
-            buf.write(f"{z.sum().item():.2f}\\n")
-        return self.fc(x) + z
-m = M()
-def make(): return m
-def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
-def state(): return buf.getvalue()
-NCALLS = 4
 """)
 
 program(F_, "global_written_before_the_write_read_by_it_and_after", """

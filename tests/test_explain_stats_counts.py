@@ -1,0 +1,109 @@
+"""``explain`` and ``stats`` count rolled loops, conditionals and splits the same way (issue 27).
+
+Both count from the records a call made (:func:`magpy.pipeline.record_counts`, continuations
+included): ``explain(compiled)(*args)`` before a call that misses says what that call will
+record, with the branch arms and lifted sizes the compiled callable plans with; ``stats`` after
+it must have grown by exactly that. Programs: an RNN-style loop over a length that changes (the
+second length rolls the loop: explain plans the lifted length as the compiled callable does), a
+branch on a tensor value whose second side makes a conditional, a write split under
+``torch.no_grad()``.
+"""
+from __future__ import annotations
+
+import io
+
+import torch
+import torch.nn as nn
+from conftest import same
+
+import magpy
+from magpy.bytecode.resume import supported
+
+LOG = io.StringIO()
+COUNTED = ("graph_count", "splits", "loop_regions", "conditionals")
+
+
+class Loop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(4, 4)
+
+    def forward(self, x, h):
+        for t in x.unbind(0):
+            h = torch.tanh(self.cell(t) + h)
+        return h
+
+
+class Branch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x, h):
+        h = torch.tanh(h + x.sum(0))
+        if h.mean() > 0:
+            h = self.a(h) * 2.0
+        else:
+            h = self.b(h) - 1
+        return h
+
+
+class Logged(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, h):
+        h = self.fc(h + x.sum(0))
+        with torch.no_grad():
+            LOG.write(f"{h.mean().item():.3f}\n")
+        return h * 2
+
+
+def _calls(lengths, signs):
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randn(n, 2, 4, generator=g), s * torch.ones(2, 4)) for n, s in zip(lengths, signs)]
+
+
+def _agree(model, calls):
+    """Explain each call that will miss, then make it; returns the per-call (explained, counted)."""
+    torch.manual_seed(0)
+    cf = magpy.compile(model, backend="eager")
+    seen = []
+    for args in calls:
+        before = magpy.stats(cf)
+        ex = magpy.explain(cf)(*args)
+        got = cf(*args)
+        assert same(got, model(*args))
+        after = magpy.stats(cf)
+        if after.monitor_runs == before.monitor_runs:
+            continue   # (a hit records nothing; explain reports what a miss would record)
+        said = (ex.graph_count, ex.split_count, ex.loop_regions, ex.conditionals)
+        made = tuple(getattr(after, k) - getattr(before, k) for k in COUNTED)
+        assert said == made, f"explain says (graphs, splits, loops, conditionals) = {said}, the call recorded {made}"
+        seen.append(said)
+    return cf, seen
+
+
+def test_rolled_loop_counted_alike():
+    cf, seen = _agree(Loop(), _calls([3, 5, 4, 7], [1, 1, 1, 1]))
+    assert seen == [(1, 0, 0, 0), (2, 0, 1, 0)], seen   # (the body is a graph of its own)
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.loop_regions, st.guard_hits) == (2, 1, 2), st
+
+
+def test_conditional_counted_alike():
+    cf, seen = _agree(Branch(), _calls([3, 3, 3, 3], [1, -1, 1, -1]))
+    assert seen[-1][3] == 1 and magpy.stats(cf).conditionals == 1, seen
+
+
+def test_split_counted_alike():
+    cf, seen = _agree(Logged(), _calls([3, 3, 3], [1, -1, 1]))
+    if supported():
+        assert seen[0] == (1, 1, 0, 0), seen
+        assert magpy.stats(cf).splits == 1
+
+
+def test_explanation_text_names_the_counts():
+    ex = magpy.explain(Loop())(*_calls([3], [1])[0])
+    assert "Splits: 0, rolled loops: 0, conditionals: 0" in str(ex)
