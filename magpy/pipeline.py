@@ -133,7 +133,7 @@ def record_counts(records: Any) -> tuple[int, int, int]:
     targets = [n.target for r in records if r.graph_module is not None for n in r.graph_module.graph.nodes
                if n.op == "call_function"]
     return (sum(r.regions for r in records if r.op_count), sum(isinstance(t, RolledLoop) for t in targets),
-            sum(isinstance(t, Conditional) for t in targets))
+            sum(isinstance(t, Conditional) or t is torch.ops.higher_order.cond for t in targets))   # (torch.cond: magpy.dynamic.cond)
 
 
 def uncompiled(gm: Any, example_inputs: list) -> Any:

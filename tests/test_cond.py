@@ -112,3 +112,12 @@ def test_with_autograd_recording_the_record_keeps_regions():
         assert same(y, ref)
         y.sum().backward()
     assert "higher_order.cond" not in magpy.records(cf)[0].graph_module.code
+
+
+def test_stats_counts_the_torch_cond_as_a_conditional():
+    torch.manual_seed(0)
+    m = TwoSided()
+    pos, neg = torch.ones(3, 4), -torch.ones(3, 4)
+    cf = _calls(m, [pos, neg, pos])
+    st = magpy.stats(cf)
+    assert st.conditionals == 1 and st.graph_count == st.records == 2   # (the first run's record, and the one with torch.cond)
