@@ -322,7 +322,7 @@ class MonitorRun:
         mon = self.mon
         values = [delift(v) for v in mon.split_values]
         mon.split_values = None
-        if mon.follows_changing_numbers():
+        if mon.made_lifted_ints():
             mon.delift_outside(None)   # (what the program wrote outside so far: plain ints for the rest)
         return values
 
@@ -394,7 +394,7 @@ class MonitorRun:
         left them outside the call (after the record was built from them), also when it raised.
         Returns ``result`` with them delifted."""
         mon = self.mon
-        if mon.follows_changing_numbers():
+        if mon.made_lifted_ints():
             result = mon.delift_outside(result)
         mon.release()
         return result

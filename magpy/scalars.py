@@ -463,6 +463,11 @@ class ScalarFlow:
         it for changing sizes, and the run's LiftedInts left outside go back to plain ints."""
         return bool(self.lifted_dims or self.lifted_value_nodes or self.draws or self.value_sizes_followed)
 
+    def made_lifted_ints(self) -> bool:
+        """Did the run hand the program LiftedInts (numbers it followed: read from tensors, sizes)?
+        Those it left outside go back to plain ints when the run ends, whatever the record."""
+        return self.follows_changing_numbers() or any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values())
+
     def shape_is_lifted(self, t: Any) -> bool:
         """Can ``t``'s shape differ between calls this record serves? In a run with lifted inputs,
         every tensor's can, but a tensor from outside that its guard pins (a parameter, an argument

@@ -301,6 +301,27 @@ class AttrReads:
             return
         self.on_read(value, AttrSource(node.source, name), ("attr", name), node)
 
+    def read_native_state(self, value: Any) -> None:
+        """Native code reads the state of ``value`` to make text of it (``str(e)``, ``repr(e)``,
+        ``f"{e}"``). An exception's text comes from attributes no instruction read (``args``;
+        an ``OSError``'s ``errno``, ``strerror``, ``filename``, ``filename2``): for an exception
+        from outside, read them here, guarded as if the program had read them."""
+        if not isinstance(value, BaseException):
+            return
+        node = self.node(value)
+        if node is None or node.source is None:
+            return
+        names = ("args", "errno", "strerror", "filename", "filename2") if isinstance(value, OSError) else ("args",)
+        for name in names:
+            if self.rg.read(node, ("attr", name)) is not None:
+                continue   # (read, or written by the call, already)
+            v = getattr(value, name)
+            if T.contains_tensor(v) or isinstance(v, torch.Tensor):
+                self.go_dynamic(f"makes text of an exception from outside holding a tensor ({node.source.describe()})")
+            self.on_read(v, AttrSource(node.source, name), ("attr", name), node)
+            if type(v) in (tuple, list):
+                self.full_read(v)
+
     def _post_new_attr(self, fs, stack, method):
         self.new_outputs([DECODER.method_result(stack)[0] if method else stack[-1]])
 

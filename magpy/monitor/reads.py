@@ -447,6 +447,7 @@ class Reads:
                 self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
                 continue
             self.unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
+            self.read_native_state(v)
             if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
                 self.full_read(v)
                 elements = list(v.keys()) if isinstance(v, dict) else v   # iterating a dict gives keys

@@ -613,6 +613,7 @@ class UpdateRules:
             self.scalar_escape("formats", v)
         if isinstance(v, CONTAINER_TYPES):
             self.full_read(v)
+        self.read_native_state(v)
 
     def op_BUILD_STRING(self, fs, ins, stack):
         """An f-string's pieces joined: a text node when one of them is (``ScalarFlow.text_op``)."""
@@ -693,6 +694,15 @@ class UpdateRules:
             self.break_run(e.reason, outer, offset)
         except Unsupported as e:
             self.break_run(str(e), outer, offset)
+
+    def op_RAISE_VARARGS(self, fs, ins, stack):
+        """``raise e`` writes the exception object (its ``__traceback__``, ``__context__``, and
+        ``__cause__`` with ``from``): an exception object from outside would be left as the
+        record's replay cannot leave it (no raise happens there)."""
+        exc = stack[-ins.arg] if ins.arg else None
+        if isinstance(exc, BaseException) and self.from_outside(exc):
+            self.go_dynamic(f"raises an exception object from outside ({type(exc).__name__}), which "
+                            "raising changes (its __traceback__)")
 
     def op_YIELD_VALUE(self, fs, ins, stack):
         self.note_write(None, "yield")   # (control passes to a consumer whose state no watcher compares)
