@@ -127,8 +127,9 @@ class UpdateRules:
         which a split that resumes both must share, magpy.splits)."""
         self.post_new(fs, stack, n)
         fn = stack[-1]
-        if isinstance(fn, types.FunctionType) and fn.__code__.co_freevars:
-            # (the frame is held until the run ends: its id names its cells, and must not be reused)
+        if isinstance(fn, types.FunctionType):
+            # (the frame is held until the run ends: its id names its cells, and must not be reused;
+            # the mock rebuilds a function made in the call that the call returns or stores)
             self.made_functions[id(fn)] = (fn, fs.frame)
 
     def _check_hashed(self, ins, stack: list) -> None:

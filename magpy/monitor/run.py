@@ -153,7 +153,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
         self.abort_at_split = False                  # stop the program at a split (SplitHere)?
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
-        self.made_functions: dict = {}               # id -> (function, the frame that made it): closures a split resumes
+        self.made_functions: dict = {}               # id -> (function, the frame that made it): made by MAKE_FUNCTION here
         self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
         self.in_call_event = False                   # the handler of a call instruction is running
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)

@@ -1,0 +1,123 @@
+"""Issue 29's objects made in the call as outputs: instances of user classes with slots, nested
+``torch.distributions`` objects, closures and lambdas made in the call (their cells and defaults
+are this call's), as user models return them, with outside state changing between calls."""
+from harness import program
+
+F_ = "coverage5"
+
+program(F_, "slotted_action_value_output", """
+class ActionValue:
+    __slots__ = ("action", "value", "_unset")
+    def __init__(self, action, value):
+        self.action = action
+        self.value = value
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+    def forward(self, x):
+        q = self.lin(x)
+        return ActionValue(q.argmax(-1), q.max(-1).values)
+m = Head()
+def make(): return m
+def inputs(i): return torch.randn(2, 4) * (i + 1)
+def post(out, i):
+    return (type(out).__name__, out.action, out.value, hasattr(out, "_unset"))
+EXPECT = "record"
+""")
+
+program(F_, "slots_and_dict_subclass_output", """
+class Base:
+    __slots__ = ("mean",)
+class Out(Base):
+    pass
+def f(x):
+    o = Out()
+    o.mean = x.mean(0)
+    o.spread = x.std(0)
+    return o, o
+def make(): return f
+def inputs(i): return torch.randn(3, 2) + i
+def post(out, i):
+    return (out[0] is out[1], out[0].mean, out[0].spread)
+EXPECT = "record"
+""")
+
+program(F_, "independent_normal_policy", """
+D = torch.distributions
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(4, 2)
+        self.log_std = nn.Parameter(torch.zeros(2))
+    def forward(self, x):
+        return D.Independent(D.Normal(self.mu(x), self.log_std.exp()), 1)
+m = Policy()
+def make(): return m
+def inputs(i): return torch.randn(3, 4)
+def step(i):
+    with torch.no_grad():
+        m.log_std.fill_(0.1 * i)
+def post(out, i):
+    a = torch.ones(3, 2)
+    return (type(out).__name__, type(out.base_dist).__name__, out.log_prob(a), out.entropy(),
+            out.batch_shape, out.event_shape, out.base_dist.scale)
+EXPECT = "record"
+""")
+
+program(F_, "closure_returned_with_its_cells", """
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+    def forward(self, x):
+        h = self.lin(x)
+        count = 0
+        def score(y):
+            nonlocal count
+            count += 1
+            return (h * y).sum() + count
+        def peek():
+            return count
+        return score, peek
+m = Scorer()
+def make(): return m
+def inputs(i): return torch.randn(2, 3) + i
+def post(out, i):
+    score, peek = out
+    y = torch.ones(2, 3)
+    return (score(y), score(y), peek(), score.__qualname__, score.__closure__[0] is peek.__closure__[0])
+EXPECT = "record"
+""")
+
+program(F_, "lambda_with_default_made_in_call", """
+def f(x):
+    y = x * 2
+    return (lambda z, y=y: z + y), (lambda z, *, k=y.sum(): z * k)
+def make(): return f
+def inputs(i): return torch.full((2,), float(i))
+def post(out, i):
+    add, mul = out
+    return (add(torch.ones(2)), mul(torch.ones(2)), add is not mul)
+EXPECT = "record"
+""")
+
+program(F_, "closure_over_outside_cell_and_self_reference", """
+def build():
+    table = {"scale": 2.0}
+    def forward(x):
+        y = x + 1
+        def fn(n):
+            return y * table["scale"] if n == 0 else fn(n - 1)
+        return fn
+    return forward, table
+fwd, table = build()
+def make(): return fwd
+def inputs(i): return torch.arange(3.0) * i
+def step(i):
+    table["scale"] = 2.0 + (i // 2)
+def post(out, i):
+    table["scale"] += 1.0   # (the returned closure reads the outside cell when it is called)
+    return out(2)
+EXPECT = "record"
+""")
