@@ -36,6 +36,7 @@ import _abc
 import functools
 import logging
 import random
+import sys
 import types
 import weakref
 from typing import TYPE_CHECKING
@@ -50,6 +51,7 @@ from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
+from .global_state import global_hooks_present
 from .graph import OpGraph
 from .natives import (
     CONTEXTVAR_METHODS,
@@ -153,6 +155,7 @@ FIGURE_12 = {
     "hash of nan": "_hash_of_nan",                      # natives: dynamic
     "identity number": "_identity_number",              # natives, note: id(v) guards v
     "next": "_next_of_iterator",                        # natives, note
+    "checkpoint": "_checkpoint",                        # torch.utils.checkpoint: the function it runs
     "autograd function": "_autograd_function",          # may decline
     "bound method": "_inline",
     "tensor method": "_tensor_method",
@@ -178,6 +181,25 @@ FIGURE_12 = {
     "pure by inputs": "_pure_by_inputs",                # annotated, may decline
     "unannotated native": "_unannotated_native",        # Figure 12, step 1: a break
 }
+
+
+def _is_checkpoint(fn) -> bool:
+    ckpt = sys.modules.get("torch.utils.checkpoint")
+    return ckpt is not None and fn is getattr(ckpt, "checkpoint", None)
+
+
+def _checkpointed_code(target):
+    """The code whose frame runs what ``checkpoint(target, ...)`` computes, or None."""
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, types.FunctionType):
+        return target.__code__
+    if isinstance(target, torch.nn.Module) and type(target).__call__ is torch.nn.Module.__call__ \
+            and not module_has_hooks(target) and not global_hooks_present():
+        forward = getattr(type(target), "forward", None)
+        if isinstance(forward, types.FunctionType) and "forward" not in target.__dict__:
+            return forward.__code__
+    return None
 
 
 class CallRules(NativeRules, AnnotatedRules):
@@ -275,6 +297,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "identity number"
         if fn is next and args:
             yield "next"
+        if _is_checkpoint(fn):
+            yield "checkpoint"
         c.fn_cls = autograd_function_class(fn, args)
         if c.fn_cls is not None:
             yield "autograd function"
@@ -447,6 +471,36 @@ class CallRules(NativeRules, AnnotatedRules):
             self.pend(fs, self._post_function_apply, (code, collector))
             return True
         return False
+
+    def _checkpoint(self, fs: FrameState, c: CallSite) -> bool:
+        """``torch.utils.checkpoint.checkpoint(function, *args)``: it computes what ``function``
+        computes, with the same gradients (it only trades memory for recomputation). The call
+        runs for real; its own frames (stashing RNG state, saved-tensor hooks, the reentrant
+        ``autograd.Function``) are not the program and are not monitored; the frame of
+        ``function`` is, as any inlined call (``MonitorRun.in_checkpoint_machinery``)."""
+        args, kwargs = c.args, c.kwargs
+        target = args[0] if args else kwargs.get("function")
+        code = _checkpointed_code(target)
+        if code is None:
+            raise BreakCompile(f"checkpoints a {type(target).__name__} whose code MagPy cannot follow "
+                               "(a function, a method or a module without hooks)")
+        ckpt = sys.modules["torch.utils.checkpoint"]
+        if kwargs.get("context_fn", ckpt.noop_context_fn) is not ckpt.noop_context_fn or kwargs.get("debug"):
+            raise BreakCompile("checkpoints with a context_fn or debug: the recomputation differs from the function")
+        reentrant = kwargs.get("use_reentrant")
+        if (reentrant is None or reentrant) and torch.is_grad_enabled() \
+                and not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args[1:]):
+            raise BreakCompile("checkpoint(use_reentrant=True) with no input requiring grad: its outputs "
+                               "carry no gradient, unlike the function's")
+        self.checkpointing[id(fs.frame)] = (fs.frame, code)
+        collector: list = []
+        self.return_collectors[code] = collector
+        self.pend(fs, self._post_checkpoint, (code, collector))
+        return True
+
+    def _post_checkpoint(self, fs, stack, data):
+        self.checkpointing.pop(id(fs.frame), None)
+        self._post_function_apply(fs, stack, data)
 
     def _post_function_apply(self, fs, stack, data):
         code, returned = data

@@ -100,3 +100,26 @@ def test_an_object_with_its_own_new_is_an_honest_break():
         assert same(cm(x).t, x * 2)
     reasons = magpy.stats(cm).break_reasons
     assert reasons and "cannot reproduce an output of type" in reasons[0] and "Interned" in reasons[0]
+
+
+def test_checkpointed_function_is_one_graph_with_eager_gradients():
+    from torch.utils.checkpoint import checkpoint
+
+    for reentrant in (False, True):
+        torch.manual_seed(0)
+        lin = nn.Linear(4, 4)
+
+        def f(x, lin=lin, reentrant=reentrant):
+            return checkpoint(lambda t: lin(t).relu(), x, use_reentrant=reentrant).sum()
+
+        cm = magpy.compile(f, backend="eager")
+        for _ in range(3):
+            x = torch.randn(2, 4, requires_grad=True)
+            f(x).backward()
+            want = (lin.weight.grad.clone(), x.grad.clone())
+            lin.weight.grad, x.grad = None, None
+            cm(x).backward()
+            assert same(lin.weight.grad, want[0]) and same(x.grad, want[1])
+            lin.weight.grad = None
+        st = magpy.stats(cm)
+        assert st.records == 1 and st.graph_count == 1 and st.guard_hits == 2, st.break_reasons

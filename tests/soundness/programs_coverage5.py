@@ -121,3 +121,101 @@ def post(out, i):
     return out(2)
 EXPECT = "record"
 """)
+
+# -- torch.utils.checkpoint: the checkpointed function is what the call computes ---------------------
+
+program(F_, "checkpoint_method_in_inference", """
+from torch.utils.checkpoint import checkpoint
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+        self.calls = 0
+    def inner(self, x, scale):
+        self.calls += 1
+        return self.b(torch.relu(self.a(x))) * scale
+    def forward(self, x):
+        return checkpoint(self.inner, x, 2.0, use_reentrant=False) + x
+m = Block()
+def make(): return m
+def inputs(i): return torch.randn(3, 4)
+def context(i): return torch.no_grad()
+EXPECT = "record"
+""")
+
+program(F_, "checkpoint_non_reentrant_gradients", """
+from torch.utils.checkpoint import checkpoint
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 6)
+        self.block = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.3), nn.GELU(), nn.Linear(6, 6))
+        self.head = nn.Linear(6, 2)
+    def forward(self, x):
+        h = self.stem(x)
+        h = checkpoint(self.block, h, use_reentrant=False)
+        return self.head(h)
+torch.manual_seed(0)
+m = Net()
+def make(): return m
+def inputs(i): return torch.randn(5, 4)
+def step(i):
+    m.zero_grad()
+    torch.manual_seed(i)
+def post(out, i):
+    out.square().sum().backward()
+    return [p.grad.clone() for p in m.parameters()]
+EXPECT = "record"
+""")
+
+program(F_, "checkpoint_reentrant_with_input_grad", """
+from torch.utils.checkpoint import checkpoint
+lin = nn.Linear(3, 3)
+def body(a, b):
+    return torch.tanh(lin(a)) * b
+def f(x, y):
+    return checkpoint(body, x, y, use_reentrant=True).sum(0)
+def make(): return f
+def inputs(i):
+    return (torch.randn(4, 3, requires_grad=True), torch.randn(4, 3))
+def post(out, i):
+    out.sum().backward()
+    g = lin.weight.grad.clone()
+    lin.weight.grad = None
+    return g
+EXPECT = "record"
+""")
+
+program(F_, "checkpoint_sequential_segments", """
+from torch.utils.checkpoint import checkpoint_sequential
+seq = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4), nn.Sigmoid())
+class Wrap(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = seq
+        self.segments = 3
+    def forward(self, x):
+        return checkpoint_sequential(self.seq, self.segments, x, use_reentrant=False)
+m = Wrap()
+def make(): return m
+def inputs(i): return torch.randn(2, 4, requires_grad=True)
+def step(i):
+    m.zero_grad()
+def post(out, i):
+    out.sum().backward()
+    return seq[0].weight.grad.clone()
+EXPECT = "record"
+""")
+
+program(F_, "checkpoint_reentrant_without_input_grad_is_a_break", """
+from torch.utils.checkpoint import checkpoint
+lin = nn.Linear(3, 3)
+def f(x):
+    return checkpoint(lin, x, use_reentrant=True)
+def make(): return f
+def inputs(i): return torch.randn(2, 3)
+def post(out, i):
+    return out.requires_grad
+EXPECT = "split"   # (the checkpoint call runs eagerly, the rest is a record)
+""")
