@@ -145,6 +145,7 @@ FIGURE_12 = {
     "scalar argument": "_scalar_argument",              # may decline (after an escape check)
     "legacy factory": "_legacy_factory",                # natives: torch.Tensor(2, 3)
     "variable": "_variable_detach",                     # natives: Variable(t)
+    "parameter": "_new_parameter",                      # nn.Parameter(t) made in the call
     "same tensor": "_same_tensor",                      # natives: unwrap_if_dead(t) is t
     "bound builtin method": "_unbind_builtin_method",   # restates
     "abc check": "_abc_check",                          # natives
@@ -181,6 +182,23 @@ FIGURE_12 = {
     "pure by inputs": "_pure_by_inputs",                # annotated, may decline
     "unannotated native": "_unannotated_native",        # Figure 12, step 1: a break
 }
+
+
+def new_parameter(data: torch.Tensor, requires_grad: bool = True) -> torch.nn.Parameter:
+    """``nn.Parameter(data, requires_grad)`` as a graph operation."""
+    return torch.nn.Parameter(data, requires_grad)
+
+
+def _parameter_args(args: list, kwargs: dict) -> tuple | None:
+    """``(data, requires_grad)`` of ``nn.Parameter(data, requires_grad)`` with a plain tensor (or a
+    Parameter) and a literal flag; None for other calls (no data, a tensor subclass)."""
+    if len(args) > 2 or set(kwargs) - {"data", "requires_grad"}:
+        return None
+    given = dict(zip(("data", "requires_grad"), args), **kwargs)
+    data, flag = given.get("data"), given.get("requires_grad", True)
+    if type(data) not in (torch.Tensor, torch.nn.Parameter) or type(flag) is not bool:
+        return None
+    return data, flag
 
 
 def _is_checkpoint(fn) -> bool:
@@ -274,6 +292,8 @@ class CallRules(NativeRules, AnnotatedRules):
         if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
             yield "variable"
+        if fn is torch.nn.Parameter and self.eager_graph and _parameter_args(args, kwargs) is not None:
+            yield "parameter"
         if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             yield "same tensor"
         if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
@@ -471,6 +491,14 @@ class CallRules(NativeRules, AnnotatedRules):
             self.pend(fs, self._post_function_apply, (code, collector))
             return True
         return False
+
+    def _new_parameter(self, fs: FrameState, c: CallSite) -> bool:
+        """``nn.Parameter(t)`` in the call (a weight made by an init helper in ``forward``): a graph
+        node making the same leaf Parameter, sharing ``t``'s memory (the eager graph only: a
+        compiled graph need not hand back Parameter objects)."""
+        data, requires_grad = _parameter_args(c.args, c.kwargs)
+        self.pend_op(fs, "function", new_parameter, [data, requires_grad], {}, "Parameter")
+        return True
 
     def _checkpoint(self, fs: FrameState, c: CallSite) -> bool:
         """``torch.utils.checkpoint.checkpoint(function, *args)``: it computes what ``function``

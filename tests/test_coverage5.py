@@ -123,3 +123,27 @@ def test_checkpointed_function_is_one_graph_with_eager_gradients():
             lin.weight.grad = None
         st = magpy.stats(cm)
         assert st.records == 1 and st.graph_count == 1 and st.guard_hits == 2, st.break_reasons
+
+
+def test_a_lazy_parameter_made_in_forward_is_a_graph_node_not_a_split():
+    class Lazy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = None
+
+        def init_weight(self, n):
+            self.weight = nn.Parameter(torch.ones(n) * 2)
+
+        def forward(self, x):
+            if self.weight is None:
+                self.init_weight(x.shape[-1])
+            return x * self.weight
+
+    m, ref = Lazy(), Lazy()
+    cm = magpy.compile(m, backend="eager")
+    for _ in range(3):
+        x = torch.randn(2, 3)
+        assert same(cm(x), ref(x))
+    assert type(m.weight) is nn.Parameter and [n for n, _ in m.named_parameters()] == ["weight"]
+    st = magpy.stats(cm)
+    assert st.splits == 0 and not st.break_reasons and st.records == 2, st.break_reasons

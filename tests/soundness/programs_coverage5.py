@@ -219,3 +219,26 @@ def post(out, i):
     return out.requires_grad
 EXPECT = "split"   # (the checkpoint call runs eagerly, the rest is a record)
 """)
+
+# -- a Parameter made in the call -----------------------------------------------------------------
+
+program(F_, "parameter_from_init_helper_in_forward", """
+class Adapter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+    def make_weight(self, n):
+        return nn.Parameter(torch.eye(n) * 0.5)
+    def forward(self, x):
+        w = self.make_weight(x.shape[1])
+        y = self.lin(x) @ w
+        return y, w
+m = Adapter()
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+def post(out, i):
+    y, w = out
+    y.sum().backward()
+    return (type(w).__name__, w.is_leaf, w.requires_grad, w.grad)
+EXPECT = "record"
+""")
