@@ -378,6 +378,11 @@ class UpdateRules:
         a, b = stack[-2], stack[-1]
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             fn = T.COMPARE_OPS[ins.argval]
+            if (a is None or b is None) and ins.argval in ("==", "!=") \
+                    and type(a if b is None else b) in (torch.Tensor, torch.nn.Parameter):
+                # (`mask == None`: the tensor's __eq__ gives NotImplemented, Python compares identities)
+                self.pend(fs, self.post_new, 1)
+                return
             if ins.to_bool:
                 # 3.13: the comparison and its truth test in one instruction: the graph computes the
                 # comparison, the outcome the run saw is assumed (magpy.scalars)

@@ -122,6 +122,36 @@ def post(out, i):
 EXPECT = "record"
 """)
 
+program(F_, "kl_divergence_of_distributions_made_in_the_call", """
+D = torch.distributions
+class Tempered(D.Normal):
+    pass
+def kl_plain(p, q):
+    return D.kl._kl_normal_normal(p, q)
+def kl_doubled(p, q):
+    return 2 * D.kl._kl_normal_normal(p, q)
+D.register_kl(Tempered, D.Normal)(kl_plain)
+class VAEHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 6)
+    def forward(self, x):
+        mu, log_var = self.enc(x).chunk(2, -1)
+        q = Tempered(mu, (0.5 * log_var).exp())
+        prior = D.Normal(torch.zeros_like(mu), torch.ones_like(mu))
+        kl = D.kl_divergence(q, prior).sum(-1)
+        return q.rsample() + kl[:, None], kl
+m = VAEHead()
+def make(): return m
+def inputs(i): return torch.randn(3, 4)
+def step(i):
+    torch.manual_seed(i)
+    if i == 3:   # (a new registration clears torch's memo of the pair's function)
+        D.register_kl(Tempered, D.Normal)(kl_doubled)
+NCALLS = 6
+EXPECT = "record"   # (a first call finds the pair's function in torch's registry: that run breaks)
+""")
+
 # -- torch.utils.checkpoint: the checkpointed function is what the call computes ---------------------
 
 program(F_, "checkpoint_method_in_inference", """
@@ -240,5 +270,25 @@ def post(out, i):
     y, w = out
     y.sum().backward()
     return (type(w).__name__, w.is_leaf, w.requires_grad, w.grad)
+EXPECT = "record"
+""")
+
+# -- comparisons on tensors used as conditions ----------------------------------------------------
+
+program(F_, "tensor_compared_with_none_as_a_condition", """
+class Masked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+    def forward(self, x, mask):
+        y = self.lin(x)
+        if mask == None:
+            return y
+        if mask != None:
+            y = y * mask
+        return y
+m = Masked()
+def make(): return m
+def inputs(i): return (torch.randn(2, 3), None if i == 2 else torch.rand(2, 3))
 EXPECT = "record"
 """)
