@@ -36,6 +36,7 @@ import _abc
 import functools
 import logging
 import random
+import sys
 import types
 import weakref
 from typing import TYPE_CHECKING
@@ -51,6 +52,7 @@ from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
+from .global_state import global_hooks_present
 from .graph import OpGraph
 from .natives import (
     CONTEXTVAR_METHODS,
@@ -144,6 +146,7 @@ FIGURE_12 = {
     "scalar argument": "_scalar_argument",              # may decline (after an escape check)
     "legacy factory": "_legacy_factory",                # natives: torch.Tensor(2, 3)
     "variable": "_variable_detach",                     # natives: Variable(t)
+    "parameter": "_new_parameter",                      # nn.Parameter(t) made in the call
     "same tensor": "_same_tensor",                      # natives: unwrap_if_dead(t) is t
     "bound builtin method": "_unbind_builtin_method",   # restates
     "abc check": "_abc_check",                          # natives
@@ -154,6 +157,7 @@ FIGURE_12 = {
     "hash of nan": "_hash_of_nan",                      # natives: dynamic
     "identity number": "_identity_number",              # natives, note: id(v) guards v
     "next": "_next_of_iterator",                        # natives, note
+    "checkpoint": "_checkpoint",                        # torch.utils.checkpoint: the function it runs
     "autograd function": "_autograd_function",          # may decline
     "bound method": "_inline",
     "tensor method": "_tensor_method",
@@ -179,6 +183,42 @@ FIGURE_12 = {
     "pure by inputs": "_pure_by_inputs",                # annotated, may decline
     "unannotated native": "_unannotated_native",        # Figure 12, step 1: a break
 }
+
+
+def new_parameter(data: torch.Tensor, requires_grad: bool = True) -> torch.nn.Parameter:
+    """``nn.Parameter(data, requires_grad)`` as a graph operation."""
+    return torch.nn.Parameter(data, requires_grad)
+
+
+def _parameter_args(args: list, kwargs: dict) -> tuple | None:
+    """``(data, requires_grad)`` of ``nn.Parameter(data, requires_grad)`` with a plain tensor (or a
+    Parameter) and a literal flag; None for other calls (no data, a tensor subclass)."""
+    if len(args) > 2 or set(kwargs) - {"data", "requires_grad"}:
+        return None
+    given = dict(zip(("data", "requires_grad"), args), **kwargs)
+    data, flag = given.get("data"), given.get("requires_grad", True)
+    if type(data) not in (torch.Tensor, torch.nn.Parameter) or type(flag) is not bool:
+        return None
+    return data, flag
+
+
+def _is_checkpoint(fn) -> bool:
+    ckpt = sys.modules.get("torch.utils.checkpoint")
+    return ckpt is not None and fn is getattr(ckpt, "checkpoint", None)
+
+
+def _checkpointed_code(target):
+    """The code whose frame runs what ``checkpoint(target, ...)`` computes, or None."""
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, types.FunctionType):
+        return target.__code__
+    if isinstance(target, torch.nn.Module) and type(target).__call__ is torch.nn.Module.__call__ \
+            and not module_has_hooks(target) and not global_hooks_present():
+        forward = getattr(type(target), "forward", None)
+        if isinstance(forward, types.FunctionType) and "forward" not in target.__dict__:
+            return forward.__code__
+    return None
 
 
 class CallRules(NativeRules, AnnotatedRules):
@@ -254,6 +294,8 @@ class CallRules(NativeRules, AnnotatedRules):
         if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
             yield "variable"
+        if fn is torch.nn.Parameter and self.eager_graph and _parameter_args(args, kwargs) is not None:
+            yield "parameter"
         if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             yield "same tensor"
         if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
@@ -277,6 +319,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "identity number"
         if fn is next and args:
             yield "next"
+        if _is_checkpoint(fn):
+            yield "checkpoint"
         c.fn_cls = autograd_function_class(fn, args)
         if c.fn_cls is not None:
             yield "autograd function"
@@ -449,6 +493,44 @@ class CallRules(NativeRules, AnnotatedRules):
             self.pend(fs, self._post_function_apply, (code, collector))
             return True
         return False
+
+    def _new_parameter(self, fs: FrameState, c: CallSite) -> bool:
+        """``nn.Parameter(t)`` in the call (a weight made by an init helper in ``forward``): a graph
+        node making the same leaf Parameter, sharing ``t``'s memory (the eager graph only: a
+        compiled graph need not hand back Parameter objects)."""
+        data, requires_grad = _parameter_args(c.args, c.kwargs)
+        self.pend_op(fs, "function", new_parameter, [data, requires_grad], {}, "Parameter")
+        return True
+
+    def _checkpoint(self, fs: FrameState, c: CallSite) -> bool:
+        """``torch.utils.checkpoint.checkpoint(function, *args)``: it computes what ``function``
+        computes, with the same gradients (it only trades memory for recomputation). The call
+        runs for real; its own frames (stashing RNG state, saved-tensor hooks, the reentrant
+        ``autograd.Function``) are not the program and are not monitored; the frame of
+        ``function`` is, as any inlined call (``MonitorRun.in_checkpoint_machinery``)."""
+        args, kwargs = c.args, c.kwargs
+        target = args[0] if args else kwargs.get("function")
+        code = _checkpointed_code(target)
+        if code is None:
+            raise BreakCompile(f"checkpoints a {type(target).__name__} whose code MagPy cannot follow "
+                               "(a function, a method or a module without hooks)")
+        ckpt = sys.modules["torch.utils.checkpoint"]
+        if kwargs.get("context_fn", ckpt.noop_context_fn) is not ckpt.noop_context_fn or kwargs.get("debug"):
+            raise BreakCompile("checkpoints with a context_fn or debug: the recomputation differs from the function")
+        reentrant = kwargs.get("use_reentrant")
+        if (reentrant is None or reentrant) and torch.is_grad_enabled() \
+                and not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args[1:]):
+            raise BreakCompile("checkpoint(use_reentrant=True) with no input requiring grad: its outputs "
+                               "carry no gradient, unlike the function's")
+        self.checkpointing[id(fs.frame)] = (fs.frame, code)
+        collector: list = []
+        self.return_collectors[code] = collector
+        self.pend(fs, self._post_checkpoint, (code, collector))
+        return True
+
+    def _post_checkpoint(self, fs, stack, data):
+        self.checkpointing.pop(id(fs.frame), None)
+        self._post_function_apply(fs, stack, data)
 
     def _post_function_apply(self, fs, stack, data):
         code, returned = data

@@ -63,6 +63,9 @@ class Trace:
     replay: tuple[Step, ...]         # what the mock does to leave outside state as the run left it
                                      # (magpy.side_effects: Algorithm 1 GetMockNodes, from versions)
     effects: tuple                   # (fn, args, kwargs, where) of calls replayed (print, logging, sleep)
+    made_functions: Mapping          # id -> function made in the call (MAKE_FUNCTION in a monitored frame)
+    call_cells: Mapping              # id -> closure cell made in the call (a monitored frame's own variable)
+    outside_cells: Mapping           # id -> closure cell that outlives the call (see MonitorRun.outside_cells)
     graph_mutates: bool              # an operator of the graph changes a tensor in place
     mutates_outside: bool            # ... one sharing memory with a tensor from outside
     mutated_storages: frozenset      # data_ptrs of the storages the graph changes in place
@@ -110,7 +113,9 @@ class Trace:
             param_sources=_frozen(mon.param_sources), param_values=_frozen(mon.param_values),
             attr_writes=_frozen(mon.attr_writes), mutated=tuple(mon.mutated), appends=_frozen(mon.appends),
             global_writes=_frozen(mon.global_writes), cell_writes=_frozen(mon.cell_writes), replay=replay,
-            contextvars=_frozen(mon.contextvars), effects=tuple(mon.effects), graph_mutates=bool(mon.graph_mutates),
+            contextvars=_frozen(mon.contextvars), effects=tuple(mon.effects),
+            made_functions=_frozen({k: f for k, (f, _) in mon.made_functions.items()}),
+            call_cells=_frozen(_call_cells(mon)), outside_cells=_frozen(mon.outside_cells), graph_mutates=bool(mon.graph_mutates),
             mutates_outside=bool(mon.mutates_outside), mutated_storages=frozenset(mon.mutated_storages),
             array_constants=tuple(mon.array_constants),
             assumptions=tuple(mon.assumptions), assumed_at=tuple(mon.assumed_at),
@@ -124,6 +129,17 @@ class Trace:
             branch_report=_report(mon.branch_report),   # (set by merge_branches, magpy.dynamic.merging)
             read_log=tuple(mon.read_log or ()),
         )
+
+
+def _call_cells(mon: Any) -> dict:
+    """The cells made in the call that functions made in the call hold: a variable of the frame
+    that made the function (MAKE_CELL ran in that monitored frame, in this call)."""
+    cells: dict = {}
+    for f, creator in mon.made_functions.values():
+        for name, c in zip(f.__code__.co_freevars, f.__closure__ or ()):
+            if name in creator.f_code.co_cellvars and id(c) not in mon.outside_cells:
+                cells[id(c)] = c
+    return cells
 
 
 def _frozen(d: dict) -> Mapping:

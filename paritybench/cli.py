@@ -5,7 +5,8 @@
     python -m paritybench report --out DIR              # rewrite the tables of a finished run
 
 Flags: ``--compilers magpy,dynamo,torchscript --jobs N --limit K --filter TEXT --timeout S
---out DIR | --run-id ID --backend eager|inductor --calls N --memory-gb G --seed N --fresh``.
+--out DIR | --run-id ID --backend eager|inductor --calls N --memory-gb G --seed N --fresh``, and
+``--launcher slurm|local --shards N`` to run shards as submitit jobs (:mod:`paritybench.launch`).
 Results go to ``results/table3/<run-id>/`` (run id by default ``<dir name>-<backend>``); a
 rerun with the same flags resumes where the last one stopped.
 """
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 from .evaluate import ALL_COMPILERS, BACKENDS, RunConfig
+from .launch import LAUNCHERS, LaunchOptions, launch
 from .loader import CORPUS_DIR
 from .report import write_reports
 from .runner import RunConfigMismatch, RunOptions, run
@@ -53,6 +55,12 @@ def _add_run_flags(p: argparse.ArgumentParser, dir_help: str) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--grad", action="store_true", help="run with autograd on (default: under torch.no_grad())")
     p.add_argument("--fresh", action="store_true", help="discard earlier results in the run directory")
+    p.add_argument("--launcher", choices=("none", *LAUNCHERS), default="none",
+                   help="shard the run over submitit jobs: slurm, or local (this machine); default: none")
+    p.add_argument("--shards", type=int, default=4, help="jobs for --launcher (files split round robin)")
+    p.add_argument("--partition", default=None, help="Slurm partition for --launcher slurm")
+    p.add_argument("--job-timeout-min", type=int, default=600, help="time limit of one --launcher job, minutes")
+    p.add_argument("--job-mem-gb", type=float, default=32.0, help="memory of one --launcher slurm job")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,7 +126,11 @@ def _main(argv: list[str] | None) -> int:
     except ValueError as exc:
         raise SystemExit(f"paritybench: {exc}") from None
     try:
-        out = run(opts)
+        if args.launcher == "none":
+            out = run(opts)
+        else:
+            out = launch(opts, LaunchOptions(launcher=args.launcher, shards=args.shards, partition=args.partition,
+                                             timeout_min=args.job_timeout_min, mem_gb=args.job_mem_gb))
     except (RunConfigMismatch, FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"paritybench: {exc}") from None
     write_reports(out)

@@ -69,6 +69,8 @@ class RunOptions:
     fresh: bool = False
     builds: dict[str, str] | None = None  # stage -> build; filled by run() when None
     max_restarts: int | None = None  # per file; default: one per stage of the file, plus two
+    files: tuple[str, ...] | None = None  # only these files (names): a shard (paritybench.launch)
+    prepared: bool = False  # the run directory is prepared (by the driver of the shards)
 
 
 @dataclass
@@ -287,7 +289,10 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
         raise FileNotFoundError(f"no test_*.py files in {opts.directory}")
     if opts.limit is not None:
         files = files[: opts.limit]
-    prepare_out(opts)
+    if opts.files is not None:
+        files = [p for p in files if p.name in set(opts.files)]
+    if not opts.prepared:
+        prepare_out(opts)
     if opts.builds is None:
         from .compilers import stage_builds
 

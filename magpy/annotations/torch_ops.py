@@ -142,6 +142,10 @@ def is_torch_function(fn) -> bool:
                        "torch.ao.nn", "torch.nn.quantized", "torch.nn.qat", "torch.nn.intrinsic",
                        "torch.ao.quantization", "torch.nn.init", "torch.nn.parameter", "torch.testing")):
         return False
+    if isinstance(fn, types.FunctionType) and mod == "torch.distributions.kl":
+        # kl_divergence(p, q): Python code over distribution objects (it looks up the pair's
+        # function), monitored; its operators become graph nodes.
+        return False
     if isinstance(fn, types.FunctionType) and _is_object_method(fn):
         # A method of a torch class that is not a tensor (FloatFunctional.cat, Normal.sample,
         # Categorical.log_prob): Python code to monitor, whose operators become graph nodes.

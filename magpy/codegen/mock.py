@@ -10,6 +10,7 @@ give the lines that change outside state, the writes from the replay plan that
 """
 from __future__ import annotations
 
+import abc
 import collections
 import time
 import types
@@ -51,8 +52,9 @@ _GRAD_CM_NEW = getattr(getattr(getattr(torch.utils, "_contextlib", None), "_NoPa
 
 
 def _rebuild_object(cls, state: dict):
-    obj = cls.__new__(cls)
-    obj.__dict__.update(state)
+    obj = object.__new__(cls)
+    if state:
+        obj.__dict__.update(state)
     return obj
 
 
@@ -172,16 +174,50 @@ def _slot_members(cls: type) -> list:
     return members
 
 
+def _plain_layout(cls: type) -> bool:
+    """Is all the state of a ``cls`` instance in its ``__dict__`` and slots, so that
+    ``object.__new__`` and those give the object eager made? (Python classes only, down to
+    ``object``: a builtin base holds state of its own; no ``__new__`` of their own, but for
+    torch's grad-mode context managers, whose ``__new__`` given the class alone is object's.)"""
+    return type(cls) in (type, abc.ABCMeta) and (cls.__new__ is object.__new__ or cls.__new__ is _GRAD_CM_NEW) \
+        and all(k is object or k.__flags__ & _HEAPTYPE for k in cls.__mro__)
+
+
+_HEAPTYPE = 1 << 9   # (Py_TPFLAGS_HEAPTYPE: a class made by a class statement)
+
+
 def _set_slots(obj, values: list) -> None:
     for member, value in values:
         member.__set__(obj, value)
+
+
+def _rebuild_function(made: tuple, defaults, closure, kwdefaults, annotations, state: dict):
+    """A function made in the call, as MAKE_FUNCTION made it: the code, globals, name, qualified
+    name, module and docstring eager's has (``made``), with this call's defaults, cells,
+    annotations and attributes."""
+    code, globals_, name, qualname, module, doc = made
+    fn = types.FunctionType(code, globals_, name, defaults, closure)
+    fn.__qualname__ = qualname
+    fn.__module__ = module
+    fn.__doc__ = doc
+    if kwdefaults is not None:
+        fn.__kwdefaults__ = kwdefaults
+    if annotations:
+        fn.__annotations__ = annotations
+    if state:
+        fn.__dict__.update(state)
+    return fn
+
+
+def _fill_cell(cell, value) -> None:
+    cell.cell_contents = value
 
 
 #: The helpers the generated mock calls to rebuild objects, by the names it calls them.
 REBUILD_HELPERS = dict(_rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
                        _rebuild_sequence=_rebuild_sequence, _rebuild_tuple=_rebuild_tuple,
                        _rebuild_deque=_rebuild_deque, _rebuild_set=_rebuild_set, _refill_mapping=_refill_mapping,
-                       _set_slots=_set_slots)
+                       _set_slots=_set_slots, _rebuild_function=_rebuild_function, _fill_cell=_fill_cell)
 
 
 class _InputNames:
@@ -263,8 +299,10 @@ class MockBuilder:
             self.memo[id(v)] = var
             return var
         if isinstance(v, types.FunctionType):
+            if self.trace.made_functions.get(id(v)) is v:
+                return self._function(v, depth)
             if v.__closure__:
-                raise Unsupported(f"returns a closure `{v.__qualname__}` created during the call")
+                raise Unsupported(f"returns a closure `{v.__qualname__}` created where MagPy did not follow it")
             return self.pool.ref(v)
         if isinstance(v, torch.nn.Module):
             raise Unsupported(f"returns a {t.__name__} module created during the call")
@@ -294,8 +332,7 @@ class MockBuilder:
         elif isinstance(v, collections.deque):
             items = "[" + ", ".join(self.value(x, depth + 1) for x in v) + "]"
             e = f"_rebuild_deque({self.pool.ref(t)}, {items}, {v.maxlen!r}, {self._state(v, depth)})"
-        elif hasattr(v, "__dict__") and not hasattr(t, "__slots__") and type(t) is type \
-                and (t.__new__ is object.__new__ or t.__new__ is _GRAD_CM_NEW):
+        elif _plain_layout(t):
             e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
         else:
             raise Unsupported(f"cannot reproduce an output of type {t.__module__}.{t.__qualname__} in the mock")
@@ -357,6 +394,44 @@ class MockBuilder:
                               "(removals, growth): the mock cannot rebuild it exactly")
         return f"_rebuild_set({self.pool.ref(t)}, [" + ", ".join(self.value(x, depth + 1) for x in items) \
             + f"], {self._state(v, depth)})"
+
+    def _function(self, v: types.FunctionType, depth: int) -> str:
+        """A function made in the call (a closure, a lambda): a fresh function each call, with the
+        code and globals eager's has, and this call's defaults and cells. A cell made in the call
+        is made afresh (shared between the functions that share it, filled with its final value
+        once all are built: a closure may hold itself); a cell from outside is that cell."""
+        cells, fills = [], []
+        for name, c in zip(v.__code__.co_freevars, v.__closure__ or ()):
+            hit = self.memo.get(id(c))
+            if hit is None and self.trace.outside_cells.get(id(c)) is c:
+                hit = self.pool.ref(c)
+            elif hit is None:
+                if self.trace.call_cells.get(id(c)) is not c:
+                    raise Unsupported(f"returns a closure `{v.__qualname__}` whose cell `{name}` MagPy "
+                                      "cannot tell apart (made where it did not follow the call)")
+                hit = self._fresh()
+                self.lines.append(f"{hit} = {self.pool.ref(types.CellType)}()")
+                self.memo[id(c)] = hit
+                fills.append((hit, c))
+            cells.append(hit)
+        if getattr(v, "__type_params__", ()):
+            raise Unsupported(f"returns a generic function `{v.__qualname__}` made in the call")
+        defaults = self.value(v.__defaults__, depth + 1)
+        kwdefaults = self.value(v.__kwdefaults__, depth + 1)
+        annotations = self.value(dict(v.__annotations__), depth + 1) if v.__annotations__ else "None"
+        closure = "(" + "".join(c + ", " for c in cells) + ")" if v.__closure__ is not None else "None"
+        made = (v.__code__, v.__globals__, v.__name__, v.__qualname__, v.__module__, v.__doc__)
+        var = self._fresh()
+        self.lines.append(f"{var} = _rebuild_function({self.pool.ref(made)}, {defaults}, {closure}, "
+                          f"{kwdefaults}, {annotations}, {self._state(v, depth)})")
+        self.memo[id(v)] = var
+        for cvar, c in fills:
+            try:
+                contents = c.cell_contents
+            except ValueError:
+                continue   # (an unbound variable: the fresh cell is empty too)
+            self.lines.append(f"_fill_cell({cvar}, {self.value(contents, depth + 1)})")
+        return var
 
     def _state(self, v, depth) -> str:
         d = getattr(v, "__dict__", None) or {}

@@ -650,8 +650,7 @@ class Reads:
         if isinstance(key, torch.Tensor):
             raise BreakCompile("indexes a Python container with a tensor")
         if node is not None and node.source is not None and type(key) is not slice \
-                and (is_immutable(key) or (isinstance(container, dict) and _identity_key(key)
-                                           and self.from_outside(key))) \
+                and (is_immutable(key) or (isinstance(container, dict) and self._outside_identity_key(key))) \
                 and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
                 and (type(key) is int or not isinstance(container, collections_deque)):
             rel = ("item", key)
@@ -668,6 +667,12 @@ class Reads:
         else:
             self.unguarded_items(container, "reads an item of")
         self.pend(fs, self.post_new, 1)
+
+    def _outside_identity_key(self, key: Any) -> bool:
+        """A dict key found by identity, of objects from outside: a class, function or module, or
+        a tuple of them (``_KL_MEMOIZE[type(p), type(q)]``)."""
+        parts = key if type(key) is tuple and key else (key,)
+        return all(_identity_key(k) and self.from_outside(k) for k in parts)
 
     def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
         """Did calls logged on a sequence this run (:meth:`log_mutation`) move its items, so

@@ -139,8 +139,9 @@ class UpdateRules:
         which a split that resumes both must share, magpy.splits)."""
         self.post_new(fs, stack, n)
         fn = stack[-1]
-        if isinstance(fn, types.FunctionType) and fn.__code__.co_freevars:
-            # (the frame is held until the run ends: its id names its cells, and must not be reused)
+        if isinstance(fn, types.FunctionType):
+            # (the frame is held until the run ends: its id names its cells, and must not be reused;
+            # the mock rebuilds a function made in the call that the call returns or stores)
             self.made_functions[id(fn)] = (fn, fs.frame)
 
     def _check_hashed(self, ins, stack: list) -> None:
@@ -396,6 +397,11 @@ class UpdateRules:
         a, b = stack[-2], stack[-1]
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             fn = T.COMPARE_OPS[ins.argval]
+            if (a is None or b is None) and ins.argval in ("==", "!=") \
+                    and type(a if b is None else b) in (torch.Tensor, torch.nn.Parameter):
+                # (`mask == None`: the tensor's __eq__ gives NotImplemented, Python compares identities)
+                self.pend(fs, self.post_new, 1)
+                return
             if ins.to_bool:
                 # 3.13: the comparison and its truth test in one instruction: the graph computes the
                 # comparison, the outcome the run saw is assumed (magpy.scalars)

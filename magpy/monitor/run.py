@@ -37,6 +37,7 @@ holds the kinds of guard a read creates.
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 from typing import Any
 
@@ -154,7 +155,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
         self.abort_at_split = False                  # stop the program at a split (SplitHere)?
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
-        self.made_functions: dict = {}               # id -> (function, the frame that made it): closures a split resumes
+        self.checkpointing: dict = {}                # id(frame) -> (frame, code of the function): calling checkpoint
+        self.made_functions: dict = {}               # id -> (function, the frame that made it): made by MAKE_FUNCTION here
         self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
         self.in_call_event = False                   # the handler of a call instruction is running
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
@@ -194,6 +196,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         if code in _SKIP or code.co_filename in MAGPY_RUNTIME_FILES:
             return False   # framework frames and MagPy's own (a compiled callable called inside)
         is_top = self.top_frame is None
+        if self.checkpointing and self.in_checkpoint_machinery(frame, code):
+            return False
         if is_top:
             if code is not self.top_code:
                 return False
@@ -230,6 +234,25 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             except BreakCompile as e:
                 self.break_run(e.reason, fs, frame.f_lasti)
         return True
+
+    def in_checkpoint_machinery(self, frame, code) -> bool:
+        """Is ``frame`` part of ``torch.utils.checkpoint``'s own work (magpy.calls ``_checkpoint``)?
+        Its frames, and what they call, are; the checkpointed function's frame, entered from the
+        checkpoint call of the nearest monitored frame, is not (nor what it calls but the
+        saved-tensor hooks checkpoint installs)."""
+        ckpt_file = _checkpoint_file()
+        inside = False
+        f = frame.f_back
+        while f is not None:
+            fs = self.frames.get(id(f))
+            if fs is not None and fs.frame is f:
+                break
+            inside = inside or f.f_code.co_filename == ckpt_file
+            f = f.f_back
+        calling = self.checkpointing.get(id(f)) if f is not None else None
+        if calling is not None and calling[0] is f:
+            return code is not calling[1]
+        return inside or code.co_filename == ckpt_file
 
     def _note_outside_cells(self, frame) -> None:
         """The closure cells of a function from outside (not made during the call) entered here:
@@ -329,6 +352,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
     def exception(self, frame, exc) -> None:
         fs = self.frames.get(id(frame))
         if fs is not None:
+            self.checkpointing.pop(id(frame), None)
             pending, fs.pending = fs.pending, None
             self.opaque_frame = None
             if pending is not None and self.broken is None:
@@ -481,3 +505,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         fs.pending = (post, data)
         if opaque:
             self.opaque_frame = fs.frame
+
+
+def _checkpoint_file() -> str | None:
+    ckpt = sys.modules.get("torch.utils.checkpoint")
+    return getattr(ckpt, "__file__", None)
