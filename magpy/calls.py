@@ -52,6 +52,7 @@ from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
+from .dynamic.writes import arm_write, write_counters, write_mark
 from .global_state import global_hooks_present
 from .graph import OpGraph
 from .natives import (
@@ -525,12 +526,18 @@ class CallRules(NativeRules, AnnotatedRules):
         self.checkpointing[id(fs.frame)] = (fs.frame, code)
         collector: list = []
         self.return_collectors[code] = collector
-        self.pend(fs, self._post_checkpoint, (code, collector))
+        before = (write_mark(self), write_counters(self)) if torch.is_grad_enabled() else None
+        self.pend(fs, self._post_checkpoint, (code, collector, before))
         return True
 
     def _post_checkpoint(self, fs, stack, data):
+        code, collector, before = data
         self.checkpointing.pop(id(fs.frame), None)
-        self._post_function_apply(fs, stack, data)
+        if before is not None and (arm_write(self, before[0]) is not None or write_counters(self) != before[1]):
+            # (backward runs the function again: BatchNorm's running statistics move twice in eager)
+            raise BreakCompile("checkpoint with autograd recording of a function that changes state "
+                               "(writes, in-place changes): eager's backward recomputes it and changes it again")
+        self._post_function_apply(fs, stack, (code, collector))
 
     def _post_function_apply(self, fs, stack, data):
         code, returned = data

@@ -147,3 +147,33 @@ def test_a_lazy_parameter_made_in_forward_is_a_graph_node_not_a_split():
     assert type(m.weight) is nn.Parameter and [n for n, _ in m.named_parameters()] == ["weight"]
     st = magpy.stats(cm)
     assert st.splits == 0 and not st.break_reasons and st.records == 2, st.break_reasons
+
+
+def test_checkpoint_of_a_function_changing_state_with_autograd_breaks():
+    """Eager's backward recomputes a checkpointed function: a BatchNorm inside moves its running
+    statistics twice per step. A record runs it once, so such a call is left to eager."""
+    import copy
+
+    import torch.nn as nn
+    from torch.utils.checkpoint import checkpoint
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(4)
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return checkpoint(lambda t: self.lin(self.bn(t)), x, use_reentrant=False)
+
+    torch.manual_seed(0)
+    m = M()
+    e = copy.deepcopy(m)
+    cf = magpy.compile(m, backend="eager")
+    for _ in range(3):
+        x = torch.randn(8, 4, requires_grad=True)
+        cf(x).sum().backward()
+        e(x.detach().clone().requires_grad_()).sum().backward()
+        assert torch.allclose(m.bn.running_mean, e.bn.running_mean)
+        assert int(m.bn.num_batches_tracked) == int(e.bn.num_batches_tracked)
+    assert any("recomputes it" in r for r in magpy.stats(cf).break_reasons)
