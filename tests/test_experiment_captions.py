@@ -295,6 +295,11 @@ def _experiments_run(tmp_path: Path, *overrides: str):
                               "align, bert, blockdrop,"),
     (["reapeat=5", "model=bert"], "error: unknown setting 'reapeat'; valid: bs, cell, compiler,"),
     (["+reapeat=5", "model=bert"], "error: unknown setting 'reapeat' (in '+reapeat=5'): the run reads no such key"),
+    (["+experiment.reapeat=5", "model=bert"], "error: unknown setting 'experiment.reapeat': the run reads no such "
+                                              "key; valid: experiment.name, experiment.runner,"),
+    (["+experiment.plan.smoke.reapeat=5", "model=bert"],
+     "error: unknown setting 'experiment.plan.smoke.reapeat': the run reads no such key; valid: "
+     "experiment.plan.smoke.bs, experiment.plan.smoke.models,"),
     (["+cell.timout_s=4", "model=bert"], "error: unknown setting 'cell.timout_s' (in '+cell.timout_s=4'): the run "
                                          "reads no such key; valid: cell.timeout_s, cell.mem_limit_gb, cell.threads"),
 ])
