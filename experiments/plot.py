@@ -381,7 +381,8 @@ def plot_dynamic(run_dir: Path, title: str) -> plt.Figure:
     _legend(fig, drawn, colors, labels, hatched, width)
     one_line = {w: g.replace("\n", " ") for w, g in group_labels.items()}
     # How compilers met new shapes and the experiment's note go under the figure: the title stays short.
-    notes = [n for n in (_shape_handling(raw, labels, run_dir), _experiment_note(run_dir)) if n]
+    shapes = _shape_handling(raw, labels, run_dir)
+    notes = [n for n in (shapes and f"new input shapes: {shapes}", _experiment_note(run_dir)) if n]
     notes += _outcome_notes(summary, "workload", labels, one_line)
     notes += _not_run_notes(summary, workloads, "workload", drawn, labels, one_line)
     if "notes" in raw.columns:
