@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata as md
 import os
 import re
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -62,10 +63,13 @@ def test_the_lock_pins_every_installed_package_at_its_version() -> None:
         return
     assert all(applies)
     extra = _torch_closure(pins)
+    # what pip freeze lists: the site-packages folders (not a vendored copy another import put on
+    # sys.path, such as setuptools/_vendor)
+    installed = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
     unpinned, other, seen = [], [], set()
     for dist in md.distributions():  # in sys.path order: the first of a name is the one imported
         name = canonicalize_name(dist.metadata["Name"])
-        if name in seen or name in _NOT_FROZEN or name in extra:
+        if name in seen or name in _NOT_FROZEN or name in extra or Path(dist.locate_file("")).resolve() not in installed:
             continue
         seen.add(name)
         if name not in pins:
