@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # MagPy: the single entry point. Sets up .venv on first use, then runs a sub-command.
 #
-#   ./reproduce.sh setup                build .venv only (torch 2.13.0 if none is importable, the project,
-#                                       its tools; versions pinned by constraints.txt)
+#   ./reproduce.sh setup                build .venv only, self-contained (torch 2.13.0 if none is importable,
+#                                       the project, its tools; every version pinned by requirements.lock,
+#                                       the closure the numbers were measured in); MAGPY_SYSTEM_SITE_PACKAGES=1
+#                                       lets the venv see the interpreter's packages (a GPU machine's torch)
+#   ./reproduce.sh lock                 write requirements.lock from this venv's `pip freeze`
 #   ./reproduce.sh demo                 compile a small model with MagPy and print what happened
 #   ./reproduce.sh test                 ruff + the whole test suite
 #   ./reproduce.sh test-core            the MagPy core suite only (Python features, soundness, dynamic/API,
@@ -43,7 +46,25 @@ CORE_TESTS=(tests/test_python_features.py tests/test_lifetimes.py tests/soundnes
             tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py
             tests/test_torch_support.py)
 TORCH_PIN="${MAGPY_TORCH:-2.13.0}"   # pyproject.toml declares the supported range; this is the tested pin
-CONSTRAINTS="$ROOT/constraints.txt"   # the versions the numbers were measured with
+LOCK="$ROOT/requirements.lock"   # the full closure the numbers were measured in (pip freeze)
+# What every pip install below gets as constraints (-c): the lock without its torch line, since torch
+# is installed explicitly (torch==$TORCH_PIN) or kept when an importable supported one is there.
+CONSTRAINTS="$VENV/.magpy-constraints.txt"
+write_constraints() { grep -v -E '^torch==' "$LOCK" > "$CONSTRAINTS"; }
+
+# requirements.lock from this venv: pip freeze without the editable project, torch without its local
+# label (+cpu, +cu130), every line for this CPython only; the header comment is kept.
+write_lock() {
+    local pyver header
+    pyver="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    header="$(sed -n '/^#/!q;p' "$LOCK")"
+    { printf '%s\n' "$header"
+      "$PY" -m pip freeze --exclude-editable | grep -v '^#' | sed -E 's/^(torch==[^+]*)\+.*/\1/' | LC_ALL=C sort -f \
+          | sed -E "s/\$/; python_version == \"$pyver\"/"
+    } > "$LOCK.new"
+    mv "$LOCK.new" "$LOCK"
+    echo "[reproduce] wrote $LOCK ($(grep -c -v '^#' "$LOCK") packages)" >&2
+}
 
 usage() { sed -n '2,/^set -euo pipefail/{/^#/s/^# \{0,1\}//p}' "$ROOT/reproduce.sh"; }
 
@@ -62,6 +83,7 @@ bootstrap_gpu() {
         "$base" -c 'import site, sys; print("\n".join(p for p in site.getsitepackages() if "-packages" in p))' \
             > "$site/_magpy_base_site.pth"
     fi
+    write_constraints
     PY="$VENV/bin/python"
     if ! "$PY" -c "import torch" >/dev/null 2>&1; then
         echo "[reproduce] no importable torch: installing torch==$TORCH_PIN" >&2
@@ -88,10 +110,17 @@ bootstrap() {
     local what="${1:-all}"
     local base="${PYTHON:-python3}"
     if [ ! -x "$VENV/bin/python" ]; then
-        echo "[reproduce] creating $VENV" >&2
-        # system site packages: a GPU machine's own torch (and torch_xla) stays visible.
-        "$base" -m venv --system-site-packages "$VENV"
+        if [ -n "${MAGPY_SYSTEM_SITE_PACKAGES:-}" ]; then
+            # the interpreter's packages stay visible: a GPU machine's own torch (and torch_xla)
+            echo "[reproduce] creating $VENV (seeing $base's packages)" >&2
+            "$base" -m venv --system-site-packages "$VENV"
+        else
+            # self-contained: every package comes from requirements.lock's versions, none from the system
+            echo "[reproduce] creating $VENV" >&2
+            "$base" -m venv "$VENV"
+        fi
     fi
+    write_constraints
     local py="$VENV/bin/python"
     # Any importable torch is kept (a GPU machine's own build), unless MAGPY_TORCH asks for another version.
     if ! "$py" -c "import sys, torch; sys.exit('${MAGPY_TORCH:-}' not in ('', torch.__version__.split('+')[0]))" \
@@ -224,6 +253,7 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
 case "$cmd" in
     setup|setup-core) echo "[reproduce] environment ready: $VENV" ;;
+    lock) write_lock ;;
     demo) exec "$PY" -m magpy.demo "$@" ;;
     test)
         "$PY" -m ruff check .

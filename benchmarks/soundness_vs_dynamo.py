@@ -19,6 +19,8 @@ import warnings
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "soundness"))
 import harness  # noqa: E402
 
+from experiments.markdown import markdown_table  # noqa: E402  (the artifact's one way to print a table)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -52,15 +54,10 @@ def main() -> None:
     fams = sorted({p.family for p in progs}) + ["TOTAL"]
     counts = collections.Counter(p.family for p in progs)
     counts["TOTAL"] = len(progs)
-    head = f"{'family':14s} {'n':>4s}" + "".join(f" | {m + ' ok/wrong/raised':>24s}" for m in modes)
-    print(head)
-    print("-" * len(head))
-    for f in fams:
-        row = f"{f:14s} {counts[f]:4d}"
-        for m in modes:
-            c = table[(f, m)]
-            row += f" | {c['correct']:>10d} /{c['wrong']:>5d} /{c['raised']:>5d}"
-        print(row)
+    rows = [[f, counts[f], *(f"{table[(f, m)]['correct']} / {table[(f, m)]['wrong']} / {table[(f, m)]['raised']}"
+                              for m in modes)] for f in fams]
+    print(markdown_table(rows, ["family", "programs", *(f"{m}: correct / wrong / raised" for m in modes)],
+                         "lr" + "r" * len(modes)))
     print("time: " + ", ".join(f"{m} {t:.1f}s" for m, t in times.items()))
     if "magpy" in modes:
         c = table[("TOTAL", "magpy")]

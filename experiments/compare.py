@@ -1,5 +1,6 @@
 """Comparing what a compiled program returned with what eager returned: the one comparator of the
-artifact (the timing experiments, ParityBench's Table 3, ``models.timing`` and the tests all use it).
+artifact (the timing experiments, ParityBench's Table 3, ``models.timing``, the soundness suite with
+its fuzzer and benchmarks/soundness_vs_dynamo.py, and the tests all use it).
 
 Outputs are nested: tensors in tuples, lists, dicts, named tuples, ``ModelOutput`` objects, plus
 plain numbers, strings and user objects. :func:`compare` walks two outputs in step with
@@ -51,6 +52,9 @@ class Tolerance:
     atol: float = 1e-4
     per_dtype: Mapping[str, Mapping[str, float]] | None = None
     scale_atol: bool = False
+    #: Python numbers must be of the same type and equal (NaN equals NaN), not only close: the
+    #: soundness suite's bar, where what a program computes outside tensors is replayed, not recomputed.
+    exact_scalars: bool = False
 
     @classmethod
     def from_config(cls, block: Mapping[str, Mapping[str, float]]) -> Tolerance:
@@ -87,15 +91,18 @@ class Comparison:
         return self.mismatch is None
 
 
-def compare(expected: Any, actual: Any, tolerance: Tolerance = Tolerance(), where: str = "output") -> Comparison:
+def compare(expected: Any, actual: Any, tolerance: Tolerance = Tolerance(), where: str = "output",
+            max_depth: int = _MAX_DEPTH) -> Comparison:
     """Compare ``actual`` with ``expected`` leaf by leaf; see the module docstring.
 
     Containers match when they have the same type and keys (or length); tensors when shape, dtype
     and values agree within ``tolerance`` (NaN equals NaN; integer and boolean tensors exactly);
-    Python numbers within the float64 tolerance; other objects by ``==``, or by their attributes
-    when ``==`` is identity (plain user classes). Modules match by type.
+    Python numbers within the float64 tolerance (or exactly, :attr:`Tolerance.exact_scalars`);
+    other objects by ``==``, or by their attributes when ``==`` is identity (plain user classes).
+    Modules match by type. Nesting deeper than ``max_depth`` (user objects' cycles) is not compared:
+    an acyclic value such as a snapshot can pass a larger one.
     """
-    walk = _Walk(tolerance)
+    walk = _Walk(tolerance, max_depth)
     walk.visit(expected, actual, where, 0)
     return Comparison(walk.first, math.nan if walk.structural else walk.worst)
 
@@ -129,8 +136,9 @@ def snapshot(value: Any, depth: int = 0) -> Any:
 class _Walk:
     """One comparison: the first mismatch found, the worst float error seen, whether structure differed."""
 
-    def __init__(self, tolerance: Tolerance) -> None:
+    def __init__(self, tolerance: Tolerance, max_depth: int = _MAX_DEPTH) -> None:
         self.tolerance = tolerance
+        self.max_depth = max_depth
         self.first: str | None = None
         self.worst = 0.0
         self.structural = False
@@ -145,7 +153,7 @@ class _Walk:
             if not (isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor)):
                 return self.fail(f"{where}: {type(e).__name__} vs {type(a).__name__}", structural=True)
             return self.tensor(e, a, where)
-        if depth > _MAX_DEPTH:
+        if depth > self.max_depth:
             return None
         e_node, a_node = not pytree.tree_is_leaf(e), not pytree.tree_is_leaf(a)
         if e_node or a_node:
@@ -168,7 +176,8 @@ class _Walk:
     def plain(self, e: Any, a: Any, where: str, depth: int) -> None:
         if type(e) is not type(a):
             numbers = (int, float)
-            if isinstance(e, numbers) and isinstance(a, numbers) and not isinstance(e, bool) and not isinstance(a, bool):
+            if isinstance(e, numbers) and isinstance(a, numbers) and not isinstance(e, bool) and not isinstance(a, bool) \
+                    and not self.tolerance.exact_scalars:
                 if not self.close(float(e), float(a)):
                     self.fail(f"{where}: {e!r} vs {a!r}")
                 return None
@@ -223,6 +232,8 @@ class _Walk:
     def close(self, x: float, y: float) -> bool:
         if math.isnan(x) and math.isnan(y):
             return True
+        if self.tolerance.exact_scalars:
+            return x == y
         try:
             rtol, atol = self.tolerance.pair(torch.float64)
         except ValueError:  # a per-dtype tolerance without float64: Python floats must be equal

@@ -28,6 +28,14 @@ from omegaconf import DictConfig, OmegaConf
 
 RUNNERS = ("inference", "graphs", "breakdown", "dynamic")
 
+#: The keys an experiment config (``conf/experiment/*.yaml``, ``+experiment.<key>=...``) may hold:
+#: words on the figure, the runner's options (:attr:`Plan.options`) and the per-size plans.
+EXPERIMENT_WORDS = ("name", "runner", "title", "note", "paper", "model_notes")
+EXPERIMENT_OPTIONS = ("dynamic", "region")
+#: The keys of ``experiment.plan.<size>``: the selections and the knobs a size plan may set.
+PLAN_KEYS = ("bs", "models", "compilers", "warmup", "repeat", "n_inputs", "statistic")
+SIZES = ("paper", "smoke")
+
 
 class SettingsError(ValueError):
     """A setting the run cannot honour (``bs=abc``, ``repeat=0``, ``device=cuda`` without a GPU...).
@@ -142,6 +150,25 @@ def _number(value: Any, what: str) -> float:
     return float(value)
 
 
+def check_experiment_keys(exp: Mapping[str, Any]) -> None:
+    """Refuse a key of the experiment config that no code reads (``+experiment.reapeat=5`` would
+    otherwise be accepted by Hydra and ignored by the run)."""
+    known = (*EXPERIMENT_WORDS, *EXPERIMENT_OPTIONS, "plan")
+    for key in exp:
+        if key not in known:
+            raise SettingsError(f"unknown setting 'experiment.{key}': the run reads no such key; valid: "
+                                f"{', '.join(f'experiment.{k}' for k in known)}")
+    plans = exp.get("plan") or {}
+    for size in plans:
+        if size not in SIZES:
+            raise SettingsError(f"unknown setting 'experiment.plan.{size}': plans are per size; valid: "
+                                f"{', '.join(f'experiment.plan.{s}' for s in SIZES)}")
+        for key in plans[size] or {}:
+            if key not in PLAN_KEYS:
+                raise SettingsError(f"unknown setting 'experiment.plan.{size}.{key}': the run reads no such key; "
+                                    f"valid: {', '.join(f'experiment.plan.{size}.{k}' for k in PLAN_KEYS)}")
+
+
 def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     """Resolve ``cfg`` into a :class:`Plan`.
 
@@ -150,6 +177,7 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     command line (they win over the experiment's per-size plan).
     """
     exp = cfg.experiment
+    check_experiment_keys(exp)
     if exp.runner not in RUNNERS:
         raise SettingsError(f"experiment {exp.name!r}: unknown runner {exp.runner!r}; valid: {RUNNERS}")
     device = resolve_device(cfg.device.name)
@@ -182,7 +210,7 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     if threads is not None:
         threads = _int(threads, "cell.threads", 1)
     options = {k: v for k, v in OmegaConf.to_container(exp, resolve=True).items()
-               if k not in ("name", "runner", "title", "note", "plan", "paper", "model_notes")}  # words on the figure, not settings
+               if k in EXPERIMENT_OPTIONS}  # not the words on the figure nor the plans (settled above)
     return Plan(
         experiment=exp.name, runner=exp.runner, title=exp.get("title", exp.name), device=device, size=size,
         run_id=cfg.run_id or f"{size}-{device}", models=models, compilers=compilers,

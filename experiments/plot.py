@@ -154,14 +154,52 @@ def _log_speedup_axis(ax: plt.Axes, values: list[float]) -> None:
     lo_exp, hi_exp = min(lo_exp, -1), max(hi_exp, 1)
     ax.set_yscale("log", base=2)
     ax.set_ylim(2.0 ** lo_exp, 2.0 ** hi_exp)
+    _log_ticks(ax)
+    ax.axhline(1.0, color="black", linewidth=0.7)
+    ax.grid(axis="y", linewidth=0.3, color="0.85")
+    ax.set_axisbelow(True)
+
+
+def _log_ticks(ax: plt.Axes) -> None:
+    """Ticks such as 0.25x, 1x, 4x over the axis' current (power-of-2) limits, at most about 8."""
+    lo_exp, hi_exp = (round(math.log2(v)) for v in ax.get_ylim())
     step = max(1, math.ceil((hi_exp - lo_exp) / 7))
     ticks = [2.0 ** e for e in range(lo_exp, hi_exp + 1) if (e % step) == 0]
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_yticklabels([f"{t:.2g}x" for t in ticks])
-    ax.axhline(1.0, color="black", linewidth=0.7)
-    ax.grid(axis="y", linewidth=0.3, color="0.85")
-    ax.set_axisbelow(True)
+
+
+def _fit_labels(ax: plt.Axes) -> None:
+    """Widen a log speedup axis, a power of 2 at a time, until every value label written on it
+    lies inside its frame (a long label under a tiny speedup would run into the model names, one
+    over the tallest bar out of the frame). Call it once the axes have their final size."""
+    renderer = ax.figure.canvas.get_renderer()
+    for _ in range(8):
+        frame = ax.get_window_extent(renderer)
+        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        below = any(b.y0 < frame.y0 - 0.5 for b in boxes)
+        above = any(b.y1 > frame.y1 + 0.5 for b in boxes)
+        if not (below or above):
+            return
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo / 2 if below else lo, hi * 2 if above else hi)
+        _log_ticks(ax)
+
+
+def _not_run_notes(df: pd.DataFrame, groups: list[str], group_col: str, compilers: list[str],
+                   labels: dict[str, str], group_labels: dict[str, str]) -> list[str]:
+    """``not run: X on Quantized`` for each compiler without a row for a model/workload the run has
+    (a sweep stopped early: the empty place in the figure says so, and so does a note)."""
+    missing: dict[str, list[str]] = {}
+    for compiler in compilers:
+        for group in groups:
+            if group != "GeoMean" and df[(df[group_col] == group) & (df["compiler"] == compiler)].empty:
+                missing.setdefault(compiler, []).append(group_labels.get(group, group).replace("\n", " "))
+    if not missing:
+        return []
+    parts = [f"{labels.get(c, c)} on {', '.join(g)}" for c, g in missing.items()]
+    return [f"{OUTCOMES['none']}: {'; '.join(parts)} (no result in this run directory)"]
 
 
 def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_col: str, compilers: list[str],
@@ -175,6 +213,9 @@ def _grouped_speedups(ax: plt.Axes, df: pd.DataFrame, groups: list[str], group_c
             match = df[(df[group_col] == group) & (df["compiler"] == compiler)]
             x = i - 0.42 + width * (j + 0.5)
             if match.empty:
+                if group != "GeoMean":
+                    ax.text(x, 1.0, f" {OUTCOMES['none']}", rotation=90, ha="center", va="bottom", fontsize=5,
+                            color="0.35")
                 continue
             row = match.iloc[0]
             value = row["speedup"]
@@ -301,8 +342,11 @@ def plot_speedups(run_dir: Path, title: str) -> plt.Figure:
         _grouped_speedups(ax, panel, models, "model", drawn, colors, model_labels, counts)
         ax.set_title(f"batch size {bs}", loc="left", pad=2)
     fig.tight_layout(h_pad=0.6)
+    for ax in axes[:, 0]:
+        _fit_labels(ax)
     _legend(fig, drawn, colors, labels, hatched, TEXT_WIDTH_IN)
     notes = _outcome_notes(summary, "model", labels, model_labels)
+    notes += _not_run_notes(summary, models, "model", drawn, labels, model_labels)
     if "GeoMean" in models:
         notes.insert(0, "GeoMean: over the models a compiler ran correctly (fallbacks included); "
                         "k/n on the bar: k of the n models (hollow where k < n: not comparable with the others)")
@@ -333,13 +377,18 @@ def plot_dynamic(run_dir: Path, title: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(width, 2.0))
     _grouped_speedups(ax, summary, workloads, "workload", drawn, colors, group_labels, {})
     fig.tight_layout()
+    _fit_labels(ax)
     _legend(fig, drawn, colors, labels, hatched, width)
-    notes = _outcome_notes(summary, "workload", labels, {w: g.replace("\n", " ") for w, g in group_labels.items()})
+    one_line = {w: g.replace("\n", " ") for w, g in group_labels.items()}
+    # How compilers met new shapes and the experiment's note go under the figure: the title stays short.
+    shapes = _shape_handling(raw, labels, run_dir)
+    notes = [n for n in (shapes and f"new input shapes: {shapes}", _experiment_note(run_dir)) if n]
+    notes += _outcome_notes(summary, "workload", labels, one_line)
+    notes += _not_run_notes(summary, workloads, "workload", drawn, labels, one_line)
     if "notes" in raw.columns:
         notes += sorted({f"{labels.get(c, c)}: {n}" for c, n in zip(raw["compiler"], raw["notes"])
                          if isinstance(n, str) and n})
-    _finish(fig, title, run_dir, notes, width, "\n".join(filter(None, (_shape_handling(raw, labels, run_dir),
-                                                                    _experiment_note(run_dir)))))
+    _finish(fig, title, run_dir, notes, width)
     return fig
 
 

@@ -9,7 +9,8 @@ Hydra multirun works as usual (``-m model=bert,resnet``, ``hydra/launcher=local`
 jobs of a sweep share one run directory, and each job rewrites the tables and meta.json from every
 finished cell.
 
-A bad setting (``bs=abc``, ``repeat=0``, ``device=cuda`` without a GPU, a run directory measured
+A bad setting (``bs=abc``, ``repeat=0``, ``device=cuda`` without a GPU, an unknown key such as
+``reapeat=5``, ``+reapeat=5`` or ``+experiment.reapeat=5``, a run directory measured
 with other settings) ends the run with one ``error:`` line and exit status 2, before anything is
 written; Ctrl-C ends it with one line (exit status 130) and keeps the finished cells.
 """

@@ -27,7 +27,7 @@ from experiments.results import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "experiments" / "conf"
-RUNNERS = {"fig15": "inference", "fig16": "breakdown", "fig17": "dynamic", "table2": "graphs"}
+RUNNERS = {"fig15": "inference", "fig16": "breakdown", "fig17": "dynamic", "fig18": "dynamic", "table2": "graphs"}
 
 
 def _write_run(run_dir: Path, experiment: str, rows: list[dict], meta: dict | None = None) -> None:
@@ -114,9 +114,9 @@ def test_an_overridden_statistic_reaches_the_figure_and_meta(tmp_path: Path) -> 
 # -- Figure 17's subtitle says what ran ------------------------------------------------------------
 
 
-def _dynamic_row(compiler: str, frontend: str, dynamic: bool, t: float) -> dict:
-    return {"experiment": "fig17", "model": "bert", "kind": "bs", "compiler": compiler, "status": "ok",
-            "correct": True, "mean_s": t, "median_s": t, "statistic": "median", "cell_id": compiler,
+def _dynamic_row(compiler: str, frontend: str, dynamic: bool, t: float, model: str = "bert", kind: str = "bs") -> dict:
+    return {"experiment": "fig17", "model": model, "kind": kind, "compiler": compiler, "status": "ok",
+            "correct": True, "mean_s": t, "median_s": t, "statistic": "median", "cell_id": f"{model},{kind},{compiler}",
             "frontend": frontend, "dynamic": dynamic, "compiler_label": compiler.title()}
 
 
@@ -295,6 +295,11 @@ def _experiments_run(tmp_path: Path, *overrides: str):
                               "align, bert, blockdrop,"),
     (["reapeat=5", "model=bert"], "error: unknown setting 'reapeat'; valid: bs, cell, compiler,"),
     (["+reapeat=5", "model=bert"], "error: unknown setting 'reapeat' (in '+reapeat=5'): the run reads no such key"),
+    (["+experiment.reapeat=5", "model=bert"], "error: unknown setting 'experiment.reapeat': the run reads no such "
+                                              "key; valid: experiment.name, experiment.runner,"),
+    (["+experiment.plan.smoke.reapeat=5", "model=bert"],
+     "error: unknown setting 'experiment.plan.smoke.reapeat': the run reads no such key; valid: "
+     "experiment.plan.smoke.bs, experiment.plan.smoke.models,"),
     (["+cell.timout_s=4", "model=bert"], "error: unknown setting 'cell.timout_s' (in '+cell.timout_s=4'): the run "
                                          "reads no such key; valid: cell.timeout_s, cell.mem_limit_gb, cell.threads"),
 ])
@@ -359,3 +364,68 @@ def test_a_geomean_over_fewer_models_is_drawn_hollow(tmp_path: Path) -> None:
     assert len(geo) == 2
     magpy_face, torchscript_face = faces[geo[0]], faces[geo[1]]
     assert magpy_face != (1.0, 1.0, 1.0) and torchscript_face == (1.0, 1.0, 1.0)  # 2/2 filled, 1/2 hollow
+
+
+# -- figure polish: labels inside the frame, short titles, cells not run ---------------------------
+
+
+def _fig15_rows(models: list[str], value: dict[tuple[str, str], float]) -> list[dict]:
+    def row(model, compiler, t, **extra):
+        return {"experiment": "fig15", "model": model, "compiler": compiler, "bs": 1, "status": "ok", "correct": True,
+                "mean_s": t, "median_s": t, "statistic": "median", "cell_id": f"{model},{compiler}", **extra}
+
+    rows = []
+    for m in models:
+        rows.append(row(m, "eager", 1e-2))
+        for compiler in ("dynamo-inductor", "torchscript"):
+            if (m, compiler) in value:
+                speedup = value[(m, compiler)]
+                rows.append(row(m, compiler, 1e-2 / speedup) if speedup else
+                            row(m, compiler, float("nan"), status="error", error="RuntimeError: no"))
+    return rows
+
+
+def test_value_labels_stay_inside_the_frame(tmp_path: Path) -> None:
+    """A 0.0092x label under its bar must not run into the model names, nor a GeoMean's '4.6 (1/8)'
+    over the tallest bar out of the frame."""
+    models = ["align", "bert", "deberta", "densenet", "monodepth", "quantized", "resnet", "tridentnet"]
+    value = {(m, "dynamo-inductor"): 0.0092 if m == "align" else 1.3 for m in models}
+    value |= {(m, "torchscript"): 4.6 if m == "bert" else None for m in models}
+    _write_run(tmp_path, "fig15", _fig15_rows(models, value), _meta())
+    with plt.rc_context(plot._STYLE):
+        fig = plot.plot_speedups(tmp_path, "Figure 15")
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        frame = ax.get_window_extent(renderer)
+        labels = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+    plt.close(fig)
+    assert {"0.0092", "4.6 (1/8)"} <= set(labels)
+    outside = [text for text, box in labels.items() if box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5]
+    assert not outside, outside
+
+
+def test_a_model_a_compiler_did_not_run_says_so(tmp_path: Path) -> None:
+    value = {("bert", "dynamo-inductor"): 2.0}  # quantized: eager only (a sweep stopped early)
+    _write_run(tmp_path, "fig15", _fig15_rows(["quantized", "bert"], value), _meta())
+    with plt.rc_context(plot._STYLE):
+        fig = plot.plot_speedups(tmp_path, "Figure 15")
+        words = [t.get_text().strip() for t in fig.axes[0].texts]
+        text = _texts(fig)
+    assert "not run" in words
+    assert "not run: dynamo-inductor on quantized (no result in this run directory)" in text
+
+
+def test_fig18_title_is_short_and_its_notes_go_under_the_figure(tmp_path: Path) -> None:
+    note = "graph compiler: the one in each name (by default TorchInductor; the paper used Cocktailer for MagPy's)"
+    meta = _meta(experiment={"dynamic": [], "note": note, "paper": {"figure": "Figure 18", "setting": "A100"}})
+    rows = []
+    for model, kind in (("lstm", "seqlen"), ("blockdrop", "policy")):
+        rows += [_dynamic_row("eager", "eager", False, 2e-3, model=model, kind=kind),
+                 _dynamic_row("magpy-inductor", "magpy", False, 1e-3, model=model, kind=kind)]
+    _write_run(tmp_path, "fig18", rows, meta)
+    with plt.rc_context(plot._STYLE):
+        fig = plot.plot_dynamic(tmp_path, "Figure 18: inference with dynamic control flow")
+        head = max(fig.texts, key=lambda t: t.get_position()[1]).get_text()
+        text = _texts(fig)
+    assert head.count("\n") <= 2, head  # title and the run's line, wrapped at column width
+    assert note in text and "Cocktailer" not in head

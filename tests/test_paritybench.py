@@ -543,6 +543,10 @@ def test_a_file_that_fails_to_load_is_recorded_not_fatal(tmp_path):
     assert (load["ok"], load["error_class"], load["error"]) == (False, "ValueError", "bad project code")
     table = write_reports(out)
     assert (table.files, table.files_failed_to_load, table.cases) == (1, 1, 0)
+    with open(out / "table3.csv", newline="") as fh:   # the paper's row beside ours
+        t3 = list(csv.DictReader(fh))
+    assert [(r["compiler"], r["source"]) for r in t3] == [("TorchScript", "this run"), ("TorchScript", "paper")]
+    assert (t3[1]["cases"], t3[1]["static_cases"], t3[1]["failed_cases"], t3[1]["fail_rate"]) == ("1421", "1191", "769", "0.6450")
 
 
 def test_table3_without_parity_bench_dir_says_where_to_get_it(monkeypatch, capsys):
@@ -590,7 +594,8 @@ def test_corpus_run_matches_what_the_programs_declare(tmp_path):
     assert list(rows[0].keys()) == CASE_COLUMNS
     with open(out / "table3.csv", newline="") as fh:
         t3 = list(csv.reader(fh))
-    assert t3[0] == TABLE3_COLUMNS and [r[2] for r in t3[1:]] == ["TorchScript", "TorchDynamo", "MagPy"]
+    assert t3[0] == TABLE3_COLUMNS and [r[2] for r in t3[1:]] == ["TorchScript", "TorchDynamo", "MagPy"] * 2
+    assert [r[5] for r in t3[1:]] == ["this run"] * 3 + ["paper"] * 3
     assert "| Cases | Static cases | Compiler | Failed cases | Fail rate |" in unpadded((out / "table3.md").read_text())
     assert "## MagPy" in (out / "failures.md").read_text()
     with open(out / "coverage.csv", newline="") as fh:
@@ -662,6 +667,19 @@ def test_the_every_case_table_counts_what_magpy_set_apart_for_every_compiler():
     assert "3 cases in 2 projects" in text
     assert "| TorchDynamo | 2 (66.7%) | 0 | 0 | 0 | 1 | 0 | 1 (50.0%) |" in text
     assert "| MagPy | 1 (33.3%) | 0 | 1 | 1 | 0 | 0 | 0 (0.0%) |" in text
+
+
+def test_table3_carries_the_papers_rows_beside_ours():
+    from paritybench.report import _table3_md, summarize
+
+    rows = [{"file": "a", "class": "C", "kind": "static", "expected": "", "magpy_status": "ok", "dynamo_status": "error",
+             "torchscript_status": "error"}]
+    table = summarize(rows, [], ["magpy", "dynamo", "torchscript"])
+    text = unpadded(_table3_md(table, rows, [], {}, []))
+    assert "| 1 | 1 | TorchScript | 1 | 100.0% |" in text and "| | | MagPy | 0 | 0.0% |" in text
+    assert "| 1421 | 1191 | TorchScript (paper) | 769 | 64.5% |" in text
+    assert "| | | TorchDynamo (paper) | 272 | 22.8% |" in text and "| | | MagPy (paper) | 79 | 6.6% |" in text
+    assert "(paper) rows: the MagPy paper's Table 3" in text
 
 
 def test_a_compiler_starts_from_the_references_initial_state():

@@ -51,3 +51,24 @@ def test_magpy_matches_eager_without_the_guard_fast_path(prog, monkeypatch):
     res = harness.run_program(prog, "magpy")
     assert res.verdict == "correct", f"{prog.id}: MagPy {res.verdict}: {res.detail}"
     _check_outcome(prog, res)
+
+
+def test_the_suite_compares_with_the_artifacts_comparator_at_its_own_bar():
+    """One comparator (experiments/compare.py) for the suite, the experiments and ParityBench; the
+    suite keeps its bar: Python numbers exactly, snapshots compared at every depth."""
+    import torch
+
+    from experiments.compare import Tolerance, compare
+
+    assert harness.TOLERANCE == Tolerance(per_dtype=harness.TOLERANCE.per_dtype, exact_scalars=True)
+    assert harness.diff(1, 1.0, "out") == "out: int vs float"
+    assert harness.diff(0.1 + 0.2, 0.3, "out") == "out: 0.30000000000000004 vs 0.3"
+    assert compare(0.1 + 0.2, 0.3) and compare(1, 1.0)  # the experiments' bar: close numbers pass
+    assert harness.diff(("T", 0, torch.ones(2)), ("T", 0, torch.ones(2) + 1e-5), "out") is None
+    assert harness.diff(torch.ones(2), torch.ones(2) + 1e-3, "out") == "out: values differ (max abs diff 0.001)"
+    half = torch.ones(2, dtype=torch.float16)
+    assert harness.diff(half, half + 5e-3, "out") is None
+    deep, other = 1, 2
+    for _ in range(20):
+        deep, other = ("obj", [deep]), ("obj", [other])
+    assert harness.diff(deep, other, "state").startswith("state[1][0][1][0]")
