@@ -17,6 +17,12 @@
 #                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START fails (CI)
 #   ./reproduce.sh test-torches [X.Y.Z ...]   the core suite on CPython 3.11 with torch 2.9.0 and 2.14.1
 #                                       (each in .venv-torchX.Y.Z); a cell not run fails (CI)
+#   ./reproduce.sh setup-xla            build .venv-xla: CPython 3.11, torch 2.9.0 + torch_xla 2.9.0 (pinned
+#                                       in reproduce.sh, XLA_TORCH) and the project; the experiments run their
+#                                       LazyTensor and XLA cells (lazytensor-xla, dynamo-xla, magpy-xla,
+#                                       fullgraph-xla) in it, on the CPU with PJRT_DEVICE=CPU
+#   ./reproduce.sh test-xla             the XLA tests (tests/test_xla.py) in .venv-xla, built first when
+#                                       missing; fails when it cannot run (CI)
 #   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
 #   MAGPY_TORCH=2.14.1 MAGPY_VENV=.venv-torch2.14.1 ./reproduce.sh test-core   the core suite on another
 #                                       supported torch (magpy/torch_support.py: 2.9 to 2.14), installed into
@@ -65,6 +71,8 @@ write_lock() {
     mv "$LOCK.new" "$LOCK"
     echo "[reproduce] wrote $LOCK ($(grep -c -v '^#' "$LOCK") packages)" >&2
 }
+XLA_VENV="${MAGPY_XLA_VENV:-$ROOT/.venv-xla}"   # experiments/compilers.py xla_python() finds it there
+XLA_TORCH=2.9.0   # torch-xla is released for one torch each: torch-xla 2.9.0 pairs with torch 2.9.0
 
 usage() { sed -n '2,/^set -euo pipefail/{/^#/s/^# \{0,1\}//p}' "$ROOT/reproduce.sh"; }
 
@@ -234,11 +242,48 @@ test_torches() {
     return "$failed"
 }
 
+setup_xla() {
+    # torch_xla is released for one torch each (torch-xla 2.9.0 for torch 2.9.0): its own venv, so
+    # that the other experiments keep measuring with the tested torch.
+    local py
+    if ! py="$(find_python 3.11)"; then
+        echo "[reproduce] setup-xla: no CPython 3.11 interpreter found (torch-xla's wheel is cp311)" >&2; return 1
+    fi
+    PYTHON="$py" MAGPY_TORCH="$XLA_TORCH" MAGPY_VENV="$XLA_VENV" "$ROOT/reproduce.sh" setup || return 1
+    if ! "$XLA_VENV/bin/python" -c "import torch_xla" >/dev/null 2>&1; then
+        echo "[reproduce] installing torch-xla into $XLA_VENV" >&2
+        "$XLA_VENV/bin/python" -m pip install -q -c "$XLA_VENV/.magpy-constraints.txt" "torch-xla==$XLA_TORCH" || return 1
+    fi
+    # a check that XLA compiles and runs here (the CPU client: PJRT_DEVICE=CPU)
+    PJRT_DEVICE="${PJRT_DEVICE:-CPU}" "$XLA_VENV/bin/python" -c "
+import torch, torch_xla
+x = torch.ones(2, 2, device=torch_xla.device())
+assert (x + x).cpu().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+print('[reproduce] XLA ready:', '$XLA_VENV', 'torch', torch.__version__, 'torch_xla', torch_xla.__version__)
+" >&2
+}
+
 cmd="${1:-demo}"
 shift || true
 case "$cmd" in help|-h|--help) usage; exit 0 ;; esac   # answered before any environment is built
 case "$cmd" in test-pythons) test_pythons "$@"; exit $? ;; esac   # builds its own venvs
 case "$cmd" in test-torches) test_torches "$@"; exit $? ;; esac   # ... and so does this
+case "$cmd" in setup-xla) setup_xla; exit $? ;; esac   # ... and this
+if [ "$cmd" = test-xla ]; then
+    # Every XLA test runs, or the stage fails: no venv, no torch_xla or a skipped test is a failure.
+    [ -x "$XLA_VENV/bin/python" ] && "$XLA_VENV/bin/python" -c "import torch_xla" >/dev/null 2>&1 || setup_xla \
+        || { echo "[reproduce] test-xla: FAILED: $XLA_VENV could not be built" >&2; exit 1; }
+    log="$(mktemp)"
+    PJRT_DEVICE="${PJRT_DEVICE:-CPU}" MAGPY_XLA_STAGE=1 PYTHONPATH="$ROOT" \
+        "$XLA_VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_xla.py "$@" 2>&1 | tee "$log" \
+        && status=0 || status=1
+    summary="$(tail -n 1 "$log")"; rm -f "$log"
+    if [ "$status" = 0 ] && [[ "$summary" == *skipped* || "$summary" == *deselected* || "$summary" != *passed* ]]; then
+        status=1   # a test not run is a failure of this stage
+    fi
+    [ "$status" = 0 ] && echo "[reproduce] XLA tests: $summary" >&2 || echo "[reproduce] XLA tests: FAILED $summary" >&2
+    exit "$status"
+fi
 if [ "$cmd" = gpu-wheels ]; then
     # Pure-Python wheels of what bootstrap_gpu may miss (antlr4's runtime exists only as an sdist: built here).
     mkdir -p "$ROOT/wheels"

@@ -84,9 +84,9 @@ class Worker:
 
     @classmethod
     def module(cls, name: str, args: Sequence[Any], *, log_path: Path, mem_limit_bytes: int | None,
-               env: dict[str, str] | None = None) -> Worker:
-        """Start ``python -m name args...`` in a fresh interpreter (with ``env``, else ours)."""
-        command = [sys.executable, "-m", __name__, str(mem_limit_bytes or 0), name, *map(str, args)]
+               env: dict[str, str] | None = None, python: str | None = None) -> Worker:
+        """Start ``python -m name args...`` in a fresh interpreter (``python``, else ours; with ``env``, else ours)."""
+        command = [python or sys.executable, "-m", __name__, str(mem_limit_bytes or 0), name, *map(str, args)]
         with open(log_path, "ab") as log:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True, env=env)

@@ -108,6 +108,28 @@ def _paper_note(run_dir: Path) -> str:
     return f"Reproduces the MagPy paper's {paper['figure']} ({paper.get('setting', '')}); this run: {here}{smoke}"
 
 
+def _interpreter_notes(run_dir: Path) -> list[str]:
+    """Which compilers' cells ran in another interpreter than the run's (torch_xla's cells run in
+    .venv-xla, :func:`experiments.cells.cell_python`), with its versions, from the cells' rows."""
+    versions = _meta(run_dir).get("versions", {})
+    found: dict[str, list[str]] = {}
+    for path in sorted((run_dir / "cells").glob("*/row.json")):
+        try:
+            row = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        env = (row.get("settings") or {}).get("environment") or {}
+        if not env.get("torch") or env.get("torch") == versions.get("torch"):
+            continue
+        where = ", ".join(f"{name} {env[key]}" for name, key in (("Python", "python"), ("torch", "torch"),
+                                                                   ("torch_xla", "torch_xla")) if env.get(key))
+        label = row.get("compiler_label") or row.get("compiler") or "?"
+        if label not in found.setdefault(where, []):
+            found[where].append(label)
+    return [f"{', '.join(labels)}: run in their own venv ({where}; torch_xla is built for one torch), the rest "
+            f"with torch {versions.get('torch', '?')}" for where, labels in found.items()]
+
+
 def _model_notes(run_dir: Path, models: list[str]) -> list[str]:
     """The experiment's notes on the models in the figure (``experiment.model_notes``)."""
     notes = _meta(run_dir).get("config", {}).get("experiment", {}).get("model_notes") or {}
@@ -280,7 +302,7 @@ def _colors(compilers: list[str]) -> dict[str, Any]:
 
 def _finish(fig: plt.Figure, title: str, run_dir: Path, notes: list[str], width_in: float,
             extra: str = "", timing: bool = True) -> None:
-    notes = [*notes, *filter(None, [_paper_note(run_dir)])]
+    notes = [*notes, *_interpreter_notes(run_dir), *filter(None, [_paper_note(run_dir)])]
     head = "\n".join(t for t in (title, extra.strip(), _meta_line(run_dir, timing)) if t)
     top = 1.0
     renderer = fig.canvas.get_renderer()
@@ -444,6 +466,11 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     if "frontend" in raw.columns and "torchscript-regions" in set(raw["frontend"]):
         notes.insert(1, "TorchScript (auto regions): the largest submodules torch.jit.script accepts, found "
                         "automatically; the paper annotated its regions by hand, so its counts can be smaller")
+    if "frontend" in raw.columns and "lazytensor" in set(raw["frontend"]):
+        notes.insert(1, "LazyTensor: the graphs XLA's metrics report for the call (CachedCompile + UncachedCompile: "
+                        "every graph LazyTensor hands XLA is compiled or found in its cache); the call ends at one "
+                        "mark_step, whose graph is the rest of the trace, and every graph before it is a sync where "
+                        "the program read a tensor's value")
     values = [list(v) for v in table.values]
     paper = _paper(run_dir)
     for approach, counts in (paper.get("rows") or {}).items():  # the paper's values beside ours
@@ -452,7 +479,7 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
     if paper.get("rows"):
         notes.append(f"(paper) rows: the values of the MagPy paper's {paper.get('figure', 'Table 2')}")
     markdown = [markdown_table([[r, *v] for r, v in zip(row_labels, values)], ["approach", *col_labels])]
-    markdown += [""] + [f"- {n}" for n in [*notes, _paper_note(run_dir)] if n]
+    markdown += [""] + [f"- {n}" for n in [*notes, *_interpreter_notes(run_dir), _paper_note(run_dir)] if n]
     (run_dir / "table2.md").write_text("\n".join(markdown) + "\n")
     cells = [["\n".join(textwrap.wrap(str(v).replace(" (", "\n("), 12, break_long_words=False,
                                        replace_whitespace=False)) for v in row] for row in values]

@@ -178,11 +178,14 @@ class RunStore:
         return force or row is None or (retry_errors and row.get("status") != "ok")
 
     def stale(self, requested: Mapping[str, Mapping[str, Any]],
-              run_settings: Mapping[str, Any]) -> dict[str, list[str]]:
+              run_settings: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
+              ) -> dict[str, list[str]]:
         """Saved rows measured with other settings, as ``{cell id: differences}``.
 
         ``requested`` maps the cell ids of this run to their :func:`cell_settings`; a row of another
-        cell (an earlier command on the same run directory) is compared on the run-wide part.
+        cell (an earlier command on the same run directory) is compared on the run-wide part, of
+        ``run_settings`` or, when it is a function, of what it returns for the row's recorded settings
+        (the environment of a torch_xla cell is the XLA venv's).
         A row without recorded settings (an older harness) is stale.
         """
         stale = {}
@@ -194,7 +197,8 @@ class RunStore:
             if row["cell_id"] in requested:
                 diff = settings_diff(recorded, requested[row["cell_id"]])
             else:
-                diff = settings_diff(recorded, run_settings, per_cell=False)
+                wanted = run_settings(recorded) if callable(run_settings) else run_settings
+                diff = settings_diff(recorded, wanted, per_cell=False)
             if diff:
                 stale[row["cell_id"]] = diff
         return stale

@@ -32,8 +32,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from experiments.cells import default_mem_limit_bytes, run_cell
-from experiments.compilers import missing_requirements
+from experiments.cells import cell_python, default_mem_limit_bytes, interpreter, missing_in, run_cell
 from experiments.isolation import interrupt_on_sigterm
 from experiments.plan import Plan, SettingsError, make_plan, override_keys, resolve_device, resolve_size
 from experiments.results import RunStore, cell_settings, environment, git_dirty
@@ -227,14 +226,20 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     specs = runner.cells(plan)
     env = environment(plan.device)
     dirty = git_dirty()  # the tree these cells are measured on
+
+    def env_of(compiler: Any) -> dict[str, Any]:
+        """The environment a cell of ``compiler`` is measured in (the XLA venv's for torch_xla cells)."""
+        python = cell_python(compiler)
+        return env if python == sys.executable else interpreter(python, plan.device).get("environment", env)
+
     run_settings = {**plan.settings(), "environment": env}
-    wanted = {s["cell_id"]: cell_settings(s, plan.settings(), env) for s in specs}
+    wanted = {s["cell_id"]: cell_settings(s, plan.settings(), env_of(s["compiler"])) for s in specs}
     try:
         store = RunStore(results_root / plan.experiment / plan.run_id)
     except OSError as err:
         raise SettingsError(f"results_dir={results_root}: cannot create {results_root / plan.experiment / plan.run_id} "
                             f"({err.strerror or err})") from None
-    stale = store.stale(wanted, run_settings)
+    stale = store.stale(wanted, lambda recorded: {**run_settings, "environment": env_of(recorded.get("compiler"))})
     if stale and not cfg.force:
         differences = sorted({d for diff in stale.values() for d in diff})
         raise SettingsError(
@@ -249,7 +254,7 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
     todo = [s for s in specs if store.needs_run(s["cell_id"], force=cfg.force, retry_errors=cfg.retry_errors)]
     log.info("%s: %d cells, %d to run, results in %s", plan.experiment, len(specs), len(todo), store.run_dir)
     order = [s["cell_id"] for s in specs]
-    missing_of = {s["cell_id"]: missing_requirements(s["compiler"] or {}) for s in todo}
+    missing_of = {s["cell_id"]: missing_in(cell_python(s["compiler"]), s["compiler"], plan.device) for s in todo}
     processes = sum(1 for missing in missing_of.values() if not missing)
     with Progress(plan.experiment, len(todo), enabled=cfg.progress, processes=processes) as progress:
         for spec in todo:

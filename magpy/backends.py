@@ -105,8 +105,17 @@ def _reads_values(gm: torch.fx.GraphModule) -> bool:
 
 def _xla(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     from torch._dynamo.backends.registry import lookup_backend
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
 
-    return lookup_backend("openxla")(gm, example_inputs)
+    try:
+        return lookup_backend("openxla")(gm, example_inputs)
+    except (DynamicOutputShapeException, DataDependentOutputException):
+        # A value read into a Python number (`item`, magpy.scalars) or a value-dependent shape: the
+        # openxla backend traces the graph with fake tensors and cannot express them. On XLA tensors
+        # the graph itself runs as LazyTensor: XLA compiles (and caches) the parts between the reads.
+        # (TorchDynamo in front of openxla breaks its graph at every read and took minutes here.)
+        _log.info("magpy: backend 'xla' runs a graph that reads tensor values lazily (LazyTensor)")
+        return gm.forward
 
 
 #: Backends whose compiled graph serves any input size (lifted shapes, magpy.scalars): the eager graph

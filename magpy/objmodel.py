@@ -303,3 +303,15 @@ def peek_items(iterable: Any) -> list | None:
     if type(iterable) in _COPYABLE_ITERATORS:
         return list(copy.copy(iterable))
     return None
+
+
+def storage_key(t: torch.Tensor) -> int:
+    """Which memory ``t`` lives in: tensors that may share memory (views of one storage) have the
+    same key. A tensor with a storage (CPU, CUDA): the storage's data pointer. One without (torch_xla's
+    lazy tensors: their data lives in the XLA runtime, and reading their storage's pointer raises):
+    the tensor it is a view of (a view's ``_base`` is the root tensor), else itself, by a negative
+    id, which no data pointer equals."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return -id(t._base if t._base is not None else t)

@@ -1,6 +1,7 @@
 """Shared helpers: compile with the eager backend and compare with eager over several calls."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -8,6 +9,10 @@ import torch
 
 import magpy
 from experiments.compare import Comparison, Tolerance, compare
+
+# test_xla.py runs in its own stage, `./reproduce.sh test-xla` (.venv-xla, torch_xla), which fails when it
+# cannot run; the default suite leaves it out instead of skipping it (tests/test_xla_stage.py).
+collect_ignore = [] if os.environ.get("MAGPY_XLA_STAGE") else ["test_xla.py"]
 
 
 def same(a: Any, b: Any) -> Comparison:

@@ -18,7 +18,7 @@ import torch
 
 from ..graph import Unsupported
 from ..guards import DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
-from ..objmodel import is_immutable
+from ..objmodel import is_immutable, storage_key
 from ..source import (
     ArgSource,
     AttrSource,
@@ -57,7 +57,7 @@ class GuardCode:
 def storage_pattern(tensors) -> tuple:
     """Which tensors share a storage, as the index of the first tensor with the same storage."""
     first: dict[int, int] = {}
-    return tuple(first.setdefault(t.untyped_storage().data_ptr(), i) for i, t in enumerate(tensors))
+    return tuple(first.setdefault(storage_key(t), i) for i, t in enumerate(tensors))
 
 
 def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, vars_: Vars, pool: ConstPool,

@@ -24,6 +24,7 @@ except ImportError:   # pragma: no cover
 from ..annotations.torch_ops import RANDOM_OPS
 from ..graph import Unsupported, loop_index, range_len
 from ..guards import TensorGuard
+from ..objmodel import storage_key
 from ..source import ConstPool
 from ..trace import Trace
 
@@ -141,7 +142,7 @@ def _undo_inputs(trace: Trace, changed: list) -> list[int]:
     guards = {g.source: g for g in trace.guards if isinstance(g, TensorGuard)}
     undo = []
     for i, (src, v) in enumerate(trace.graph.inputs):
-        if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() in trace.mutated_storages:
+        if isinstance(v, torch.Tensor) and storage_key(v) in trace.mutated_storages:
             g = guards.get(src)
             if g is None or g.entry[:3] != (tuple(v.shape), tuple(v.stride()), v.dtype) or v.is_sparse \
                     or type(v) not in (torch.Tensor, torch.nn.Parameter):

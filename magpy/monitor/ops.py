@@ -30,7 +30,7 @@ from ..bytecode import catches_tensor_errors, catching_ranges
 from ..global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
 from ..graph import OpGraph, Unsupported
 from ..guards import array_same, array_snapshot, is_numeric_array
-from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number
+from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number, storage_key
 from ..refgraph import RefGraph, forget_when_dead
 from ..scalars import NUMPY_VALUES, LiftedInt, shape_safe
 
@@ -449,11 +449,11 @@ class OpRecorder:
         self.inplace_changes += 1
         for loop in self.active_loops:
             loop.fail(f"changes a tensor in place inside the loop ({self.where()})")
-        self.mutated_storages.add(t.untyped_storage().data_ptr())
+        self.mutated_storages.add(storage_key(t))
         if not self.mutates_outside:
             # Through any view: memory shared with a tensor from outside (a graph input) changed.
-            ptr = t.untyped_storage().data_ptr()
-            self.mutates_outside = any(isinstance(x, torch.Tensor) and x.untyped_storage().data_ptr() == ptr
+            ptr = storage_key(t)
+            self.mutates_outside = any(isinstance(x, torch.Tensor) and storage_key(x) == ptr
                                        for _, x in self.graph.inputs)
         if n is not None:
             self.graph.bind(t, n)
