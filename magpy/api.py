@@ -54,10 +54,10 @@ from typing import Any
 
 import torch
 
-from . import _logging, capture
+from . import _logging
+from .adaptive import served
 from .backends import CompiledGraphs, resolve
 from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_reason
-from .bytecode import SUPPORTED_BYTECODE
 from .cache import MISS, UNHELD, Record, RecordCache
 from .check import CheckError, changed_reads, compare, evaluate, roots_of
 from .compiled_module import CompiledCallable, ModuleStandIn
@@ -69,6 +69,8 @@ from .config import (
     backend_caps,
     check_dynamic,
     check_mode,
+    check_options,
+    check_python,
 )
 from .dynamic.merging import ArmLibrary
 from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
@@ -99,30 +101,21 @@ def _mark_monitoring(thread: int | None) -> None:
     _MONITORING_THREAD = thread
 
 
-def _check_python() -> None:
-    import sys
-
-    if sys.version_info[:2] not in SUPPORTED_BYTECODE:
-        raise capture.UnsupportedPython(
-            f"MagPy's monitor decodes CPython {', '.join(f'{a}.{b}' for a, b in SUPPORTED_BYTECODE)} bytecode; "
-            f"this is Python {sys.version.split()[0]}")
-    capture.check_supported()
-
-
 class _Compiled(CompiledCallable):
     """What :class:`CompiledFunction` and :class:`CompiledModule` share: records, calls, stats."""
 
     _target: Any
 
     def _setup(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = CACHE_LIMIT,
-               recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None, check: Any = None) -> None:
-        _check_python()
+               recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None, check: Any = None,
+               adaptive: bool = True) -> None:
+        check_python()
         check = check_mode(check)   # (MAGPY_CHECK is read here, when compiling)
         check_dynamic(dynamic, backend)
         self._target = target
         self._runner = Runner(target)
         self._options = dict(backend=backend, profile=profile, cache_limit=cache_limit,
-                             recompile_limit=recompile_limit, dynamic=dynamic, check=check or False)
+                             recompile_limit=recompile_limit, dynamic=dynamic, check=check or False, adaptive=adaptive)
         self._check = check   # None, "warn" or "raise" (magpy.check)
         self._check_said: set = set()   # records whose divergence was warned about (once each)
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
@@ -417,7 +410,8 @@ class _Compiled(CompiledCallable):
         """The monitor run (caller holds ``_MONITOR_LOCK``); returns its result, or _EAGER if none ran."""
         t0 = time.perf_counter()
         plan = RunPlan(caps=self._caps, arms=self._arms, split_ok=self._split_depth < MAX_SPLIT_DEPTH,
-                       split_escapes=self._changing_assumptions, read_log=self._check is not None)
+                       split_escapes=self._changing_assumptions, read_log=self._check is not None,
+                       adaptive=self._options["adaptive"])
         try:
             lift = functools.partial(self._lifts.plan, self._lifts.cache or self._cache) if self._lifts.on else None
             run = self._runner.start(args, kwargs, lift, plan)
@@ -628,8 +622,9 @@ class CompiledFunction(_Compiled):
     """The callable :func:`compile` returns for a function (see :class:`CompiledModule` for modules)."""
 
     def __init__(self, target: Any, backend: Any = "inductor", profile: bool = False, cache_limit: int = CACHE_LIMIT,
-                 recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None, check: Any = None):
-        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check)
+                 recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None, check: Any = None,
+                 adaptive: bool = True):
+        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check, adaptive)
         functools.update_wrapper(self, self._runner.fn, updated=())
 
 
@@ -644,10 +639,10 @@ class CompiledModule(_Compiled, ModuleStandIn):
 
     def __init__(self, target: torch.nn.Module, backend: Any = "inductor", profile: bool = False,
                  cache_limit: int = CACHE_LIMIT, recompile_limit: int = RECOMPILE_LIMIT, dynamic: bool | None = None,
-                 check: Any = None):
+                 check: Any = None, adaptive: bool = True):
         # nn.Module.__init__ is not called: it would give the wrapper tables of its own.
         object.__setattr__(self, "_orig_mod", target)
-        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check)
+        self._setup(target, backend, profile, cache_limit, recompile_limit, dynamic, check, adaptive)
 
     __call__ = _Compiled.__call__
 
@@ -676,11 +671,11 @@ def compile(target: Any, backend: Any = "inductor", **options: Any) -> CompiledF
     :func:`stats` counts ``checks`` and ``check_divergences`` and keeps ``check_reports`` and
     ``check_notes`` (parts not compared: what a record prints, a split record's continuation,
     state that could not be copied). Check mode is slow (a deep copy per call).
+
+    ``adaptive=True`` (the default): a record times its compiled graph against the same graph run eagerly on
+    its first matched calls and serves the faster (:mod:`magpy.adaptive`); ``False`` serves the compiled one.
     """
-    known = {"profile", "cache_limit", "recompile_limit", "dynamic", "check"}
-    bad = set(options) - known
-    if bad:
-        raise TypeError(f"magpy.compile: unknown options {sorted(bad)}; known: {sorted(known)}")
+    check_options(options)
     if not callable(target):
         raise TypeError(f"magpy.compile expects a function or torch.nn.Module, got {type(target).__name__}")
     resolve(backend)   # raises BackendError for an unknown backend
@@ -703,13 +698,14 @@ def explain(target: Any) -> Callable[..., Explanation]:
     as the conditional node the next miss would make); the compiled callable is not changed.
     While hooks that make calls run eagerly are registered, nothing runs and that is the break reason.
     """
-    _check_python()
+    check_python()
     if not callable(target):
         raise TypeError(f"magpy.explain expects a function or torch.nn.Module, got {type(target).__name__}")
     options: dict = {"backend": "eager"}
     arms = lifts = None
-    if isinstance(target, _Compiled):
-        options = {k: v for k, v in target._options.items() if k not in ("profile", "check")}
+    compiled = target if isinstance(target, _Compiled) else None
+    if compiled is not None:
+        options = {k: v for k, v in target._options.items() if k not in ("profile", "check", "adaptive")}
         arms, lifts = target._arms, (target._lifts, target._cache)
         target = target._target
     runner = Runner(target)
@@ -720,19 +716,20 @@ def explain(target: Any) -> Callable[..., Explanation]:
             return Explanation(graph_count=0, break_reasons=[str(BreakReason(BreakKind.HOOKS, reason))], guards="",
                                op_count=0, dynamic=False)
         cls = CompiledModule if isinstance(target, torch.nn.Module) else CompiledFunction
-        probe = cls(target, **options, check=False)
+        probe = cls(target, **options, check=False, adaptive=False)
         probe._explain_runs = []
         probe._caps = dataclasses.replace(probe._caps, compile_graph=uncompiled, compile_lifted=uncompiled)
         if arms is not None:   # (the branch arms and lifted sizes the compiled callable would plan with)
             probe._arms, probe._lifts = arms.copy(), lifts[0].planning_copy(lifts[1])
         probe(*args, **kwargs)
-        return _explanation(probe)
+        return _explanation(probe, compiled)
 
     return run
 
 
-def _explanation(probe: _Compiled) -> Explanation:
-    """What the one call of explain's callable recorded, from its stats, records and runs."""
+def _explanation(probe: _Compiled, compiled: _Compiled | None) -> Explanation:
+    """What the one call of explain's callable recorded, from its stats, records and runs (and
+    what ``compiled``'s records serve)."""
     st = stats(probe)
     levels = [probe]
     for c in levels:   # (the continuations, every level of nesting, in the order they were made)
@@ -754,7 +751,8 @@ def _explanation(probe: _Compiled) -> Explanation:
                        graph=top.graph_module if top is not None else None,
                        assumptions=[a for o in runs for a in o.assumptions], splits=splits,
                        branches=[b for o in runs for b in o.branches], breaks=breaks, split_count=st.splits,
-                       loop_regions=st.loop_regions, conditionals=st.conditionals)
+                       loop_regions=st.loop_regions, conditionals=st.conditionals,
+                       graphs_served=stats(compiled).graphs_served if compiled is not None else [])
 
 
 def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
@@ -763,7 +761,8 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
         raise TypeError("magpy.stats expects what magpy.compile returned")
     st = compiled._stats
     snap = dataclasses.replace(st, break_reasons=list(st.break_reasons), check_reports=list(st.check_reports),
-                               check_notes=list(st.check_notes), breaks=list(st.breaks))   # a snapshot, not live counters
+                               check_notes=list(st.check_notes), breaks=list(st.breaks),   # a snapshot, not live counters
+                               graphs_served=served(compiled._cache.records))
     for _, cont in compiled._continuations.values():
         sub = stats(cont)
         snap.splits += 1 + sub.splits
@@ -774,6 +773,7 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
         snap.resumed_guard_hits += sub.guard_hits + sub.resumed_guard_hits
         snap.resumed_fallbacks += sub.fallbacks + sub.resumed_fallbacks
         snap.dynamic = snap.dynamic or sub.dynamic
+        snap.graphs_served += [f"after the split, in {cont._name}: {line}" for line in sub.graphs_served]
     return snap
 
 

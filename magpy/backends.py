@@ -30,6 +30,7 @@ def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     from torch._inductor.compile_fx import compile_fx
     from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
 
+    _for_inductor(gm)
     try:
         return compile_fx(gm, example_inputs)
     except (DynamicOutputShapeException, DataDependentOutputException):
@@ -51,6 +52,8 @@ def compile_whole(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 def _inductor_with_value_shapes(gm: torch.fx.GraphModule, dynamic: bool | None = None) -> Callable:
     import torch._dynamo
     from torch._dynamo.exc import TorchDynamoException
+
+    _for_inductor(gm)
 
     # TorchDynamo compiles on the first call of each shape it has not seen. If it fails (it has
     # bugs with unbacked sizes and numbers under dynamic shapes), it fails while tracing, before
@@ -116,6 +119,53 @@ def _xla(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         # (TorchDynamo in front of openxla breaks its graph at every read and took minutes here.)
         _log.info("magpy: backend 'xla' runs a graph that reads tensor values lazily (LazyTensor)")
         return gm.forward
+
+
+def _for_inductor(gm: torch.fx.GraphModule) -> None:
+    """Rewrite the operators of ``gm`` that Inductor compiles into code far slower than eager's
+    (ALIGN's pooler: a 2560x2560 average-pooling window over a 2x2 map runs 1.7 s instead of 6 us,
+    see the README's performance notes) into forms it compiles well, in place."""
+    changed = False
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is torch._C._nn.avg_pool2d:
+            n.target = avg_pool2d
+            changed = True
+    if changed:
+        gm.recompile()
+
+
+def avg_pool2d(x: torch.Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> torch.Tensor:
+    """``torch.nn.functional.avg_pool2d``, computed as a mean where its one window covers the whole
+    input (``nn.AvgPool2d(hidden_dim, ceil_mode=True)`` over a small map, as transformers' ALIGN and
+    EfficientNet poolers do). Inductor lowers average pooling whose stride equals its kernel to a
+    sum over the whole kernel window with a bounds check per element: kernel_h * kernel_w loads per
+    output, however small the input. The sizes are read when the graph is traced, so a compiled
+    graph specialised to them, or guarded on them by TorchDynamo, stays exact."""
+    k = _pair(kernel_size)
+    s = _pair(stride) if stride else k
+    h, w = x.shape[-2], x.shape[-1]
+    if _pair(padding) == (0, 0) and k[0] >= h and k[1] >= w and \
+            _pooled_size(h, k[0], s[0], ceil_mode) == 1 and _pooled_size(w, k[1], s[1], ceil_mode) == 1:
+        # (one window [0, k) over [0, h): its divisor is h * w with or without count_include_pad)
+        if divisor_override:
+            return x.sum((-2, -1), keepdim=True) / divisor_override
+        return x.mean((-2, -1), keepdim=True)
+    return torch._C._nn.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _pair(v: Any) -> tuple:
+    if isinstance(v, (tuple, list)):
+        return (v[0], v[0]) if len(v) == 1 else tuple(v)
+    return (v, v)
+
+
+def _pooled_size(size: int, k: int, s: int, ceil_mode: bool) -> int:
+    """The output size of pooling (no padding, no dilation) as torch computes it."""
+    out = -(-(size - k) // s) + 1 if ceil_mode else (size - k) // s + 1
+    if ceil_mode and (out - 1) * s >= size:
+        out -= 1   # (the last window must start inside the input)
+    return out
 
 
 #: Backends whose compiled graph serves any input size (lifted shapes, magpy.scalars): the eager graph

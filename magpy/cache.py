@@ -74,6 +74,14 @@ class Record:
     assumed_at: tuple = ()           # (file:line, what) per assumption: where speculation keeps failing (magpy.splits)
     split: str | None = None         # the dynamic operation it ends at, run before its continuation (magpy.splits)
     reads: tuple = ()                # check mode: (source, value, file:line) of the values its run read (magpy.check)
+    choice: Any = None               # its compiled graph against the eager one, and which it serves (magpy.adaptive)
+
+    @property
+    def served_graph(self) -> Any:
+        """What the matched path calls now: the graph the record settled on (magpy.adaptive), else
+        ``compiled_graph`` (the chooser, while it times its first matched calls)."""
+        chosen = self.choice.chosen if self.choice is not None else None
+        return chosen if chosen is not None else self.compiled_graph
 
     def graph_inputs(self, args: tuple, kwargs: dict) -> list | None:
         """The compiled graph's inputs for a call with these arguments, None when the guard fails:

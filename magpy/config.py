@@ -20,7 +20,9 @@ from typing import Any
 
 import torch
 
+from . import capture
 from .backends import compile_lifted, compile_whole, python_nodes, resolve, supports_lifting
+from .bytecode import SUPPORTED_BYTECODE
 
 #: Defaults of ``magpy.compile``'s ``cache_limit`` (records kept) and ``recompile_limit``
 #: (monitor runs before calls no record matches run eagerly).
@@ -33,6 +35,17 @@ MAX_UNHELD = 2
 #: Continuations of continuations (a dynamic operation in a `while` loop splits each iteration):
 #: past this depth a dynamic operation sends the rest of the call to eager, as before splits.
 MAX_SPLIT_DEPTH = 8
+
+
+def check_python() -> None:
+    """Raise :class:`magpy.capture.UnsupportedPython` where MagPy's monitor cannot run."""
+    import sys
+
+    if sys.version_info[:2] not in SUPPORTED_BYTECODE:
+        raise capture.UnsupportedPython(
+            f"MagPy's monitor decodes CPython {', '.join(f'{a}.{b}' for a, b in SUPPORTED_BYTECODE)} bytecode; "
+            f"this is Python {sys.version.split()[0]}")
+    capture.check_supported()
 
 
 def check_mode(check: Any, environ: dict | None = None) -> str | None:
@@ -51,6 +64,19 @@ def check_mode(check: Any, environ: dict | None = None) -> str | None:
     if check == "raise":
         return "raise"
     raise TypeError(f"magpy.compile: check must be None, True, False, 'warn' or 'raise', got {check!r}")
+
+
+#: Options of ``magpy.compile`` besides the backend.
+OPTIONS = ("profile", "cache_limit", "recompile_limit", "dynamic", "check", "adaptive")
+
+
+def check_options(options: dict) -> None:
+    """Raise the user's TypeError for an option ``magpy.compile`` does not know, or a bad ``adaptive``."""
+    bad = set(options) - set(OPTIONS)
+    if bad:
+        raise TypeError(f"magpy.compile: unknown options {sorted(bad)}; known: {sorted(OPTIONS)}")
+    if options.get("adaptive", True) not in (True, False):
+        raise TypeError(f"magpy.compile: adaptive must be True or False, got {options['adaptive']!r}")
 
 
 def check_dynamic(dynamic: Any, backend: Any) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from . import capture
+from .adaptive import GraphChoice, eager_twin
 from .backends import compile_regions
 from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_reason
 from .cache import Record
@@ -206,6 +207,7 @@ class RunPlan:
     split_ok: bool
     split_escapes: set
     read_log: bool
+    adaptive: bool = False   # records time their compiled graph against the eager one (magpy.adaptive)
 
 
 class Runner:
@@ -339,10 +341,13 @@ class MonitorRun:
         outputs = gen.graph_output_nodes
         gm = None
         compiled = None
+        choice = None
         regions = 1
         if outputs or trace.graph.op_count:
             gm = trace.graph.finish(outputs)
             example = [t for _, t in trace.graph.inputs]
+            # (the eager graph, before the backend may rewrite gm: what the record may serve instead)
+            twin = eager_twin(gm) if self.plan.adaptive and not caps.eager else None
             if trace.follows_changing_numbers:
                 compile_fn = caps.compile_lifted
             else:
@@ -368,7 +373,11 @@ class MonitorRun:
                 # ... and so do the arms of a conditional (magpy.dynamic.merging) that compute something
                 regions += len({b.code for n in gm.graph.nodes if isinstance(n.target, Conditional)
                                 for b in n.target.bodies()})
+            if twin is not None:
+                compiled = choice = GraphChoice(compiled, twin, caps.name)
         mock, run, bugs, inputs = gen.mock_factory(compiled)
+        if choice is not None:
+            choice.serve_through(mock, run)
         return Record(guard=gen.guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
                       compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
                       mock_source=gen.mock_source, run_source=gen.run_source, op_count=trace.graph.op_count,
@@ -378,7 +387,8 @@ class MonitorRun:
                       int_values={g.source.describe(): g.value for g in trace.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
                       lifted={str(s.describe()): sorted(d) for s, d in trace.lifted_dims.items()}, regions=regions,
-                      loops=trace.loop_report, reads=trace.read_log, branches=trace.branch_report or ())
+                      loops=trace.loop_report, reads=trace.read_log, branches=trace.branch_report or (),
+                      choice=choice)
 
     def keep_arms(self, record: Record, args: tuple, kwargs: dict) -> bool:
         """After the record was built: whether it holds for the call just run (the arms merged into

@@ -96,6 +96,9 @@ class Stats:
     #: that follows tensor values
     breaks: list = field(default_factory=list)
     dynamic: bool = False
+    #: per record, the graph it serves: the backend's compiled graph or the same graph run eagerly,
+    #: whichever its first matched calls measured faster, with the times (``adaptive``, magpy.adaptive)
+    graphs_served: list = field(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -129,6 +132,8 @@ class Explanation:
     split_count: int = 0
     loop_regions: int = 0
     conditionals: int = 0
+    #: explaining a compiled callable: the graph each of its records serves (``Stats.graphs_served``)
+    graphs_served: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Operator count: {self.op_count}",
@@ -144,6 +149,9 @@ class Explanation:
         lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.branches)]
         lines.append("Guards:")
         lines += ["  " + g for g in self.guards.splitlines()]
+        if self.graphs_served:
+            lines.append("Graphs served by the compiled callable's records:")
+            lines += ["  " + g for g in self.graphs_served]
         return "\n".join(lines)
 
 

@@ -279,3 +279,45 @@ def test_an_autograd_function_gives_torchscript_a_graph_of_user_operators_only()
     assert st.fallbacks == 0 and st.break_reasons == [] and st.guard_hits == 1, st
     names = {getattr(n.target, "__name__", str(n.target)) for r in magpy.records(cm) for n in r.graph_module.graph.nodes}
     assert "unwrap_if_dead" not in names, names
+
+
+def test_inductor_pools_a_window_over_the_whole_map_as_fast_as_eager():
+    # ALIGN's and EfficientNet's pooler: nn.AvgPool2d(hidden_dim, ceil_mode=True) on a small map.
+    # Inductor lowers it to a sum over the whole kernel window (2560 * 2560 loads per output): MagPy
+    # hands it a mean instead (magpy.backends.avg_pool2d), with the same result.
+    import time
+
+    pool = nn.Sequential(nn.Conv2d(3, 64, 1), nn.AvgPool2d(2560, ceil_mode=True), nn.Flatten())
+    x = torch.randn(1, 3, 2, 2)
+    cm = magpy.compile(pool, backend="inductor", adaptive=False)
+    with torch.no_grad():
+        for _ in range(2):
+            assert same(cm(x), pool(x))
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            cm(x)
+            times.append(time.perf_counter() - t0)
+    assert min(times) < 0.05, times   # (Inductor's own lowering: 0.5 s per call here)
+
+
+@pytest.mark.parametrize("h,w", [(1, 1), (2, 3), (5, 4)])
+@pytest.mark.parametrize("k,s", [(2, None), (3, 1), (5, 2), (8, None), (2560, None), ((5, 8), (4, 8))])
+@pytest.mark.parametrize("ceil_mode", [True, False])
+@pytest.mark.parametrize("divisor_override", [None, 3])
+def test_the_pooling_magpy_hands_inductor_is_avg_pool2d(h, w, k, s, ceil_mode, divisor_override):
+    import re
+
+    from magpy.backends import avg_pool2d
+
+    x = torch.randn(2, 3, h, w)
+    for count_include_pad in (True, False):
+        args = (k, s, 0, ceil_mode, count_include_pad, divisor_override)
+        try:
+            expected = nn.functional.avg_pool2d(x, *args)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                avg_pool2d(x, *args)
+            continue
+        got = avg_pool2d(x, *args)
+        assert got.shape == expected.shape and torch.allclose(got, expected, atol=1e-6)

@@ -220,9 +220,9 @@ def test_internal_error_warns_once_and_runs_eagerly(caplog):
 
 
 def test_unsupported_python_is_a_clear_error(monkeypatch):
-    import magpy.api as api
+    import magpy.config as config  # (where magpy.compile checks the running Python)
 
-    monkeypatch.setattr(api, "SUPPORTED_BYTECODE", ((3, 99),))
+    monkeypatch.setattr(config, "SUPPORTED_BYTECODE", ((3, 99),))
     with pytest.raises(magpy.UnsupportedPython, match="3.99"):
         magpy.compile(lambda x: x, backend="eager")
 
