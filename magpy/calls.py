@@ -275,7 +275,7 @@ class CallRules(NativeRules, AnnotatedRules):
         if fn is len and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) \
                 and self.shape_is_lifted(args[0]):
             yield "len of lifted shape"
-        if fn is print or effects.sleep_call(fn) or effects.log_call(fn):
+        if fn is print or effects.sleep_call(fn) or effects.log_call(fn) or effects.warn_call(fn):
             yield "replayed effect"
         if fn is logging.getLogger and not kwargs and len(args) <= 1 and (not args or args[0] is None or type(args[0]) is str):
             yield "get logger"

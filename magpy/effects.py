@@ -24,6 +24,7 @@ import keyword
 import logging
 import time
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,29 @@ def log_kwargs_ok(kwargs: dict) -> bool:
     """Only keyword arguments whose meaning does not depend on where the call runs from."""
     return all(k in _LOG_KWARGS and any(v is a or (type(v) is type(a) and v == a) for a in _LOG_KWARGS[k])
                for k, v in kwargs.items())
+
+
+def warn_call(fn: Any) -> bool:
+    """Is ``fn`` ``warnings.warn`` (replayed through the warnings machinery on every call: the
+    filters and the registry the call finds decide whether it shows, is dropped or raises)?"""
+    return fn is warnings.warn
+
+
+def replay_warning(message: Any, category: Any, filename: str, lineno: int, module_globals: dict) -> None:
+    """What ``warnings.warn(message, category)`` does once it found its frame (CPython's
+    ``setup_context``): the module name and registry from the frame's globals, then
+    ``warn_explicit`` with the filters in force now."""
+    if isinstance(message, Warning):
+        category = message.__class__
+    elif category is None:
+        category = UserWarning
+    registry = module_globals.get("__warningregistry__")
+    if registry is None:
+        registry = module_globals["__warningregistry__"] = {}
+    module = module_globals.get("__name__", "<string>")
+    if module is not None and not isinstance(module, str):
+        module = "<string>"
+    warnings.warn_explicit(message, category, filename, lineno, module, registry)
 
 
 def sleep_call(fn: Any) -> bool:
