@@ -123,3 +123,26 @@ def inputs(i): return (torch.ones(2) * i,)
 def state(): return list(LOG)
 NCALLS = 4
 """)
+
+program(F_, "warning_between_outside_writes_under_error_filter", """
+EXPECT = "dynamic"
+import warnings
+OUT = []
+def f(x):
+    OUT.append(1)
+    warnings.warn("deprecated path", UserWarning)
+    OUT.append(2)
+    return x * 2
+FILTERS = ["always", "always", "error", "error", "always"]
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def invoke(f, i):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter(FILTERS[i])
+        try:
+            out = f(*inputs(i))
+        except UserWarning as e:
+            out = "raised " + str(e)
+    return out, len(w), list(OUT)
+NCALLS = 5
+""")
