@@ -259,8 +259,6 @@ class NativeRules:
         elif effects.sleep_call(fn):
             kw_ok = not kwargs
             refs = ()
-        elif effects.warn_call(fn):
-            return self._replay_warning(fs, c)
         else:
             return False
         if not kw_ok:
@@ -288,49 +286,12 @@ class NativeRules:
         return True
 
     def _replay_warning(self, fs: FrameState, c: CallSite) -> bool:
-        """``warnings.warn(message, category, stacklevel)``: the mock warns again on every call,
-        from the frame the warning names (its file, line, module and registry), through the
-        filters in force then (shown, dropped as already shown, or raised as eager would).
-        A warning that cannot be repeated so makes the call dynamic."""
-        names = ("message", "category", "stacklevel", "source")
-        bound = dict(zip(names, c.args))
-        bad = len(c.args) > len(names) or any(k not in names or k in bound for k in c.kwargs)
-        bound.update(c.kwargs)
-        message, category = bound.get("message"), bound.get("category")
-        stacklevel = bound.get("stacklevel", 1)
-        why = None
-        if bad or "message" not in bound:
-            why = "has arguments MagPy does not repeat"
-        elif bound.get("source") is not None:
-            why = "names a source object"
-        elif type(stacklevel) is not int:
-            why = "has a stack level that is not a constant number"
-        elif category is not None and not (isinstance(category, type) and issubclass(category, Warning)
-                                           and (category.__module__ == "builtins" or self.from_outside(category))):
-            why = "has a category that is not a warning class from outside"
-        elif isinstance(message, Warning):
-            why = "warns with a warning object"
-        msg = self._replayed(message) if why is None else None
-        if why is None and (msg is None or msg[0] != "value" or not isinstance(message, str)):
-            why = "has a message that is not text"
-        frame, line = None, None
-        if why is None:
-            fs_, offset = self.at_instruction
-            frame = fs_.frame
-            ins = fs_.instrs.get(offset)
-            line = ins.line if ins is not None and ins.line else frame.f_lineno
-            for _ in range(max(stacklevel, 1) - 1):
-                frame = frame.f_back
-                line = frame.f_lineno if frame is not None else None
-            if frame is None or id(frame) not in self.frames:
-                why = "names a frame outside the compiled call (its stack level)"
-        if why is not None:
-            self.go_dynamic(f"calls `warnings.warn`, which {why}: MagPy cannot repeat the warning "
-                            "through the filters on later calls")
-        self.effects.append((effects.replay_warning,
-                             [msg, ("ref", category) if category is not None else ("value", None),
-                              ("value", frame.f_code.co_filename), ("value", line), ("ref", frame.f_globals)],
-                             {}, None))
+        """``warnings.warn(...)``: repeated by the mock (:func:`effects.warning_effect`), or dynamic."""
+        try:
+            self.effects.append(effects.warning_effect(c, *self.at_instruction, self._replayed, self.from_outside,
+                                                       self.frames))
+        except ValueError as e:
+            self.go_dynamic(f"calls `warnings.warn`, which {e}: MagPy cannot repeat it through the filters")
         self.pend(fs, self.post_nothing, None, opaque=True)
         return True
 
