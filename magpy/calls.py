@@ -140,6 +140,7 @@ FIGURE_12 = {
     "extremum": "_assume_extremum",                     # natives, may decline: max(t, 1e-8)
     "len of lifted shape": "_len_of_lifted",
     "replayed effect": "_replay_effect",                # natives, may decline: print, logging, sleep
+    "replayed warning": "_replay_warning",              # natives: warnings.warn (or dynamic)
     "get logger": "_get_logger",                        # natives
     "text": "_text_call",                               # natives, may decline: str/repr/format/join
     "random draw": "_start_draw",                       # natives, may decline
@@ -277,6 +278,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "len of lifted shape"
         if fn is print or effects.sleep_call(fn) or effects.log_call(fn):
             yield "replayed effect"
+        if effects.warn_call(fn):
+            yield "replayed warning"
         if fn is logging.getLogger and not kwargs and len(args) <= 1 and (not args or args[0] is None or type(args[0]) is str):
             yield "get logger"
         c.text = text_callee(fn, args)

@@ -76,7 +76,7 @@ def _module_dict(v: Any) -> bool:
 
 
 def _effect(v: Any) -> bool:
-    return v is print or effects.sleep_call(v) or effects.log_call(v)
+    return v is print or effects.sleep_call(v) or effects.log_call(v) or v is effects.replay_warning
 
 
 def _silenced(fn: Any):

@@ -24,6 +24,7 @@ import keyword
 import logging
 import time
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,65 @@ def log_kwargs_ok(kwargs: dict) -> bool:
     """Only keyword arguments whose meaning does not depend on where the call runs from."""
     return all(k in _LOG_KWARGS and any(v is a or (type(v) is type(a) and v == a) for a in _LOG_KWARGS[k])
                for k, v in kwargs.items())
+
+
+def warn_call(fn: Any) -> bool:
+    """Is ``fn`` ``warnings.warn`` (replayed through the warnings machinery on every call: the
+    filters and the registry the call finds decide whether it shows, is dropped or raises)?"""
+    return fn is warnings.warn
+
+
+def replay_warning(message: Any, category: Any, filename: str, lineno: int, module_globals: dict) -> None:
+    """What ``warnings.warn(message, category)`` does once it found its frame (CPython's
+    ``setup_context``): the module name and registry from the frame's globals, then
+    ``warn_explicit`` with the filters in force now."""
+    if isinstance(message, Warning):
+        category = message.__class__
+    elif category is None:
+        category = UserWarning
+    registry = module_globals.get("__warningregistry__")
+    if registry is None:
+        registry = module_globals["__warningregistry__"] = {}
+    module = module_globals.get("__name__", "<string>")
+    if module is not None and not isinstance(module, str):
+        module = "<string>"
+    warnings.warn_explicit(message, category, filename, lineno, module, registry)
+
+
+def warning_effect(c: Any, fs: Any, offset: int, replayed: Callable, from_outside: Callable, frames: dict) -> tuple:
+    """The effect the mock replays for the call ``c`` of ``warnings.warn`` at ``offset`` of the
+    frame ``fs`` (in the form ``Monitor.effects`` holds): :func:`replay_warning` from the
+    frame the warning names (``stacklevel``), which must be one of the call's own (``frames``: by
+    id); ``replayed`` gives how the mock hands the message over (the run's ``_replayed``).
+    Raises ValueError (why, in words) if the warning cannot be repeated so."""
+    names = ("message", "category", "stacklevel", "source")
+    args, kwargs, frame, ins = c.args, c.kwargs, fs.frame, fs.instrs.get(offset)
+    bound = dict(zip(names, args))
+    bad = len(args) > len(names) or any(k not in names or k in bound for k in kwargs)
+    bound.update(kwargs)
+    message, category, stacklevel = bound.get("message"), bound.get("category"), bound.get("stacklevel", 1)
+    if bad or "message" not in bound:
+        raise ValueError("has arguments MagPy does not repeat")
+    if bound.get("source") is not None:
+        raise ValueError("names a source object")
+    if type(stacklevel) is not int:
+        raise ValueError("has a stack level that is not a constant number")
+    if category is not None and not (isinstance(category, type) and issubclass(category, Warning)
+                                     and (category.__module__ == "builtins" or from_outside(category))):
+        raise ValueError("has a category that is not a warning class from outside")
+    msg = replayed(message) if isinstance(message, str) else None
+    if msg is None:
+        raise ValueError("has a message that is not text")
+    line = ins.line if ins is not None and ins.line else frame.f_lineno
+    for _ in range(max(stacklevel, 1) - 1):
+        frame = frame.f_back
+        if frame is None:
+            break
+        line = frame.f_lineno
+    if frame is None or id(frame) not in frames:
+        raise ValueError("names a frame outside the compiled call (its stack level)")
+    return (replay_warning, [msg, ("ref", category) if category is not None else ("value", None),
+                             ("value", frame.f_code.co_filename), ("value", line), ("ref", frame.f_globals)], {}, None)
 
 
 def sleep_call(fn: Any) -> bool:

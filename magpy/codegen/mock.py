@@ -513,6 +513,13 @@ def replayed_effects(trace: Trace, mb: MockBuilder, pool: ConstPool) -> list[str
 
     if trace.effects and trace.draws and any(fn is time.sleep for fn, *_ in trace.effects):
         raise Unsupported("sleeps in a call that reads the clock (the mock sleeps after the graph)")
+    if trace.replay or trace.mutates_outside or trace.mutated:
+        # (a warning raises where a filter says "error": eager then made only the changes before
+        # it, and the mock makes the changes after replaying it, all or none)
+        for fn, *_ in trace.effects:
+            if fn is effects.replay_warning:
+                raise Unsupported("warns in a call that changes state outside it (a warning the filters "
+                                  "turn into an exception would stop eager between the changes)")
     for fn, eargs, ekwargs, where in trace.effects:
         parts = [replayed(*a) for a in eargs]
         kparts = [f"{k}={replayed(*a)}" for k, a in ekwargs.items()]

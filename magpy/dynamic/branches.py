@@ -60,6 +60,7 @@ import torch
 import torch.fx as fx
 
 from ..bytecode.flow import EXIT, RETURNS, flow_of
+from ..objmodel import exact_key
 from ..torch_support import last_node
 from .watcher import Watcher, WatcherHost
 from .writes import arm_write, write_counters, write_mark
@@ -236,11 +237,16 @@ class BranchWatcher(Watcher):
         if t.__name__ == "LiftedInt" or (t is float and self.host.scalar_node(v) is not None):
             return ("number", t.__name__)
         if v is None or t in (bool, int, float, str, bytes, complex) or isinstance(v, (torch.dtype, torch.device)):
-            return ("value", t, v)
+            return ("value", exact_key(v))   # (exact: 0.0 and -0.0, NaN, 1 and True are told apart)
         ref = refs.setdefault(id(v), len(refs))
         if isinstance(v, torch.Tensor):
-            return ("tensor", t, tuple(v.shape), v.dtype, v.device, v.requires_grad, v.layout,
-                    v.stride() if v.layout == torch.strided else None, ref)
+            # (all the code after the merge point can read of a tensor without its values: the
+            # conditional node's outputs carry only what the graph computes)
+            strided = v.layout == torch.strided
+            with torch._C.DisableTorchFunctionSubclass():
+                return ("tensor", t, tuple(v.shape), v.dtype, v.device, v.requires_grad, v.layout,
+                        v.stride() if strided else None, v.storage_offset() if strided else None,
+                        v._is_view(), v.grad_fn is None, ref)
         if t in (tuple, list) or (isinstance(v, tuple) and hasattr(t, "_fields")):
             if len(v) > 64:
                 raise _NoKey("a long container")

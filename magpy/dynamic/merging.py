@@ -10,6 +10,7 @@ record is built the run's own arms join the library (:func:`keep_arms`).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from ..guards import alias_guards
+from ..guards import TensorGuard, alias_guards
+from ..objmodel import exact_key
 from .branches import Span
 from .nodes import Arm, Conditional
 from .rolling import check_no_other_references
@@ -25,6 +27,10 @@ from .rolling import check_no_other_references
 
 class NotMerged(Exception):
     """A branch whose sides cannot become one conditional node (the reason in words)."""
+
+
+class StaleArm(NotMerged):
+    """The library's arm relies on outside state that differs in this run: it is dropped."""
 
 
 def extract_arm(mon: Any, span: Span) -> tuple[Arm, set, dict]:
@@ -206,6 +212,8 @@ def merge_branches(mon: Any, library: ArmLibrary) -> list[str]:
             _merge(mon, span, arm, inside, out_nodes, entry)
         except NotMerged as e:
             said.append(f"kept: the branch at {span.where}: {e}")
+            if isinstance(e, StaleArm):
+                library.drop(span.key, not span.outcome)
         else:
             w.merged.append((span.key, not span.outcome))
             said.append(f"conditional: the branch at {span.where} runs either side (one compiled graph each)")
@@ -237,6 +245,9 @@ def _merge(mon: Any, span: Span, mine: Arm, inside: set, out_nodes: dict, entry:
         differ.append(name)
     if any(name not in span.j_nodes for name in other.in_names):
         raise NotMerged("the other side takes a tensor local that this run's graph does not hold")
+    conflict = _conflicting_guard(mon, entry.guards)
+    if conflict is not None:
+        raise StaleArm(f"the other side was recorded when {conflict}; this run's guard on it differs")
     # what the code after the merge point may reach: only the differing outputs
     targets = {}
     for name in differ:
@@ -319,6 +330,40 @@ def _merge(mon: Any, span: Span, mine: Arm, inside: set, out_nodes: dict, entry:
     mon.assumed_at[:] = [w for w, k in zip(mon.assumed_at, keep) if k]
     for n in reversed([n for n in nodes if n in inside]):
         g.erase_node(n)
+
+
+def _conflicting_guard(mon: Any, guards: list) -> str | None:
+    """The first of the library arm's ``guards`` that checks a source this run already guards
+    with another expectation (the monitor keeps one guard per dedup key, so the arm's would be
+    dropped and the record would not check what the arm relies on), in words; None if none."""
+    mine = {}
+    for g in mon.guards:
+        mine.setdefault(g.dedup_key(), g)
+    for g in guards:
+        have = mine.get(g.dedup_key())
+        if have is not None and have is not g and not _same_check(have, g):
+            return g.describe()
+    return None
+
+
+def _same_check(a: Any, b: Any) -> bool:
+    """Do guards ``a`` and ``b`` provably check the same thing (False when in doubt)?"""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, TensorGuard):
+        return a.entry == b.entry and a.dynamic_dims == b.dynamic_dims
+    try:
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if x is y:
+                continue
+            if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+                return False
+            if type(x) is not type(y) or exact_key(x) != exact_key(y) or not bool(x == y):
+                return False
+    except Exception:
+        return False
+    return True
 
 
 def check_merged(mon: Any, library: ArmLibrary, record: Any, args: tuple, kwargs: dict) -> bool:

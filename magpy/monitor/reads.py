@@ -652,7 +652,10 @@ class Reads:
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and self._outside_identity_key(key))) \
                 and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
-                and (type(key) is int or not isinstance(container, collections_deque)):
+                and (type(key) is int or not isinstance(container, collections_deque)) \
+                and not hasattr(type(container), "__missing__"):
+            # (a dict whose class has `__missing__` is read whole: its keys are guarded before any
+            # item, so the guard's `d[k]` never runs `__missing__`, which a missing key would)
             rel = ("item", key)
             if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
                 if not self._positions_moved(node, key):
