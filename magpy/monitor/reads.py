@@ -446,6 +446,9 @@ class Reads:
             if fn is len and items_unguarded(v) and self.from_outside(v):
                 self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
                 continue
+            if fn is not iter and not isinstance(v, type) and hasattr(type(v), "__next__"):
+                # `list(it)`, `dict(zip_obj)`, `zip(it, ...)`: native code advances it (or will)
+                self.check_stateful_iterator(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             self.unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             self.read_native_state(v)
             if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):

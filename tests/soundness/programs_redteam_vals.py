@@ -1,0 +1,53 @@
+"""Values read from tensors, container items and argument metadata that a record must not keep
+from the call it was made on (red-team finds): numbers from ``.item()`` passed through builtin
+iterators (a split continuation that consumes an iterator made before the split, a bound method
+of a dict made in the call live at the split), ..."""
+from harness import program
+
+F_ = "redteam_vals"
+
+program(F_, "item_values_through_dict_zip", """
+EXPECT = "split"
+def f(x):
+    la = (x ** 2).mean(); lb = x.abs().mean()
+    vals = [la.item(), lb.item()]
+    return la + lb, dict(zip(["mse", "l1"], vals))
+def make(): return f
+def inputs(i): return (torch.tensor([[1., 3.], [1., 3.], [5., 2.], [-3., 1.], [0.25, 0.5], [2.5, 7.]][i]),)
+NCALLS = 6
+""")
+
+program(F_, "item_values_through_map_int", """
+EXPECT = "split"
+def f(x):
+    return x + 1, list(map(int, [x[0].item(), x[1].item()]))
+def make(): return f
+def inputs(i): return (torch.tensor([[1., 3.], [1., 3.], [5., 2.], [-3., 1.], [0.25, 0.5], [2.5, 7.]][i]),)
+NCALLS = 6
+""")
+
+program(F_, "item_values_through_statistics_mean", """
+EXPECT = "split"
+import statistics
+def f(x):
+    return x + 1, statistics.mean([x[0].item(), x[1].item()])
+def make(): return f
+def inputs(i): return (torch.tensor([[1., 3.], [1., 3.], [5., 2.], [-3., 1.], [0.25, 0.5], [2.5, 7.], [4., 9.]][i]),)
+NCALLS = 7
+""")
+
+program(F_, "bound_dict_method_live_at_a_split", """
+EXPECT = "split"
+import struct
+def f(x):
+    counts = {}
+    get = counts.get
+    n = int(x.sum().item())
+    p = struct.pack("b", n)          # splits here: `get` is live, bound to this call's dict
+    for k in (1, 2, 1):
+        counts[k] = get(k, 0) + len(p)
+    return x * 2, counts
+def make(): return f
+def inputs(i): return (torch.full((2,), float(i % 3)),)
+NCALLS = 6
+""")
