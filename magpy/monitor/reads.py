@@ -681,10 +681,15 @@ class Reads:
         """Did calls logged on a sequence this run (:meth:`log_mutation`) move its items, so
         that index ``key`` no longer names the item it named at entry?"""
         logged = self.rg.logged_calls(node)
-        if type(key) is not int:
+        if type(key) is not int or not logged:
             return False
         shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
-        return any(method in shifting for method, _args in logged)
+        if any(method in shifting for method, _args in logged):
+            return True
+        # (`xs.append(v); xs[0]` on a list empty at entry reads the item the run appended: an
+        # item source names an entry item only below the entry length)
+        entry = getattr(node, "snapshot", None)
+        return entry is None or key >= len(entry)
 
     def unguarded_items(self, value: Any, what: str) -> None:
         """The program reads the items of ``value`` in native code (``a[i]``, ``for x in a``,

@@ -1,7 +1,8 @@
 """Values read from tensors, container items and argument metadata that a record must not keep
 from the call it was made on (red-team finds): numbers from ``.item()`` passed through builtin
 iterators (a split continuation that consumes an iterator made before the split, a bound method
-of a dict made in the call live at the split), ..."""
+of a dict made in the call live at the split), an item read after appends past the length the
+container had at entry (the item the run appended, not an entry item), ..."""
 from harness import program
 
 F_ = "redteam_vals"
@@ -50,4 +51,31 @@ def f(x):
 def make(): return f
 def inputs(i): return (torch.full((2,), float(i % 3)),)
 NCALLS = 6
+""")
+
+program(F_, "append_then_read_index_0", """
+EXPECT = "record"
+class RelLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.history = []
+    def forward(self, loss):
+        self.history.append(loss.detach())
+        return loss / self.history[0]
+m = RelLoss()
+def make(): return m
+def inputs(i): return (torch.tensor([2.0, 4.0, 8.0, 1.0, 3.0][i]),)
+NCALLS = 5
+""")
+
+program(F_, "deque_append_then_read_past_entry_length", """
+EXPECT = "record"
+import collections
+Q = collections.deque([torch.ones(1)])
+def f(x):
+    Q.append(x * 2)
+    return x + Q[1]
+def make(): return f
+def inputs(i): return (torch.full((1,), float(i + 1)),)
+NCALLS = 4
 """)
