@@ -649,6 +649,12 @@ class Reads:
         if isinstance(container, torch.Tensor):
             self.pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
+        if self.scalar_nodes and type(container) is str and self.scalar_node(container) is not None:
+            # `s[:9]`, `s[0]` of text made from tensor values: a text node, or assumed
+            if not self.text_op(fs, _getitem, (container, key)):
+                self.scalar_escape("indexes", container)
+                self.pend(fs, self.post_new, 1)
+            return
         node = self.node(container)
         if isinstance(key, torch.Tensor):
             raise BreakCompile("indexes a Python container with a tensor")

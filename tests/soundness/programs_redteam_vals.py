@@ -79,3 +79,23 @@ def make(): return f
 def inputs(i): return (torch.full((1,), float(i + 1)),)
 NCALLS = 4
 """)
+
+program(F_, "text_from_item_len_pads_a_column", """
+EXPECT = "split"
+def f(x):
+    s = f"{x.mean().item():.2f}"
+    return x * 2, s + " " * (8 - len(s)) + "|"
+def make(): return f
+def inputs(i): return (torch.full((2,), [1.0, 1.0, 30.0, -2.0, 100.5][i]),)
+NCALLS = 5
+""")
+
+program(F_, "text_from_item_sliced_and_iterated", """
+EXPECT = "record"
+def f(x):
+    s = f"loss={x.mean().item():.4f}"
+    return x * 2, s[:9], [c for c in s[5:]]
+def make(): return f
+def inputs(i): return (torch.full((2,), [1.0, 1.0, 30.0, -2.0, 1.0][i]),)
+NCALLS = 5
+""")
