@@ -216,6 +216,7 @@ def _absolute_import_name(name: str, package: str, level: int) -> str | None:
 
 _SINGLETONS = (None, True, False, Ellipsis, NotImplemented)
 _getitem = _operator.getitem
+_STORAGES = (torch._C.StorageBase, torch.storage.TypedStorage)
 collections_deque = collections.deque
 
 ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, str, repr, format,
@@ -446,6 +447,9 @@ class Reads:
             if fn is len and items_unguarded(v) and self.from_outside(v):
                 self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
                 continue
+            if isinstance(v, _STORAGES) and self.node(v) is not None and self.node(v).source is not None:
+                # (a tensor's storage from outside: its size and contents have no guard)
+                self.go_dynamic(f"passes a tensor storage from outside to `{getattr(fn, '__qualname__', fn)}`")
             if fn is not iter and not isinstance(v, type) and hasattr(type(v), "__next__"):
                 # `list(it)`, `dict(zip_obj)`, `zip(it, ...)`: native code advances it (or will)
                 self.check_stateful_iterator(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
@@ -715,6 +719,18 @@ class Reads:
         if self.lifted_values and self.lift_value(fs, stack, src):
             return
         self.on_read(stack[-1], src, rel, node)
+
+    def read_storage_layout(self, kind: str, target: Any, name: str, args: Any, kwargs: dict, output: Any) -> None:
+        """``x.storage_offset()``, ``x.is_set_to(y)``: where tensors sit in their storages, which
+        tensor guards (shape, strides) do not pin. The offset of a tensor from outside is guarded;
+        otherwise the graph computes the answer and the run's answer is assumed."""
+        tensors = T.tensors_in(args, kwargs)
+        if name == "storage_offset" and len(tensors) == 1 and type(output) is int and self.from_outside(tensors[0]):
+            self.add_guard(StateReadGuard(AttrSource(self.node(tensors[0]).source, name), (), output))
+            return
+        node = self.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
+                               {k: self.to_arg(v) for k, v in kwargs.items()})
+        self.assume("scalar", node, output)
 
     def check_stateful_iterator(self, it, what: str) -> None:
         """An iterator is state: advancing one that exists outside the call cannot be replayed."""

@@ -99,3 +99,44 @@ def make(): return f
 def inputs(i): return (torch.full((2,), [1.0, 1.0, 30.0, -2.0, 1.0][i]),)
 NCALLS = 5
 """)
+
+program(F_, "storage_offset_of_a_view_argument", """
+EXPECT = "record"
+BASE = torch.arange(12.)
+def windows(x, k=2):
+    n = x.shape[0] - k + 1
+    return torch.as_strided(x, (n, k), (x.stride(0), x.stride(0)), x.storage_offset()), x.storage_offset()
+def make(): return windows
+def inputs(i): return (BASE[[0, 0, 3, 3, 1][i]:][:5],)
+NCALLS = 5
+""")
+
+program(F_, "storage_offset_of_a_tensor_made_in_the_call", """
+EXPECT = "record"
+BASE = torch.arange(12.)
+def f(x):
+    y = x.detach()
+    return x * 2, y.storage_offset()
+def make(): return f
+def inputs(i): return (BASE[[0, 0, 3, 3, 1][i]:][:5],)
+NCALLS = 5
+""")
+
+program(F_, "is_set_to_of_two_arguments", """
+EXPECT = "record"
+T0 = torch.ones(4)
+def f(x, y):
+    return x * 2, x.is_set_to(y)
+def make(): return f
+def inputs(i): return [(torch.ones(4), torch.ones(4)), (torch.ones(4), torch.ones(4)), (T0, T0), (T0[:], T0), (T0, T0)][i]
+NCALLS = 5
+""")
+
+program(F_, "length_of_an_argument_storage", """
+EXPECT = "split"
+def f(x):
+    return x * 2, len(x.untyped_storage())
+def make(): return f
+def inputs(i): return ([torch.ones(3), torch.ones(3), torch.ones(4)[1:], torch.ones(3)][i],)
+NCALLS = 4
+""")
