@@ -721,9 +721,8 @@ class Reads:
         self.on_read(stack[-1], src, rel, node)
 
     def read_storage_layout(self, kind: str, target: Any, name: str, args: Any, kwargs: dict, output: Any) -> None:
-        """``x.storage_offset()``, ``x.is_set_to(y)``: where tensors sit in their storages, which
-        tensor guards (shape, strides) do not pin. The offset of a tensor from outside is guarded;
-        otherwise the graph computes the answer and the run's answer is assumed."""
+        """``x.storage_offset()``, ``x.is_set_to(y)``: where tensors sit in their storages (tensor guards
+        do not pin it). A tensor from outside: its offset is guarded; else the answer is assumed."""
         tensors = T.tensors_in(args, kwargs)
         if name == "storage_offset" and len(tensors) == 1 and type(output) is int and self.from_outside(tensors[0]):
             self.add_guard(StateReadGuard(AttrSource(self.node(tensors[0]).source, name), (), output))
@@ -774,9 +773,10 @@ class Reads:
 
     # -- values read through torch: a getter of process-wide state, a small tensor's values -----------
     def state_read(self, target: Any, name: str, args: Any, output: Any) -> None:
-        """``torch.<name>(*args)`` answered ``output`` from process-wide state that no argument
-        shows (``torch.is_anomaly_enabled()``, a ``torch.backends`` flag): guarded as that answer."""
-        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}"), tuple(args), output))
+        """``torch.<name>(*args)`` (or a native named ``name``: ``sys.getrecursionlimit``) answered ``output``
+        from process-wide state that no argument shows (``torch.is_anomaly_enabled()``): guarded as that answer."""
+        torch_fn = (getattr(target, "__module__", None) or "").startswith("torch")
+        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}" if torch_fn else name), tuple(args), output))
 
     def value_guard(self, t: torch.Tensor) -> bool:
         """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.

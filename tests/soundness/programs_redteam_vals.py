@@ -140,3 +140,45 @@ def make(): return f
 def inputs(i): return ([torch.ones(3), torch.ones(3), torch.ones(4)[1:], torch.ones(3)][i],)
 NCALLS = 4
 """)
+
+program(F_, "recursion_limit_read_between_changes", """
+EXPECT = "record"
+import sys
+LIMITS = [1000, 1000, 3000, 3000, 1000]
+def step(i):
+    sys.setrecursionlimit(LIMITS[i])
+    CLEANUP.append(lambda: sys.setrecursionlimit(1000))
+def f(x):
+    return x * (sys.getrecursionlimit() // 1000)
+def make(): return f
+def inputs(i): return (torch.ones(2),)
+NCALLS = 5
+""")
+
+program(F_, "numpy_error_mode_read_between_changes", """
+EXPECT = "record"
+MODES = ["warn", "warn", "ignore", "ignore", "warn"]
+def step(i):
+    np.seterr(divide=MODES[i])
+    CLEANUP.append(lambda: np.seterr(divide="warn"))
+def f(x):
+    return x * 2, np.geterr()["divide"]
+def make(): return f
+def inputs(i): return (torch.ones(2),)
+NCALLS = 5
+""")
+
+program(F_, "decimal_division_under_a_changed_precision", """
+EXPECT = "dynamic"
+import decimal
+PRECS = [28, 28, 5, 5, 28]
+D1, D7 = decimal.Decimal(1), decimal.Decimal(7)
+def step(i):
+    decimal.getcontext().prec = PRECS[i]
+    CLEANUP.append(lambda: setattr(decimal.getcontext(), "prec", 28))
+def f(x):
+    return x * 2, str(D1 / D7)
+def make(): return f
+def inputs(i): return (torch.ones(2),)
+NCALLS = 5
+""")
