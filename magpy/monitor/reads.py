@@ -450,7 +450,7 @@ class Reads:
             if isinstance(v, _STORAGES) and self.node(v) is not None and self.node(v).source is not None:
                 # (a tensor's storage from outside: its size and contents have no guard)
                 self.go_dynamic(f"passes a tensor storage from outside to `{getattr(fn, '__qualname__', fn)}`")
-            if fn is not iter and not isinstance(v, type) and hasattr(type(v), "__next__"):
+            if fn is not iter and not isinstance(v, type) and hasattr(type(v), "__next__") and self.from_outside(v):
                 # `list(it)`, `dict(zip_obj)`, `zip(it, ...)`: native code advances it (or will)
                 self.check_stateful_iterator(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             self.unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
