@@ -13,6 +13,7 @@ host provides the state and helpers ``CallRules`` lists).
 """
 from __future__ import annotations
 
+import sys
 import types
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,11 @@ from .breaks import BreakCompile
 from .natives import KEYED_READERS, LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
 from .objmodel import attr_location, is_immutable, relation_present
 from .source import AttrSource, ItemSource
+
+try:
+    import numpy as _np
+except ImportError:   # pragma: no cover
+    _np = None
 
 if TYPE_CHECKING:
     from .callsite import CallSite
@@ -42,11 +48,16 @@ _EFFECTFUL_MODULES = frozenset({
     "marshal", "pickle", "_pickle", "builtins", "torch", "numpy", "logging", "shutil", "tempfile", "fcntl",
     "termios", "pty", "_signal", "asyncio", "_asyncio", "queue", "_queue", "ssl", "_ssl", "sqlite3", "_sqlite3",
     "zoneinfo", "locale", "_locale", "getpass", "pwd", "grp", "platform", "_osx_support", "webbrowser",
-    "psutil", "_psutil_linux", "pynvml", "GPUtil",
+    "psutil", "_psutil_linux", "pynvml", "GPUtil", "decimal", "_decimal", "_pydecimal",
 })
 #: Names of natives that change state rather than compute (``cv2.setNumThreads(2)``): never pure.
 _SETTER_PREFIXES = ("set", "seed", "reset", "clear", "register", "enable", "disable", "push", "pop", "add",
                     "write", "flush", "update", "put", "init", "load", "save", "open", "close", "start", "stop")
+#: Natives that answer from process or thread state no argument shows, which the program can
+#: change between calls (``sys.setrecursionlimit``, ``np.seterr``): guarded by their answer.
+STATE_GETTERS = {sys.getrecursionlimit, sys.getswitchinterval, sys.getdefaultencoding}
+if _np is not None:
+    STATE_GETTERS |= {_np.geterr, _np.getbufsize, _np.geterrcall, _np.get_printoptions}
 _RE_PATTERN = type(__import__("re").compile(""))
 _RE_MATCH = type(__import__("re").match("", ""))
 
@@ -233,6 +244,20 @@ class AnnotatedRules:
     def _post_hasattr(self, fs, stack, data):
         node, rel = data
         self.read_hasattr(node, rel[1], bool(stack[-1]))
+
+    def _state_getter(self, fs: FrameState, c: CallSite) -> bool:
+        """A native of :data:`STATE_GETTERS` (``sys.getrecursionlimit()``, ``np.geterr()``): its
+        answer, if a value, is guarded as the answer; else the call is dynamic."""
+        self.pend(fs, self._post_state_getter, (c.fn, tuple(c.args)), opaque=True)
+        return True
+
+    def _post_state_getter(self, fs, stack, data):
+        fn, args = data
+        out = stack[-1]
+        if not (is_immutable(out) or (type(out) is dict and all(is_immutable(v) for v in out.values()))):
+            self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` answers from process state with an object")
+        self.state_read(fn, getattr(fn, "__qualname__", str(fn)), args, out)
+        self.post_new(fs, stack, 1)
 
     def _pure_by_inputs(self, fs: FrameState, c: CallSite) -> bool:
         """An unannotated native whose every input is a guarded constant (numbers, strings, tuples of

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from . import capture, effects
-from .annotated import NATIVE_CALLABLES, AnnotatedRules
+from .annotated import NATIVE_CALLABLES, STATE_GETTERS, AnnotatedRules
 from .annotations import lookup
 from .annotations import torch_ops as T
 from .annotations.builtins import native_writes
@@ -71,6 +71,7 @@ from .natives import (
 )
 from .objmodel import (
     has_python_call,
+    is_immutable,
     is_python_class,
     module_has_hooks,
 )
@@ -178,6 +179,7 @@ FIGURE_12 = {
     "reduce": "_reduce",                                # natives
     "python fold": "_python_fold",                      # natives
     "context variable": "_contextvar",                  # natives
+    "state getter": "_state_getter",                    # natives: guarded by the answer
     "torch module class": "_torch_module_class",
     "numpy function": "_numpy_function",                # annotated: numpy's annotation, out= written
     "annotated": "_annotated",                          # annotated: the annotation decides
@@ -371,6 +373,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "python fold"
         if fn in CONTEXTVAR_METHODS:
             yield "context variable"
+        if fn in STATE_GETTERS and not kwargs and all(is_immutable(a) for a in args):
+            yield "state getter"
         if c.ann is None and isinstance(fn, type) and issubclass(fn, torch.nn.Module) \
                 and fn.__module__.startswith("torch."):
             yield "torch module class"

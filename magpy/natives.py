@@ -510,7 +510,10 @@ class NativeRules:
             return is_python_class(fn) or fn in (list, tuple) or issubclass(fn, torch.Tensor) \
                 or (fn is dict and not args)
         if fn in PASSING_NATIVES:
-            return True
+            # (`len(s)`, `zip(s, ...)` of text made from tensor values reads the text itself;
+            # only numbers and text inside containers are passed on)
+            return fn in _SEQUENCE_STORES or not any(type(a) is str and self.scalar_node(a) is not None
+                                                     for a in (*args, *kwargs.values()))
         ann = lookup(fn)
         if ann is not None and ann.value_read is not None:
             return not any(ann.reads(i) and self.holds_scalar(a) for i, a in enumerate(args)) \

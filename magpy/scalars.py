@@ -625,6 +625,8 @@ class ScalarFlow:
             return self.to_arg(v)
         if v is None or t in (str, int, float, bool, bytes):
             return v
+        if t is slice:
+            return slice(*(self._text_arg(e, depth + 1) for e in (v.start, v.stop, v.step)))
         if t in (tuple, list) and depth < 4:
             return t(self._text_arg(e, depth + 1) for e in v)
         if t is torch.Size:

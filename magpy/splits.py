@@ -463,6 +463,23 @@ _DICT_ITERATORS = {type(iter({}.values())): "values", type(iter({}.keys())): "ke
                    type(reversed({})): None, type(reversed({}.values())): None, type(reversed({}.items())): None}
 
 
+def _bound_to_object(m: Any) -> bool:
+    """Is builtin method ``m`` bound to an object (not a module, a class or nothing)?"""
+    obj = getattr(m, "__self__", None)
+    return obj is not None and not isinstance(obj, (types.ModuleType, type))
+
+
+def _plain_builtin_method(m: Any) -> bool:
+    """Does ``obj.<name>`` give a method like ``m`` again (a builtin method found on ``obj``'s
+    class, no instance attribute of that name)?"""
+    obj, name = m.__self__, getattr(m, "__name__", None)
+    t = type(obj)
+    if not name or not name.isidentifier() or name in getattr(obj, "__dict__", {}) \
+            or not isinstance(t.__getattribute__, types.WrapperDescriptorType) or hasattr(t, "__getattr__"):
+        return False   # (a class's own __getattribute__ in Python could answer anything)
+    return getattr(t, name, None) is not None and getattr(obj, name, None) == m
+
+
 def _plain_method(m: types.MethodType) -> bool:
     """Does ``obj.<name>`` give ``m`` again (``m``'s function found on ``obj``'s class, nothing in
     between: no instance attribute of that name, no ``__getattribute__`` or ``__getattr__`` of the
@@ -505,6 +522,13 @@ class _Image:
             # the object holds, not on which object it is)
             expr = f"b{len(self.prelude)}"
             self.prelude.append(f"{expr} = {self.add(v.__self__, depth + 1)}.{v.__func__.__name__}")
+        elif made_here and isinstance(v, types.BuiltinMethodType) and _bound_to_object(v):
+            # (`get = partials.get` of a dict made in the call: the method of the continuation's
+            # own dict, looked up again; the method object itself would be this run's dict)
+            if depth >= 8 or not _plain_builtin_method(v):
+                raise NotSplit(f"a bound method `{v.__name__}` of an object made in the call is live at the split")
+            expr = f"b{len(self.prelude)}"
+            self.prelude.append(f"{expr} = {self.add(v.__self__, depth + 1)}.{v.__name__}")
         else:
             expr = f"i{len(self.values)}"
             self.values.append(v)

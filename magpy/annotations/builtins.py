@@ -160,13 +160,11 @@ _add(weakref.ReferenceType.__call__, Annotation(value_read=()))
 # Introspection of code that does not change while the program runs: static results,
 # computed once by the monitor run without monitoring the library's own code.
 import inspect  # noqa: E402
-import sys  # noqa: E402
 
 _STATIC = Annotation(meta=True, value_read=(), note="static introspection")
 for _obj in (inspect.signature, inspect.unwrap, inspect.getfullargspec, inspect.getmro, inspect.isclass,
              inspect.isfunction, inspect.ismethod, inspect.iscoroutinefunction, inspect.isgeneratorfunction,
-             inspect.Signature.from_callable, inspect.getmodule, inspect.getsourcefile, sys.getrecursionlimit,
-             sys.getdefaultencoding):
+             inspect.Signature.from_callable, inspect.getmodule, inspect.getsourcefile):
     _add(_obj, _STATIC)
 
 # `with warnings.catch_warnings():` tells the C warnings module its filter list changed (a cache

@@ -361,6 +361,9 @@ class OpRecorder:
                 self.tensor_mutated(t, n if t is output else None)
             return
         if name in T.META_METHODS or getattr(target, "__name__", "") in T.META_METHODS:
+            if name in ("storage_offset", "is_set_to"):
+                self.read_storage_layout(kind, target, name, args, kwargs, output)
+                return
             if value_shaped and name not in _VALUE_FREE_META and not (
                     name in ("dim", "ndimension") or (self.value_sizes_followed and T.tensors_in(args, kwargs))):
                 self.go_dynamic(f"`{name}` reads the shape of a tensor whose shape depends on tensor values")

@@ -216,6 +216,7 @@ def _absolute_import_name(name: str, package: str, level: int) -> str | None:
 
 _SINGLETONS = (None, True, False, Ellipsis, NotImplemented)
 _getitem = _operator.getitem
+_STORAGES = (torch._C.StorageBase, torch.storage.TypedStorage)
 collections_deque = collections.deque
 
 ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, str, repr, format,
@@ -446,6 +447,12 @@ class Reads:
             if fn is len and items_unguarded(v) and self.from_outside(v):
                 self.add_guard(LenGuard(self.node(v).source, len(v)))   # `len(buf)`: its length only
                 continue
+            if isinstance(v, _STORAGES) and self.node(v) is not None and self.node(v).source is not None:
+                # (a tensor's storage from outside: its size and contents have no guard)
+                self.go_dynamic(f"passes a tensor storage from outside to `{getattr(fn, '__qualname__', fn)}`")
+            if fn is not iter and not isinstance(v, type) and hasattr(type(v), "__next__") and self.from_outside(v):
+                # `list(it)`, `dict(zip_obj)`, `zip(it, ...)`: native code advances it (or will)
+                self.check_stateful_iterator(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             self.unguarded_items(v, f"passes to `{getattr(fn, '__qualname__', fn)}`")
             self.read_native_state(v)
             if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
@@ -646,6 +653,12 @@ class Reads:
         if isinstance(container, torch.Tensor):
             self.pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
+        if self.scalar_nodes and type(container) is str and self.scalar_node(container) is not None:
+            # `s[:9]`, `s[0]` of text made from tensor values: a text node, or assumed
+            if not self.text_op(fs, _getitem, (container, key)):
+                self.scalar_escape("indexes", container)
+                self.pend(fs, self.post_new, 1)
+            return
         node = self.node(container)
         if isinstance(key, torch.Tensor):
             raise BreakCompile("indexes a Python container with a tensor")
@@ -681,10 +694,15 @@ class Reads:
         """Did calls logged on a sequence this run (:meth:`log_mutation`) move its items, so
         that index ``key`` no longer names the item it named at entry?"""
         logged = self.rg.logged_calls(node)
-        if type(key) is not int:
+        if type(key) is not int or not logged:
             return False
         shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
-        return any(method in shifting for method, _args in logged)
+        if any(method in shifting for method, _args in logged):
+            return True
+        # (`xs.append(v); xs[0]` on a list empty at entry reads the item the run appended: an
+        # item source names an entry item only below the entry length)
+        entry = getattr(node, "snapshot", None)
+        return entry is None or key >= len(entry)
 
     def unguarded_items(self, value: Any, what: str) -> None:
         """The program reads the items of ``value`` in native code (``a[i]``, ``for x in a``,
@@ -704,6 +722,17 @@ class Reads:
         if self.lifted_values and self.lift_value(fs, stack, src):
             return
         self.on_read(stack[-1], src, rel, node)
+
+    def read_storage_layout(self, kind: str, target: Any, name: str, args: Any, kwargs: dict, output: Any) -> None:
+        """``x.storage_offset()``, ``x.is_set_to(y)``: where tensors sit in their storages (tensor guards
+        do not pin it). A tensor from outside: its offset is guarded; else the answer is assumed."""
+        tensors = T.tensors_in(args, kwargs)
+        if name == "storage_offset" and len(tensors) == 1 and type(output) is int and self.from_outside(tensors[0]):
+            self.add_guard(StateReadGuard(AttrSource(self.node(tensors[0]).source, name), (), output))
+            return
+        node = self.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
+                               {k: self.to_arg(v) for k, v in kwargs.items()})
+        self.assume("scalar", node, output)
 
     def check_stateful_iterator(self, it, what: str) -> None:
         """An iterator is state: advancing one that exists outside the call cannot be replayed."""
@@ -747,9 +776,10 @@ class Reads:
 
     # -- values read through torch: a getter of process-wide state, a small tensor's values -----------
     def state_read(self, target: Any, name: str, args: Any, output: Any) -> None:
-        """``torch.<name>(*args)`` answered ``output`` from process-wide state that no argument
-        shows (``torch.is_anomaly_enabled()``, a ``torch.backends`` flag): guarded as that answer."""
-        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}"), tuple(args), output))
+        """``torch.<name>(*args)`` (or a native named ``name``: ``sys.getrecursionlimit``) answered ``output``
+        from process-wide state that no argument shows (``torch.is_anomaly_enabled()``): guarded as that answer."""
+        torch_fn = (getattr(target, "__module__", None) or "").startswith("torch")
+        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}" if torch_fn else name), tuple(args), output))
 
     def value_guard(self, t: torch.Tensor) -> bool:
         """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.

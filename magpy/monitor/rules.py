@@ -11,6 +11,7 @@ objects, operators, truth tests, iteration and unpacking, f-strings and calls (d
 from __future__ import annotations
 
 import collections
+import decimal
 import functools
 import operator as _operator
 import types
@@ -384,6 +385,8 @@ class UpdateRules:
             self.pend_op(fs, "function", fn, [a, b], {}, fn.__name__)
             return
         capture.announce_operator(sym, a, b)
+        if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal):
+            self.go_dynamic(f"applies `{sym}` to a Decimal (the result follows the thread's decimal context)")
         if sym.endswith("=") and isinstance(a, (list, dict, set, collections_deque)):
             self.mutate(a)
             self.read_args([b])

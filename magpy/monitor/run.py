@@ -70,6 +70,8 @@ _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 _NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
                                   "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
                                   "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
+_TEXT_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "UNPACK_SEQUENCE", "UNPACK_EX", "LIST_EXTEND",
+                                 "SET_UPDATE", "CALL_FUNCTION_EX"})
 
 
 _SKIP: set = set()   # the framework codes (frame.skip_codes: one set, grown in place)
@@ -302,6 +304,11 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed
                 self.scalar_escape(f"{ins.real} of", stack[-3:])
+            if self.scalar_nodes and ins.opname in _TEXT_OPAQUE_EVENTS and any(
+                    type(v) is str and self.scalar_node(v) is not None for v in stack[-3:]):
+                # iterating or unpacking text made from tensor values (`for ch in s`, `[*s]`):
+                # native code hands out its characters, which nobody follows: the text is assumed
+                self.scalar_escape(f"{ins.real} of", [v for v in stack[-3:] if type(v) is str])
             if self.watched or self.active_loops:
                 self.loop_event(fs, ins, stack)   # (magpy.dynamic.loops: what a loop to be rolled may not do)
             if self.branch_active:
