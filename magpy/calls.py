@@ -141,7 +141,7 @@ FIGURE_12 = {
     "extremum": "_assume_extremum",                     # natives, may decline: max(t, 1e-8)
     "len of lifted shape": "_len_of_lifted",
     "replayed effect": "_replay_effect",                # natives, may decline: print, logging, sleep
-    "replayed warning": "_replay_warning",              # natives: warnings.warn (or dynamic)
+    "replayed warning": "_replay_warning",              # warnings.warn, repeated by the mock (or dynamic)
     "get logger": "_get_logger",                        # natives
     "text": "_text_call",                               # natives, may decline: str/repr/format/join
     "random draw": "_start_draw",                       # natives, may decline
@@ -403,6 +403,16 @@ class CallRules(NativeRules, AnnotatedRules):
         name, obj = c.writes
         self.note_write(obj, "call", name)
         return False
+
+    def _replay_warning(self, fs: FrameState, c: CallSite) -> bool:
+        """``warnings.warn(...)``: repeated by the mock (:func:`effects.warning_effect`), or dynamic."""
+        try:
+            self.effects.append(effects.warning_effect(c, *self.at_instruction, self._replayed, self.from_outside,
+                                                       self.frames))
+        except ValueError as e:
+            self.go_dynamic(f"calls `warnings.warn`, which {e}: MagPy cannot repeat it through the filters")
+        self.pend(fs, self.post_nothing, None, opaque=True)
+        return True
 
     def _counted_call(self, fs: FrameState, c: CallSite) -> bool:
         """``len()`` of a counted sequence, ``range()`` of a tracked count: magpy.dynamic.loops decides."""

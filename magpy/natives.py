@@ -285,16 +285,6 @@ class NativeRules:
         self.pend(fs, self.post_nothing, None, opaque=True)
         return True
 
-    def _replay_warning(self, fs: FrameState, c: CallSite) -> bool:
-        """``warnings.warn(...)``: repeated by the mock (:func:`effects.warning_effect`), or dynamic."""
-        try:
-            self.effects.append(effects.warning_effect(c, *self.at_instruction, self._replayed, self.from_outside,
-                                                       self.frames))
-        except ValueError as e:
-            self.go_dynamic(f"calls `warnings.warn`, which {e}: MagPy cannot repeat it through the filters")
-        self.pend(fs, self.post_nothing, None, opaque=True)
-        return True
-
     def _replayed(self, a):
         """How the mock hands ``a`` to a replayed call: ``("node", fx node)`` for a tensor (a copy the
         graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value

@@ -20,7 +20,7 @@ from .. import capture
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
 from ..bytecode import DECODER
-from ..guards import AbsentGuard, IdGuard, KeyAbsentGuard, LeafGuard, TypeGuard, ValueGuard
+from ..guards import AbsentGuard, IdGuard, KeyAbsentGuard, LeafGuard, StateReadGuard, TypeGuard, ValueGuard
 from ..objmodel import (
     NO_NODE_TYPES,
     NO_VALUE,
@@ -300,6 +300,17 @@ class AttrReads:
             self.new_outputs([value])
             return
         self.on_read(value, AttrSource(node.source, name), ("attr", name), node)
+
+    def read_storage_layout(self, kind: str, target: Any, name: str, args: Any, kwargs: dict, output: Any) -> None:
+        """``x.storage_offset()``, ``x.is_set_to(y)``: where tensors sit in their storages (tensor guards
+        do not pin it). A tensor from outside: its offset is guarded; else the answer is assumed."""
+        tensors = T.tensors_in(args, kwargs)
+        if name == "storage_offset" and len(tensors) == 1 and type(output) is int and self.from_outside(tensors[0]):
+            self.add_guard(StateReadGuard(AttrSource(self.node(tensors[0]).source, name), (), output))
+            return
+        node = self.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
+                               {k: self.to_arg(v) for k, v in kwargs.items()})
+        self.assume("scalar", node, output)
 
     def read_native_state(self, value: Any) -> None:
         """Native code reads the state of ``value`` to make text of it (``str(e)``, ``repr(e)``,

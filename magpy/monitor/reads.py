@@ -723,17 +723,6 @@ class Reads:
             return
         self.on_read(stack[-1], src, rel, node)
 
-    def read_storage_layout(self, kind: str, target: Any, name: str, args: Any, kwargs: dict, output: Any) -> None:
-        """``x.storage_offset()``, ``x.is_set_to(y)``: where tensors sit in their storages (tensor guards
-        do not pin it). A tensor from outside: its offset is guarded; else the answer is assumed."""
-        tensors = T.tensors_in(args, kwargs)
-        if name == "storage_offset" and len(tensors) == 1 and type(output) is int and self.from_outside(tensors[0]):
-            self.add_guard(StateReadGuard(AttrSource(self.node(tensors[0]).source, name), (), output))
-            return
-        node = self.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
-                               {k: self.to_arg(v) for k, v in kwargs.items()})
-        self.assume("scalar", node, output)
-
     def check_stateful_iterator(self, it, what: str) -> None:
         """An iterator is state: advancing one that exists outside the call cannot be replayed."""
         node = self.node(it)
