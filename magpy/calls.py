@@ -407,7 +407,7 @@ class CallRules(NativeRules, AnnotatedRules):
     def _replay_warning(self, fs: FrameState, c: CallSite) -> bool:
         """``warnings.warn(...)``: repeated by the mock (:func:`effects.warning_effect`), or dynamic."""
         try:
-            self.effects.append(effects.warning_effect(c, *self.at_instruction, self._replayed, self.from_outside,
+            self.effects.append(effects.warning_effect(c, *self.at_instruction, self.replay_arg, self.from_outside,
                                                        self.frames))
         except ValueError as e:
             self.go_dynamic(f"calls `warnings.warn`, which {e}: MagPy cannot repeat it through the filters")

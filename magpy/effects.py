@@ -82,7 +82,7 @@ def warning_effect(c: Any, fs: Any, offset: int, replayed: Callable, from_outsid
     """The effect the mock replays for the call ``c`` of ``warnings.warn`` at ``offset`` of the
     frame ``fs`` (in the form ``Monitor.effects`` holds): :func:`replay_warning` from the
     frame the warning names (``stacklevel``), which must be one of the call's own (``frames``: by
-    id); ``replayed`` gives how the mock hands the message over (the run's ``_replayed``).
+    id); ``replayed`` gives how the mock hands the message over (the run's ``replay_arg``).
     Raises ValueError (why, in words) if the warning cannot be repeated so."""
     names = ("message", "category", "stacklevel", "source")
     args, kwargs, frame, ins = c.args, c.kwargs, fs.frame, fs.instrs.get(offset)

@@ -265,7 +265,7 @@ class NativeRules:
             return False
         replayed_args = []
         for a in args:
-            kind = self._replayed(a)
+            kind = self.replay_arg(a)
             if kind is None:
                 return False
             replayed_args.append(kind)
@@ -277,7 +277,7 @@ class NativeRules:
                 self.guard_identity(v)   # (the mock writes to this very file object)
                 replayed_kwargs[k] = ("ref", v)
                 continue
-            kind = self._replayed(v)
+            kind = self.replay_arg(v)
             if kind is None:
                 return False
             replayed_kwargs[k] = kind
@@ -285,7 +285,7 @@ class NativeRules:
         self.pend(fs, self.post_nothing, None, opaque=True)
         return True
 
-    def _replayed(self, a):
+    def replay_arg(self, a):
         """How the mock hands ``a`` to a replayed call: ``("node", fx node)`` for a tensor (a copy the
         graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
         the graph computes; None if it cannot."""
