@@ -80,6 +80,7 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     tensor_vals: list[torch.Tensor] = []
     tensor_dims: list[tuple] = []
     object_vars: list[str] = []   # mutable objects guarded by type only
+    lifted_min: list[tuple[str, int]] = []   # (tensor var, lifted dimension): its size is >= 2
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
     all_guards = batched
@@ -137,6 +138,8 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
             tensor_vals.append(tensor)
             tensor_dims.append((g.sizes(), g.strides()) if isinstance(g, TensorGuard)
                                else (list(tensor.size()), list(tensor.stride())))
+            if isinstance(g, TensorGuard) and g.dynamic_dims:
+                lifted_min.extend((v, d) for d in sorted(g.dynamic_dims))
         if g.distinct_object and v not in object_vars:
             object_vars.append(v)
     vars_.emit_rest()
@@ -144,6 +147,11 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     if tensor_vars:
         ns["_TG"] = _tensor_checker(tensor_vals, tensor_dims)
         body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
+    if lifted_min:
+        # A lifted size holds for any size but 0 and 1, which the run did not see as such
+        # (`squeeze()`, broadcasting): those calls make records of their own.
+        body.append(f"    if min({', '.join(f'{v}.shape[{d}]' for v, d in lifted_min)}, 2) < 2: return None")
+        readable.append("lifted sizes >= 2: " + ", ".join(f"{v}.shape[{d}]" for v, d in lifted_min))
     # Distinctness: with writes in the record, two outside objects that were distinct must stay
     # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
     # tensors must alias each other's storage as they did (overlapping views).
