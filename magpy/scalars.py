@@ -222,11 +222,16 @@ def delift(v: Any, depth: int = 0) -> Any:
             if new is not e:
                 v[k] = new
         return v
-    if t in (tuple, torch.Size):
+    if t in (tuple, torch.Size) or (isinstance(v, tuple) and (
+            callable(getattr(t, "_make", None)) or t.__module__ == "torch.return_types")):
         items = [delift(e, depth + 1) for e in v]
         if all(a is b for a, b in zip(items, v)):
             return v
-        return t(items)
+        # (a namedtuple rebuilt by its _make, a torch.return_types structseq from its items)
+        new = t._make(items) if t not in (tuple, torch.Size) and hasattr(t, "_make") else t(items)
+        if type(getattr(v, "__dict__", None)) is dict:
+            new.__dict__.update(v.__dict__)   # (a subclass of a namedtuple may carry attributes)
+        return new
     d = getattr(v, "__dict__", None)
     if type(d) is dict and type(t) is type and t.__module__ not in ("builtins",) \
             and not t.__module__.startswith("torch"):
