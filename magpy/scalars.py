@@ -468,6 +468,12 @@ class ScalarFlow:
         it for changing sizes, and the run's LiftedInts left outside go back to plain ints."""
         return bool(self.lifted_dims or self.lifted_value_nodes or self.draws or self.value_sizes_followed)
 
+    def follows_sizes(self) -> bool:
+        """Does the run follow sizes that change between the calls its record serves (lifted
+        shapes, ints lifted from outside, sizes of value-shaped tensors)? Then an int it follows
+        may be passed to an operator as a size, and the output's shape is followed in turn."""
+        return bool(self.lifted_shape or self.value_sizes_followed or self.lifted_value_nodes)
+
     def made_lifted_ints(self) -> bool:
         """Did the run hand the program LiftedInts (numbers it followed: read from tensors, sizes)?
         Those it left outside go back to plain ints when the run ends, whatever the record."""

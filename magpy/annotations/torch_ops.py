@@ -116,14 +116,15 @@ def tensor_as_int_arg(name: str, args, kwargs) -> bool:
     operator reads its value, so the output's shape may depend on it. Decided by the aten schemas of
     ``name``: every overload types that parameter ``int``/``int[]`` (a ``Tensor`` or ``Scalar``
     parameter takes it as a tensor)."""
+    if name in SCALAR_SIZED and any(isinstance(v, torch.Tensor) and v.numel() == 1
+                                    for v in (*args, *kwargs.values())):
+        return True
     found = [(i, v) for i, v in enumerate(args) if _number_tensor(v)
              or (isinstance(v, (list, tuple)) and any(_number_tensor(x) for x in v))]
     found += [(k, v) for k, v in kwargs.items() if _number_tensor(v)
               or (isinstance(v, (list, tuple)) and any(_number_tensor(x) for x in v))]
     if not found:
         return False
-    if name in SCALAR_SIZED:
-        return True
     schemas = _schemas(name) or _schemas(name.rstrip("_"))
     for where, _ in found:
         types = []
@@ -289,6 +290,14 @@ def tensors_in(args, kwargs) -> list:
         elif isinstance(v, dict):
             out.extend(e for e in v.values() if isinstance(e, torch.Tensor))
     return out
+
+
+def tensor_in_index(key) -> bool:
+    """A tensor as a Python sequence's index or slice bound (``xs[t]``, ``words[:n]``): read
+    through ``__index__``, so which items it names depends on the tensor's value."""
+    if type(key) is slice:
+        return any(isinstance(b, torch.Tensor) for b in (key.start, key.stop, key.step))
+    return isinstance(key, torch.Tensor)
 
 
 def has_bool_tensor(key) -> bool:

@@ -646,10 +646,8 @@ class Reads:
         if isinstance(container, torch.Tensor):
             self.pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
-        if not isinstance(container, MAPPINGS):
-            key = self.tensor_index(key)
         node = self.node(container)
-        if isinstance(key, torch.Tensor):
+        if T.tensor_in_index(key):   # (`xs[t]`, `words[:n]`: the items named depend on tensor values)
             raise BreakCompile("indexes a Python container with a tensor")
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and self._outside_identity_key(key))) \
@@ -669,27 +667,6 @@ class Reads:
         else:
             self.unguarded_items(container, "reads an item of")
         self.pend(fs, self.post_new, 1)
-
-    def tensor_index(self, key: Any) -> Any:
-        """``key`` indexes a Python sequence (``words[:n]``, ``xs[t]``, ``xs[a:b:t]``): a tensor in it
-        is read through ``__index__``, a value read. Guarded (a small tensor from outside) or
-        assumed (:meth:`assume_tensor_read`), else the read breaks. Returns the key with each
-        tensor replaced by the int it gave, for the rest of the item rules."""
-        parts = (key.start, key.stop, key.step) if type(key) is slice else (key,)
-        if not any(isinstance(p, torch.Tensor) for p in parts):
-            return key
-        ints = []
-        for p in parts:
-            if isinstance(p, torch.Tensor):
-                try:
-                    n = _operator.index(p)
-                except Exception:   # (the program raises as eager does)
-                    raise BreakCompile("indexes a Python container with a tensor") from None
-                if not self.value_guard(p) and not self.assume_tensor_read(p, "item", p.item()):
-                    raise BreakCompile("indexes a Python container with a tensor")
-                p = n
-            ints.append(p)
-        return slice(*ints) if type(key) is slice else ints[0]
 
     def _outside_identity_key(self, key: Any) -> bool:
         """A dict key found by identity, of objects from outside: a class, function or module, or

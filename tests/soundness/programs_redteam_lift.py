@@ -59,7 +59,7 @@ def inputs(i): return (torch.tensor([[0., 1., 2.], [0., 1., 2.], [0., 0., 1.], [
 """)
 
 program(F_, "python_list_sliced_with_a_tensor_bound", """
-EXPECT = "record"
+EXPECT = "split"
 VOCAB = ["<s>", "the", "cat", "sat", "on", "mat", "</s>"]
 def f(lengths):
     words = VOCAB[: lengths[0]]
@@ -79,4 +79,34 @@ def invoke(f, i):
     r = f(*inputs(i))
     return r, type(r.n).__name__, type(r).__name__
 def inputs(i): return (torch.ones([2, 2, 3, 4][i]),)
+""")
+
+program(F_, "int_read_from_a_tensor_used_as_a_size", """
+EXPECT = "record"
+def f(x):
+    n = int(x.sum().item())
+    return torch.zeros(n).shape, torch.arange(x.sum()).shape
+def make(): return f
+def inputs(i): return (torch.tensor([[1., 1.], [1., 1.], [2., 1.], [1., 1.]][i]),)
+""")
+
+program(F_, "int_argument_lifted_then_used_as_a_size", """
+EXPECT = "record"
+def f(x, n):
+    return torch.zeros(n).shape, x + n
+def make(): return f
+def inputs(i): return (torch.ones(2), [2, 3, 4, 5, 6][i])
+NCALLS = 5
+""")
+
+program(F_, "python_list_items_assigned_and_deleted_with_tensor_bounds", """
+EXPECT = "dynamic"
+def f(t):
+    y = t * 2
+    items = [1, 2, 3, 4, 5]
+    items[:t[0]] = [0]
+    del items[t[1]:]
+    return y, items
+def make(): return f
+def inputs(i): return (torch.tensor([[2, 3], [2, 3], [1, 2], [3, 1]][i]),)
 """)
