@@ -80,7 +80,6 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     tensor_vals: list[torch.Tensor] = []
     tensor_dims: list[tuple] = []
     object_vars: list[str] = []   # mutable objects guarded by type only
-    lifted_min: list[tuple[str, int]] = []   # (tensor var, lifted dimension): its size is >= 2
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
     all_guards = batched
@@ -138,8 +137,6 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
             tensor_vals.append(tensor)
             tensor_dims.append((g.sizes(), g.strides()) if isinstance(g, TensorGuard)
                                else (list(tensor.size()), list(tensor.stride())))
-            if isinstance(g, TensorGuard) and g.dynamic_dims:
-                lifted_min.extend((v, d) for d in sorted(g.dynamic_dims))
         if g.distinct_object and v not in object_vars:
             object_vars.append(v)
     vars_.emit_rest()
@@ -147,6 +144,8 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     if tensor_vars:
         ns["_TG"] = _tensor_checker(tensor_vals, tensor_dims)
         body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
+    # (tensor var, lifted dimension: a size the checker takes as any)
+    lifted_min = [(v, d) for v, (sizes, _) in zip(tensor_vars, tensor_dims) for d, n in enumerate(sizes) if n is None]
     if lifted_min:
         # A lifted size holds for any size but 0 and 1, which the run did not see as such
         # (`squeeze()`, broadcasting): those calls make records of their own.
