@@ -488,9 +488,15 @@ class Lifting:
             self.values |= {k for k in a.keys() & b.keys() if a[k] != b[k] and not (a[k] != a[k] and b[k] != b[k])}
         tensors = arg_tensors(sources, values)
         shapes = shapes_of(tensors)
+        # A size of 0 or 1 is never lifted (TorchDynamo's 0/1 specialisation): a program may treat
+        # it apart (`squeeze()`, broadcasting), so such a call makes its own record, and a record
+        # with lifted sizes holds only for sizes >= 2 (TensorGuard.lifted_min_lines).
+        def generic(k: str, dims) -> frozenset:
+            return frozenset(d for d in dims if d < len(shapes[k]) and shapes[k][d] >= 2)
+
         if self.dynamic:
-            return ([(src, t, frozenset(range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]],
-                    frozenset(self.values))
+            out = [(src, t, generic(k, range(len(shapes[k])))) for k, (src, t) in tensors.items() if shapes[k]]
+            return [x for x in out if x[2]], frozenset(self.values)
         for rec in cache.records:
             old = rec.arg_shapes
             if old is not None and old.keys() == shapes.keys() and all(len(old[k]) == len(s) for k, s in shapes.items()):
@@ -499,5 +505,5 @@ class Lifting:
                     if changed:
                         self.dims[k] = self.dims.get(k, frozenset()) | changed
                 break
-        return ([(tensors[k][0], tensors[k][1], d) for k, d in self.dims.items() if k in tensors],
-                frozenset(self.values))
+        out = [(tensors[k][0], tensors[k][1], generic(k, d)) for k, d in self.dims.items() if k in tensors]
+        return [x for x in out if x[2]], frozenset(self.values)

@@ -222,11 +222,16 @@ def delift(v: Any, depth: int = 0) -> Any:
             if new is not e:
                 v[k] = new
         return v
-    if t in (tuple, torch.Size):
+    if t in (tuple, torch.Size) or (isinstance(v, tuple) and (
+            callable(getattr(t, "_make", None)) or t.__module__ == "torch.return_types")):
         items = [delift(e, depth + 1) for e in v]
         if all(a is b for a, b in zip(items, v)):
             return v
-        return t(items)
+        # (a namedtuple rebuilt by its _make, a torch.return_types structseq from its items)
+        new = t._make(items) if t not in (tuple, torch.Size) and hasattr(t, "_make") else t(items)
+        if type(getattr(v, "__dict__", None)) is dict:
+            new.__dict__.update(v.__dict__)   # (a subclass of a namedtuple may carry attributes)
+        return new
     d = getattr(v, "__dict__", None)
     if type(d) is dict and type(t) is type and t.__module__ not in ("builtins",) \
             and not t.__module__.startswith("torch"):
@@ -462,6 +467,12 @@ class ScalarFlow:
         (lifted sizes and values, draws, sizes of value-shaped tensors)? Then the backend compiles
         it for changing sizes, and the run's LiftedInts left outside go back to plain ints."""
         return bool(self.lifted_dims or self.lifted_value_nodes or self.draws or self.value_sizes_followed)
+
+    def follows_sizes(self) -> bool:
+        """Does the run follow sizes that change between the calls its record serves (lifted
+        shapes, ints lifted from outside, sizes of value-shaped tensors)? Then an int it follows
+        may be passed to an operator as a size, and the output's shape is followed in turn."""
+        return bool(self.lifted_shape or self.value_sizes_followed or self.lifted_value_nodes)
 
     def made_lifted_ints(self) -> bool:
         """Did the run hand the program LiftedInts (numbers it followed: read from tensors, sizes)?

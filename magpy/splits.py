@@ -202,7 +202,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     subscript = ins.real in SUBSCRIPT_EVENTS
     if ins.opname not in _CALL_EVENTS and not subscript:
         raise NotSplit("not a call")
-    if subscript and not isinstance(stack[-1], torch.Tensor):
+    if subscript and not (isinstance(stack[-1], torch.Tensor) or _slice_of_tensors(stack[-1])):
         raise NotSplit("a subscript splits only where its key is a tensor")
     # -- the chain of frames, innermost first ---------------------------------------------------------
     chain = [(fs, ins.offset, list(stack), 2 if subscript else DECODER.call_slots(ins))]
@@ -654,3 +654,8 @@ def _chain_raising(d: Any, resumed: Any, raised: Any, start: int, takes_result: 
             tb = tb.tb_next
         return raised(*image[start:], exc.with_traceback(tb))
     return go
+
+
+def _slice_of_tensors(key: Any) -> bool:
+    """A slice with a tensor bound (``words[:n]``): the subscript splits as one with a tensor key."""
+    return type(key) is slice and any(isinstance(b, torch.Tensor) for b in (key.start, key.stop, key.step))

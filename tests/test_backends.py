@@ -197,7 +197,8 @@ def test_inductor_compiles_a_rolled_loop_body_once():
     for t in (5, 7, 3, 9, 1):
         assert same(cf(*_seq(t)), layer(*_seq(t)))
     st = magpy.stats(cf)
-    assert (st.monitor_runs, st.fallbacks, st.unheld) == (2, 0, 0)
+    # (length 1 makes a record of its own: sizes 0 and 1 are never lifted)
+    assert (st.monitor_runs, st.fallbacks, st.unheld) == (3, 0, 0)
 
 
 def test_inductor_runs_a_conditional_node():

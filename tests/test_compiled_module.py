@@ -363,8 +363,9 @@ def test_threads_with_different_shapes_get_eager_results():
         t.join()
     assert errors == []
     st = magpy.stats(cm)
-    # the first shape's record, then one with the batch dimension lifted (automatic dynamic shapes)
-    assert st.break_reasons == [] and st.records == st.monitor_runs == 2
+    # the first shape's record, then one with the batch dimension lifted (automatic dynamic shapes);
+    # thread 0's batch of 1 (never lifted) has a record of its own unless it came first
+    assert st.break_reasons == [] and st.records == st.monitor_runs and st.monitor_runs in (2, 3)
 
 
 # -- stats -----------------------------------------------------------------------------------------------

@@ -36,7 +36,10 @@ META_METHODS = frozenset({
 #: Calls whose output shape depends on tensor values: static-shape graphs cannot hold them.
 #: Operators whose output shape depends on tensor values: they stay in the graph, and their
 #: outputs' shapes may not be read into Python (see ``OpRecorder.value_shaped``).
-VALUE_SHAPED = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount"})
+VALUE_SHAPED = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "bincount",
+                          # a sparse tensor stores as many values as are nonzero (indices(), values(), _nnz())
+                          "to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr",
+                          "to_sparse_bsc", "_to_sparse", "sparse_mask"})
 
 #: Operator names (substrings) that draw random numbers (or set the RNG states): their results are
 #: no record constants, and a graph holding one may change the RNG states (magpy.codegen).
@@ -78,6 +81,64 @@ def shape_depends_on_values(name: str, args, kwargs) -> bool:
     if name == "tensor_split":
         return len(args) > 1 and isinstance(args[1], torch.Tensor) or isinstance(
             kwargs.get("indices_or_sections", kwargs.get("indices")), torch.Tensor)
+    if name == "one_hot":   # num_classes=-1 (the default): max label + 1
+        n = kwargs.get("num_classes", args[1] if len(args) > 1 else -1)
+        return isinstance(n, torch.Tensor) or n < 0
+    return tensor_as_int_arg(name, args, kwargs)
+
+
+def _number_tensor(v: Any) -> bool:
+    """A one-element tensor that an ``int`` parameter takes through ``__index__``."""
+    return isinstance(v, torch.Tensor) and not v.is_floating_point() and not v.is_complex() and v.numel() == 1
+
+
+#: Operators whose ``Scalar`` parameters are sizes (the length of ``arange(n)``).
+SCALAR_SIZED = frozenset({"arange", "range"})
+_SCHEMA_CACHE: dict[str, list] = {}
+
+
+def _schemas(name: str) -> list:
+    if name not in _SCHEMA_CACHE:
+        try:
+            _SCHEMA_CACHE[name] = list(torch._C._jit_get_schemas_for_operator("aten::" + name))
+        except Exception:   # pragma: no cover - not an aten name
+            _SCHEMA_CACHE[name] = []
+    return _SCHEMA_CACHE[name]
+
+
+def _is_int_type(t: str) -> bool:
+    return "int" in t and "Tensor" not in t and "number" not in t
+
+
+def tensor_as_int_arg(name: str, args, kwargs) -> bool:
+    """Is a one-element integer tensor passed where the operator takes an ``int`` (a size, a count,
+    a dimension: ``torch.zeros(n)``, ``x.expand(n, 2)``, ``topk(k)``, ``torch.full((n,), v)``)? The
+    operator reads its value, so the output's shape may depend on it. Decided by the aten schemas of
+    ``name``: every overload types that parameter ``int``/``int[]`` (a ``Tensor`` or ``Scalar``
+    parameter takes it as a tensor)."""
+    if name in SCALAR_SIZED and any(isinstance(v, torch.Tensor) and v.numel() == 1
+                                    for v in (*args, *kwargs.values())):
+        return True
+    found = [(i, v) for i, v in enumerate(args) if _number_tensor(v)
+             or (isinstance(v, (list, tuple)) and any(_number_tensor(x) for x in v))]
+    found += [(k, v) for k, v in kwargs.items() if _number_tensor(v)
+              or (isinstance(v, (list, tuple)) and any(_number_tensor(x) for x in v))]
+    if not found:
+        return False
+    schemas = _schemas(name) or _schemas(name.rstrip("_"))
+    for where, _ in found:
+        types = []
+        for s in schemas:
+            if isinstance(where, str):
+                types += [str(a.type) for a in s.arguments if a.name == where]
+                continue
+            pos = [a for a in s.arguments if not a.kwarg_only]
+            if where < len(pos):
+                types.append(str(pos[where].type))
+            elif any(str(a.type) == "List[int]" for a in pos):   # sizes given as varargs: zeros(n, 2)
+                types.append("List[int]")
+        if types and all(_is_int_type(t) for t in types):
+            return True
     return False
 
 
@@ -229,6 +290,14 @@ def tensors_in(args, kwargs) -> list:
         elif isinstance(v, dict):
             out.extend(e for e in v.values() if isinstance(e, torch.Tensor))
     return out
+
+
+def tensor_in_index(key) -> bool:
+    """A tensor as a Python sequence's index or slice bound (``xs[t]``, ``words[:n]``): read
+    through ``__index__``, so which items it names depends on the tensor's value."""
+    if type(key) is slice:
+        return any(isinstance(b, torch.Tensor) for b in (key.start, key.stop, key.step))
+    return isinstance(key, torch.Tensor)
 
 
 def has_bool_tensor(key) -> bool:

@@ -144,6 +144,13 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     if tensor_vars:
         ns["_TG"] = _tensor_checker(tensor_vals, tensor_dims)
         body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
+    # (tensor var, lifted dimension: a size the checker takes as any)
+    lifted_min = [(v, d) for v, (sizes, _) in zip(tensor_vars, tensor_dims) for d, n in enumerate(sizes) if n is None]
+    if lifted_min:
+        # A lifted size holds for any size but 0 and 1, which the run did not see as such
+        # (`squeeze()`, broadcasting): those calls make records of their own.
+        body.append(f"    if min({', '.join(f'{v}.shape[{d}]' for v, d in lifted_min)}, 2) < 2: return None")
+        readable.append("lifted sizes >= 2: " + ", ".join(f"{v}.shape[{d}]" for v, d in lifted_min))
     # Distinctness: with writes in the record, two outside objects that were distinct must stay
     # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
     # tensors must alias each other's storage as they did (overlapping views).

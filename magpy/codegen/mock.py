@@ -334,6 +334,8 @@ class MockBuilder:
             e = f"_rebuild_deque({self.pool.ref(t)}, {items}, {v.maxlen!r}, {self._state(v, depth)})"
         elif _plain_layout(t):
             e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
+        elif t is slice:   # (a slice with a tensor bound, `words[:n]`, held on the stack at a split)
+            e = f"{self.pool.ref(slice)}(" + ", ".join(self.value(x, depth + 1) for x in (v.start, v.stop, v.step)) + ")"
         else:
             raise Unsupported(f"cannot reproduce an output of type {t.__module__}.{t.__qualname__} in the mock")
         var = self._fresh()

@@ -312,7 +312,10 @@ class OpRecorder:
         if self.scalar_nodes and not shape_safe(name):
             # (an array read from tensor values passed to an operator is data, like a tensor: the
             # output's shape may follow the array's, so the output counts as value-shaped below)
-            numbers = [v for v in self.tracked_in((args, kwargs), True) if not isinstance(v, NUMPY_VALUES[0])]
+            # (an int followed as a LiftedInt may be a size: fine where the run follows changing sizes,
+            # the output's shape is then followed below; else its value is assumed, `zeros(int(t.item()))`)
+            numbers = [v for v in self.tracked_in((args, kwargs), self.follows_sizes())
+                       if not isinstance(v, NUMPY_VALUES[0])]
             if numbers:
                 self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", numbers)
         value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs)) \
@@ -347,7 +350,7 @@ class OpRecorder:
                     self.graph.node_of(output[1]).meta["magpy_fixed"] = True   # batch_sizes: from lengths alone
                 if value_shaped:
                     self._mark_value_shaped(output)
-                if (self.lifted_shape or self.value_sizes_followed) and (
+                if self.follows_sizes() and (
                         any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs))
                                           or self.holds_scalar(args) or self.holds_scalar(kwargs)):
                     # the output's shape may follow a lifted size; how many tensors it holds is assumed

@@ -660,7 +660,7 @@ class Reads:
                 self.pend(fs, self.post_new, 1)
             return
         node = self.node(container)
-        if isinstance(key, torch.Tensor):
+        if T.tensor_in_index(key):   # (`xs[t]`, `words[:n]`: the items named depend on tensor values)
             raise BreakCompile("indexes a Python container with a tensor")
         if node is not None and node.source is not None and type(key) is not slice \
                 and (is_immutable(key) or (isinstance(container, dict) and self._outside_identity_key(key))) \

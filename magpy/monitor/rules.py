@@ -342,6 +342,8 @@ class UpdateRules:
             # length fails in the graph as it does in eager)
             self.pend(fs, self._post_setitem, (container, key, value), opaque=True)
             return
+        if not isinstance(container, MAPPINGS) and T.tensor_in_index(key):   # (`xs[:n] = ys`: which items change depends on tensor values)
+            raise BreakCompile("assigns to items of a Python container indexed with a tensor")
         if isinstance(container, (dict, list)) and is_immutable(key) and \
                 self.log_mutation(container, "__setitem__", [key, value]):
             self.pend(fs, self.post_nothing, None)
@@ -362,6 +364,8 @@ class UpdateRules:
             self.scalar_escape("indexes a container with", stack[-1])
         if isinstance(container, torch.Tensor):
             raise BreakCompile("deletes from a tensor")
+        if not isinstance(container, MAPPINGS) and T.tensor_in_index(stack[-1]):
+            raise BreakCompile("deletes items of a Python container indexed with a tensor")
         self.mutate(container)
 
     # operators
