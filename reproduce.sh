@@ -252,7 +252,8 @@ setup_xla() {
     PYTHON="$py" MAGPY_TORCH="$XLA_TORCH" MAGPY_VENV="$XLA_VENV" "$ROOT/reproduce.sh" setup || return 1
     if ! "$XLA_VENV/bin/python" -c "import torch_xla" >/dev/null 2>&1; then
         echo "[reproduce] installing torch-xla into $XLA_VENV" >&2
-        "$XLA_VENV/bin/python" -m pip install -q -c "$XLA_VENV/.magpy-constraints.txt" "torch-xla==$XLA_TORCH" || return 1
+        local CONSTRAINTS="$XLA_VENV/.magpy-constraints.txt"   # (written by the setup just run: the lock)
+        "$XLA_VENV/bin/python" -m pip install -q -c "$CONSTRAINTS" "torch-xla==$XLA_TORCH" || return 1
     fi
     # a check that XLA compiles and runs here (the CPU client: PJRT_DEVICE=CPU)
     PJRT_DEVICE="${PJRT_DEVICE:-CPU}" "$XLA_VENV/bin/python" -c "
