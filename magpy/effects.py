@@ -78,6 +78,11 @@ def replay_warning(message: Any, category: Any, filename: str, lineno: int, modu
     warnings.warn_explicit(message, category, filename, lineno, module, registry)
 
 
+class OutsideFrame(ValueError):
+    """The warning names a frame above the compiled call (``stacklevel=2`` in ``forward``): its
+    location in eager is not one the record can name."""
+
+
 def warning_effect(c: Any, fs: Any, offset: int, replayed: Callable, from_outside: Callable, frames: dict) -> tuple:
     """The effect the mock replays for the call ``c`` of ``warnings.warn`` at ``offset`` of the
     frame ``fs`` (in the form ``Monitor.effects`` holds): :func:`replay_warning` from the
@@ -109,7 +114,7 @@ def warning_effect(c: Any, fs: Any, offset: int, replayed: Callable, from_outsid
             break
         line = frame.f_lineno
     if frame is None or id(frame) not in frames:
-        raise ValueError("names a frame outside the compiled call (its stack level)")
+        raise OutsideFrame("names a frame outside the compiled call (its stack level)")
     return (replay_warning, [msg, ("ref", category) if category is not None else ("value", None),
                              ("value", frame.f_code.co_filename), ("value", line), ("ref", frame.f_globals)], {}, None)
 
