@@ -110,6 +110,12 @@ class Change:
 WHOLE = Change("whole")
 
 
+#: How :meth:`Write.describe` says each kind of write (``{key}``: the change's key).
+_WRITE_WORDS = {"attr": "writes attribute `{key}`", "global": "writes global `{key}`", "cell": "writes a closure cell",
+                "call": "calls `{key}`", "item": "writes an item", "build": "adds to a container ({key})",
+                "import": "imports `{key}`", "yield": "yields to its consumer"}
+
+
 @dataclass(frozen=True, eq=False)
 class Write:
     """One write of the run, to any object (:attr:`RefGraph.writes`): ``node`` is the written
@@ -127,23 +133,9 @@ class Write:
 
     def describe(self) -> str:
         c = self.change
-        if c.kind == "attr":
-            return f"writes attribute `{c.key}`"
-        if c.kind == "global":
-            return f"writes global `{c.key}`"
-        if c.kind == "cell":
-            return "writes a closure cell"
-        if c.kind == "call":
-            return f"calls `{c.key}`" if not str(c.key).endswith("=") else f"`{c.key}` changes a container"
-        if c.kind == "item":
-            return "writes an item"
-        if c.kind == "build":
-            return f"adds to a container ({c.key})"
-        if c.kind == "import":
-            return f"imports `{c.key}`"
-        if c.kind == "yield":
-            return "yields to its consumer"
-        return "changes an object in place"
+        if c.kind == "call" and str(c.key).endswith("="):
+            return f"`{c.key}` changes a container"
+        return _WRITE_WORDS.get(c.kind, "changes an object in place").format(key=c.key)
 
 
 @dataclass
