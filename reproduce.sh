@@ -23,6 +23,8 @@
 #                                       fullgraph-xla) in it, on the CPU with PJRT_DEVICE=CPU
 #   ./reproduce.sh test-xla             the XLA tests (tests/test_xla.py) in .venv-xla, built first when
 #                                       missing; fails when it cannot run (CI)
+#   MAGPY_DROP_VENVS=1 ./reproduce.sh test-pythons|test-torches|test-xla   remove each of those venvs once
+#                                       its suite ran (CI: ~5 GB each with a CUDA torch from PyPI)
 #   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
 #   MAGPY_TORCH=2.14.1 MAGPY_VENV=.venv-torch2.14.1 ./reproduce.sh test-core   the core suite on another
 #                                       supported torch (magpy/torch_support.py: 2.9 to 2.14), installed into
@@ -172,6 +174,14 @@ find_python() {
     return 1
 }
 
+# MAGPY_DROP_VENVS=1 (CI): each extra venv (~5 GB with a CUDA torch from PyPI) is removed once its
+# suite has run, so that the matrix needs the disk of one, not of six.
+drop_venv() {
+    if [ "${MAGPY_DROP_VENVS:-0}" = 1 ] && [ -n "$1" ] && [ "$1" != "$ROOT/.venv" ]; then
+        rm -rf "$1"; echo "[reproduce] removed $1 (MAGPY_DROP_VENVS=1)" >&2
+    fi
+}
+
 # The core suite on each requested CPython (see the header). Fails only if a suite that ran failed.
 test_pythons() {
     local versions=("$@") v main
@@ -196,7 +206,7 @@ test_pythons() {
         fi
         echo "[reproduce] CPython $v ($py): core suite in .venv-$v" >&2
         if ! PYTHON="$py" MAGPY_VENV="$ROOT/.venv-$v" "$ROOT/reproduce.sh" setup-core; then
-            summary+=("$v: skipped (its venv could not be built)"); continue
+            summary+=("$v: skipped (its venv could not be built)"); drop_venv "$ROOT/.venv-$v"; continue
         fi
         log="$(mktemp)"
         if PYTHON="$py" MAGPY_VENV="$ROOT/.venv-$v" "$ROOT/reproduce.sh" test-core 2>&1 | tee "$log"; then
@@ -204,7 +214,7 @@ test_pythons() {
         else
             summary+=("$v: FAILED $(tail -n 1 "$log")"); failed=1
         fi
-        rm -f "$log"
+        rm -f "$log"; drop_venv "$ROOT/.venv-$v"
         need=$(( $(date +%s) - t0 > need ? $(date +%s) - t0 : need ))
     done
     printf '[reproduce] core suite on other CPythons:\n' >&2
@@ -227,7 +237,7 @@ test_torches() {
         fi
         echo "[reproduce] torch $v ($py): core suite in .venv-torch$v" >&2
         if ! PYTHON="$py" MAGPY_TORCH="$v" MAGPY_VENV="$ROOT/.venv-torch$v" "$ROOT/reproduce.sh" setup-core; then
-            summary+=("torch $v: FAILED: its venv could not be built"); failed=1; continue
+            summary+=("torch $v: FAILED: its venv could not be built"); failed=1; drop_venv "$ROOT/.venv-torch$v"; continue
         fi
         log="$(mktemp)"
         if PYTHON="$py" MAGPY_TORCH="$v" MAGPY_VENV="$ROOT/.venv-torch$v" "$ROOT/reproduce.sh" test-core 2>&1 | tee "$log"; then
@@ -235,7 +245,7 @@ test_torches() {
         else
             summary+=("torch $v: FAILED $(tail -n 1 "$log")"); failed=1
         fi
-        rm -f "$log"
+        rm -f "$log"; drop_venv "$ROOT/.venv-torch$v"
     done
     printf '[reproduce] core suite on other torch versions:\n' >&2
     printf '  %s\n' "${summary[@]}" >&2
@@ -273,12 +283,12 @@ case "$cmd" in setup-xla) setup_xla; exit $? ;; esac   # ... and this
 if [ "$cmd" = test-xla ]; then
     # Every XLA test runs, or the stage fails: no venv, no torch_xla or a skipped test is a failure.
     [ -x "$XLA_VENV/bin/python" ] && "$XLA_VENV/bin/python" -c "import torch_xla" >/dev/null 2>&1 || setup_xla \
-        || { echo "[reproduce] test-xla: FAILED: $XLA_VENV could not be built" >&2; exit 1; }
+        || { echo "[reproduce] test-xla: FAILED: $XLA_VENV could not be built" >&2; drop_venv "$XLA_VENV"; exit 1; }
     log="$(mktemp)"
     PJRT_DEVICE="${PJRT_DEVICE:-CPU}" MAGPY_XLA_STAGE=1 PYTHONPATH="$ROOT" \
         "$XLA_VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_xla.py "$@" 2>&1 | tee "$log" \
         && status=0 || status=1
-    summary="$(tail -n 1 "$log")"; rm -f "$log"
+    summary="$(tail -n 1 "$log")"; rm -f "$log"; drop_venv "$XLA_VENV"
     if [ "$status" = 0 ] && [[ "$summary" == *skipped* || "$summary" == *deselected* || "$summary" != *passed* ]]; then
         status=1   # a test not run is a failure of this stage
     fi

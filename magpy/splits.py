@@ -86,8 +86,14 @@ from .graph import Unsupported
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 # A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call
-# ``operator.getitem(container, key)``, which is what the instruction does.
-SUBSCRIPT_EVENTS = frozenset({"BINARY_SUBSCR"})
+# ``operator.getitem(container, key)``, which is what the instruction does; 3.12+'s ``BINARY_SLICE``
+# (`words[:n]` with no slice object on the stack) as ``_get_slice(container, start, stop)``.
+SUBSCRIPT_EVENTS = frozenset({"BINARY_SUBSCR", "BINARY_SLICE"})
+
+
+def _get_slice(container: Any, start: Any, stop: Any) -> Any:
+    """What ``BINARY_SLICE`` does: ``container[start:stop]``."""
+    return container[start:stop]
 
 
 class SplitHere(BaseException):
@@ -200,12 +206,14 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         raise NotSplit("the run follows sizes or counts that change between calls; they are guarded "
                        "from the next call on")
     subscript = ins.real in SUBSCRIPT_EVENTS
+    sliced = ins.real == "BINARY_SLICE"   # (its operands: container, start, stop)
     if ins.opname not in _CALL_EVENTS and not subscript:
         raise NotSplit("not a call")
-    if subscript and not (isinstance(stack[-1], torch.Tensor) or _slice_of_tensors(stack[-1])):
+    key = slice(stack[-2], stack[-1]) if sliced else stack[-1] if subscript else None
+    if subscript and not (isinstance(key, torch.Tensor) or _slice_of_tensors(key)):
         raise NotSplit("a subscript splits only where its key is a tensor")
     # -- the chain of frames, innermost first ---------------------------------------------------------
-    chain = [(fs, ins.offset, list(stack), 2 if subscript else DECODER.call_slots(ins))]
+    chain = [(fs, ins.offset, list(stack), (3 if sliced else 2) if subscript else DECODER.call_slots(ins))]
     abortable = True
     state = fs
     while not state.is_top:
@@ -234,7 +242,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
 
     # -- D's operands ----------------------------------------------------------------------------------
     values: list = []
-    if subscript:
+    if sliced:
+        fn = _get_slice
+        values += [fn, stack[-3], stack[-2], stack[-1]]
+        d_call = ("call", 3, ())
+    elif subscript:
         fn = operator.getitem
         values += [fn, stack[-2], stack[-1]]
         d_call = ("call", 2, ())

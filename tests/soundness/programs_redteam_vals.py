@@ -9,6 +9,7 @@ F_ = "redteam_vals"
 
 program(F_, "item_values_through_dict_zip", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 def f(x):
     la = (x ** 2).mean(); lb = x.abs().mean()
     vals = [la.item(), lb.item()]
@@ -20,6 +21,7 @@ NCALLS = 6
 
 program(F_, "item_values_through_map_int", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 def f(x):
     return x + 1, list(map(int, [x[0].item(), x[1].item()]))
 def make(): return f
@@ -29,6 +31,7 @@ NCALLS = 6
 
 program(F_, "item_values_through_statistics_mean", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 import statistics
 def f(x):
     return x + 1, statistics.mean([x[0].item(), x[1].item()])
@@ -39,6 +42,7 @@ NCALLS = 7
 
 program(F_, "bound_dict_method_live_at_a_split", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 import struct
 def f(x):
     counts = {}
@@ -82,6 +86,7 @@ NCALLS = 4
 
 program(F_, "text_from_item_len_pads_a_column", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 def f(x):
     s = f"{x.mean().item():.2f}"
     return x * 2, s + " " * (8 - len(s)) + "|"

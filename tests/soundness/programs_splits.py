@@ -127,7 +127,6 @@ NCALLS = 5
 
 program(F_, "write_inside_a_list_comprehension", """
 EXPECT = "split"
-EXPECT_BY_VERSION = {"3.12": "dynamic", "3.13": "dynamic"}   # (the comprehension is inlined: PEP 709)
 import io
 buf = io.StringIO()
 def f(xs):
