@@ -112,6 +112,19 @@ class AnnotatedRules:
         if fn is setattr and len(args) == 3 and type(args[1]) is str and not kwargs:
             self.attr_write(fs, args[0], args[1], args[2])   # exactly what `obj.name = value` does
             return
+        if (fn is object.__setattr__ and len(args) == 3 or fn is object.__delattr__ and len(args) == 2) \
+                and type(args[1]) is str and not kwargs:
+            # the store (delete) itself, past the class's own `__setattr__` (which usually calls it):
+            # a version the mock replays the same way (magpy.codegen.mock)
+            obj, node = args[0], self.node(args[0])
+            self.note_write(obj, "attr", args[1])
+            if node is None:
+                raise BreakCompile(f"writes attribute `{args[1]}` of a {type(obj).__name__} whose origin "
+                                   "MagPy did not see, so the write could not be replayed")
+            if node.source is not None:
+                self.rg.write_attr(node, args[1], *args[2:3])   # (delete: no value)
+            self.pend(fs, self.post_nothing, None, opaque=True)
+            return
         if ann.out_inplace and args:
             self.mutate(args[0])
         if fn in LOGGED_MUTATIONS and args and self.log_mutation(args[0], fn.__name__, args[1:]):

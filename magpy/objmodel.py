@@ -243,6 +243,27 @@ def relation_present(obj: Any, rel: tuple) -> bool:
 _MODULE_GETATTR = torch.nn.Module.__getattr__
 
 
+def write_hook(obj: Any, name: str, delete: bool = False) -> str | None:
+    """The Python code ``obj.name = v`` (``del obj.name`` with ``delete``) runs, if any: the class's
+    own ``__setattr__``/``__delattr__`` or a data descriptor's ``__set__``/``__delete__`` written in
+    Python, named for a break reason; None where the write only stores (``object``'s slot, a
+    module's ``__setattr__``, whose tables the mock's ``setattr`` fills again)."""
+    cls = type(obj)
+    if not is_mutable_class(cls) or isinstance(obj, torch.Tensor):
+        return None
+    dunder = "__delattr__" if delete else "__setattr__"
+    hook = getattr(cls, dunder, None)
+    if isinstance(hook, types.FunctionType) and hook is not getattr(torch.nn.Module, dunder):
+        return dunder
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            method = getattr(type(klass.__dict__[name]), "__delete__" if delete else "__set__", None)
+            if isinstance(method, types.FunctionType):
+                return "__delete__" if delete else "__set__"
+            return None
+    return None
+
+
 def attr_location(obj: Any, name: str) -> tuple[str, str]:
     """Where ``obj.name`` is found: instance dict, nn.Module tables, a class function, a property,
     a descriptor with a Python ``__get__``...

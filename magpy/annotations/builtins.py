@@ -45,6 +45,7 @@ _add(vars, Annotation(value_read=(False,), relation=lambda a, k: ("attr", "__dic
 _add(setattr, Annotation(value_read=(False, True, False), inplace=(0,), relation=lambda a, k: ("setattr", a[1])))
 _add(object.__setattr__, Annotation(value_read=(False, True, False), inplace=(0,), relation=lambda a, k: ("setattr", a[1])))
 _add(delattr, Annotation(value_read=(False, True), inplace=(0,), relation=lambda a, k: ("delattr", a[1])))
+_add(object.__delattr__, Annotation(value_read=(False, True), inplace=(0,), relation=lambda a, k: ("delattr", a[1])))
 
 # Dynamic: results or effects differ between calls with equal inputs (PureClosure=False).
 # id() is pure within one run (used as a memo key by inspect, copy...); the number stands for its

@@ -27,7 +27,7 @@ from .. import effects
 from ..capture import set_layout
 from ..graph import Unsupported
 from ..guards import TensorGuard
-from ..objmodel import NO_VALUE, is_immutable
+from ..objmodel import NO_VALUE, is_immutable, write_hook
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
 from ..side_effects import Step
@@ -477,6 +477,12 @@ def _replay_lines(step: Step, mb: MockBuilder, pool: ConstPool, direct_writes: s
             present = hasattr(obj, name)
         if (node.node_id, name) in direct_writes:
             return [f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}"]
+        if write_hook(obj, name) in ("__setattr__", "__delattr__"):
+            # the class's own __setattr__ ran monitored (its effects are replayed on their own):
+            # the store it made is replayed past it, as it made it (`object.__setattr__`)
+            if name in getattr(obj, "__dict__", ()):
+                return [f"{pool.ref(object.__setattr__)}({var}, {name!r}, {mb.value(obj.__dict__[name])})"]
+            return [f"if {name!r} in {var}.__dict__: {pool.ref(object.__delattr__)}({var}, {name!r})"]
         if present:
             return [f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})"]
         return [f"if hasattr({var}, {name!r}): delattr({var}, {name!r})"]

@@ -33,6 +33,7 @@ from ..objmodel import (
     is_immutable,
     is_python_class,
     peek_items,
+    write_hook,
 )
 from ..refgraph import Change
 from ..scalars import NUMPY_VALUES, format_text, join_text
@@ -296,6 +297,13 @@ class UpdateRules:
         if node is None:
             raise BreakCompile(f"writes attribute `{name}` of a {type(obj).__name__} whose origin "
                                "MagPy did not see, so the write could not be replayed")
+        if write_hook(obj, name) is not None:
+            # the class's own Python code does the write (`__setattr__` that logs, a descriptor's
+            # `__set__`): it runs monitored and its reads and writes count, as a property's setter
+            # does; no version of the attribute is replayed (that would run the code twice, and
+            # a record that rebuilds an object made in the call would skip it)
+            self.pend(fs, self.post_nothing, None)
+            return
         if node.source is None:
             self.pend(fs, self.post_nothing, None, opaque=True)
             return
@@ -308,6 +316,9 @@ class UpdateRules:
         node = self.held_node(obj)
         if node is None:
             raise BreakCompile(f"deletes attribute `{ins.argval}` of an object of unknown origin")
+        if write_hook(obj, ins.argval, delete=True) is not None:
+            self.pend(fs, self.post_nothing, None)   # a Python `__delattr__`/`__delete__` runs monitored
+            return
         if node.source is not None:
             self.rg.write_attr(node, ins.argval)
         self.pend(fs, self.post_nothing, None, opaque=True)
