@@ -156,6 +156,7 @@ FIGURE_12 = {
     "type test": "_plain_result",
     "method wrapper": "_unbind_method_wrapper",         # restates
     "random method": "_random_method",                  # natives: dynamic
+    "finalizer": "_finalizer",                          # dynamic: code run when an object dies
     "weak reference": "_dereference",                   # natives
     "hash of nan": "_hash_of_nan",                      # natives: dynamic
     "identity number": "_identity_number",              # natives, note: id(v) guards v
@@ -204,6 +205,23 @@ def _parameter_args(args: list, kwargs: dict) -> tuple | None:
     if type(data) not in (torch.Tensor, torch.nn.Parameter) or type(flag) is not bool:
         return None
     return data, flag
+
+
+def _finalizer(fn, args: list, kwargs: dict) -> str | None:
+    """What ``fn(*args)`` sets to run when an object dies, or None: a class with a Python ``__del__``
+    instantiated, ``weakref.finalize``, a weak reference with a callback. Eager runs that code
+    when the object goes (for a temporary, as the call ends), every call; a record never makes
+    the object, so never runs it: such a call runs eagerly."""
+    if isinstance(fn, type):
+        if issubclass(fn, weakref.finalize):
+            return "registers a finalizer (`weakref.finalize`)"
+        if issubclass(fn, weakref.ref) and (len(args) > 1 or "callback" in kwargs) \
+                and (args[1] if len(args) > 1 else kwargs.get("callback")) is not None:
+            return "makes a weak reference with a callback (run when its object dies)"
+        hook = getattr(fn, "__del__", None)
+        if isinstance(hook, types.FunctionType) and is_python_class(fn):
+            return f"makes a `{fn.__qualname__}`, whose class has `__del__` (run when it is dropped)"
+    return None
 
 
 def _is_checkpoint(fn) -> bool:
@@ -317,6 +335,9 @@ class CallRules(NativeRules, AnnotatedRules):
         if (isinstance(fn, types.MethodType) and isinstance(fn.__self__, random.Random)) or (
                 isinstance(fn, types.FunctionType) and args and isinstance(args[0], random.Random)):
             yield "random method"
+        c.finalizer = _finalizer(fn, args, kwargs)
+        if c.finalizer is not None:
+            yield "finalizer"
         if isinstance(fn, weakref.ref):
             yield "weak reference"
         if fn is hash and len(args) == 1 and hash_of_nan(args[0]):
@@ -484,6 +505,10 @@ class CallRules(NativeRules, AnnotatedRules):
         if unbound is not None and lookup(unbound) is not None:
             c.fn, c.args = unbound, [c.fn.__self__, *c.args]
         return False
+
+    def _finalizer(self, fs: FrameState, c: CallSite) -> bool:
+        """Code set to run when an object dies (:func:`_finalizer`): the call runs eagerly."""
+        self.go_dynamic(c.finalizer)
 
     def _plain_result(self, fs: FrameState, c: CallSite) -> bool:
         """A native whose result is a new value made of what it was given: a type test

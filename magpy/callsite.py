@@ -10,9 +10,10 @@ class CallSite:
     """One call being decided: the callee and its arguments (which the restating kinds change:
     ``lst.append(x)`` becomes ``list.append(lst, x)``), and what a check found on the way for the
     handler of its kind (the text form, the draw, the legacy factory, the ``autograd.Function``,
-    the tensor method name, the script method, the annotation)."""
+    the tensor method name, the script method, the annotation, what runs when an object dies)."""
 
-    __slots__ = ("fn", "args", "kwargs", "text", "draw", "legacy", "fn_cls", "mname", "script", "ann", "writes")
+    __slots__ = ("fn", "args", "kwargs", "text", "draw", "legacy", "fn_cls", "mname", "script", "ann", "writes",
+                 "finalizer")
 
     def __init__(self, fn, args: list, kwargs: dict) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs

@@ -278,6 +278,45 @@ class FlowShape:
 
 
 @lru_cache(maxsize=512)
+def _yield_handlers(code: types.CodeType) -> tuple:
+    """The (start, end) ranges of ``code``'s own exception handlers (``try``, ``with``): 3.12+'s
+    implicit generator-wide entry (its target turns StopIteration into RuntimeError) left out."""
+    if sys.version_info < (3, 11):
+        # 3.10: handlers are set up by SETUP_* instructions, not a table: any of them counts
+        if any(i.opname in _BLOCKS_310 for i in dis.get_instructions(code)):
+            return ((0, len(code.co_code)),)
+        return ()
+    from ..capture._stackdepth import exception_table
+
+    ins = {i.offset: i for i in dis.get_instructions(code)}
+    # (left out too: 3.12+'s CLEANUP_THROW of `yield from`, which hands the close to the inner
+    # generator, a frame of its own)
+    return tuple((e.start, e.end) for e in exception_table(code)
+                 if ins[e.target].argrepr != "INTRINSIC_STOPITERATION_ERROR" and ins[e.target].opname != "CLEANUP_THROW")
+
+
+@lru_cache(maxsize=512)
+def _yields(code: types.CodeType) -> dict:
+    """Offset of each ``YIELD_VALUE``, by that offset and by the next instruction's (3.13's
+    ``f_lasti`` of a frame suspended at a yield is the ``RESUME`` after it)."""
+    ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    out = {}
+    for k, i in enumerate(ins):
+        if i.opname == "YIELD_VALUE":
+            out[i.offset] = i.offset
+            if k + 1 < len(ins):
+                out.setdefault(ins[k + 1].offset, i.offset)
+    return out
+
+
+def suspended_in_handler(code: types.CodeType, lasti: int) -> bool:
+    """A generator frame left with ``f_lasti`` at a yield inside its own ``try``/``with``: closing it
+    unfinished (when it is dropped) runs that handler (``finally``, ``__exit__``)."""
+    at = _yields(code).get(lasti)
+    return at is not None and any(start <= at < end for start, end in _yield_handlers(code))
+
+
+@lru_cache(maxsize=512)
 def flow_of(code: types.CodeType) -> FlowShape:
     """The :class:`FlowShape` of ``code`` (cached per code object)."""
     return FlowShape(code)

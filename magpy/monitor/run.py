@@ -47,6 +47,7 @@ from .. import capture
 from ..annotations import lookup
 from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from ..bytecode import instructions
+from ..bytecode.flow import suspended_in_handler
 from ..calls import CallRules
 from ..dynamic.branches import BranchWatch
 from ..dynamic.loops import LoopWatch
@@ -144,6 +145,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.graph_mutates = False                   # an operator changed a tensor in place
         self.mutates_outside = False                 # ... one sharing memory with a tensor from outside
         self._entered: set = set()                   # generator frames whose parameters were bound
+        self.suspended: dict = {}                    # id(frame) -> code: generators left at a yield in a try/with
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
         self.init_loops()
@@ -340,6 +342,11 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             fs.pending = None
             self.opaque_frame = None
         del self.frames[id(frame)]
+        if fs.code.co_flags & _RESUMABLE:
+            if suspended_in_handler(fs.code, frame.f_lasti):
+                self.suspended[id(frame)] = fs.code
+            else:
+                self.suspended.pop(id(frame), None)
         if self.active_loops:
             self.loop_frame_left(fs)
         if self.branch_active:
@@ -352,6 +359,13 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         mapped = self.star_maps.get(fs.code)
         if mapped is not None and frame.f_back is mapped[1]:
             mapped[0].append(value)   # (called by map from that frame: not a recursive call)
+        if fs.is_top and self.broken is None and self.suspended:
+            # Dropped unfinished, the generator is closed after the call: its `finally`/`__exit__`
+            # runs then, on every call, and no record makes the generator (it runs eagerly).
+            code = next(iter(self.suspended.values()))
+            self.dynamic = True
+            self.break_run(f"leaves generator `{code.co_name}` suspended inside `try`/`with` (closing it "
+                           "runs its handler after the call)", fs, frame.f_lasti)
         if fs.is_top and self.broken is None:
             self.finished = True
             self.result = value
