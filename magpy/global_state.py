@@ -36,6 +36,24 @@ def global_hooks_present() -> bool:
                 or getattr(m, "_global_forward_hooks_always_called", None))
 
 
+def active_mode() -> str | None:
+    """The class name of a TorchFunctionMode or TorchDispatchMode active now (a user's op logger, a
+    ``with torch.device(...)`` block), or None. Every torch call runs through such a mode, MagPy's
+    own reads of tensor metadata in a monitor run included, and a compiled graph does not run
+    the operators the mode would see: calls under one run eagerly."""
+    tf, dispatch = _mode_depths()
+    if not tf and not dispatch:
+        return None
+    from torch.overrides import _get_current_function_mode_stack
+
+    stack = list(_get_current_function_mode_stack()) if tf else []
+    if not stack and dispatch:
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        stack = list(_get_current_dispatch_mode_stack())
+    return type(stack[-1]).__name__ if stack else "a mode"
+
+
 def _mode_depths() -> tuple[int, int]:
     tf = torch._C._len_torch_function_stack()
     dispatch = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)()

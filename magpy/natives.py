@@ -201,12 +201,15 @@ class NativeRules:
             raise BreakCompile("calls a functools.partial of unknown origin")
         if node.source is None:
             return   # made in this call: its fields were seen going in
+        # (a partial's fields can be replaced in place, `p.__setstate__(...)` as pickle and copy do:
+        # each is reached from the partial, not assumed with its identity)
+        self.on_read(p.func, AttrSource(node.source, "func"))
         args_src = AttrSource(node.source, "args")
+        self.on_read(p.args, args_src)
         for i, a in enumerate(p.args):
             self.on_read(a, ItemSource(args_src, i))
-        if p.keywords:
-            self.on_read(p.keywords, AttrSource(node.source, "keywords"))
-            self.full_read(p.keywords)   # a dict: changed in place, so its contents are guarded
+        self.on_read(p.keywords, AttrSource(node.source, "keywords"))
+        self.full_read(p.keywords)   # a dict: changed in place, so its contents are guarded
 
     def _assume_extremum(self, fs: FrameState, c: CallSite) -> bool:
         """``max(t, 1e-8)`` with one-element tensors among numbers: Python compares them in

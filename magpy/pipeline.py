@@ -46,7 +46,7 @@ from .dynamic.cond import as_torch_cond
 from .dynamic.merging import ArmLibrary, check_merged, describe_branches, keep_arms, merge_branches
 from .dynamic.nodes import Conditional, RolledLoop
 from .dynamic.rolling import roll_loops
-from .global_state import global_hooks_present
+from .global_state import active_mode, global_hooks_present
 from .graph import Unsupported
 from .guards import ValueGuard
 from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
@@ -234,6 +234,9 @@ class Runner:
             return "the compiled module has lazy parameters not yet initialized: the call that initializes them runs eagerly"
         if global_hooks_present():
             return "global module hooks are registered: calls run eagerly while they are"
+        mode = active_mode()
+        if mode is not None:
+            return f"a torch function or dispatch mode ({mode}) is active: calls run eagerly inside it"
         return None
 
     def start(self, args: tuple, kwargs: dict, lift: Callable | None, plan: RunPlan) -> MonitorRun:

@@ -100,3 +100,33 @@ def make(): return f
 def inputs(i): return (torch.ones(2), [0.1, 0.1, 0.2, 0.1][i])
 def state(): return list(T.history), T.__dict__.get("lr")
 """)
+
+program(F_, "partial_changed_in_place_by_setstate", """
+EXPECT = "record"
+import functools
+def scale(x, k): return x * k
+def shift(x, k): return x - k
+p = functools.partial(scale)
+def f(x): return p(x, 2.0)
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def step(i):
+    if i == 2: p.__setstate__((shift, (), {}, None))
+    if i == 3: p.__setstate__((scale, (), {}, None))
+NCALLS = 5
+""")
+
+program(F_, "torch_function_mode_that_logs_around_the_call", """
+EXPECT = "dynamic"
+from torch.overrides import TorchFunctionMode
+LOG = []
+class LogMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        LOG.append(getattr(func, "__name__", "?"))
+        return func(*args, **(kwargs or {}))
+def f(x): return x * 2 + 1
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def context(i): return LogMode()
+def state(): return list(LOG)
+""")
