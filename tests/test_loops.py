@@ -99,6 +99,29 @@ def test_stacked_layers_roll_each_loop():
     assert (st.monitor_runs, st.fallbacks, st.unheld) == (3, 0, 0)
 
 
+def test_stacked_layers_share_one_compiled_body():
+    """The three layers' loop bodies compute the same (their weights are invariants): their body
+    graphs have the same code, which is what a compiled body is shared by (RolledLoop.compile_with),
+    so one backend compile serves all three, for every length."""
+    from magpy.dynamic.nodes import RolledLoop
+
+    torch.manual_seed(1)
+    m = Stacked()
+    cf = magpy.compile(m, backend="eager")
+    for t in (5, 7, 9, 4):
+        x, s = _seq(t)
+        args = (x, [s, (s[0] * 2, s[1]), (s[0], s[1] * 3)])
+        assert same(cf(*args), m(*args)), f"length {t}"
+    rolled = [n.target for r in magpy.records(cf) if r.graph_module is not None
+              for n in r.graph_module.graph.nodes if isinstance(n.target, RolledLoop)]
+    assert len(rolled) == 3
+    assert len({loop.body.code for loop in rolled}) == 1
+    shared: dict = {}
+    for loop in rolled:
+        loop.compile_with(lambda gm, example: gm.forward, shared)
+    assert len(shared) == 1
+
+
 def test_loop_over_a_lifted_size_with_tensor_indexing():
     w = torch.randn(6, 6)
 

@@ -227,7 +227,11 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
         if n.target is loop_index:
             env[p] = index_ph
             continue
-        env[p] = body.node_copy(n, lambda leaf: body_arg(leaf))
+        # (named by position, not after the run's nodes: the bodies of loops that compute the same,
+        # a stacked LSTM's layers, have the same code and share one compiled body)
+        env[p] = body.create_node(n.op, n.target, fx.map_arg(n.args, body_arg), fx.map_arg(n.kwargs, body_arg),
+                                  name=f"v{p}", type_expr=n.type)
+        env[p].meta = dict(n.meta)
     if any(q not in env for q in carry_q):
         raise NotRolled("internal: a carry is not computed by the body")
     outs = [env[q] for q in carry_q]
