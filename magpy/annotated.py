@@ -22,6 +22,7 @@ import torch
 from .annotations import DYNAMIC, Annotation
 from .annotations import torch_ops as T
 from .breaks import BreakCompile
+from .monitor.elements import element_read, may_hold_tensors
 from .natives import KEYED_READERS, LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
 from .objmodel import attr_location, is_immutable, relation_present
 from .source import AttrSource, ItemSource
@@ -186,6 +187,10 @@ class AnnotatedRules:
                 self.pend(fs, self.post_new, 1, opaque=isinstance(obj, torch.nn.Module))
                 return
         key = kwargs.get("key")
+        if fn in KEYED_READERS and key is not None and not isinstance(getattr(key, "__func__", key), types.FunctionType) \
+                and (T.contains_tensor(getattr(key, "__self__", None)) or any(may_hold_tensors(a) for a in args)):
+            # a native key (`max(scores, key=scores.get)`) hands tensors to the comparison, in C
+            self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensors a native key gives")
         if fn in KEYED_READERS and isinstance(key, (types.FunctionType, types.MethodType)) \
                 and isinstance(getattr(key, "__func__", key), types.FunctionType):
             # sorted/min/max with a Python key compare the *keys*, which its monitored frames
@@ -198,6 +203,10 @@ class AnnotatedRules:
             return
         if fn in STORING_CONSTRUCTORS:
             kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
+        if fn in (filter, map):
+            why, _ = element_read(fn, list(args), frozenset())   # (filter's truth tests, map(bool, t))
+            if why is not None:
+                self.go_dynamic(why)
         if fn in ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):
             # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),
             # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored.

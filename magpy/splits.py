@@ -83,6 +83,7 @@ from .capture import NULL
 from .capture import backend as capture_backend
 from .global_state import global_hooks_present
 from .graph import Unsupported
+from .monitor.elements import may_hold_tensors
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 # A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call
@@ -260,6 +261,18 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         d_call = ("call", len(args) - len(kwn), tuple(kwn))
     d_slots = len(values)
     _check_operation(fn)
+    if (fn is map or fn is filter) and any(may_hold_tensors(a) for a in values[2:]):
+        # a lazy iterator over tensors: what consumes it, after the split, reads their values
+        raise NotSplit(f"`{fn.__name__}` makes a lazy iterator over tensors, consumed after the split")
+    operands = values[1:] if d_call[0] == "call" else [
+        *(values[1] if isinstance(values[1], (tuple, list)) else ()),   # (never iterate an iterator here)
+        *(values[2].values() if isinstance(values[2], dict) else ())]
+    for v in operands:
+        node = mon.node(v)
+        if isinstance(v, types.BuiltinMethodType) and _bound_to_object(v) and (node is None or node.source is None):
+            # (`max(scores, key=scores.get)`: the image would hold this run's method, bound to this
+            # run's dict, not the one the next call makes)
+            raise NotSplit(f"D is given `{v.__name__}`, a method bound to an object made in the call")
 
     # -- frame images ----------------------------------------------------------------------------------
     image = _Image(mon, values)

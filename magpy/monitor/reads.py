@@ -78,6 +78,7 @@ from ..source import (
     SelfArgsSource,
     Source,
 )
+from .elements import element_read
 from .frame import GuardSink
 
 
@@ -427,6 +428,12 @@ class Reads:
         Reading a container's structure does not read the tensors it holds, except for
         functions in :data:`ELEMENT_READERS` (``sorted``, ``sum``, ``max``...).
         """
+        if fn is not None:
+            # (natives that read elements from an iterator made in the call: magpy.monitor.elements)
+            why, gens = element_read(fn, list(values), ELEMENT_READERS)
+            if why is not None:
+                self.go_dynamic(why)
+            self.value_read_gens.update((id(g.gi_frame), fn) for g in gens if g.gi_frame is not None)
         for i, v in enumerate(values):
             if ann is not None and not ann.reads(i):
                 continue

@@ -45,6 +45,7 @@ import torch
 
 from .. import capture
 from ..annotations import lookup
+from ..annotations.torch_ops import contains_tensor
 from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from ..bytecode import instructions
 from ..bytecode.flow import suspended_in_handler
@@ -146,6 +147,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.mutates_outside = False                 # ... one sharing memory with a tensor from outside
         self._entered: set = set()                   # generator frames whose parameters were bound
         self.suspended: dict = {}                    # id(frame) -> code: generators left at a yield in a try/with
+        self.value_read_gens: dict = {}              # id(frame) -> the native reading what that generator yields
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
         self.init_loops()
@@ -343,6 +345,12 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             self.opaque_frame = None
         del self.frames[id(frame)]
         if fs.code.co_flags & _RESUMABLE:
+            reader = self.value_read_gens.get(id(frame))
+            if reader is not None and self.broken is None and contains_tensor(value):
+                # a native (`any`, `max`, `sorted`) takes the truth or order of what it yields, in C
+                self.dynamic = True
+                self.break_run(f"`{getattr(reader, '__name__', reader)}` reads the values of tensors a generator "
+                               "yields", fs, frame.f_lasti)
             if suspended_in_handler(fs.code, frame.f_lasti):
                 self.suspended[id(frame)] = fs.code
             else:

@@ -1,0 +1,81 @@
+"""Native code that reads the values of tensors it gets from an iterator, a dict view, a native
+key or a container given to numpy (red-team finds): ``any(l > 2 for l in losses)``,
+``sum(map(bool, x > 2))``, ``filter(lambda r: r.sum() > 2, x)``, ``max(d, key=d.get)``,
+``sorted(d.items(), key=itemgetter(1))``, ``np.mean([l1, l2])``. The truth, order or number it
+takes is read in C, where the monitor sees no ``__bool__``: a tensor value read by a native,
+dynamic (no split where the native's operands are made in the call). Controls beside them:
+the same natives over Python numbers are recorded."""
+from harness import program
+
+F_ = "redteam_natives"
+
+_X = "def inputs(i): return (torch.tensor([[1.0, 0.5], [3.0, 0.5], [-1.0, 0.5], [1.0, 0.5], [3.0, 0.5]][i]),)\nNCALLS = 5\n"
+
+program(F_, "any_of_a_generator_over_rows", """
+EXPECT = "dynamic"
+def f(per_sample_loss):
+    if any(l > 2.0 for l in per_sample_loss):
+        return per_sample_loss.clamp(max=2.0)
+    return per_sample_loss
+def make(): return f
+""" + _X)
+
+program(F_, "all_of_a_generator_over_unbound_rows", """
+EXPECT = "dynamic"
+def f(x):
+    return x * 2 if all(r.sum() > 0 for r in x.unbind(0)) else x - 1
+def make(): return f
+""" + _X)
+
+program(F_, "filter_with_a_predicate_over_tensor_rows", """
+EXPECT = "dynamic"
+def f(x):
+    return len(list(filter(lambda r: r.sum() > 2, x))) + x
+def make(): return f
+""" + _X)
+
+program(F_, "sum_of_map_bool_over_a_mask", """
+EXPECT = "dynamic"
+def f(x):
+    return x * sum(map(bool, x > 2))
+def make(): return f
+""" + _X)
+
+program(F_, "max_of_a_dict_by_its_get", """
+EXPECT = "dynamic"
+def f(x):
+    scores = {"cls": x[0], "reg": x[1]}
+    best = max(scores, key=scores.get)
+    return x * (2 if best == "cls" else 3)
+def make(): return f
+""" + _X)
+
+program(F_, "sorted_items_by_itemgetter_and_max_of_values", """
+EXPECT = "dynamic"
+import operator
+def f(x):
+    scores = {"cls": x[0], "reg": x[1]}
+    order = [k for k, _ in sorted(scores.items(), key=operator.itemgetter(1))]
+    return x * (2 if order[0] == "cls" else 3) + max(scores.values())
+def make(): return f
+""" + _X)
+
+program(F_, "numpy_mean_of_a_list_of_losses", """
+EXPECT = "split"   # (np.mean runs every call, on the losses the prefix's graph computed)
+def f(x):
+    losses = [(c ** 2).mean() for c in x.chunk(2)]
+    return x.sum(), float(np.mean(losses))
+def make(): return f
+""" + _X)
+
+program(F_, "any_and_max_over_python_numbers_are_recorded", """
+EXPECT = "record"
+WEIGHTS = {"cls": 0.5, "reg": 2.0}
+def f(x):
+    best = max(WEIGHTS, key=WEIGHTS.get)
+    scale = sum(map(float, [1, 2])) if any(w > 1 for w in WEIGHTS.values()) else 1.0
+    return x * scale * WEIGHTS[best]
+def make(): return f
+def step(i):
+    if i == 3: WEIGHTS["cls"] = 5.0
+""" + _X)
