@@ -11,6 +11,7 @@ and, after the call, by what it returned:
 from __future__ import annotations
 
 import operator
+import os
 import sys
 import types
 from typing import Any
@@ -187,6 +188,9 @@ def tensor_method_name(fn, args: list) -> str | None:
     return None
 
 
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+
 def is_torch_function(fn) -> bool:
     """A free function of a torch namespace (torch.*, torch.nn.functional.*, torch.linalg...)."""
     if isinstance(fn, type) or isinstance(fn, torch.nn.Module):
@@ -195,6 +199,11 @@ def is_torch_function(fn) -> bool:
         return True
     mod = _module_of(fn)
     if not mod.startswith(_TORCH_MODULE_PREFIXES):
+        return False
+    code = getattr(fn, "__code__", None)
+    if isinstance(code, types.CodeType) and not code.co_filename.startswith(_TORCH_DIR):
+        # a Python function written elsewhere that only names a torch module (`@functools.wraps(F.gelu)`
+        # copies `__module__` and `__qualname__`): user code, monitored
         return False
     # Module-machinery Python code is user-level code for us, not an operator.
     if mod.startswith(("torch.nn.modules", "torch.nn.utils", "torch.autograd.grad_mode", "torch.utils",

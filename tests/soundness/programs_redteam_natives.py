@@ -79,3 +79,26 @@ def make(): return f
 def step(i):
     if i == 3: WEIGHTS["cls"] = 5.0
 """ + _X)
+
+program(F_, "user_wrapper_made_with_functools_wraps_of_a_torch_function", """
+EXPECT = "record"
+import functools
+CALLS = []
+@functools.wraps(F.gelu)
+def gelu(x, approximate="none"):
+    CALLS.append(1)
+    return F.gelu(x, approximate="tanh")
+@functools.wraps(torch.sigmoid)
+def sigmoid(x):
+    return torch.sigmoid(x) * 2
+def scaled(func, k=3.0):
+    @functools.wraps(func)
+    def wrapped(*a): return func(*a) * k
+    return wrapped
+class M(nn.Module):
+    def forward(self, x): return gelu(x) + sigmoid(x) + scaled(torch.sin)(x)
+m = M()
+def make(): return m
+def inputs(i): return (torch.tensor([0.5, -1.0]) * (i + 1),)
+def state(): return len(CALLS)
+""")
