@@ -660,3 +660,28 @@ def test_dynamic_cell_reports_what_magpy_did_after_warm_up() -> None:
     summary = dynamic.summarize(pd.DataFrame([{**row, "model": "lstm", "kind": "seqlen", "compiler": "magpy-eager",
                                                "status": "ok"}]))
     assert {"backend_compiles", "loop_regions", "eager_after_warmup"} <= set(summary.columns)
+
+
+def test_gpu_estimate_prices_each_cell_from_the_measured_ones() -> None:
+    """experiments.estimate (the READMEs' GPU column): a cell costs its compiler's measured cells'
+    mean wall time plus the calls the plan adds; an unmeasured compiler takes its backend's; a cell
+    needing torch_xla costs nothing (an `unavailable` row)."""
+    from types import SimpleNamespace
+
+    from experiments.estimate import cell_cost
+
+    raw = pd.DataFrame([
+        {"compiler": "eager", "cell_wall_s": 10.0, "mean_s": 0.01, "first_call_s": 0.0, "warmup": 20, "repeat": 50},
+        {"compiler": "eager", "cell_wall_s": 20.0, "mean_s": 0.03, "first_call_s": 0.0, "warmup": 20, "repeat": 50},
+        {"compiler": "magpy-inductor", "cell_wall_s": 40.0, "mean_s": 0.01, "first_call_s": 5.0, "warmup": 20,
+         "repeat": 50},
+    ])
+    plan = SimpleNamespace(warmup=100, repeat=100, n_inputs=10, options={})
+    eager = {"name": "eager", "frontend": "eager", "backend": None, "requires": []}
+    assert cell_cost({"compiler": eager, "key": {"bs": 1}}, raw, plan) == pytest.approx((15 + 130 * 0.02,) * 2)
+    low, high = cell_cost({"compiler": eager, "key": {"bs": 16}}, raw, plan)
+    assert (low, high) == pytest.approx((15 + 130 * 0.02, 15 + 130 * 0.02 * 16))
+    fullgraph = {"name": "fullgraph-inductor", "frontend": "fullgraph", "backend": "inductor", "requires": []}
+    assert cell_cost({"compiler": fullgraph, "key": {"bs": 1}}, raw, plan) == pytest.approx((40 + 1.3,) * 2)
+    xla = {"name": "magpy-xla", "frontend": "magpy", "backend": "xla", "requires": ["magpy", "torch_xla"]}
+    assert cell_cost({"compiler": xla, "key": {"bs": 1}}, raw, plan) == (0.0, 0.0)
