@@ -37,6 +37,8 @@
 #   ./reproduce.sh gpu-quick [--budget-s 540 ...]  a paper-size subset (fig15/table2/fig16 for BERT, ResNet,
 #                                       DeBERTa, Quantized) that fits in 10 minutes on one GPU; results in
 #                                       results/gpu/<card>/ (--device cpu: the same plan at smoke size)
+#   ./reproduce.sh estimate [results/gpu/<card>]   each experiment's estimated run time at paper size on
+#                                       a GPU, from the cells gpu-quick measured there (experiments/estimate.py)
 #   ./reproduce.sh gpu-wheels           download the wheels gpu-quick needs on a machine without
 #                                       internet into wheels/ (Python 3.12 by default: PYVER=3.11 ...)
 #   ./reproduce.sh all                  every experiment in turn
@@ -320,6 +322,7 @@ case "$cmd" in
     fig1|fig15|table2|fig16|fig17|fig18) exec "$PY" -m experiments.run "experiment=$cmd" "$@" ;;
     table3) exec "$PY" -m paritybench table3 "$@" ;;
     gpu-quick) exec "$PY" -m experiments.gpu_quick "$@" ;;
+    estimate) exec "$PY" -m experiments.estimate "$@" ;;
     all)
         for e in fig1 fig15 table2 fig16 fig17 fig18; do
             "$PY" -m experiments.run "experiment=$e" "$@"

@@ -213,12 +213,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the summary goes (default results/gpu/<card> on cuda, results/gpu-dry-run on cpu)")
     args = parser.parse_args(argv)
     start = time.monotonic()
-    import torch
+    from experiments.plan import SettingsError, describe_device, resolve_device
 
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available() and not args.gather_only:
-        print("error: --device cuda but torch sees no GPU", file=sys.stderr)
+    try:  # as experiments.run's device=auto: never the CPU on a machine meant for CUDA
+        device = args.device if args.gather_only else resolve_device(args.device or "auto")
+        device = device or resolve_device("auto")
+    except SettingsError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.device is None:
+        print(f"[gpu-quick] device: {describe_device(device)}", flush=True)
     size = "paper" if device == "cuda" else "smoke"
     warmup = args.warmup if args.warmup is not None else (20 if device == "cuda" else 2)
     repeat = args.repeat if args.repeat is not None else (50 if device == "cuda" else 5)

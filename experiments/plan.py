@@ -20,6 +20,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,12 @@ EXPERIMENT_WORDS = ("name", "runner", "title", "note", "paper", "model_notes")
 EXPERIMENT_OPTIONS = ("dynamic", "region")
 #: The keys of ``experiment.plan.<size>``: the selections and the knobs a size plan may set.
 PLAN_KEYS = ("bs", "models", "compilers", "warmup", "repeat", "n_inputs", "statistic")
+#: The knobs of a size config (``conf/size/*.yaml`` besides its name); ``size.repeat=3`` on the
+#: command line sets one as ``repeat=3`` does.
+SIZE_KNOBS = ("warmup", "repeat", "n_inputs", "statistic", "timeout_s", "threads")
+#: Where each size knob also has a key of its own (``repeat=3``, ``cell.timeout_s=60``).
+SIZE_KNOB_KEYS = {"warmup": "warmup", "repeat": "repeat", "n_inputs": "n_inputs", "statistic": "statistic",
+                  "timeout_s": "cell.timeout_s", "threads": "cell.threads"}
 SIZES = ("paper", "smoke")
 
 
@@ -85,18 +93,70 @@ class Plan:
         }
 
 
+#: Files a loaded NVIDIA driver (or ``docker run --gpus``) puts on a machine.
+NVIDIA_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version")
+
+
+def cuda_expected() -> list[str]:
+    """Signs that this machine is meant to run CUDA: the NVIDIA driver's device files
+    (:data:`NVIDIA_DEVICE_FILES`), or ``MAGPY_EXPECT_CUDA=1`` (set by the artifact's GPU image,
+    docker/Dockerfile)."""
+    signs = [path for path in NVIDIA_DEVICE_FILES if os.path.exists(path)]
+    if os.environ.get("MAGPY_EXPECT_CUDA", "") not in ("", "0"):
+        signs.append(f"MAGPY_EXPECT_CUDA={os.environ['MAGPY_EXPECT_CUDA']}")
+    return signs
+
+
+def cuda_status() -> tuple[bool, str]:
+    """Whether torch can use a GPU here, and in words why not (or which GPU).
+
+    ``torch.cuda.is_available()`` returns False, with only a warning, when the driver is too old
+    for the CUDA torch was built with: the warning's first line is the reason given."""
+    import torch
+
+    if torch.version.cuda is None:
+        return False, f"torch {torch.__version__} is a CPU-only build"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        available = torch.cuda.is_available()
+    if available:
+        return True, torch.cuda.get_device_name(0)
+    said = next((str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()), "")
+    return False, f"torch {torch.__version__} (CUDA {torch.version.cuda}) sees no usable CUDA device" + \
+        (f": {said}" if said else "")
+
+
 def resolve_device(name: str) -> str:
-    """``auto`` -> ``cuda`` if torch sees a GPU, else ``cpu``; other names pass through checked."""
+    """``auto`` -> ``cuda`` if torch sees a GPU, else ``cpu``; other names pass through checked.
+
+    ``device=auto`` never falls back to the CPU on a machine meant for CUDA (:func:`cuda_expected`:
+    a driver whose CUDA torch cannot run, a GPU image started without ``--gpus``): that would
+    measure the CPU at smoke size where the paper's GPU numbers were asked for. It raises
+    :class:`SettingsError` instead, naming the sign and torch's reason.
+    """
     if name not in ("auto", "cpu", "cuda"):
         raise SettingsError(f"unknown device {name!r}; valid: auto, cpu, cuda")
     if name == "cpu":
         return name
-    import torch
+    available, why = cuda_status()
+    if available:
+        return "cuda"
+    if name == "cuda":
+        import torch
 
-    if name == "cuda" and not torch.cuda.is_available():
-        raise SettingsError(f"device=cuda, but torch {torch.__version__} sees no CUDA device here; "
+        detail = "" if why.startswith(f"torch {torch.__version__} is a CPU-only") else f" ({why})"
+        raise SettingsError(f"device=cuda, but torch {torch.__version__} sees no CUDA device here{detail}; "
                             "use device=cpu or device=auto")
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    signs = cuda_expected()
+    if signs:
+        raise SettingsError(f"device=auto on a machine meant for CUDA ({', '.join(signs)}), but {why}; "
+                            "fix the driver (or docker run --gpus all), or pass device=cpu to measure the CPU")
+    return "cpu"
+
+
+def describe_device(device: str) -> str:
+    """What ``device=auto`` picked, in words: ``cpu (torch 2.13.0+cpu is a CPU-only build)``."""
+    return f"{device} ({cuda_status()[1]})"
 
 
 def resolve_size(name: str, device: str) -> str:
@@ -109,11 +169,14 @@ def resolve_size(name: str, device: str) -> str:
 
 
 def override_keys(overrides: Iterable[str]) -> set[str]:
-    """The top-level keys a list of Hydra command-line overrides sets (``+bs=1`` -> ``bs``)."""
+    """The keys a list of Hydra command-line overrides sets: each top-level key (``+bs=1`` -> ``bs``)
+    and, for a dotted key, its full path too (``size.repeat=3`` -> ``size`` and ``size.repeat``)."""
     keys = set()
     for override in overrides:
         key = override.split("=", 1)[0].lstrip("+~")
         keys.add(key.split("/", 1)[0].split(".", 1)[0])
+        if "." in key and "/" not in key:
+            keys.add(key)
     return keys
 
 
@@ -174,7 +237,8 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
 
     ``cfg`` must name a concrete size (``run.py`` re-composes the config when it says ``auto``) so
     that ``cfg.size`` holds that size's warmup, repeat, ...; ``cli_keys`` are the keys set on the
-    command line (they win over the experiment's per-size plan).
+    command line (they win over the experiment's per-size plan; ``size.repeat`` counts as ``repeat``),
+    as :func:`override_keys` gives them.
     """
     exp = cfg.experiment
     check_experiment_keys(exp)
@@ -196,10 +260,18 @@ def make_plan(cfg: DictConfig, cli_keys: set[str]) -> Plan:
     compilers = _select(cfg.compiler, None if "compiler" in cli_keys else size_plan.get("compilers"), "compilers")
     bs = cfg.bs if cfg.bs is not None else size_plan.get("bs", [1])
 
-    def knob(name: str) -> Any:  # command line, then the experiment's size plan, then the size config
+    for name, key in SIZE_KNOB_KEYS.items():  # repeat=5 and size.repeat=3 together: which one?
+        if f"size.{name}" in cli_keys and OmegaConf.select(cfg, key) is not None \
+                and OmegaConf.select(cfg, key) != size_defaults[name]:
+            raise SettingsError(f"{key}={OmegaConf.select(cfg, key)} and size.{name}={size_defaults[name]} "
+                                f"disagree; set one of them")
+
+    def knob(name: str) -> Any:
+        """The command line (``repeat=5`` or ``size.repeat=5``), then the experiment's size plan, then
+        the size config."""
         value = cfg.get(name)
         if value is None:
-            value = size_plan.get(name, size_defaults[name])
+            value = size_defaults[name] if f"size.{name}" in cli_keys else size_plan.get(name, size_defaults[name])
         return value
 
     timeout = cfg.cell.timeout_s if cfg.cell.timeout_s is not None else size_defaults["timeout_s"]

@@ -34,7 +34,16 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments.cells import cell_python, default_mem_limit_bytes, interpreter, missing_in, run_cell
 from experiments.isolation import interrupt_on_sigterm
-from experiments.plan import Plan, SettingsError, make_plan, override_keys, resolve_device, resolve_size
+from experiments.plan import (
+    SIZE_KNOBS,
+    Plan,
+    SettingsError,
+    describe_device,
+    make_plan,
+    override_keys,
+    resolve_device,
+    resolve_size,
+)
 from experiments.results import RunStore, cell_settings, environment, git_dirty
 
 log = logging.getLogger("experiments.run")
@@ -49,11 +58,21 @@ def _concrete_config(cfg: DictConfig) -> DictConfig:
     """
     device = resolve_device(cfg.device.name)
     size = resolve_size(cfg.size.name, device)
+    picked = [f"device=auto: {describe_device(device)}"] if cfg.device.name == "auto" else []
+    picked += [f"size=auto: {size}"] if cfg.size.name == "auto" else []
+    if picked:  # said before anything runs: a CPU fallback is never silent
+        print("; ".join(picked), file=sys.stderr, flush=True)
     if (cfg.device.name, cfg.size.name) == (device, size):
         return cfg
-    overrides = [o for o in HydraConfig.get().overrides.task if not override_keys([o]) & {"device", "size"}]
+    # Only the group choices are replaced: ``size.repeat=3`` and the like stay (they set a knob of the size).
+    overrides = [o for o in HydraConfig.get().overrides.task if _override_key(o) not in ("device", "size")]
     overrides += [o for o in HydraConfig.get().overrides.hydra if o.startswith("hydra.searchpath=")]
     return hydra.compose(config_name="config", overrides=[*overrides, f"device={device}", f"size={size}"])
+
+
+def _override_key(override: str) -> str:
+    """The key an override sets: ``+size.repeat=3`` -> ``size.repeat``, ``size=paper`` -> ``size``."""
+    return override.split("=", 1)[0].lstrip("+~")
 
 
 def _mem_limit(cfg: DictConfig, device: str) -> int | None:
@@ -322,6 +341,8 @@ def settings_known(key: str = "") -> list[str]:
     ``key`` (``cell.timout_s``) the keys of its parent (``cell``) when config.yaml has it."""
     root = OmegaConf.load(_CONF / "config.yaml")
     parent = key.rsplit(".", 1)[0] if "." in key else ""
+    if parent == "size":  # a size config's knobs (its name is chosen with size=..., not size.name=...)
+        return [f"size.{k}" for k in SIZE_KNOBS]
     node = OmegaConf.select(root, parent) if parent else None
     if OmegaConf.is_dict(node):
         return [f"{parent}.{k}" for k in node]
@@ -333,12 +354,20 @@ def refuse_unknown_keys(overrides: list[str]) -> None:
 
     Hydra accepts ``+reapeat=5`` (it even suggests it for ``reapeat=5``) and the run would ignore
     it silently. Adding under ``hydra`` and ``experiment`` (extending an experiment's plan) stays
-    allowed: those are read."""
+    allowed: those are read; so does ``++repeat=5`` (force-setting a key the run reads).
+    ``size.name=...``/``device.name=...`` are refused too: they would relabel the run (its run id,
+    its rows) without changing the size's knobs or the device."""
     for override in overrides:
+        key = _override_key(override)
+        if key in ("size.name", "device.name"):  # would relabel the run, not change what it measures
+            group = key.split(".")[0]
+            choices = ", ".join(["auto", *sorted(p.stem for p in (_CONF / group).glob("*.yaml") if p.stem != "auto")])
+            raise SettingsError(f"{key} cannot be set; choose the {group} with {group}=<name> ({choices})")
         if not override.startswith("+"):
             continue
-        key = override.split("=", 1)[0].lstrip("+")
         if key.split("/", 1)[0].split(".", 1)[0] in ("hydra", "experiment"):
+            continue
+        if override.startswith("++") and key in settings_known(key):  # force-set of a key the run reads
             continue
         raise SettingsError(f"unknown setting {key!r} (in {override!r}): the run reads no such key; "
                             f"valid: {', '.join(settings_known(key))}")

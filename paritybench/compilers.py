@@ -14,7 +14,9 @@ reference. What counts as a failure:
   graph break is one under ``fullgraph``) or a wrong result.
 * **TorchScript** (``torch.jit.script(module)``): an exception or a wrong result.
 
-Each ``run_*`` returns a JSON-ready stage result (see :mod:`paritybench.evaluate`).
+Each ``run_*`` returns a JSON-ready stage result (see :mod:`paritybench.evaluate`). The compiling
+itself goes through :func:`experiments.compilers.prepare`, the adapter the experiments use (with
+Dynamo's ``fullgraph=True`` here), so that Table 3 and the figures compile a model the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+from experiments.compilers import prepare
 
 from .evaluate import (
     EagerTrace,
@@ -53,6 +57,12 @@ def _judge(reference: EagerTrace, got: EagerTrace, cfg: RunConfig) -> dict[str, 
 
 
 # -- MagPy ---------------------------------------------------------------------------------
+def adapter(frontend: str, backend: str | None) -> dict[str, Any]:
+    """The compiler config (as ``experiments/conf/compiler/*.yaml`` holds them) that
+    :func:`experiments.compilers.prepare`, the artifact's one compiler adapter, takes for a stage."""
+    return {"name": frontend, "frontend": frontend, "backend": backend, "requires": []}
+
+
 def _import_magpy() -> Any:
     """``magpy`` with its public API, or ImportError saying what is missing."""
     import magpy
@@ -81,7 +91,7 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
     try:
         with warnings.catch_warnings(record=True) as caught, _MagPyLog() as logged:
             warnings.simplefilter("always")
-            cm = magpy.compile(module, backend=cfg.backend)
+            cm = prepare(adapter("magpy", cfg.backend), module, "cpu").handle
 
             def note_runs(_k: int) -> None:
                 monitor_runs.append(_stat(magpy, cm, "monitor_runs"))
@@ -201,15 +211,12 @@ def run_dynamo(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[st
     """``torch.compile(fullgraph=True)``: success or the error that stopped it."""
     import torch._dynamo
 
-    from experiments.compilers import dynamo_graph_counter
-
     start = time.perf_counter()
-    torch._dynamo.reset()
-    counter = dynamo_graph_counter(cfg.backend)
     module = build_like(case, cfg, reference)
+    compiled = prepare(adapter("dynamo", cfg.backend), module, "cpu", fullgraph=True)  # (lazy: compiles on call)
+    counter = compiled.dynamo_graphs
     try:
-        compiled = torch.compile(module, backend=counter, fullgraph=True)
-        got = call_sequence(compiled, case, cfg, state_owner=lambda: module)
+        got = call_sequence(compiled.fn, case, cfg, state_owner=lambda: module)
     except Exception as exc:  # noqa: BLE001 - the error is the measurement
         result = {"status": "error", "graphs": int(counter.frame_count) or None, **error_fields(exc)}
     else:
@@ -229,7 +236,7 @@ def run_torchscript(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> di
     start = time.perf_counter()
     module = build_like(case, cfg, reference)
     try:
-        scripted = torch.jit.script(module)
+        scripted = prepare(adapter("torchscript", None), module, "cpu").fn   # torch.jit.script(module)
         got = call_sequence(scripted, case, cfg, state_owner=lambda: scripted)
     except Exception as exc:  # noqa: BLE001 - the error is the measurement
         result = {"status": "error", "graphs": None, **error_fields(exc)}

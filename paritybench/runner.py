@@ -247,10 +247,11 @@ def prepare_out(opts: RunOptions) -> None:
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
         have = {k: meta.get("config", {}).get(k) for k in _CONFIG_KEYS}
-        if have != wanted:
-            diff = {k: (have[k], wanted[k]) for k in _CONFIG_KEYS if have[k] != wanted[k]}
+        if have != wanted:  # said as the experiments say it (experiments.results.settings_diff)
+            from experiments.results import settings_diff
+
             raise RunConfigMismatch(
-                f"{out} holds results of another configuration ({diff}, as (recorded, requested)); "
+                f"{out} holds results of another configuration ({'; '.join(settings_diff(have, wanted))}); "
                 "pass --fresh to discard them or choose another --out / --run-id"
             )
     compilers = list(opts.config.compilers)

@@ -109,5 +109,5 @@ def test_docker_and_conda_use_the_lock_and_the_cuda_torch_was_built_for() -> Non
     assert "- -c requirements.lock" in conda and "- torch==2.13.0" in conda
     # the README says PyPI's torch 2.13.0 reads 2.13.0+cuXYZ; the image's CUDA toolkit is that version
     (cuda,) = set(re.findall(r"2\.13\.0\+cu(\d+)", (ROOT / "README.md").read_text()))
-    image = re.search(r"^FROM nvidia/cuda:(\d+)\.(\d+)\.", dockerfile, re.M)
+    image = re.search(r"^FROM nvidia/cuda:(\d+)\.(\d+)\.[^\s@]+@sha256:[0-9a-f]{64}$", dockerfile, re.M)
     assert image and f"{image[1]}{image[2]}" == cuda, (image and image[0], cuda)

@@ -293,7 +293,92 @@ def test_flags_go_before_overrides() -> None:
 
 def test_override_keys() -> None:
     assert override_keys(["+bs=1", "model=[a,b]", "cell.timeout_s=3", "~plot", "hydra/launcher=local"]) == \
-        {"bs", "model", "cell", "plot", "hydra"}
+        {"bs", "model", "cell", "cell.timeout_s", "plot", "hydra"}
+
+
+def test_size_overrides_reach_the_plan() -> None:
+    """``size.repeat=3`` sets what ``repeat=3`` sets, over the experiment's size plan (fig17's
+    smoke plan says n_inputs 8); ``repeat=5 size.repeat=3`` is refused as ambiguous."""
+    from hydra import compose, initialize_config_dir
+
+    from experiments.plan import SettingsError
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        base = ["experiment=fig17", "device=cpu", "size=smoke"]
+        assert make_plan(compose("config", overrides=base), cli_keys=set()).n_inputs == 8
+        overrides = [*base, "size.warmup=2", "size.repeat=3", "size.n_inputs=5", "size.statistic=mean",
+                     "size.timeout_s=60", "size.threads=2"]
+        plan = make_plan(compose("config", overrides=overrides), cli_keys=override_keys(overrides))
+        assert (plan.warmup, plan.repeat, plan.n_inputs, plan.statistic, plan.timeout_s, plan.threads) == \
+            (2, 3, 5, "mean", 60.0, 2)
+        overrides = [*base, "repeat=5", "size.repeat=3"]
+        with pytest.raises(SettingsError, match=r"repeat=5 and size.repeat=3 disagree"):
+            make_plan(compose("config", overrides=overrides), cli_keys=override_keys(overrides))
+
+
+def test_size_overrides_reach_the_cells_with_device_auto(tiny: Path, tmp_path: Path) -> None:
+    """device=auto composes the config again for the device it picks: ``size.*`` overrides stay,
+    the cells run with them (row.json, raw.csv) and meta.json records them; the pick is said."""
+    command = [c for c in _command(tiny, tmp_path, "compiler=[eager]", "bs=1", "plot=false", "size.warmup=2",
+                                   "size.repeat=4")
+               if c not in ("device=cpu", "warmup=1", "repeat=3")]
+    env = {k: v for k, v in _env(tiny).items() if k != "MAGPY_EXPECT_CUDA"}  # set in the GPU image
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if not torch.cuda.is_available():
+        assert f"device=auto: cpu (torch {torch.__version__}" in proc.stderr
+    cell = next((tmp_path / "fig15").glob("smoke-*/cells/*/row.json"))
+    row = json.loads(cell.read_text())
+    assert (row["warmup"], row["repeat"], row["n"]) == (2, 4, 4)
+    assert (row["settings"]["warmup"], row["settings"]["repeat"]) == (2, 4)
+    meta = json.loads((cell.parent.parent.parent / "meta.json").read_text())
+    assert (meta["config"]["size"]["warmup"], meta["config"]["size"]["repeat"]) == (2, 4)
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("size.name=paper", "error: size.name cannot be set; choose the size with size=<name> (auto, paper, smoke)"),
+    ("size.reapeat=5", "error: unknown setting 'size.reapeat'; valid: size.warmup, size.repeat, size.n_inputs,"),
+    ("size.repeat=2", "error: repeat=3 and size.repeat=2 disagree; set one of them"),
+])
+def test_size_overrides_that_cannot_be_honoured_are_one_line(tiny: Path, tmp_path: Path, override: str,
+                                                              message: str) -> None:
+    proc = _run(tiny, tmp_path, override, returncode=2)
+    assert proc.stderr.strip().startswith(message) and proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert not (tmp_path / "fig15").exists()
+
+
+def test_device_auto_refuses_the_cpu_on_a_machine_meant_for_cuda(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    """A driver too old for torch's CUDA: is_available() is False with only a warning. device=auto
+    must not measure the CPU then; device=cuda names torch's reason."""
+    import warnings
+
+    from experiments import plan as plan_module
+    from experiments.plan import SettingsError, resolve_device
+
+    def too_old() -> bool:
+        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old (found version 11040).\n"
+                      "Please update your GPU driver.", stacklevel=1)
+        return False
+
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setattr(torch.cuda, "is_available", too_old)
+    monkeypatch.delenv("MAGPY_EXPECT_CUDA", raising=False)
+    monkeypatch.setattr(plan_module, "NVIDIA_DEVICE_FILES", (str(tmp_path / "nvidia0"),))
+    assert resolve_device("auto") == "cpu"  # no sign of a GPU: the CPU is what this machine has
+    (tmp_path / "nvidia0").touch()
+    with pytest.raises(SettingsError, match=r"device=auto on a machine meant for CUDA \(.*nvidia0\), but torch .* "
+                                            r"\(CUDA 13.0\) sees no usable CUDA device: CUDA initialization: The "
+                                            r"NVIDIA driver on your system is too old \(found version 11040\).; "
+                                            r".*pass device=cpu"):
+        resolve_device("auto")
+    with pytest.raises(SettingsError, match=r"device=cuda, but .* too old"):
+        resolve_device("cuda")
+    assert resolve_device("cpu") == "cpu"
+    (tmp_path / "nvidia0").unlink()
+    monkeypatch.setenv("MAGPY_EXPECT_CUDA", "1")  # the GPU image started without --gpus
+    with pytest.raises(SettingsError, match=r"MAGPY_EXPECT_CUDA=1"):
+        resolve_device("auto")
 
 
 # -- results keyed by their settings ---------------------------------------------------------------
@@ -575,3 +660,28 @@ def test_dynamic_cell_reports_what_magpy_did_after_warm_up() -> None:
     summary = dynamic.summarize(pd.DataFrame([{**row, "model": "lstm", "kind": "seqlen", "compiler": "magpy-eager",
                                                "status": "ok"}]))
     assert {"backend_compiles", "loop_regions", "eager_after_warmup"} <= set(summary.columns)
+
+
+def test_gpu_estimate_prices_each_cell_from_the_measured_ones() -> None:
+    """experiments.estimate (the READMEs' GPU column): a cell costs its compiler's measured cells'
+    mean wall time plus the calls the plan adds; an unmeasured compiler takes its backend's; a cell
+    needing torch_xla costs nothing (an `unavailable` row)."""
+    from types import SimpleNamespace
+
+    from experiments.estimate import cell_cost
+
+    raw = pd.DataFrame([
+        {"compiler": "eager", "cell_wall_s": 10.0, "mean_s": 0.01, "first_call_s": 0.0, "warmup": 20, "repeat": 50},
+        {"compiler": "eager", "cell_wall_s": 20.0, "mean_s": 0.03, "first_call_s": 0.0, "warmup": 20, "repeat": 50},
+        {"compiler": "magpy-inductor", "cell_wall_s": 40.0, "mean_s": 0.01, "first_call_s": 5.0, "warmup": 20,
+         "repeat": 50},
+    ])
+    plan = SimpleNamespace(warmup=100, repeat=100, n_inputs=10, options={})
+    eager = {"name": "eager", "frontend": "eager", "backend": None, "requires": []}
+    assert cell_cost({"compiler": eager, "key": {"bs": 1}}, raw, plan) == pytest.approx((15 + 130 * 0.02,) * 2)
+    low, high = cell_cost({"compiler": eager, "key": {"bs": 16}}, raw, plan)
+    assert (low, high) == pytest.approx((15 + 130 * 0.02, 15 + 130 * 0.02 * 16))
+    fullgraph = {"name": "fullgraph-inductor", "frontend": "fullgraph", "backend": "inductor", "requires": []}
+    assert cell_cost({"compiler": fullgraph, "key": {"bs": 1}}, raw, plan) == pytest.approx((40 + 1.3,) * 2)
+    xla = {"name": "magpy-xla", "frontend": "magpy", "backend": "xla", "requires": ["magpy", "torch_xla"]}
+    assert cell_cost({"compiler": xla, "key": {"bs": 1}}, raw, plan) == (0.0, 0.0)

@@ -478,7 +478,7 @@ def test_a_rerun_skips_recorded_stages_and_redoes_changed_files(tmp_path):
     run(RunOptions(directory=src, out=out, config=cfg), progress=lines_seen.append)
     assert any("test_b changed" in line for line in lines_seen)
 
-    with pytest.raises(RunConfigMismatch, match="--fresh"):
+    with pytest.raises(RunConfigMismatch, match=r"\(calls: \d+ recorded, 5 requested\); pass --fresh"):
         run(RunOptions(directory=src, out=out, config=RunConfig(compilers=("torchscript",), calls=5)),
             progress=lambda line: None)
 
