@@ -13,6 +13,7 @@ host provides the state and helpers ``CallRules`` lists).
 """
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ import torch
 
 from .annotations import DYNAMIC, Annotation
 from .annotations import torch_ops as T
+from .annotations.builtins import READING_METHODS
 from .breaks import BreakCompile
 from .monitor.elements import element_read, may_hold_tensors
 from .natives import KEYED_READERS, LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
@@ -207,6 +209,8 @@ class AnnotatedRules:
             why, _ = element_read(fn, list(args), frozenset())   # (filter's truth tests, map(bool, t))
             if why is not None:
                 self.go_dynamic(why)
+            if args:
+                self._native_callback(fn, args[0])
         if fn in ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):
             # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),
             # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored.
@@ -219,6 +223,24 @@ class AnnotatedRules:
         self.read_args(list(kwargs.values()), None, fn)
         # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
         self.pend(fs, self.post_new, 1)
+
+    def _native_callback(self, fn, f) -> None:
+        """``map(f, ...)``/``filter(f, ...)`` with a native ``f``: native code calls it on each
+        element, where the monitor sees neither the reads nor the writes. A method bound to an
+        object that only reads it (``d.get``, ``lst.__getitem__``) reads the object whole; one that
+        changes it (``lst.append``), or ``getattr``-like builtins, make the call dynamic."""
+        inner = f.func if isinstance(f, functools.partial) else f
+        owner = getattr(inner, "__self__", None)
+        name = getattr(inner, "__name__", "")
+        if isinstance(inner, types.BuiltinMethodType) and owner is not None \
+                and not isinstance(owner, (types.ModuleType, type)):
+            if name not in READING_METHODS:
+                self.go_dynamic(f"`{fn.__name__}` calls `{name}` of a {type(owner).__name__}, which may change it, "
+                                "in native code")
+            if self.from_outside(owner):
+                self.full_read(owner)   # (which items it reads is decided in C: all of them)
+        elif inner in (getattr, setattr, delattr, hasattr, vars, exec, eval):
+            self.go_dynamic(f"`{fn.__name__}` calls `{name}` in native code")
 
     def _post_rows(self, fs, stack, tensors):
         self.bind_iterated_tensors(tensors, stack[-1])

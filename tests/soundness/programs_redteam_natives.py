@@ -102,3 +102,31 @@ def make(): return m
 def inputs(i): return (torch.tensor([0.5, -1.0]) * (i + 1),)
 def state(): return len(CALLS)
 """)
+
+program(F_, "map_of_an_outside_dicts_get_and_a_lists_getitem", """
+EXPECT = "record"
+class MultiTaskLoss(nn.Module):
+    def __init__(self):
+        super().__init__(); self.loss_weights = {"cls": 1.0, "box": 1.0}; self.scales = [1.0, 1.0]
+    def forward(self, cls_loss, box_loss):
+        w = list(map(self.loss_weights.get, ["cls", "box"]))
+        k = list(map(self.scales.__getitem__, [0, 1]))
+        return w[0] * k[0] * cls_loss + w[1] * k[1] * box_loss
+m = MultiTaskLoss()
+def make(): return m
+def inputs(i): return (torch.tensor(1.0), torch.tensor(2.0))
+def step(i):
+    if i == 2: m.loss_weights["box"] = 5.0; m.scales[0] = 0.5
+NCALLS = 5
+""")
+
+program(F_, "map_of_an_outside_lists_append", """
+EXPECT = "split"
+import collections
+HIST = []
+def f(x):
+    collections.deque(map(HIST.append, [1, 2]), maxlen=0)
+    return x + len(HIST)
+def make(): return f
+def inputs(i): return (torch.ones(2),)
+""")
