@@ -234,7 +234,8 @@ class AnnotatedRules:
         name = getattr(inner, "__name__", "")
         if isinstance(inner, types.BuiltinMethodType) and owner is not None \
                 and not isinstance(owner, (types.ModuleType, type)):
-            if name not in READING_METHODS:
+            if name not in READING_METHODS and (self.node(owner) is None or self.from_outside(owner)):
+                # (an object made in the call changed by native code: the run reads it as it is)
                 self.go_dynamic(f"`{fn.__name__}` calls `{name}` of a {type(owner).__name__}, which may change it, "
                                 "in native code")
             if self.from_outside(owner):

@@ -69,6 +69,7 @@ def iterator_reads(v: Any, depth: int = 0) -> tuple[bool, list]:
 
 
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_ITEMS = type({}.items())
 
 
 def may_hold_tensors(v: Any) -> bool:
@@ -83,6 +84,8 @@ def may_hold_tensors(v: Any) -> bool:
 def numpy_callable(fn: Any) -> bool:
     """A numpy function or ufunc (``np.mean``, ``np.asarray``), which converts tensors it finds in
     containers to arrays by reading their values."""
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        return False   # (numpy's Python code runs monitored: its natives are what read values)
     mod = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "") or ""
     return mod == "numpy" or mod.startswith("numpy.")
 
@@ -109,7 +112,8 @@ def element_read(fn: Any, args: list, readers: frozenset) -> tuple[str | None, l
         return None, []
     gens = []
     for a in args:
-        if isinstance(a, _DICT_VIEWS) and T.contains_tensor(list(a)):
+        if isinstance(a, _DICT_VIEWS) and T.contains_tensor([k for k, _ in a] if isinstance(a, _ITEMS) else list(a)):
+            # (items are compared as (key, value) pairs: keys are unique, so values never are)
             return f"`{name}` reads the values of tensors in a dict view", []
         if isinstance(a, (torch.Tensor, type)) or not hasattr(type(a), "__next__"):
             continue
