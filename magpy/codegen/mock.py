@@ -27,7 +27,7 @@ from .. import effects
 from ..capture import set_layout
 from ..graph import Unsupported
 from ..guards import TensorGuard
-from ..objmodel import NO_VALUE, is_immutable, write_hook
+from ..objmodel import NO_VALUE, is_identity_key, is_immutable, write_hook
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
 from ..side_effects import Step
@@ -372,6 +372,8 @@ class MockBuilder:
     def key(self, k) -> str:
         if self.trace.scalar_node(k) is not None:
             raise Unsupported("a number read from a tensor value is a dict key")
+        if is_identity_key(k):
+            return self.value(k)   # (classes, functions: the very objects, as the program's dict holds them)
         if not is_immutable(k):
             raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
         return literal(k, self.pool)

@@ -1,0 +1,75 @@
+"""Issue 29's remaining Python features: ``random.sample``/``choice``/``shuffle`` of a population
+whose size comes from a lifted tensor dimension (the size changes between calls, the seed is set
+before each), and ``torch.distributions.kl_divergence``, whose dispatch memo is a dict torch
+fills on the first use of each pair of types."""
+from harness import program
+
+F_ = "cov5"
+
+program(F_, "sample_rows_of_changing_batch", """
+import random
+def f(x):
+    idx = random.sample(range(x.shape[0]), 2)
+    return x[idx] * 2, idx
+def make(): return f
+def inputs(i): return torch.arange([5, 7, 4, 9, 6, 8][i] * 3.0).view(-1, 3)
+def step(i): random.seed(i % 3)
+NCALLS = 6
+EXPECT = "dynamic"
+""")
+
+program(F_, "choice_of_changing_range", """
+import random
+def f(x):
+    k = random.choice(range(x.shape[0]))
+    return x[k] + 1
+def make(): return f
+def inputs(i): return torch.arange([5, 7, 4, 9, 6, 8][i] * 2.0).view(-1, 2)
+def step(i): random.seed(i % 2)
+NCALLS = 6
+EXPECT = "record"
+""")
+
+program(F_, "shuffle_list_of_changing_length", """
+import random
+def f(x):
+    order = list(range(x.shape[1]))
+    random.shuffle(order)
+    return x[:, order]
+def make(): return f
+def inputs(i): return torch.arange(2.0 * [5, 7, 4, 9, 6][i]).view(2, -1)
+def step(i): random.seed(i % 2)
+NCALLS = 5
+EXPECT = "dynamic"
+""")
+
+# kl_divergence looks the pair of types up in `_KL_MEMOIZE`, and on a miss scans `_KL_REGISTRY`
+# (a dict keyed by pairs of classes) and fills the memo. Here the memo is emptied before every
+# call (as `register_kl` does), so every call takes the scan; at call 3 a more specific KL is
+# registered for a subclass, which the record made from the scan must not answer.
+program(F_, "kl_divergence_dispatch_scans_the_registry", """
+import torch.distributions as D
+from torch.distributions import kl as KL
+class Wide(D.Normal):
+    pass
+def _kl_wide(p, q):
+    return 2.0 * KL._kl_normal_normal(p, q)
+CLEANUP.append(lambda: (KL._KL_REGISTRY.pop((Wide, D.Normal), None), KL._KL_MEMOIZE.clear()))
+class Latent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(4, 3)
+    def forward(self, x):
+        p = Wide(self.mu(x), torch.ones(3))
+        q = D.Normal(torch.zeros(3), torch.ones(3) * 2)
+        return KL.kl_divergence(p, q).sum(-1)
+m = Latent()
+def make(): return m
+def inputs(i): return torch.randn(2, 4, generator=torch.Generator().manual_seed(i))
+def step(i):
+    if i == 3:
+        KL.register_kl(Wide, D.Normal)(_kl_wide)
+    KL._KL_MEMOIZE.clear()
+NCALLS = 5
+EXPECT = "record"
+""")
