@@ -115,6 +115,19 @@ def restore_states(gens: tuple, states: list) -> None:
 
 
 @dataclass(eq=False, frozen=True)
+class SizedArg:
+    """An argument of a draw computed from sizes that change between calls (``random.randrange(
+    x.shape[0])`` with the batch size lifted): the mock computes it from the call's inputs (the
+    graph ``node`` of the number) before it draws. ``value`` is the run's."""
+
+    node: Any
+    value: int
+
+    def __repr__(self) -> str:
+        return f"{self.value} (from sizes)"
+
+
+@dataclass(eq=False, frozen=True)
 class DrawSource(Source):
     """A number the mock draws (the ``index``-th draw of the run): ``call(*args, **kwargs)``,
     where ``call`` is the guarded bound method, or ``(method, generator)`` to call unbound.
@@ -142,9 +155,12 @@ class DrawSource(Source):
             return None
         return f"not _same_draw({self.expr()}, {pool.ref(self.pinned[0])})"
 
-    def call_code(self, pool: ConstPool) -> str:
-        """The mock's statement that draws the number again."""
-        parts = [literal(a, pool) for a in self.args] + [f"{k}={literal(v, pool)}" for k, v in self.kwargs.items()]
+    def call_code(self, pool: ConstPool, sized: Any = None) -> str:
+        """The mock's statement that draws the number again; ``sized(node)`` is the code of an
+        argument computed from the call's sizes (:class:`SizedArg`)."""
+        def arg(a: Any) -> str:
+            return sized(a.node) if isinstance(a, SizedArg) else literal(a, pool)
+        parts = [arg(a) for a in self.args] + [f"{k}={arg(v)}" for k, v in self.kwargs.items()]
         if isinstance(self.call, tuple):
             method, gen = self.call
             parts.insert(0, pool.ref(gen))

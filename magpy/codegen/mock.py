@@ -369,6 +369,13 @@ class MockBuilder:
             self._out_index[n] = idx
         return f"o[{idx}]"
 
+    def size_code(self, node) -> str:
+        """Code of a number computed from the call's input sizes (a draw's ``SizedArg``)."""
+        expr = size_expr(node, self.pool)
+        if expr is None:
+            raise Unsupported("a random draw's argument is computed from sizes in a way the mock cannot repeat")
+        return expr(_InputNames(self))
+
     def key(self, k) -> str:
         if self.trace.scalar_node(k) is not None:
             raise Unsupported("a number read from a tensor value is a dict key")

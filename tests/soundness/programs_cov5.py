@@ -18,14 +18,36 @@ NCALLS = 6
 EXPECT = "dynamic"
 """)
 
-program(F_, "choice_of_changing_range", """
+# Draws whose arguments are sizes that change between calls: the mock draws again with the
+# call's sizes (same generator, same order), so one record serves every batch size.
+program(F_, "randrange_and_randint_of_changing_sizes", """
 import random
 def f(x):
-    k = random.choice(range(x.shape[0]))
-    return x[k] + 1
+    k = random.randrange(x.shape[0])
+    j = random.randint(1, x.shape[1] // 2 + 1)
+    return x[k] * j + random.uniform(0.0, 1.0), k, j
 def make(): return f
-def inputs(i): return torch.arange([5, 7, 4, 9, 6, 8][i] * 2.0).view(-1, 2)
-def step(i): random.seed(i % 2)
+def inputs(i): return torch.arange([5, 7, 4, 9, 6, 8, 3][i] * [4, 6, 8, 6, 4, 2, 5][i] * 1.0).view([5, 7, 4, 9, 6, 8, 3][i], -1)
+def step(i): random.seed(i % 3)
+NCALLS = 7
+EXPECT = "record"
+""")
+
+program(F_, "numpy_randint_of_changing_batch_into_state", """
+class Drop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.picked = []
+    def forward(self, x):
+        k = np.random.randint(x.shape[0])
+        self.picked.append(k)
+        if k > 2:
+            return x[k] - 1
+        return x[k] * 3
+m = Drop()
+def make(): return m
+def inputs(i): return torch.randn([6, 3, 8, 5, 7, 4][i], 2, generator=torch.Generator().manual_seed(i))
+def step(i): np.random.seed(i % 2)
 NCALLS = 6
 EXPECT = "record"
 """)
