@@ -341,6 +341,12 @@ class NativeRules:
         return self.text_op(fs, call_text, (template, name, *args), kwargs)
 
     def _start_draw(self, fs: FrameState, c: CallSite) -> bool:
+        if self._try_draw(fs, c):
+            return True
+        self.range_used([*c.draw[2], *c.kwargs.values()])   # (not a draw: ranges it takes are used)
+        return False
+
+    def _try_draw(self, fs: FrameState, c: CallSite) -> bool:
         """``random.uniform(0.9, 1.1)``, ``np.random.rand()``: the mock draws the number again
         (:mod:`magpy.redraw`), which the rest of the run follows as a graph input. False when
         the draw cannot be repeated (arguments that are not constants, a generator the mock
@@ -349,7 +355,7 @@ class NativeRules:
         gen, name, args = c.draw
         values = [*args, *kwargs.values()]
         if not self.redraw_ok or not all(type(a) is LiftedInt or is_immutable(as_argument(a)) for a in values):
-            return False
+            return False   # (a range of a lifted count is immutable: the draw takes it, SizedArg)
         for a in values:
             if type(a) is list:
                 self.full_read(a)   # (its items are read: a list from outside is guarded whole)

@@ -121,7 +121,8 @@ class SizedArg:
     graph ``node`` of the number) before it draws. ``value`` is the run's."""
 
     node: Any
-    value: int
+    value: Any
+    range_of: tuple | None = None   # (start, step) of a range whose length is ``node``
 
     def __repr__(self) -> str:
         return f"{self.value} (from sizes)"
@@ -156,10 +157,10 @@ class DrawSource(Source):
         return f"not _same_draw({self.expr()}, {pool.ref(self.pinned[0])})"
 
     def call_code(self, pool: ConstPool, sized: Any = None) -> str:
-        """The mock's statement that draws the number again; ``sized(node)`` is the code of an
+        """The mock's statement that draws the number again; ``sized(arg)`` is the code of an
         argument computed from the call's sizes (:class:`SizedArg`)."""
         def arg(a: Any) -> str:
-            return sized(a.node) if isinstance(a, SizedArg) else literal(a, pool)
+            return sized(a) if isinstance(a, SizedArg) else literal(a, pool)
         parts = [arg(a) for a in self.args] + [f"{k}={arg(v)}" for k, v in self.kwargs.items()]
         if isinstance(self.call, tuple):
             method, gen = self.call

@@ -370,6 +370,11 @@ class ScalarFlow:
             node = self.scalar_node(a) if type(a) is LiftedInt else None
             if node is not None and size_expr(node, ConstPool()) is not None:
                 return SizedArg(node, int(a))
+            counted = self.take_range(a) if type(a) is range else None   # (`range(x.shape[0])`)
+            if counted is not None:
+                if all(size_expr(n, ConstPool()) is not None for n in counted):
+                    return SizedArg(counted[0], a, counted[1:])
+                self.range_used([a])
             if self.holds_scalar(a):
                 self.scalar_escape("passes to a random draw", a)
             return as_argument(delift(a))

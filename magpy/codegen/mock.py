@@ -369,12 +369,17 @@ class MockBuilder:
             self._out_index[n] = idx
         return f"o[{idx}]"
 
-    def size_code(self, node) -> str:
-        """Code of a number computed from the call's input sizes (a draw's ``SizedArg``)."""
-        expr = size_expr(node, self.pool)
-        if expr is None:
+    def size_code(self, arg) -> str:
+        """Code of a draw's argument computed from the call's input sizes (a ``SizedArg``: a
+        number, or a range of that length)."""
+        parts = [size_expr(n, self.pool) for n in (arg.node, *(arg.range_of or ()))]
+        if any(p is None for p in parts):
             raise Unsupported("a random draw's argument is computed from sizes in a way the mock cannot repeat")
-        return expr(_InputNames(self))
+        count, *rest = (f"({p(_InputNames(self))})" for p in parts)
+        if not rest:
+            return count
+        start, step = rest
+        return f"{self.pool.ref(range)}({start}, {start} + {count} * {step}, {step})"
 
     def key(self, k) -> str:
         if self.trace.scalar_node(k) is not None:

@@ -52,6 +52,31 @@ NCALLS = 6
 EXPECT = "record"
 """)
 
+# `random.choice(range(n))` of a lifted size: the mock builds the range again from the call's
+# sizes and draws from it. The same range iterated afterwards keeps its count followed (a later
+# use of it must not see the run's length).
+program(F_, "choice_of_range_of_changing_batch", """
+import random
+class Pick(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+    def forward(self, x):
+        rows = range(x.shape[0])
+        k = random.choice(rows)
+        j = random.choice(range(1, x.shape[0], 2))
+        total = x[0] * 0
+        for r in rows:
+            total = total + x[r] * r
+        return self.lin(x[k] + x[j] + total)
+m = Pick()
+def make(): return m
+def inputs(i): return torch.arange([5, 7, 4, 9, 6, 8][i] * 3.0).view(-1, 3)
+def step(i): random.seed(i % 3)
+NCALLS = 6
+EXPECT = "record"
+""")
+
 program(F_, "shuffle_list_of_changing_length", """
 import random
 def f(x):
