@@ -77,6 +77,28 @@ NCALLS = 6
 EXPECT = "record"
 """)
 
+# The bound is a module attribute that changes every call (lifted as a value) plus a size: the
+# mock draws with the attribute the guard fetched this call.
+program(F_, "randrange_of_changing_attribute", """
+import random
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = 3
+    def forward(self, x):
+        k = random.randrange(self.n)
+        j = random.randint(0, self.n + x.shape[0])
+        return x * k + j, k
+m = M()
+def make(): return m
+def inputs(i): return torch.ones([2, 3, 4, 5, 2, 3, 6, 2][i], 2)
+def step(i):
+    m.n = [3, 5, 2, 7, 4, 9, 6, 8][i]
+    random.seed(i % 2)
+NCALLS = 8
+EXPECT = "record"
+""")
+
 program(F_, "shuffle_list_of_changing_length", """
 import random
 def f(x):
