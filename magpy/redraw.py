@@ -16,8 +16,10 @@ What can be drawn again: a method of ``random.Random`` (the module-level functio
 its hidden instance) or of numpy's ``RandomState``/``Generator`` (``np.random.rand`` and
 friends are those of the global ``RandomState``), called with constant (guarded or literal)
 arguments (tuples and lists of constants included), on a generator that exists outside the
-call (the mock reaches it through a guarded source). A Python ``float`` or ``int`` drawn is a
-graph input. Anything else drawn (a numpy array from ``np.random.choice(n, k)``, a numpy
+call (the mock reaches it through a guarded source). An argument that is a lifted size or value
+(``random.randrange(x.shape[0])``, ``random.choice(range(n))`` with ``n`` lifted) is a
+:class:`SizedArg`: the mock computes it again from the call's inputs before it draws. A
+Python ``float`` or ``int`` drawn is a graph input. Anything else drawn (a numpy array from ``np.random.choice(n, k)``, a numpy
 scalar, a bool) is *pinned*: the mock checks that it drew the very value the run drew, and the
 record holds only then (a program that reseeds before each call, or draws from a fixed seed,
 gets one record; one that draws new arrays every call misses, up to the recompile limit).
