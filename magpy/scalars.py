@@ -127,7 +127,7 @@ NUMBER_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/"
 _VALUE_ARGUMENT_OPS = frozenset({
     "fill_", "masked_fill", "masked_fill_", "full", "full_like", "new_full", "tensor", "scalar_tensor",
     "as_tensor", "new_tensor", "normal_", "uniform_", "floor_divide", "floor_divide_", "index_fill",
-    "index_fill_", "addcmul", "addcdiv", "addcmul_", "addcdiv_", "clamp", "clip", "clamp_", "clip_",
+    "index_fill_", "addcmul", "addcdiv", "addcmul_", "addcdiv_", "clamp", "clip", "clamp_", "clip_", "roll",
 })
 
 _NUMBERS = (int, float, bool, LiftedInt)

@@ -99,6 +99,28 @@ NCALLS = 8
 EXPECT = "record"
 """)
 
+# Jitter augmentation: shifts drawn from `random` (or read from a tensor) passed to `torch.roll`,
+# which moves values and never changes the shape: the number is an input of the graph.
+program(F_, "roll_by_drawn_shifts", """
+import random
+class Jitter(nn.Module):
+    def __init__(self, j):
+        super().__init__()
+        self.j = j
+    def forward(self, x):
+        h = random.randint(-self.j, self.j)
+        w = random.randint(-self.j, self.j)
+        y = torch.roll(torch.roll(x, shifts=h, dims=2), shifts=w, dims=3)
+        k = int(x[0, 0, 0, 0].item() * 10) % 4
+        return torch.roll(y, shifts=(k, -h), dims=(3, 2)), h
+m = Jitter(40)
+def make(): return m
+def inputs(i): return torch.rand(1, 2, 5, 6, generator=torch.Generator().manual_seed(i % 3))
+def step(i): random.seed(i)
+NCALLS = 6
+EXPECT = "record"
+""")
+
 program(F_, "shuffle_list_of_changing_length", """
 import random
 def f(x):
