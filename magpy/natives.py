@@ -39,7 +39,7 @@ from .graph import Unsupported
 from .guards import is_numeric_array
 from .objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is_python_class, peek_items
 from .redraw import DrawSource, as_argument, pinnable
-from .scalars import TEXT_BUILTINS, call_text, delift
+from .scalars import TEXT_BUILTINS, LiftedInt, call_text, delift
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:
@@ -341,6 +341,12 @@ class NativeRules:
         return self.text_op(fs, call_text, (template, name, *args), kwargs)
 
     def _start_draw(self, fs: FrameState, c: CallSite) -> bool:
+        if self._try_draw(fs, c):
+            return True
+        self.range_used([*c.draw[2], *c.kwargs.values()])   # (not a draw: ranges it takes are used)
+        return False
+
+    def _try_draw(self, fs: FrameState, c: CallSite) -> bool:
         """``random.uniform(0.9, 1.1)``, ``np.random.rand()``: the mock draws the number again
         (:mod:`magpy.redraw`), which the rest of the run follows as a graph input. False when
         the draw cannot be repeated (arguments that are not constants, a generator the mock
@@ -348,11 +354,8 @@ class NativeRules:
         fn, kwargs = c.fn, c.kwargs
         gen, name, args = c.draw
         values = [*args, *kwargs.values()]
-        if not self.redraw_ok or not all(is_immutable(as_argument(a)) for a in values):
-            return False
-        if self.holds_scalar(args) or self.holds_scalar(kwargs):
-            # a followed number as an argument (a lifted `self.p`): the draw depends on its exact value
-            self.scalar_escape("passes to a random draw", args, kwargs)
+        if not self.redraw_ok or not all(type(a) is LiftedInt or is_immutable(as_argument(a)) for a in values):
+            return False   # (a range of a lifted count is immutable: the draw takes it, SizedArg)
         for a in values:
             if type(a) is list:
                 self.full_read(a)   # (its items are read: a list from outside is guarded whole)
@@ -374,8 +377,7 @@ class NativeRules:
             self.guard_identity(gen)
             call = (method, gen)
         label = f"{type(gen).__module__.split('.')[0]}.{name}"
-        self.pend(fs, self._post_draw, (call, gen, label, tuple(as_argument(delift(a)) for a in args),
-                                         {k: as_argument(delift(v)) for k, v in kwargs.items()}), opaque=True)
+        self.pend(fs, self._post_draw, (call, gen, label, *self.draw_arguments(args, kwargs)), opaque=True)
         return True
 
     def _post_draw(self, fs, stack, data):

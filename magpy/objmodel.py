@@ -60,6 +60,17 @@ def is_immutable(v: Any) -> bool:
 _pack_double = struct.Struct("<d").pack
 
 
+def is_identity_key(key: Any) -> bool:
+    """A dict key compared by identity: a function, class or module whose type keeps object's
+    ``==`` and hash, or a tuple of them and constants (``_KL_REGISTRY[Normal, Normal]``, a
+    registry keyed by pairs of types). A keys guard and a rebuilt dict hold the very objects."""
+    parts = key if type(key) is tuple and key else (key,)
+    return any(not is_immutable(k) for k in parts) and all(
+        is_immutable(k) or (isinstance(k, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type))
+                            and type(k).__eq__ is object.__eq__ and type(k).__hash__ is object.__hash__)
+        for k in parts)
+
+
 def exact_key(v: Any) -> Any:
     """What tells an immutable value apart from every other a program could see in its place.
     ``==`` does not: ``0.0 == -0.0 == 0 == False`` (``str``, ``math.copysign``, ``1/x``, ``type``

@@ -16,8 +16,10 @@ What can be drawn again: a method of ``random.Random`` (the module-level functio
 its hidden instance) or of numpy's ``RandomState``/``Generator`` (``np.random.rand`` and
 friends are those of the global ``RandomState``), called with constant (guarded or literal)
 arguments (tuples and lists of constants included), on a generator that exists outside the
-call (the mock reaches it through a guarded source). A Python ``float`` or ``int`` drawn is a
-graph input. Anything else drawn (a numpy array from ``np.random.choice(n, k)``, a numpy
+call (the mock reaches it through a guarded source). An argument that is a lifted size or value
+(``random.randrange(x.shape[0])``, ``random.choice(range(n))`` with ``n`` lifted) is a
+:class:`SizedArg`: the mock computes it again from the call's inputs before it draws. A
+Python ``float`` or ``int`` drawn is a graph input. Anything else drawn (a numpy array from ``np.random.choice(n, k)``, a numpy
 scalar, a bool) is *pinned*: the mock checks that it drew the very value the run drew, and the
 record holds only then (a program that reseeds before each call, or draws from a fixed seed,
 gets one record; one that draws new arrays every call misses, up to the recompile limit).
@@ -115,6 +117,20 @@ def restore_states(gens: tuple, states: list) -> None:
 
 
 @dataclass(eq=False, frozen=True)
+class SizedArg:
+    """An argument of a draw computed from sizes that change between calls (``random.randrange(
+    x.shape[0])`` with the batch size lifted): the mock computes it from the call's inputs (the
+    graph ``node`` of the number) before it draws. ``value`` is the run's."""
+
+    node: Any
+    value: Any
+    range_of: tuple | None = None   # (start, step) of a range whose length is ``node``
+
+    def __repr__(self) -> str:
+        return f"{self.value} (from sizes)"
+
+
+@dataclass(eq=False, frozen=True)
 class DrawSource(Source):
     """A number the mock draws (the ``index``-th draw of the run): ``call(*args, **kwargs)``,
     where ``call`` is the guarded bound method, or ``(method, generator)`` to call unbound.
@@ -142,9 +158,12 @@ class DrawSource(Source):
             return None
         return f"not _same_draw({self.expr()}, {pool.ref(self.pinned[0])})"
 
-    def call_code(self, pool: ConstPool) -> str:
-        """The mock's statement that draws the number again."""
-        parts = [literal(a, pool) for a in self.args] + [f"{k}={literal(v, pool)}" for k, v in self.kwargs.items()]
+    def call_code(self, pool: ConstPool, sized: Any = None) -> str:
+        """The mock's statement that draws the number again; ``sized(arg)`` is the code of an
+        argument computed from the call's sizes (:class:`SizedArg`)."""
+        def arg(a: Any) -> str:
+            return sized(a) if isinstance(a, SizedArg) else literal(a, pool)
+        parts = [arg(a) for a in self.args] + [f"{k}={arg(v)}" for k, v in self.kwargs.items()]
         if isinstance(self.call, tuple):
             method, gen = self.call
             parts.insert(0, pool.ref(gen))

@@ -42,7 +42,10 @@ import torch
 
 from . import capture
 from .breaks import BreakCompile
+from .codegen.speculation import size_expr
+from .redraw import SizedArg, as_argument
 from .refgraph import forget_when_dead
+from .source import ConstPool
 
 
 class LiftedInt(int):
@@ -124,7 +127,7 @@ NUMBER_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/"
 _VALUE_ARGUMENT_OPS = frozenset({
     "fill_", "masked_fill", "masked_fill_", "full", "full_like", "new_full", "tensor", "scalar_tensor",
     "as_tensor", "new_tensor", "normal_", "uniform_", "floor_divide", "floor_divide_", "index_fill",
-    "index_fill_", "addcmul", "addcdiv", "addcmul_", "addcdiv_", "clamp", "clip", "clamp_", "clip_",
+    "index_fill_", "addcmul", "addcdiv", "addcmul_", "addcdiv_", "clamp", "clip", "clamp_", "clip_", "roll",
 })
 
 _NUMBERS = (int, float, bool, LiftedInt)
@@ -357,6 +360,25 @@ class ScalarFlow:
             value = value * 1.0 if type(value) is float else LiftedInt(value)
             replace_top(fs, stack, value)
         self.scalar_nodes[id(value)] = (value, node)
+
+    def draw_arguments(self, args: Any, kwargs: dict) -> tuple[tuple, dict]:
+        """A random draw's arguments as the mock passes them (magpy.redraw): a size that changes
+        between calls (``random.randrange(x.shape[0])``, lifted) is a :class:`SizedArg` the mock
+        computes from the call's inputs; on any other followed number the draw depends exactly
+        (an assumption, as a lifted ``self.p``)."""
+        def one(a: Any) -> Any:
+            node = self.scalar_node(a) if type(a) is LiftedInt else None
+            if node is not None and size_expr(node, ConstPool()) is not None:
+                return SizedArg(node, int(a))
+            counted = self.take_range(a) if type(a) is range else None   # (`range(x.shape[0])`)
+            if counted is not None:
+                if all(size_expr(n, ConstPool()) is not None for n in counted):
+                    return SizedArg(counted[0], a, counted[1:])
+                self.range_used([a])
+            if self.holds_scalar(a):
+                self.scalar_escape("passes to a random draw", a)
+            return as_argument(delift(a))
+        return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
 
     def scalar_escape(self, what: str, *values: Any) -> None:
         """Tracked numbers in ``values`` are read in a way the graph cannot repeat (``what``

@@ -98,7 +98,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     if needed:
         mlines.append(f"{''.join(n + ', ' for n in needed)}= fetched")
     # Random draws (magpy.redraw): drawn again, in the run's order, before the graph that takes them.
-    draw_lines = [d.call_code(pool) for d in trace.draws]
+    draw_lines = [d.call_code(pool, mb.size_code) for d in trace.draws]
     # A clock read after operators ran, that no operator takes, is read after the graph ran (where
     # the program read it: `elapsed = time.perf_counter() - t0` measures the graph).
     assumed = {a[1] for a in trace.assumptions}

@@ -27,7 +27,7 @@ from .. import effects
 from ..capture import set_layout
 from ..graph import Unsupported
 from ..guards import TensorGuard
-from ..objmodel import NO_VALUE, is_immutable, write_hook
+from ..objmodel import NO_VALUE, is_identity_key, is_immutable, write_hook
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
 from ..side_effects import Step
@@ -369,9 +369,23 @@ class MockBuilder:
             self._out_index[n] = idx
         return f"o[{idx}]"
 
+    def size_code(self, arg) -> str:
+        """Code of a draw's argument computed from the call's input sizes (a ``SizedArg``: a
+        number, or a range of that length)."""
+        parts = [size_expr(n, self.pool) for n in (arg.node, *(arg.range_of or ()))]
+        if any(p is None for p in parts):
+            raise Unsupported("a random draw's argument is computed from sizes in a way the mock cannot repeat")
+        count, *rest = (f"({p(_InputNames(self))})" for p in parts)
+        if not rest:
+            return count
+        start, step = rest
+        return f"{self.pool.ref(range)}({start}, {start} + {count} * {step}, {step})"
+
     def key(self, k) -> str:
         if self.trace.scalar_node(k) is not None:
             raise Unsupported("a number read from a tensor value is a dict key")
+        if is_identity_key(k):
+            return self.value(k)   # (classes, functions: the very objects, as the program's dict holds them)
         if not is_immutable(k):
             raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
         return literal(k, self.pool)

@@ -47,6 +47,7 @@ import torch
 import torch.fx as fx
 
 from ..graph import loop_index, range_len
+from ..redraw import as_draw
 from ..scalars import LiftedInt
 from ..scalars import replace_top as _replace_top
 from ..torch_support import last_node
@@ -128,6 +129,7 @@ class LoopWatcher(Watcher):
         self.watched: dict[int, tuple] = {}         # id -> (object, "seq" | "acc", loop or record)
         self.assume_calls: dict = {}                # fx node -> how many times it was assumed
         self.enumerations: set = set()              # ids of enumerate objects over counted sequences
+        self.drawn_ranges: set = set()              # ids of ranges a random draw took (take_range)
         self.zips: dict = {}                        # id of a zip of counted sequences -> [(seq, len node)]
 
     @property
@@ -214,6 +216,26 @@ class LoopWatcher(Watcher):
             self.hooks.pend(fs, self._post_reversed, hit, opaque=True)
             return True
         return False
+
+    def take_range(self, r: Any) -> tuple | None:
+        """``(count node, start, step)`` of ``r``, a range of a tracked count that a random draw
+        takes whole (the mock builds it again from the call's sizes); None if ``r`` is none. It
+        stays watched: any later use is a loop over it or assumes its count."""
+        entry = self.loop_ranges.get(id(r))
+        if type(r) is not range or entry is None or entry[0] is not r or entry[6] or id(r) in self.enumerations:
+            return None
+        self.drawn_ranges.add(id(r))
+        return entry[1], entry[4], entry[5]
+
+    def range_used(self, values: list) -> None:
+        """Ranges of tracked counts in ``values`` are used by a call that is not a draw after all:
+        their counts are numbers the program goes on with (assumed)."""
+        for v in values:
+            entry = self.loop_ranges.get(id(v))
+            if entry is not None and entry[0] is v:
+                del self.loop_ranges[id(v)]
+                self.watched.pop(id(v), None)
+                self.host.assume("scalar", entry[1], entry[2])
 
     def _post_enumerate(self, fs, stack, data):
         """``enumerate(xs)`` of a counted sequence: watched like a range; a ``for`` over it is a
@@ -559,6 +581,8 @@ class LoopWatcher(Watcher):
             if (ins.opname == "GET_ITER" and stack and stack[-1] is obj) or (
                     ins.opname == "CALL" and fn is builtins.reversed and len(args) == 1):
                 return   # (a `for` over it, or over reversed(it): a counted loop)
+            if ins.opname == "CALL" and self.host.redraw_ok and as_draw(fn, args) is not None:
+                return   # (`random.choice(range(n))`: the draw takes it, or calls range_used)
             # a range of a tracked count used otherwise: its count is a number the program goes on with
             self.watched.pop(id(obj), None)
             if self.loop_ranges.pop(id(obj), None) is not None:
@@ -630,8 +654,9 @@ class LoopWatcher(Watcher):
                 loop.fail("its count is used otherwise")
             if loop.ok:
                 rollable.append(loop)
-        for _, node, count, *_ in self.loop_ranges.values():
-            self.host.assume("scalar", node, count)   # (a range that no `for` iterated)
+        for key, (_, node, count, *_) in self.loop_ranges.items():
+            if key not in self.drawn_ranges:   # (one only a draw took: the mock builds it again)
+                self.host.assume("scalar", node, count)   # (a range that no `for` iterated)
         self.loop_ranges.clear()
         return rollable
 
@@ -666,6 +691,12 @@ class LoopWatch(WatcherHost):
 
     def loop_assumed(self, kind: str, node: Any, expected: Any) -> None:
         self.loop_watcher.on_assume(kind, node, expected)
+
+    def take_range(self, r: Any) -> tuple | None:
+        return self.loop_watcher.take_range(r)
+
+    def range_used(self, values: list) -> None:
+        self.loop_watcher.range_used(values)
 
     def loop_call(self, fs: Any, fn: Any, args: list, kwargs: dict) -> bool:
         return self.loop_watcher.take_call(fs, fn, args, kwargs)

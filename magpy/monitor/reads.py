@@ -64,6 +64,7 @@ from ..objmodel import (
     NO_NODE_TYPES,
     NO_VALUE,
     exact_key,
+    is_identity_key,
     is_immutable,
     items_unguarded,
 )
@@ -406,7 +407,7 @@ class Reads:
                     self.full_read(e, _depth + 1)
         elif isinstance(value, MAPPINGS):
             keys = list(value.keys())
-            if not all(is_immutable(k) for k in keys):
+            if not all(is_immutable(k) or is_identity_key(k) for k in keys):
                 raise BreakCompile(f"dict with non-constant keys at {src.describe()} is read")
             self.add_guard(KeysGuard(src, keys))
             node.snapshot = dict(value)
