@@ -341,6 +341,8 @@ class NativeRules:
         return self.text_op(fs, call_text, (template, name, *args), kwargs)
 
     def _start_draw(self, fs: FrameState, c: CallSite) -> bool:
+        """A random draw (:meth:`_try_draw`); when it cannot be repeated, the call is decided by
+        the next kind, and the ranges it was given count as used (their lengths followed or assumed)."""
         if self._try_draw(fs, c):
             return True
         self.range_used([*c.draw[2], *c.kwargs.values()])   # (not a draw: ranges it takes are used)
