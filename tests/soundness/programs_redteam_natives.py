@@ -130,3 +130,19 @@ def f(x):
 def make(): return f
 def inputs(i): return (torch.ones(2),)
 """)
+
+program(F_, "set_discard_of_an_absent_name_is_a_read", """
+EXPECT = "record"
+SEEN = {"a", "b"}
+def f(x):
+    SEEN.discard("zz")       # absent: nothing changes
+    SEEN.add("a")            # present: nothing changes
+    return x * len(SEEN)
+def make(): return f
+def inputs(i): return (torch.ones(2),)
+def step(i):
+    if i == 2: SEEN.add("zz")    # now the discard removes it
+    if i == 3: SEEN.discard("a") # now the add adds it
+def state(): return sorted(SEEN)
+NCALLS = 5
+""")
