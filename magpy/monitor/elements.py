@@ -77,7 +77,8 @@ def may_hold_tensors(v: Any) -> bool:
     if isinstance(v, _DICT_VIEWS):
         return T.contains_tensor(list(v))
     if isinstance(v, (list, tuple, dict, set, frozenset)) or hasattr(type(v), "__next__") or isinstance(v, torch.Tensor):
-        return iterator_reads(v)[0] or bool(iterator_reads(v)[1])
+        tensors, gens = iterator_reads(v)
+        return tensors or bool(gens)
     return False
 
 
