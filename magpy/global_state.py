@@ -54,6 +54,14 @@ def active_mode() -> str | None:
     return type(stack[-1]).__name__ if stack else "a mode"
 
 
+def saved_tensor_hooks_active() -> bool:
+    """Are ``torch.autograd.graph.saved_tensors_hooks`` (activation offloading or compression) in
+    force while autograd records? Each operator that saves a tensor for backward then calls the
+    user's pack hook: a graph run speculatively, whose check then fails, would have called it for
+    a path eager never took."""
+    return torch.is_grad_enabled() and torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+
+
 def _mode_depths() -> tuple[int, int]:
     tf = torch._C._len_torch_function_stack()
     dispatch = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)()

@@ -46,7 +46,7 @@ from .dynamic.cond import as_torch_cond
 from .dynamic.merging import ArmLibrary, check_merged, describe_branches, keep_arms, merge_branches
 from .dynamic.nodes import Conditional, RolledLoop
 from .dynamic.rolling import roll_loops
-from .global_state import active_mode, global_hooks_present
+from .global_state import active_mode, global_hooks_present, saved_tensor_hooks_active
 from .graph import Unsupported
 from .guards import ValueGuard
 from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
@@ -237,6 +237,10 @@ class Runner:
         mode = active_mode()
         if mode is not None:
             return f"a torch function or dispatch mode ({mode}) is active: calls run eagerly inside it"
+        if saved_tensor_hooks_active():
+            # (a record made outside them still serves hits, unless it speculates: its mock
+            # declines to run the graph under them, see codegen.speculation)
+            return "saved-tensor hooks are active with grad mode on: calls run eagerly inside them"
         return None
 
     def start(self, args: tuple, kwargs: dict, lift: Callable | None, plan: RunPlan) -> MonitorRun:

@@ -95,3 +95,29 @@ def last_node(graph: torch.fx.Graph) -> torch.fx.Node | None:
     """The graph's last node, or None when it is empty. (``reversed(graph.nodes)`` is an iterator
     in torch 2.13, only an iterable in 2.9, where ``next(reversed(graph.nodes))`` raises TypeError.)"""
     return next(iter(reversed(graph.nodes)), None)
+
+
+# -- autograd version counters -------------------------------------------------------------------
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def version_counter(t: torch.Tensor) -> int:
+    """``t._version``, autograd's count of in-place changes to the tensor's memory, without running
+    a tensor subclass's ``__torch_function__`` (MagPy's own reads must not show up in what the
+    user's subclass observes)."""
+    if type(t) in _PLAIN:
+        return t._version
+    with torch._C.DisableTorchFunctionSubclass():
+        return t._version
+
+
+def version_counters(tensors: tuple) -> list[int]:
+    """:func:`version_counter` of each tensor."""
+    return [version_counter(t) for t in tensors]
+
+
+def set_version_counters(tensors: tuple, versions: list[int]) -> None:
+    """Set each tensor's version counter (shared with its views) back to ``versions``: the undo of
+    a speculative graph's in-place writes (torch 2.9 to 2.14 take sequences of both)."""
+    if tensors:
+        torch._C._autograd._unsafe_set_version_counter(tuple(tensors), tuple(versions))

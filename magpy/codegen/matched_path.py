@@ -32,6 +32,7 @@ from .speculation import (
     feeds_graph,
     restore_state,
     same_values,
+    speculation_declined,
     speculation_state,
     undo_restore,
     undo_save,
@@ -145,6 +146,8 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         # Speculation (magpy.scalars): the graph computed values the run's path depended on. If
         # one differs, or the graph fails, the record does not hold: the call is a miss, as if
         # the graph had not run (it changed nothing outside but the RNGs, which are put back).
+        mlines.append("if _speculation_declined():")
+        mlines.append("    return _UNHELD")
         mlines.append("_state = _speculation_state()")
         if undo_inputs:
             undo_vars = "(" + "".join(f"{input_vars[i]}, " for i in undo_inputs) + ")"
@@ -190,7 +193,8 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
 
     ns.update(pool.namespace())
     ns.update(_speculation_state=speculation_state, _restore_state=restore_state, _UNHELD=UNHELD,
-              _undo_save=undo_save, _undo_restore=undo_restore)
+              _undo_save=undo_save, _undo_restore=undo_restore,
+              _speculation_declined=speculation_declined)
     ns.update(_same_values=same_values, _storage_pattern=storage_pattern, **REBUILD_HELPERS)
     guard_ns = dict(ns)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)

@@ -22,10 +22,12 @@ except ImportError:   # pragma: no cover
     _np = None
 
 from ..annotations.torch_ops import RANDOM_OPS
+from ..global_state import saved_tensor_hooks_active
 from ..graph import Unsupported, loop_index, range_len
 from ..guards import TensorGuard
 from ..objmodel import storage_key
 from ..source import ConstPool
+from ..torch_support import set_version_counters, version_counters
 from ..trace import Trace
 
 
@@ -148,6 +150,11 @@ def _undo_inputs(trace: Trace, changed: list) -> list[int]:
                     or type(v) not in (torch.Tensor, torch.nn.Parameter):
                 raise Unsupported(f"reads tensor values into Python and changes {what} in place in a way "
                                   "a failed check could not undo")
+            if v.requires_grad:
+                # An in-place change of a tensor autograd records gives it new history (a
+                # non-leaf's grad_fn); copying the values back would not restore it.
+                raise Unsupported(f"reads tensor values into Python and changes {what}, a tensor that "
+                                  "requires grad, in place: a failed check could not undo its autograd history")
             undo.append(i)
     written = {id(trace.graph.inputs[i][1]) for i in undo}
     if not undo or any(id(n.obj) not in written for n in changed):
@@ -156,14 +163,28 @@ def _undo_inputs(trace: Trace, changed: list) -> list[int]:
     return undo
 
 
-def undo_save(tensors: tuple) -> list:
-    return [t.detach().clone() for t in tensors]
+def undo_save(tensors: tuple) -> tuple[list, list[int]]:
+    """The undo log of a speculative graph: a copy of each tensor it writes, and its version
+    counter (autograd checks it for tensors an earlier call saved for backward)."""
+    return [t.detach().clone() for t in tensors], version_counters(tensors)
 
 
-def undo_restore(tensors: tuple, saved: list) -> None:
+def undo_restore(tensors: tuple, saved: tuple[list, list[int]]) -> None:
+    """Put back values and version counters: after a failed check, the tensors the graph wrote
+    are as the call found them, also for ``t._version`` and for a backward over an earlier
+    output that saved them."""
+    values, versions = saved
     with torch.no_grad():
-        for t, s in zip(tensors, saved):
+        for t, s in zip(tensors, values):
             t.copy_(s)
+    set_version_counters(tensors, versions)
+
+
+def speculation_declined() -> bool:
+    """Must a speculative record decline to run its graph now? Under saved-tensor hooks with
+    grad mode on, running the graph calls the user's pack hooks, which a failed check cannot
+    take back: the call is a miss (and runs eagerly: ``Compiled.hooks_reason``)."""
+    return saved_tensor_hooks_active()
 
 
 def feeds_graph(node: Any, assumed: set) -> bool:

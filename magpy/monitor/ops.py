@@ -33,6 +33,7 @@ from ..guards import array_same, array_snapshot, is_numeric_array
 from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number, storage_key
 from ..refgraph import RefGraph, forget_when_dead
 from ..scalars import NUMPY_VALUES, LiftedInt, shape_safe
+from ..torch_support import version_counter
 
 if TYPE_CHECKING:
     from .frame import FrameState
@@ -132,7 +133,7 @@ class OpRecorder:
             # Speculation: the record holds for calls on which the graph does not raise (as this
             # run's operator did not); one that raises is a miss, and the program runs again.
             self.speculative_ops.append(self.where())
-        versions = [(t, _version(t)) for t in tensors]
+        versions = [(t, version_counter(t)) for t in tensors]
         self.pend(fs, self.post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 
     def raise_follows_metadata(self, kind: str, target: Any, args: Any, kwargs: dict, name: str) -> bool | str:
@@ -332,7 +333,7 @@ class OpRecorder:
                     self.go_dynamic(f"`{name}` returns a tensor whose shape depends on tensor values")
             else:
                 value_shaped = True
-        changed = [t for t, v in (versions or ()) if _version(t) != v]
+        changed = [t for t, v in (versions or ()) if version_counter(t) != v]
         changed += [t for t in T.silently_written(target, args, kwargs) if not any(t is c for c in changed)]
         if changed or T.contains_tensor(output):
             if target in _ARRAY_CONVERSIONS and args and is_numeric_array(args[0]) and self.numpy_node(args[0]) is None:
@@ -468,15 +469,3 @@ class OpRecorder:
             self.rg.inplace(node)   # a new ShadowVersion: Algorithm 1 lists it among the mock nodes
             if node.source is not None:
                 self.mutated.add(node.node_id)
-
-
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
-
-
-def _version(t: torch.Tensor) -> int:
-    """``t._version`` without running a tensor subclass's ``__torch_function__`` (MagPy's own
-    reads must not show up in what the user's subclass observes)."""
-    if type(t) in _PLAIN:
-        return t._version
-    with torch._C.DisableTorchFunctionSubclass():
-        return t._version
