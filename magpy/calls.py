@@ -35,6 +35,7 @@ from __future__ import annotations
 import _abc
 import functools
 import logging
+import os
 import random
 import sys
 import types
@@ -157,6 +158,7 @@ FIGURE_12 = {
     "method wrapper": "_unbind_method_wrapper",         # restates
     "random method": "_random_method",                  # natives: dynamic
     "finalizer": "_finalizer",                          # dynamic: code run when an object dies
+    "function transform": "_finalizer",                 # dynamic: torch.func's vmap, grad, jacrev...
     "weak reference": "_dereference",                   # natives
     "hash of nan": "_hash_of_nan",                      # natives: dynamic
     "identity number": "_identity_number",              # natives, note: id(v) guards v
@@ -221,6 +223,20 @@ def _finalizer(fn, args: list, kwargs: dict) -> str | None:
         hook = getattr(fn, "__del__", None)
         if isinstance(hook, types.FunctionType) and is_python_class(fn):
             return f"makes a `{fn.__qualname__}`, whose class has `__del__` (run when it is dropped)"
+    return None
+
+
+_TRANSFORM_FILES = frozenset(os.path.join(os.path.dirname(torch.__file__), "_functorch", name)
+                             for name in ("apis.py", "eager_transforms.py", "vmap.py", "deprecated.py"))
+
+
+def _function_transform(fn) -> str | None:
+    """Why ``fn`` is part of a torch.func transform (``vmap``, ``grad``, ``jacrev``, ``vjp`` and the
+    functions they return), or None. Inside one, operators see wrapper tensors (batched, grad
+    levels) that a graph of plain operators cannot stand for: the call runs eagerly."""
+    code = getattr(fn, "__code__", None)
+    if isinstance(fn, types.FunctionType) and code is not None and code.co_filename in _TRANSFORM_FILES:
+        return f"runs a torch.func transform (`{code.co_name}`), which a graph of plain operators cannot hold"
     return None
 
 
@@ -338,6 +354,9 @@ class CallRules(NativeRules, AnnotatedRules):
         c.finalizer = _finalizer(fn, args, kwargs)
         if c.finalizer is not None:
             yield "finalizer"
+        c.finalizer = _function_transform(fn)
+        if c.finalizer is not None:
+            yield "function transform"
         if isinstance(fn, weakref.ref):
             yield "weak reference"
         if fn is hash and len(args) == 1 and hash_of_nan(args[0]):
@@ -507,7 +526,8 @@ class CallRules(NativeRules, AnnotatedRules):
         return False
 
     def _finalizer(self, fs: FrameState, c: CallSite) -> bool:
-        """Code set to run when an object dies (:func:`_finalizer`): the call runs eagerly."""
+        """Code set to run when an object dies (:func:`_finalizer`), or a torch.func transform
+        (:func:`_function_transform`): the call runs eagerly (``c.finalizer`` says why)."""
         self.go_dynamic(c.finalizer)
 
     def _plain_result(self, fs: FrameState, c: CallSite) -> bool:

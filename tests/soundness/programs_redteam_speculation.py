@@ -84,3 +84,33 @@ def post(out, i):
     return g
 def state(): return list(PACKS)
 """)
+
+
+# torch.func transforms inside the call (red-team find 07): the first call worked, every call a
+# record answered raised AttributeError (the record named the transform's inner functions as
+# attributes of torch._functorch.apis). Operators inside a transform see wrapper tensors; the call
+# splits at the transform, which runs every call.
+program(F_, "vmap_of_a_closure_inside_the_call", """
+EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "dynamic"}
+from torch.func import vmap
+W = torch.ones(2)
+def f(x):
+    y = x * 2
+    per = vmap(lambda r: (r * W).sum())(y)
+    return per + 1
+def make(): return f
+def step(i): W.mul_(1.5)   # the closure reads outside state that changes
+def inputs(i): return (torch.ones(3, 2) * (i + 1),)
+""")
+
+program(F_, "grad_of_a_function_inside_the_call", """
+EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "dynamic"}
+from torch.func import grad
+def f(x):
+    g = grad(lambda y: (y ** 3).sum())(x * 2)
+    return g - x
+def make(): return f
+def inputs(i): return (torch.arange(3.) + i,)
+""")
