@@ -24,11 +24,11 @@ Example::
     >>> tmp = tempfile.TemporaryDirectory()
     >>> store = RunStore(Path(tmp.name) / "fig15" / "smoke-cpu")
     >>> cid = cell_id({"model": "bert", "compiler": "eager", "bs": 1})
-    >>> cid, store.row(cid), store.needs_run(cid, force=False, retry_errors=False)
-    ('model=bert,compiler=eager,bs=1', None, True)
-    >>> store.save(cid, {"status": "ok"})
-    >>> store.row(cid), store.needs_run(cid, force=False, retry_errors=False)
-    ({'status': 'ok'}, False)
+    >>> cid, store.row(cid), store.reuse(cid, {"repeat": 5}).action
+    ('model=bert,compiler=eager,bs=1', None, 'run')
+    >>> store.save(cid, {"status": "ok", "settings": {"repeat": 5}})
+    >>> store.reuse(cid, {"repeat": 5}).action, store.reuse(cid, {"repeat": 20})
+    ('skip', Reuse(action='refuse', changes=('repeat: 5 recorded, 20 requested',)))
     >>> tmp.cleanup()
 """
 
@@ -48,7 +48,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.units import identity_changes, reuse, source_digest
+from experiments.units import Reuse, identity_changes, reuse, source_digest
 
 #: Columns that lead raw.csv, in this order, when present.
 LEADING = ["experiment", "model", "kind", "compiler", "bs", "status", "correct", "error", "mean_s", "std_s",
@@ -117,6 +117,10 @@ def settings_diff(recorded: Mapping[str, Any], requested: Mapping[str, Any],
     return identity_changes(recorded, requested, ignore=() if per_cell else _PER_CELL)
 
 
+def _run_wide(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if settings is None else {k: v for k, v in settings.items() if k not in _PER_CELL}
+
+
 class RunStore:
     """Reads and writes one run directory (see the module docstring for its layout)."""
 
@@ -134,14 +138,14 @@ class RunStore:
         path = self.cell_dir(cid) / "row.json"
         return json.loads(path.read_text()) if path.exists() else None
 
-    def needs_run(self, cid: str, *, force: bool, retry_errors: bool) -> bool:
-        """Whether cell ``cid`` must run: no saved row, ``force``, or ``retry_errors`` and not ok
-        (:func:`experiments.units.reuse`; rows of other settings were refused or set aside by
-        :meth:`stale` before)."""
+    def reuse(self, cid: str, wanted: Mapping[str, Any], *, force: bool = False,
+              retry_errors: bool = False) -> Reuse:
+        """What to do with cell ``cid`` for a run that wants the settings ``wanted``
+        (:func:`cell_settings`): ``run`` (no saved row), ``rerun`` (``force``, or ``retry_errors``
+        and not ok), ``refuse`` (saved with other settings) or ``skip`` (:func:`experiments.units.reuse`)."""
         row = self.row(cid)
-        settings = (row or {}).get("settings", {})
-        return reuse(row, settings, settings, on_change="refuse", force=force,
-                     retry_failed=retry_errors).action != "skip"
+        return reuse(row, None if row is None else row.get("settings"), wanted, on_change="refuse", force=force,
+                     retry_failed=retry_errors)
 
     def stale(self, requested: Mapping[str, Mapping[str, Any]],
               run_settings: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -156,16 +160,15 @@ class RunStore:
         """
         stale = {}
         for row in self.rows():
-            recorded = row.get("settings")
-            if row["cell_id"] in requested:
-                wanted, ignore = requested[row["cell_id"]], ()
-            else:
+            cid = row["cell_id"]
+            if cid in requested:
+                verdict = self.reuse(cid, requested[cid])
+            else:  # a cell of another command on this directory: the run-wide part must agree
+                recorded = row.get("settings")
                 wanted = run_settings(recorded or {}) if callable(run_settings) else run_settings
-                ignore = _PER_CELL
-            verdict = reuse(row, None if recorded is None else {k: v for k, v in recorded.items() if k not in ignore},
-                            {k: v for k, v in wanted.items() if k not in ignore}, on_change="refuse")
+                verdict = reuse(row, _run_wide(recorded), _run_wide(wanted), on_change="refuse")
             if verdict.action == "refuse":
-                stale[row["cell_id"]] = list(verdict.changes)
+                stale[cid] = list(verdict.changes)
         return stale
 
     def set_aside(self, cid: str) -> None:
