@@ -6,6 +6,7 @@ see experiments/README.md for what each command reproduces and where results lan
 Modules: :mod:`experiments.run` (Hydra entry), :mod:`experiments.plan` (config -> plan),
 :mod:`experiments.cells` (per-cell process isolation), :mod:`experiments.worker` (the cell process),
 :mod:`experiments.isolation` (the one runner of isolated worker processes, ParityBench's too),
+:mod:`experiments.units` (the one resume rule and time-limit record of a unit of work: a cell, a ParityBench stage),
 :mod:`experiments.compilers` (the approaches compared; ParityBench's stages compile through it too), :mod:`experiments.measure` (timing),
 :mod:`experiments.compare` (the one output comparator, also ParityBench's, models.timing's and the
 tests'), :mod:`experiments.runners` (one per kind of measurement), :mod:`experiments.results` (run

@@ -6,7 +6,8 @@ isolated :class:`~experiments.isolation.Worker` (a fresh interpreter in its own 
 cell's memory cap, its output in the cell's log). Whatever happens in the child (an exception, a
 segfault, running out of memory, a hang) the parent gets back one result row: the worker's own
 row when it wrote one, else a ``crash``/``timeout`` row saying how the worker ended, with the tail
-of the cell's log. The sweep goes on.
+of the cell's log (:func:`experiments.units.unfinished`: ParityBench records a stage in the same
+words, under the same time-limit rule). The sweep goes on.
 
 A cell runs in this interpreter, except one whose compiler needs torch_xla when this interpreter has
 none: torch_xla is built for one torch release (torch-xla 2.9.0 for torch 2.9.0), so it lives in a
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.isolation import Worker
+from experiments.units import TimedUnit, unfinished
 
 #: Row statuses. ok: measured; error: the worker caught an exception (a compiler that fails on a
 #: model); unavailable: a required package is missing; timeout/crash: the process was killed or died.
@@ -112,15 +114,13 @@ def run_cell(spec: Mapping[str, Any], workdir: Path, *, timeout_s: float, mem_li
     start = time.monotonic()
     worker = Worker.module("experiments.worker", [spec_path, result_path], log_path=log_path,
                            mem_limit_bytes=mem_limit_bytes, env=dict(env), python=python)
-    ending = worker.wait(timeout_s)
+    ending = TimedUnit(worker, timeout_s).wait()
     row: dict[str, Any]
-    if ending.status == "timeout":
-        row = {"status": "timeout", "error": str(ending)}
-    elif result_path.exists():
+    if ending.status != "timeout" and result_path.exists():
         row = json.loads(result_path.read_text())
         result_path.unlink()
-    else:
-        row = {"status": "crash", "error": f"{ending} before writing a result; log tail: {worker.log_tail(600)}"}
+    else:  # recorded as ParityBench records a stage that overran or lost its worker
+        row = unfinished(ending, worker.log_tail(600))
     row["cell_wall_s"] = round(time.monotonic() - start, 3)
     return row
 

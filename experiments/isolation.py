@@ -15,8 +15,8 @@ Workers start one of two ways, and both stay on purpose:
   (:mod:`paritybench.runner`) forks one per file from a server that has already imported torch,
   since thousands of files cannot each afford seconds of imports.
 
-What an ending means (a crash row; a stage recorded as a timeout and a new worker for the stages
-left) is the caller's. :func:`interrupt_on_sigterm` makes ``scancel``/``docker stop`` end a run
+What an ending means for a unit of work (its time limit, its ``timeout``/``crash`` record) is
+:mod:`experiments.units`'s; what follows (a new worker for the stages left) is the caller's. :func:`interrupt_on_sigterm` makes ``scancel``/``docker stop`` end a run
 as Ctrl-C does, so the same code kills the sessions on the way out.
 
     >>> import tempfile

@@ -15,7 +15,8 @@ replacement, so they always describe the whole directory.
 
 A row keeps the settings it was measured with (``row["settings"]``: the run's settings, the
 model and compiler configs, the environment, see :func:`cell_settings`). :meth:`RunStore.stale`
-finds rows measured with other settings than the ones requested; the runner refuses to mix them.
+finds rows measured with other settings than the ones requested; the runner refuses to mix them
+(the resume rule of :mod:`experiments.units`, with ``on_change="refuse"``).
 Files are written with the mode the umask gives (a host user can read what a container wrote).
 
 Example::
@@ -23,11 +24,11 @@ Example::
     >>> tmp = tempfile.TemporaryDirectory()
     >>> store = RunStore(Path(tmp.name) / "fig15" / "smoke-cpu")
     >>> cid = cell_id({"model": "bert", "compiler": "eager", "bs": 1})
-    >>> cid, store.row(cid), store.needs_run(cid, force=False, retry_errors=False)
-    ('model=bert,compiler=eager,bs=1', None, True)
-    >>> store.save(cid, {"status": "ok"})
-    >>> store.row(cid), store.needs_run(cid, force=False, retry_errors=False)
-    ({'status': 'ok'}, False)
+    >>> cid, store.row(cid), store.reuse(cid, {"repeat": 5}).action
+    ('model=bert,compiler=eager,bs=1', None, 'run')
+    >>> store.save(cid, {"status": "ok", "settings": {"repeat": 5}})
+    >>> store.reuse(cid, {"repeat": 5}).action, store.reuse(cid, {"repeat": 20})
+    ('skip', Reuse(action='refuse', changes=('repeat: 5 recorded, 20 requested',)))
     >>> tmp.cleanup()
 """
 
@@ -46,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from experiments.units import Reuse, identity_changes, reuse, source_digest
 
 #: Columns that lead raw.csv, in this order, when present.
 LEADING = ["experiment", "model", "kind", "compiler", "bs", "status", "correct", "error", "mean_s", "std_s",
@@ -84,34 +87,6 @@ MEASURED_SOURCES = ("magpy", "models", "experiments")
 _NOT_MEASURED = ("experiments/plot.py", "experiments/markdown.py")
 
 
-def source_digest(packages: Iterable[str], exclude: Iterable[str] = ()) -> str:
-    """SHA-1 over the sources (``.py`` and ``.c``, by path) of the importable ``packages``.
-
-    Content, not a git commit: a run from an exported snapshot or from uncommitted edits still
-    tells which code made its results. ``exclude`` lists ``package/relative/path`` files left out.
-    The one digest of the artifact: ParityBench's stages (:func:`paritybench.compilers.stage_builds`)
-    and the experiments' cells (:func:`environment`) both use it.
-
-        >>> source_digest(["magpy"]) == source_digest(["magpy"])
-        True
-    """
-    import hashlib
-    import importlib.util
-
-    digest, skip = hashlib.sha1(), set(exclude)
-    for package in packages:
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            digest.update(f"{package}: unavailable\0".encode())
-            continue
-        root = Path(next(iter(spec.submodule_search_locations)))
-        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c") and "__pycache__" not in p.parts):
-            name = f"{package}/{path.relative_to(root)}"
-            if name not in skip:
-                digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
 def environment(device: str) -> dict[str, Any]:
     """What besides the configuration changes the numbers: code (the commit and a digest of the
     sources the cells run, so that an uncommitted edit counts), library versions, the machine."""
@@ -135,24 +110,15 @@ def cell_settings(spec: Mapping[str, Any], run_settings: Mapping[str, Any],
     return json.loads(json.dumps({**run_settings, **extra, "environment": dict(env)}, default=str))
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(_flat(v, f"{prefix}{k}."))
-        return out
-    return {prefix.rstrip("."): value}
-
-
 def settings_diff(recorded: Mapping[str, Any], requested: Mapping[str, Any],
                   per_cell: bool = True) -> list[str]:
-    """``["repeat: 20 recorded, 5 requested", ...]``; with ``per_cell=False`` only the run-wide part."""
-    if not per_cell:
-        recorded = {k: v for k, v in recorded.items() if k not in _PER_CELL}
-        requested = {k: v for k, v in requested.items() if k not in _PER_CELL}
-    old, new = _flat(recorded), _flat(requested)
-    return [f"{k}: {old.get(k, '(none)')} recorded, {new.get(k, '(none)')} requested"
-            for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    """``["repeat: 20 recorded, 5 requested", ...]``; with ``per_cell=False`` only the run-wide part
+    (:func:`experiments.units.identity_changes`, the comparison ParityBench's resume makes too)."""
+    return identity_changes(recorded, requested, ignore=() if per_cell else _PER_CELL)
+
+
+def _run_wide(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if settings is None else {k: v for k, v in settings.items() if k not in _PER_CELL}
 
 
 class RunStore:
@@ -172,10 +138,14 @@ class RunStore:
         path = self.cell_dir(cid) / "row.json"
         return json.loads(path.read_text()) if path.exists() else None
 
-    def needs_run(self, cid: str, *, force: bool, retry_errors: bool) -> bool:
-        """Whether cell ``cid`` must run: no saved row, ``force``, or ``retry_errors`` and not ok."""
+    def reuse(self, cid: str, wanted: Mapping[str, Any], *, force: bool = False,
+              retry_errors: bool = False) -> Reuse:
+        """What to do with cell ``cid`` for a run that wants the settings ``wanted``
+        (:func:`cell_settings`): ``run`` (no saved row), ``rerun`` (``force``, or ``retry_errors``
+        and not ok), ``refuse`` (saved with other settings) or ``skip`` (:func:`experiments.units.reuse`)."""
         row = self.row(cid)
-        return force or row is None or (retry_errors and row.get("status") != "ok")
+        return reuse(row, None if row is None else row.get("settings"), wanted, on_change="refuse", force=force,
+                     retry_failed=retry_errors)
 
     def stale(self, requested: Mapping[str, Mapping[str, Any]],
               run_settings: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -190,17 +160,15 @@ class RunStore:
         """
         stale = {}
         for row in self.rows():
-            recorded = row.get("settings")
-            if recorded is None:
-                stale[row["cell_id"]] = ["settings: not recorded (measured by an older harness)"]
-                continue
-            if row["cell_id"] in requested:
-                diff = settings_diff(recorded, requested[row["cell_id"]])
-            else:
-                wanted = run_settings(recorded) if callable(run_settings) else run_settings
-                diff = settings_diff(recorded, wanted, per_cell=False)
-            if diff:
-                stale[row["cell_id"]] = diff
+            cid = row["cell_id"]
+            if cid in requested:
+                verdict = self.reuse(cid, requested[cid])
+            else:  # a cell of another command on this directory: the run-wide part must agree
+                recorded = row.get("settings")
+                wanted = run_settings(recorded or {}) if callable(run_settings) else run_settings
+                verdict = reuse(row, _run_wide(recorded), _run_wide(wanted), on_change="refuse")
+            if verdict.action == "refuse":
+                stale[cid] = list(verdict.changes)
         return stale
 
     def set_aside(self, cid: str) -> None:

@@ -270,7 +270,8 @@ def execute(plan: Plan, cfg: DictConfig, results_root: Path) -> Path:
         store.set_aside(cid)
     config = effective_config(OmegaConf.to_container(cfg, resolve=True), plan)
     store.write_meta(config, plan.device)
-    todo = [s for s in specs if store.needs_run(s["cell_id"], force=cfg.force, retry_errors=cfg.retry_errors)]
+    todo = [s for s in specs if store.reuse(s["cell_id"], wanted[s["cell_id"]], force=cfg.force,
+                                            retry_errors=cfg.retry_errors).action != "skip"]
     log.info("%s: %d cells, %d to run, results in %s", plan.experiment, len(specs), len(todo), store.run_dir)
     order = [s["cell_id"] for s in specs]
     missing_of = {s["cell_id"]: missing_in(cell_python(s["compiler"]), s["compiler"], plan.device) for s in todo}

@@ -259,12 +259,13 @@ COMPILERS: dict[str, Callable[[TestCase, RunConfig, EagerTrace], dict[str, Any]]
 def stage_builds(compilers: list[str]) -> dict[str, str]:
     """Which code makes each stage's results: torch for every stage, MagPy's sources for its own.
 
-    A recorded stage whose build differs from the current one is run again on resume, so a run
-    directory never mixes results of two MagPy versions under one table."""
+    A recorded stage whose build differs from the current one is run again on resume
+    (:func:`paritybench.runner.stage_reuse`), so a run directory never mixes results of two MagPy
+    versions under one table."""
     base = f"torch {torch.__version__}"
     builds = {name: base for name in ("eager", *compilers)}
     if "magpy" in builds:
-        from experiments.results import source_digest
+        from experiments.units import source_digest
 
         builds["magpy"] = f"{base}; magpy {source_digest(['magpy'])}"
     return builds

@@ -2,10 +2,13 @@
 
 Each file runs in its own worker process (see :mod:`paritybench.worker`), started, capped,
 killed and described by the artifact's one runner, :class:`experiments.isolation.Worker`; this
-module decides when. Each stage has its own time limit, read from the file's event log: a stage
-that hangs is killed and recorded as ``timeout``; a worker that dies (segfault, killed by the
-OS) gets its in-flight stage recorded as ``crash``; then a new worker continues with the stages
-left. Nothing a user program does ends the run.
+module decides when. A stage is a unit of work as :mod:`experiments.units` defines it, the
+experiments' cells being the other kind: each stage has its own time limit, counted from its
+start in the file's event log (:class:`experiments.units.TimedUnit`); a stage that hangs is
+killed and recorded as ``timeout``, a worker that dies (segfault, killed by the OS) gets its
+in-flight stage recorded as ``crash`` (both :func:`experiments.units.unfinished`'s record, the
+words of a cell's row); then a new worker continues with the stages left. Nothing a user
+program does ends the run.
 
 Results live in the run directory::
 
@@ -17,7 +20,10 @@ Results live in the run directory::
 A rerun into the same directory skips every recorded stage, so an interrupted run resumes
 where it stopped. Every stage result carries the build that made it (torch's version, plus a
 digest of MagPy's sources for MagPy's stages: :func:`paritybench.compilers.stage_builds`); a
-rerun after MagPy changed runs MagPy's stages again and keeps the other compilers' results.
+rerun after MagPy changed runs MagPy's stages again and keeps the other compilers' results,
+and a file whose text changed runs again, while a run directory of another configuration is
+refused. All three are :func:`experiments.units.reuse`'s rule, the one the experiments' cells
+resume by.
 
 Workers are forked from a server process that has already imported torch (and warmed up
 TorchDynamo), so starting one costs milliseconds instead of seconds.
@@ -37,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.isolation import Ending, Worker
+from experiments.units import Reuse, TimedUnit, reuse, unfinished
 
 from .evaluate import RunConfig
 from .loader import find_testfiles
@@ -113,10 +120,9 @@ def file_progress(events: list[dict[str, Any]], builds: dict[str, str] | None = 
             prog.ended = False
         elif kind == "stage":
             done = prog.done.setdefault(ev["case"], set())
-            build = (ev.get("result") or {}).get("build")
-            if builds is None or ev["stage"] not in builds or build == builds[ev["stage"]]:
+            if stage_reuse(ev.get("result") or {}, ev["stage"], builds).action == "skip":
                 done.add(ev["stage"])
-            elif ev["stage"] in done:
+            else:
                 done.discard(ev["stage"])
             if open_stage and open_stage[0] == ev["case"]:
                 open_stage = None   # (its stage, or the stage an eager replay was for)
@@ -125,6 +131,13 @@ def file_progress(events: list[dict[str, Any]], builds: dict[str, str] | None = 
             open_stage = None
     prog.in_flight = open_stage
     return prog
+
+
+def stage_reuse(result: dict[str, Any], stage: str, builds: dict[str, str] | None) -> Reuse:
+    """Whether a recorded stage result is kept (``skip``) or made again (``rerun``): its identity is
+    the build that made it, where ``builds`` names one for the stage."""
+    wanted = {"build": builds[stage]} if builds and stage in builds else {}
+    return reuse(result, {"build": result.get("build")} if wanted else {}, wanted, on_change="rerun")
 
 
 class _FileJob:
@@ -138,7 +151,7 @@ class _FileJob:
         self.opts = opts
         self.stages = stages
         self.worker: Worker | None = None
-        self.started_at = 0.0
+        self.unit: TimedUnit | None = None  # the worker and its stage in flight
         self.restarts = 0
         self.began = time.perf_counter()
 
@@ -154,7 +167,10 @@ class _FileJob:
     def changed_since_recorded(self) -> bool:
         """True when the event log was made from a different version of the file."""
         loads = [e for e in read_events(self.events_path) if e.get("event") == "load" and "sha1" in e]
-        return bool(loads) and loads[-1]["sha1"] != file_digest(self.path)
+        if not loads:
+            return False
+        return reuse(loads[-1], {"sha1": loads[-1]["sha1"]}, {"sha1": file_digest(self.path)},
+                     on_change="rerun").action == "rerun"
 
     def start(self, ctx: mp.context.BaseContext) -> None:
         prog = self.progress()
@@ -163,15 +179,18 @@ class _FileJob:
                 self.opts.builds or {})
         self.worker = Worker.call(ctx, run_file, args, log_path=self.log_path, name=f"paritybench:{self.stem}",
                                   mem_limit_bytes=int(self.opts.memory_gb * 2**30))
-        self.started_at = time.time()
+        self.unit = TimedUnit(self.worker, self.opts.timeout_s, started=self.unit_started)
 
-    def overdue(self, now: float) -> bool:
-        """True when the stage in flight (or the file's loading) has run past the timeout."""
+    def unit_started(self) -> float:
+        """When the stage in flight started (its ``stage_start`` event); before the file loaded,
+        when the worker started; between stages, at the last event."""
+        assert self.unit is not None
         prog = self.progress()
-        since = prog.in_flight[2] if prog.in_flight else self.started_at
-        if prog.in_flight is None and prog.loaded is not None:
-            since = max(self.started_at, _last_event_time(self.events_path))
-        return now - since > self.opts.timeout_s
+        if prog.in_flight is not None:
+            return prog.in_flight[2]
+        if prog.loaded is not None:
+            return max(self.unit.worker_started, _last_event_time(self.events_path))
+        return self.unit.worker_started
 
     def record_death(self, ending: Ending) -> None:
         """The worker is gone without finishing: blame its in-flight stage (or its loading)."""
@@ -184,9 +203,9 @@ class _FileJob:
 
         log = EventLog(self.events_path)
         try:
-            message = str(ending) if how == "timeout" else f"{ending} before finishing"
+            record = unfinished(ending)
             if prog.loaded is None:
-                log.write({"event": "load", "ok": False, "error_class": how.capitalize(), "error": message})
+                log.write({"event": "load", "ok": False, "error_class": record["error_class"], "error": record["error"]})
                 return
             pending = prog.pending(self.stages, self.stem, self.opts.name_filter)
             if not pending:
@@ -199,7 +218,7 @@ class _FileJob:
                 else:
                     # An eager replay (the reference for a stage still to run): blame that stage.
                     case, stage = next((p for p in pending if p[0] == flight_case), pending[0])
-            result = {"status": how, "error_class": how.capitalize(), "error": message, **self._build(stage)}
+            result = {**record, **self._build(stage)}
             log.write({"event": "stage", "case": case, "stage": stage, "result": result})
             if stage == "eager":
                 for name in self.stages[1:]:
@@ -247,11 +266,10 @@ def prepare_out(opts: RunOptions) -> None:
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
         have = {k: meta.get("config", {}).get(k) for k in _CONFIG_KEYS}
-        if have != wanted:  # said as the experiments say it (experiments.results.settings_diff)
-            from experiments.results import settings_diff
-
+        verdict = reuse(meta, have, wanted, on_change="refuse")
+        if verdict.action == "refuse":  # said as the experiments say it
             raise RunConfigMismatch(
-                f"{out} holds results of another configuration ({'; '.join(settings_diff(have, wanted))}); "
+                f"{out} holds results of another configuration ({'; '.join(verdict.changes)}); "
                 "pass --fresh to discard them or choose another --out / --run-id"
             )
     compilers = list(opts.config.compilers)
@@ -326,15 +344,11 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
             time.sleep(_POLL_S)
             now = time.time()
             for job in list(active):
-                assert job.worker is not None
-                if job.worker.alive():
-                    if not job.overdue(now):
-                        continue
-                    job.record_death(job.worker.stop(opts.timeout_s))
-                else:
-                    ending = job.worker.stop()
-                    if not job.progress().ended:
-                        job.record_death(ending)
+                assert job.unit is not None
+                ending = job.unit.poll(now)
+                if ending is None:
+                    continue
+                job.record_death(ending)   # (a worker that ended after its "end" event: nothing to record)
                 limit = opts.max_restarts if opts.max_restarts is not None else _stage_count(job) + 2
                 if not job.finished() and job.restarts < limit:
                     job.restarts += 1
@@ -380,13 +394,9 @@ def _give_up(job: _FileJob) -> None:
 
 def _stale_stages(job: _FileJob) -> int:
     """Recorded stages of ``job`` that the current builds would run again."""
-    events = read_events(job.events_path)
-    recorded: dict[tuple[str, str], Any] = {}
-    for e in events:
-        if e.get("event") == "stage":
-            recorded[(e["case"], e["stage"])] = (e.get("result") or {}).get("build")
-    builds = job.opts.builds or {}
-    return sum(1 for (_, stage), build in recorded.items() if stage in builds and build != builds[stage])
+    recorded = {(e["case"], e["stage"]): e.get("result") or {}
+                for e in read_events(job.events_path) if e.get("event") == "stage"}
+    return sum(1 for (_, stage), result in recorded.items() if stage_reuse(result, stage, job.opts.builds).action != "skip")
 
 
 def _builds_line(builds: dict[str, str] | None) -> str:

@@ -176,6 +176,24 @@ def test_table2_names_the_automatic_regions_and_carries_the_papers_rows(tmp_path
     assert "recompile_limit" in notes and "TorchDynamo on quantized" in notes
 
 
+@pytest.mark.parametrize("experiment", ["fig1", "fig15", "table2", "fig16", "fig17", "fig18"])
+def test_every_figure_says_which_paper_figure_it_reproduces_and_in_what_setting(tmp_path: Path,
+                                                                              experiment: str) -> None:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={experiment}", "device=cpu", "size=smoke"])
+    paper = cfg.experiment.paper
+    number = experiment.removeprefix("fig").removeprefix("table")
+    assert paper.figure == f"{'Table' if experiment.startswith('table') else 'Figure'} {number}"
+    assert "A100" in paper.setting  # the paper's GPU, said beside this run's machine
+    (tmp_path / "meta.json").write_text(json.dumps(_meta(experiment=OmegaConf.to_container(cfg.experiment))))
+    assert plot._paper_note(tmp_path) == (f"Reproduces the MagPy paper's {paper.figure} ({paper.setting}); this run: "
+                                          f"Some CPU x2, torch {torch.__version__}, size=smoke; at smoke size the "
+                                          "numbers show the pipeline works, not the paper's results")
+
+
 def test_a_recompile_limit_is_marked_as_a_fallback_for_every_compiler() -> None:
     dynamo = {"status": "ok", "correct": True, "graph_count": 62, "limit_hits": 2}
     magpy = {"status": "ok", "correct": True, "graph_count": 0, "fallbacks": 12, "break_reasons": "x"}

@@ -193,6 +193,8 @@ def test_failing_cell_becomes_a_row(tiny: Path, tmp_path: Path, builder: str, ti
     assert row["status"] == status
     assert message in row["error"]
     assert (tmp_path / "cell" / "log.txt").exists()
+    if status in ("timeout", "crash"):  # experiments.units.unfinished: a ParityBench stage's words too
+        assert row["error_class"] == status.capitalize()
 
 
 def test_unavailable_compiler_is_marked_not_measured(tiny: Path, tmp_path: Path) -> None:

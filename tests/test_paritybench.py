@@ -369,6 +369,8 @@ def test_hangs_crashes_and_memory_hogs_become_results_and_the_run_goes_on(tmp_pa
     got = stages_of(out, "test_misbehaving")
     assert got[("Fine", "eager")]["status"] == "ok" and got[("Fine", "torchscript")]["status"] == "ok"
     assert got[("Hangs", "eager")]["status"] == "timeout"
+    assert (got[("Hangs", "eager")]["error_class"], got[("Hangs", "eager")]["error"]) == \
+        ("Timeout", "worker killed at its 4 s time limit")   # experiments.units.unfinished, as a cell's row
     assert got[("Segfaults", "eager")]["status"] == "crash"
     assert "signal SIGSEGV" in got[("Segfaults", "eager")]["error"]   # the words of the experiments' crash rows
     assert got[("Greedy", "eager")]["error_class"] == "MemoryError"
