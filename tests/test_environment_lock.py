@@ -111,3 +111,8 @@ def test_docker_and_conda_use_the_lock_and_the_cuda_torch_was_built_for() -> Non
     (cuda,) = set(re.findall(r"2\.13\.0\+cu(\d+)", (ROOT / "README.md").read_text()))
     image = re.search(r"^FROM nvidia/cuda:(\d+)\.(\d+)\.[^\s@]+@sha256:[0-9a-f]{64}$", dockerfile, re.M)
     assert image and f"{image[1]}{image[2]}" == cuda, (image and image[0], cuda)
+    # the image's CPython is the exact version conda pins (the one the lock was measured on), installed by a
+    # pinned uv, never "the latest 3.11.x" of a PPA
+    (conda_python,) = re.findall(r"^\s*- python=(\d+\.\d+\.\d+)\b", conda, re.M)
+    assert re.search(rf"^ARG PYTHON_VERSION={re.escape(conda_python)}$", dockerfile, re.M), conda_python
+    assert re.search(r"^ARG UV_VERSION=\d+\.\d+\.\d+$", dockerfile, re.M) and "deadsnakes" not in dockerfile
