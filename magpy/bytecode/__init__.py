@@ -46,6 +46,12 @@ def instructions(code) -> dict[int, Instr]:
     return DECODER.instructions(code)
 
 
+def with_ranges(code) -> tuple:
+    """``(start, end, entered)`` per range of ``code`` inside a ``with`` block, innermost first;
+    see :meth:`Decoder.with_ranges`."""
+    return DECODER.with_ranges(code)
+
+
 def catching_ranges(code) -> tuple:
     """``(start, end, caught)`` per ``try`` range of ``code`` whose handler is an ``except``;
     see :meth:`Decoder.catching_ranges`."""

@@ -134,6 +134,7 @@ class Decoder:
             self._events.update(klass.__dict__.get("EVENTS", {}))
         self._instr_cache: dict = {}
         self._catching_cache: dict = {}
+        self._with_cache: dict = {}
 
     # -- decoding ---------------------------------------------------------------------------
     def event(self, opname: str) -> str:
@@ -212,6 +213,35 @@ class Decoder:
         first instruction after the version's entry bookkeeping is at ``first``."""
         raise NotImplementedError
 
+    def with_ranges(self, code: types.CodeType) -> tuple:
+        """``(start, end, entered)`` for each range of ``code`` protected by a ``with`` block's
+        handler (the one that calls ``__exit__`` with the exception), innermost first;
+        ``entered`` is the offset of the instruction that entered that ``with``
+        (BEFORE_WITH, SETUP_WITH on 3.10), where the monitor saw its context manager."""
+        hit = self._with_cache.get(code)
+        if hit is not None:
+            return hit
+        instrs = self.instructions(code)
+        offsets = sorted(instrs)
+        entries = [o for o in offsets if instrs[o].real in ("BEFORE_WITH", "SETUP_WITH")]
+        first_start: dict[int, int] = {}
+        blocks = []
+        for start, end, first in self.try_blocks(code):
+            ins = instrs.get(first)
+            if ins is None or ins.real != "WITH_EXCEPT_START":
+                continue
+            handler = first
+            first_start[handler] = min(first_start.get(handler, start), start)
+            blocks.append((start, end, handler))
+        ranges = []
+        for start, end, handler in blocks:
+            before = [o for o in entries if o < first_start[handler]]
+            if before:
+                ranges.append((start, end, before[-1]))
+        ranges.sort(key=lambda r: r[1] - r[0])   # (innermost first)
+        hit = self._with_cache[code] = tuple(ranges)
+        return hit
+
     def catching_ranges(self, code: types.CodeType) -> tuple:
         """``(start, end, caught)`` for each ``try`` range of ``code`` whose handler is an
         ``except`` (not ``with``/``finally``); ``caught`` lists the dotted names the handler
@@ -248,6 +278,15 @@ class Decoder:
                     break
         hit = self._catching_cache[code] = tuple(ranges)
         return hit
+
+
+def with_block_manager_at(ranges: tuple, at: int) -> int | None:
+    """The offset of the ``with`` (its BEFORE_WITH/SETUP_WITH) whose block covers instruction
+    ``at``, innermost first, from :meth:`Decoder.with_ranges`; None outside every ``with``."""
+    for start, end, entered in ranges:
+        if start <= at < end:
+            return entered
+    return None
 
 
 def catches_tensor_errors(caught: tuple | None, frame: Any) -> bool:

@@ -90,6 +90,13 @@ class Py310(Decoder):
             return stack[-1], False
         return stack[-2], True
 
+    def with_ranges(self, code: types.CodeType) -> tuple:
+        # SETUP_WITH pushes the block; its handler (WITH_EXCEPT_START) is its argument. The range
+        # is over-approximated as SETUP_WITH .. handler, as for try blocks below.
+        ranges = [(ins.offset, ins.argval, ins.offset) for ins in self.instructions(code).values()
+                  if ins.real == "SETUP_WITH"]
+        return tuple(sorted(ranges, key=lambda r: r[1] - r[0]))
+
     def try_blocks(self, code: types.CodeType) -> list[tuple[int, int, int]]:
         # The protected range is over-approximated as SETUP_FINALLY .. handler (it includes an
         # `else:` block): a tensor operation there is treated as guarded by the except.

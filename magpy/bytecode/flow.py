@@ -32,6 +32,8 @@ import sys
 import types
 from functools import lru_cache
 
+from . import catching_ranges, with_ranges
+
 # Jumps that always jump (on every version that has them).
 _ALWAYS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD_NO_INTERRUPT",
                      "JUMP", "JUMP_NO_INTERRUPT"})
@@ -320,3 +322,38 @@ def suspended_in_handler(code: types.CodeType, lasti: int) -> bool:
 def flow_of(code: types.CodeType) -> FlowShape:
     """The :class:`FlowShape` of ``code`` (cached per code object)."""
     return FlowShape(code)
+
+
+@lru_cache(maxsize=1024)
+def returns_only_falsy_constants(code: types.CodeType) -> bool:
+    """Does every ``return`` of ``code`` return the constant None or False (a context manager's
+    ``__exit__`` that can never swallow an exception)? An ``__exit__`` that returns anything it
+    computed may, for some exception (``contextlib.suppress``)."""
+    prev = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "RETURN_CONST" and ins.argval not in (None, False):
+            return False
+        if ins.opname == "RETURN_VALUE" and not (prev is not None and prev.opname == "LOAD_CONST"
+                                                 and prev.argval in (None, False)):
+            return False
+        prev = ins
+    return True
+
+
+def may_swallow(manager: object) -> bool:
+    """Could the ``with`` statement over ``manager`` swallow an exception raised in its block?
+    Its class's ``__exit__`` in Python returning something it computed may (``suppress``, a
+    user's error counter); a ``@contextmanager`` generator may when it is suspended inside a
+    ``try`` with an ``except`` or inside a ``with`` of its own; an ``__exit__`` in C (files,
+    locks) never does."""
+    exit_ = getattr(type(manager), "__exit__", None)
+    gen = getattr(manager, "gen", None)
+    if isinstance(gen, types.GeneratorType) and type(manager).__module__ == "contextlib":
+        frame = gen.gi_frame
+        if frame is None:
+            return False
+        at = frame.f_lasti
+        return any(start <= at < end for start, end, _ in (*catching_ranges(gen.gi_code), *with_ranges(gen.gi_code)))
+    if isinstance(exit_, types.FunctionType):
+        return not returns_only_falsy_constants(exit_.__code__)
+    return False

@@ -35,6 +35,7 @@ class FrameState:
     unwritten_params: set = field(default_factory=set)
     fn_node: ShadowNode | None = None
     last_call: Any = None   # (instruction, stack, keyword names, assumptions so far) of its latest call event (magpy.splits)
+    managers: dict = field(default_factory=dict)   # offset of a `with` entered -> its context manager
 
 
 class GuardSink(Protocol):

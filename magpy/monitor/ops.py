@@ -26,7 +26,8 @@ import torch
 
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
-from ..bytecode import catches_tensor_errors, catching_ranges
+from ..bytecode import catches_tensor_errors, catching_ranges, with_ranges
+from ..bytecode.flow import may_swallow
 from ..global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
 from ..graph import OpGraph, Unsupported
 from ..guards import array_same, array_snapshot, is_numeric_array
@@ -153,13 +154,18 @@ class OpRecorder:
         return "lifted" if any(self.shape_is_lifted(t) for t in tensors) else True
 
     def _inside_except(self) -> bool:
-        """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error?"""
+        """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error,
+        or inside a ``with`` whose context manager could swallow it (``contextlib.suppress``)?"""
         for fs in self.frames.values():
             ranges = catching_ranges(fs.code)
+            at = fs.frame.f_lasti
             if ranges:
-                at = fs.frame.f_lasti
                 for start, end, caught in ranges:
                     if start <= at < end and catches_tensor_errors(caught, fs.frame):
+                        return True
+            if fs.managers:
+                for start, end, entered in with_ranges(fs.code):
+                    if start <= at < end and entered in fs.managers and may_swallow(fs.managers[entered]):
                         return True
         return False
 

@@ -69,6 +69,7 @@ from .rules import UpdateRules
 #: Events whose native code takes elements out of an array (iteration, unpacking, membership,
 #: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
+_WITH_ENTRIES = frozenset({"BEFORE_WITH", "SETUP_WITH"})
 _NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
                                   "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
                                   "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
@@ -304,6 +305,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 return
             if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
                 self.guard_protocol(ins, stack)
+                if ins.real in _WITH_ENTRIES:
+                    fs.managers[offset] = stack[-1]   # (may it swallow an operator's error? ops._inside_except)
             if self.scalar_nodes and ins.opname in _NUMPY_OPAQUE_EVENTS and self.holds_numpy(stack[-3:]):
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed
