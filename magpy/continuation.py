@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import threading
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cache import MISS, UNHELD
 
-if TYPE_CHECKING:
-    from .splits import SplitPoint
+SplitPoint = Any   # (magpy.splits.SplitPoint, which imports this module)
 
 
 def continuation_source(split: SplitPoint, mode: str = "result") -> str:
@@ -97,7 +96,9 @@ def _continuation_function(split: SplitPoint, mode: str) -> types.FunctionType:
     if split.ended is not None:
         ns["_n0"] = split.ended.resume
     exec(compile(src, f"<magpy resumed after {split.op} at {split.where}>", "exec"), ns)
-    return ns.pop("resumed")
+    fn = ns.pop("resumed")
+    fn.magpy_pending = split   # (a split in it goes on with these frames: magpy.splits)
+    return fn
 
 
 def plain_continuation(split: SplitPoint) -> Any:

@@ -222,7 +222,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         raise NotSplit("a loop splits only where it steps an iterator from outside the call")
     # -- the chain of frames, innermost first ---------------------------------------------------------
     slots = 0 if stepping else (3 if sliced else 2) if subscript else DECODER.call_slots(ins)
-    chain = [(fs, ins.offset, list(stack), slots)]
+    chain = [(fs, ins.offset, list(stack), slots, None)]
     abortable = True
     state = fs
     while not state.is_top:
@@ -246,7 +246,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         if code is not state.code:
             raise NotSplit(f"`{state.code.co_name}` was entered through {type(callee).__name__} "
                            f"`{_name(callee)}` (not a plain call of it)")
-        chain.append((outer, oins.offset, list(ostack), DECODER.call_slots(oins)))
+        chain.append((outer, oins.offset, list(ostack), DECODER.call_slots(oins), callee))
         state = outer
 
     # -- D's operands ----------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     shared = _shared_cells(mon, [state for state, *_ in chain])
     frames = []
     ended = None
-    for state, offset, st, slots in chain:
+    for state, offset, st, slots, callee in chain:
         code, frame = state.code, state.frame
         fn = capture_backend().frame_function(frame)
         if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
@@ -327,8 +327,18 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             at = flow.next_offset(at)
         below = st[:len(st) - slots]
         if not first and not covered and flow.opnames.get(at) == "RETURN_VALUE" \
-                and all(v is NULL for v in below):
-            continue   # (`return self.helper(x)`: the frame returns what it called returns, nothing to resume)
+                and all(v is NULL for v in below) and not code.co_cellvars and not _reads_its_locals(code):
+            # (`return self.helper(x)`: the frame returns what it called returns, nothing to resume;
+            # not one whose cells a closure holds: an argument only they hold is read below, at the split)
+            continue
+        pending = getattr(fn, "magpy_pending", None)
+        if pending is not None and state.is_top and not first:
+            # The continuation of an earlier split (magpy.continuation): what is left of it is the
+            # frames of that split after the one running, taken as they are, with the values it
+            # holds for them (so a loop's step in a nested frame splits at the same point each time;
+            # the `try` it runs them in, where a frame's handler covers a call, is theirs again)
+            frames += _pending_frames(image, frame.f_locals, pending, callee)
+            continue
         # cells of this call that the frame shares with the others (passed as cells, not contents)
         own = {c: shared.get(id(mon_cell)) for c in code.co_cellvars
                if (mon_cell := _frame_cell(mon, frame, c)) is not None} if code.co_cellvars else {}
@@ -447,6 +457,26 @@ def _check_operation(fn: Any) -> None:
         # The `with` statement entered a native context manager (a lock) without a call MagPy
         # sees: replayed without its `__enter__`, the `__exit__` alone would run.
         raise NotSplit(f"`{_name(fn)}` ends a `with` block whose native `__enter__` is not part of a record")
+
+
+def _pending_frames(image: Any, f_locals: dict, split: SplitPoint, callee: Any) -> list:
+    """The frames of ``split`` a continuation of it has not resumed yet, while it calls ``callee``,
+    with its locals ``f_locals`` put in ``image``."""
+    k = next((k for k, f in enumerate(split.frames) if f.resume is callee), None)
+    if k is None and split.ended is not None and split.ended.resume is callee:
+        k = 0
+    if k is None:
+        raise NotSplit("a continuation calls what is not one of its frames")
+    out = []
+    for f in split.frames[k + 1:]:
+        params = []
+        for p in f.params:
+            if p != "None" and p not in f_locals:
+                raise NotSplit(f"a continuation does not hold `{p}`")
+            v = f_locals.get(p)
+            params.append("None" if p == "None" else image.cell(v) if type(v) is types.CellType else image.add(v))
+        out.append(FrameImage(f.resume, tuple(params), f.where, f.takes_result, f.raising))
+    return out
 
 
 def _made_in_call(mon: Any, fn: types.FunctionType) -> bool:

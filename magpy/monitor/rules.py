@@ -23,6 +23,7 @@ from .. import capture
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
 from ..bytecode import DECODER
+from ..bytecode.flow import flow_of
 from ..graph import Unsupported
 from ..objmodel import (
     CONTAINER_TYPES,
@@ -520,8 +521,10 @@ class UpdateRules:
         if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
             self.read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
-            if self.split_shape is not None and self.outside_iterator(v):
-                # (its steps may split the call: op_FOR_ITER; `iter(it)` gives `it` itself)
+            if self.split_shape is not None and ins.real == "GET_ITER" and self.outside_iterator(v) \
+                    and fs.instrs.get(flow_of(fs.code).next_offset(ins.offset) or -1, ins).real == "FOR_ITER":
+                # (a `for` loop of this frame: its steps may split the call, op_FOR_ITER; `iter(it)`
+                # gives `it` itself. Passed on, to a comprehension or a generator, it stays dynamic.)
                 self.outside_iterators[id(v)] = v
                 self.pend(fs, self._post_outside_iter, v)
                 return
