@@ -514,7 +514,8 @@ class _Compiled(CompiledCallable):
         st.backend_compile_time_s += time.perf_counter() - t1
         st.backend_compiles += record.regions if record.op_count else 0
         # (a split point an enclosing level made, met again: a loop stepping an outside iterator)
-        found = self._continuations.get(split.key) or self._loops.get(split.key)
+        again = split.key not in self._continuations and split.key in self._loops
+        found = self._loops[split.key] if again else self._continuations.get(split.key)
         if found is None:
             found = self._continuations[split.key] = make_continuation(split, self._compile_continuation)
             for cont in found[1:]:
@@ -528,7 +529,8 @@ class _Compiled(CompiledCallable):
         record = dataclasses.replace(record, run=run, mock=mock, split=split.describe())
         self._cache.add(record)
         self._record_stats()
-        self._said(split_reason(split))
+        if not again:   # (said where the split point was made)
+            self._said(split_reason(split))
         _breaks_log.info("%s: %s", self._name, split.describe())
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
         return lambda image: drive(step, image)

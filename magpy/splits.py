@@ -21,7 +21,8 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    code starts at the instruction after the call F_i was in (after D for F_k; after its
    ``POP_TOP`` when the value is dropped), with the image as arguments and the callee's result
    on top of the stack.
-3. *The continuation* is one generated Python function of all images and D's result::
+3. *The continuation* (:mod:`magpy.continuation`) is one generated Python function of all
+   images and D's result::
 
        def resumed(i0, i1, ..., d):
            v = resume_k(<image of F_k>, d)
@@ -32,7 +33,10 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    compiled with MagPy like any function (same backend and options): its records are guarded
    on what D produced and on the images, and a second dynamic operation in it splits again.
    The matched path of a split record is guard + mock (the prefix) → D with its real arguments
-   → the continuation's own matched path.
+   → the continuation's own matched path. A frame that only returns what its call returns
+   (``return self.helper(x)``) is left out. A split in a continuation resumes its frames from
+   their original code and takes the frames the continuation has not resumed yet as they are
+   (:func:`_pending_frames`), so meeting the same split point again gives the same key.
 4. *The monitor run* stops the program at D (:class:`SplitHere`) and goes on from the frames'
    real values with D and the continuation, whose own monitor run follows in the same call.
 
@@ -47,14 +51,28 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    at such a D (:class:`SplitHere` would pass through those handlers): the call goes on eagerly
    and the continuation is monitored on the next call.
 
+6. *A handler of an outer frame* covers the call that led to D (``with torch.no_grad(): y =
+   self.helper(x)``): that frame gets a raising resume function too, at its call, and the
+   continuation runs the frames it called inside ``try``, handing an exception they raise (D's,
+   or one raised after D) to it (:func:`magpy.continuation.continuation_source`). As in 5, the
+   monitor run does not stop the program at D.
+
 A subscript with a tensor key that cannot be part of a record (a Python list indexed with a
 tensor) splits as the call ``operator.getitem(container, key)``: the frame resumes after the instruction with the
 item on its stack.
 
-Where it stops (the call then runs eagerly, as before, with the reason): D is neither a call
-nor a subscript (an attribute read, an iteration step); an exception handler covers the call site
-of an outer frame (an exception would have to cross from one resume function into another's
-handler); a frame between two monitored ones is not
+A ``for`` loop's step over an iterator from outside the call (``FOR_ITER``; a generator or an
+iterator passed in or read from a global) splits as the call :func:`for_iter_next` ``(it)``: with
+an item, the frame resumes after the ``FOR_ITER`` with the iterator and the item on its stack; at
+the end of the iterator, a second continuation resumes it *at* the ``FOR_ITER`` with an empty
+iterator in the iterator's slot (:attr:`SplitPoint.ended`), so the interpreter leaves the loop as
+it does on each version. The next step splits the body's continuation at the same point: the
+continuation made for it is used again (``magpy.api``), and steps run in a loop, not nested
+(:func:`magpy.continuation.drive`). Where such a step cannot split, the call is dynamic, as before.
+
+Where it stops (the call then runs eagerly, as before, with the reason): D is neither a call,
+a subscript nor a loop's step (an attribute read); an outside iterator stepped where it was
+passed on (a comprehension, a generator, a native); a frame between two monitored ones is not
 ``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
 a frame is a generator; a live local is unbound; the mock cannot rebuild an image value (a
 closure or a module made in the call); the run follows sizes that change (lifting is given up
@@ -218,8 +236,9 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     key = slice(stack[-2], stack[-1]) if sliced else stack[-1] if subscript else None
     if subscript and not (isinstance(key, torch.Tensor) or _slice_of_tensors(key)):
         raise NotSplit("a subscript splits only where its key is a tensor")
-    if stepping and not mon.outside_iterator(stack[-1]):
-        raise NotSplit("a loop splits only where it steps an iterator from outside the call")
+    if stepping and ((it_node := mon.node(stack[-1])) is None or it_node.source is None):
+        # (one of unknown origin may look made in the call to the image, which would rebuild it)
+        raise NotSplit("a loop splits only where it steps an iterator from outside the call that MagPy reads")
     # -- the chain of frames, innermost first ---------------------------------------------------------
     slots = 0 if stepping else (3 if sliced else 2) if subscript else DECODER.call_slots(ins)
     chain = [(fs, ins.offset, list(stack), slots, None)]
