@@ -356,7 +356,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             # frames of that split after the one running, taken as they are, with the values it
             # holds for them (so a loop's step in a nested frame splits at the same point each time;
             # the `try` it runs them in, where a frame's handler covers a call, is theirs again)
-            frames += _pending_frames(image, frame.f_locals, pending, callee)
+            frames += _pending_frames(mon, state, image, pending, callee)
             continue
         # cells of this call that the frame shares with the others (passed as cells, not contents)
         own = {c: shared.get(id(mon_cell)) for c in code.co_cellvars
@@ -478,9 +478,10 @@ def _check_operation(fn: Any) -> None:
         raise NotSplit(f"`{_name(fn)}` ends a `with` block whose native `__enter__` is not part of a record")
 
 
-def _pending_frames(image: Any, f_locals: dict, split: SplitPoint, callee: Any) -> list:
-    """The frames of ``split`` a continuation of it has not resumed yet, while it calls ``callee``,
-    with its locals ``f_locals`` put in ``image``."""
+def _pending_frames(mon: Any, state: Any, image: Any, split: SplitPoint, callee: Any) -> list:
+    """The frames of ``split`` a continuation of it (the top frame ``state``) has not resumed yet,
+    while it calls ``callee``, with the values it holds for them put in ``image``."""
+    f_locals = state.frame.f_locals
     k = next((k for k, f in enumerate(split.frames) if f.resume is callee), None)
     if k is None and split.ended is not None and split.ended.resume is callee:
         k = 0
@@ -493,6 +494,9 @@ def _pending_frames(image: Any, f_locals: dict, split: SplitPoint, callee: Any) 
             if p != "None" and p not in f_locals:
                 raise NotSplit(f"a continuation does not hold `{p}`")
             v = f_locals.get(p)
+            if p in state.unwritten_params and p in mon.param_sources:
+                # (an argument the run has not read: read now, so the image has this call's)
+                mon.on_read(v, mon.param_sources[p], ("arg", p))
             params.append("None" if p == "None" else image.cell(v) if type(v) is types.CellType else image.add(v))
         out.append(FrameImage(f.resume, tuple(params), f.where, f.takes_result, f.raising))
     return out

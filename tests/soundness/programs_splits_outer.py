@@ -274,3 +274,19 @@ def step(i): BAD[0] = 1 if i in (2, 4) else None
 def state(): return list(ERRS)
 NCALLS = 6
 """)
+
+program(F_, "loop_in_a_helper_then_a_number_argument_read_after_it", """
+EXPECT = "split"
+def helper(it, x):
+    for t in it:
+        x = x.relu() + t
+    return x * 2
+def f(it, x, scale):
+    y = helper(it, x.sin())
+    return y * scale
+def make(): return f
+def inputs(i):
+    g = torch.Generator().manual_seed(i)
+    return (iter([torch.randn(3, generator=g) for _ in range(3)]), torch.randn(3, generator=g), [0.5, 2.0, 3.0][i % 3])
+NCALLS = 6
+""")
