@@ -104,7 +104,7 @@ NCALLS = 7
 program(F_, "middle_frame_finally_and_outer_frames_around_it", """
 EXPECT = "split"
 import io
-buf = io.StringIO()
+_buf = [io.StringIO()]
 DONE = []
 class Leaf(nn.Module):
     def __init__(self):
@@ -112,7 +112,7 @@ class Leaf(nn.Module):
         self.fc = nn.Linear(4, 4)
     def forward(self, x):
         h = self.fc(x).relu()
-        buf.write(f"{h.mean().item():.3f}\\n")
+        _buf[0].write(f"{h.mean().item():.3f}\\n")
         return h * 2
 class Mid(nn.Module):
     def __init__(self):
@@ -137,8 +137,10 @@ def inputs(i): return (torch.randn(2, 4, generator=torch.Generator().manual_seed
 def step(i):
     if i == 3:
         with torch.no_grad(): m.mid.leaf.fc.bias.add_(1.0)
-def state(): return buf.getvalue(), list(DONE)
-NCALLS = 5
+    if i == 4: _buf[0].close()   # (the write raises: through Mid's `finally`, out of the call)
+    if i == 5: _buf[0] = io.StringIO()
+def state(): return ("closed" if _buf[0].closed else _buf[0].getvalue()), list(DONE)
+NCALLS = 7
 """)
 
 # -- a loop steps an iterator from outside the call -------------------------------------------------
