@@ -72,10 +72,11 @@ from .config import (
     check_options,
     check_python,
 )
+from .continuation import drive, make_continuation, plain_continuation, split_matched_path
 from .dynamic.merging import ArmLibrary
 from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
 from .report import Explanation, Stats, changing_lines, python_operations
-from .splits import SplitHere, make_continuation, plain_continuation
+from .splits import SplitHere
 
 log = logging.getLogger("magpy")
 _guards_log = _logging.channel("guards")
@@ -124,7 +125,8 @@ class _Compiled(CompiledCallable):
         self._cache = RecordCache(limit=cache_limit)
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.dynamic.merging)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
-        self._continuations: dict = {}    # split point -> (go, compiled continuation) (magpy.splits)
+        self._continuations: dict = {}    # split point -> (step, compiled continuations) (magpy.splits)
+        self._loops: dict = {}            # ... of the levels this continuation is nested in
         self._changing_assumptions: set = set()   # file:line where numbers passed to natives changed between records
         self._profile = profile
         self._fast = not profile and not check   # __call__ may go straight to the first record (see _give_up)
@@ -511,33 +513,27 @@ class _Compiled(CompiledCallable):
             return None
         st.backend_compile_time_s += time.perf_counter() - t1
         st.backend_compiles += record.regions if record.op_count else 0
-        found = self._continuations.get(split.key)
+        # (a split point an enclosing level made, met again: a loop stepping an outside iterator)
+        again = split.key not in self._continuations and split.key in self._loops
+        found = self._loops[split.key] if again else self._continuations.get(split.key)
         if found is None:
             found = self._continuations[split.key] = make_continuation(split, self._compile_continuation)
-        go = found[0]
-        prefix_run, prefix_mock = record.run, record.mock
+            for cont in found[1:]:
+                cont._loops = {**self._loops, split.key: found}
+        step = found[0]
 
-        def run(args, kwargs):
-            out = prefix_run(args, kwargs)
-            if out is MISS or out is UNHELD:
-                return out
+        def hit():
             self._stats.split_hits += 1   # (the caller counts the hit in guard_hits)
-            return go(out)
 
-        def mock(fetched):
-            out = prefix_mock(fetched)
-            if out is UNHELD:
-                return out
-            self._stats.split_hits += 1
-            return go(out)
-
+        run, mock = split_matched_path(self, step, record.run, record.mock, hit)
         record = dataclasses.replace(record, run=run, mock=mock, split=split.describe())
         self._cache.add(record)
         self._record_stats()
-        self._said(split_reason(split))
+        if not again:   # (said where the split point was made)
+            self._said(split_reason(split))
         _breaks_log.info("%s: %s", self._name, split.describe())
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
-        return go
+        return lambda image: drive(step, image)
 
     def _note_changing_assumptions(self, record: Record) -> None:
         """Places where a number read from a tensor was passed to a native and assumed, with
@@ -606,7 +602,7 @@ class _Compiled(CompiledCallable):
         self._cache.clear()
         self._arms.clear()
         self._graphs.clear()
-        self._continuations = {}
+        self._continuations, self._loops = {}, {}
         self._changing_assumptions = set()
         self._lifts.reset()
         self._eager_reason = None
@@ -733,7 +729,7 @@ def _explanation(probe: _Compiled, compiled: _Compiled | None) -> Explanation:
     st = stats(probe)
     levels = [probe]
     for c in levels:   # (the continuations, every level of nesting, in the order they were made)
-        levels += [cont for _, cont in c._continuations.values()]
+        levels += [cont for _, *conts in c._continuations.values() for cont in conts]
     breaks = [b for c in levels for b in c._stats.breaks]
     said = {str(b) for b in breaks}
     breaks += [o.reason for o in probe._explain_runs if o.reason is not None and str(o.reason) not in said]
@@ -763,9 +759,10 @@ def stats(compiled: CompiledFunction | CompiledModule) -> Stats:
     snap = dataclasses.replace(st, break_reasons=list(st.break_reasons), check_reports=list(st.check_reports),
                                check_notes=list(st.check_notes), breaks=list(st.breaks),   # a snapshot, not live counters
                                graphs_served=served(compiled._cache.records))
-    for _, cont in compiled._continuations.values():
+    snap.splits += len(compiled._continuations)   # (split points; a loop's step has two continuations)
+    for cont in [c for _, *conts in compiled._continuations.values() for c in conts]:
         sub = stats(cont)
-        snap.splits += 1 + sub.splits
+        snap.splits += sub.splits
         snap.graph_count += sub.graph_count
         snap.loop_regions, snap.conditionals = snap.loop_regions + sub.loop_regions, snap.conditionals + sub.conditionals
         snap.backend_compiles += sub.backend_compiles

@@ -21,7 +21,8 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    code starts at the instruction after the call F_i was in (after D for F_k; after its
    ``POP_TOP`` when the value is dropped), with the image as arguments and the callee's result
    on top of the stack.
-3. *The continuation* is one generated Python function of all images and D's result::
+3. *The continuation* (:mod:`magpy.continuation`) is one generated Python function of all
+   images and D's result::
 
        def resumed(i0, i1, ..., d):
            v = resume_k(<image of F_k>, d)
@@ -32,7 +33,10 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    compiled with MagPy like any function (same backend and options): its records are guarded
    on what D produced and on the images, and a second dynamic operation in it splits again.
    The matched path of a split record is guard + mock (the prefix) → D with its real arguments
-   → the continuation's own matched path.
+   → the continuation's own matched path. A frame that only returns what its call returns
+   (``return self.helper(x)``) is left out. A split in a continuation resumes its frames from
+   their original code and takes the frames the continuation has not resumed yet as they are
+   (:func:`_pending_frames`), so meeting the same split point again gives the same key.
 4. *The monitor run* stops the program at D (:class:`SplitHere`) and goes on from the frames'
    real values with D and the continuation, whose own monitor run follows in the same call.
 
@@ -47,14 +51,28 @@ such an operation D sent the whole call to eager. Now the call is split at D:
    at such a D (:class:`SplitHere` would pass through those handlers): the call goes on eagerly
    and the continuation is monitored on the next call.
 
+6. *A handler of an outer frame* covers the call that led to D (``with torch.no_grad(): y =
+   self.helper(x)``): that frame gets a raising resume function too, at its call, and the
+   continuation runs the frames it called inside ``try``, handing an exception they raise (D's,
+   or one raised after D) to it (:func:`magpy.continuation.continuation_source`). As in 5, the
+   monitor run does not stop the program at D.
+
 A subscript with a tensor key that cannot be part of a record (a Python list indexed with a
 tensor) splits as the call ``operator.getitem(container, key)``: the frame resumes after the instruction with the
 item on its stack.
 
-Where it stops (the call then runs eagerly, as before, with the reason): D is neither a call
-nor a subscript (an attribute read, an iteration step); an exception handler covers the call site
-of an outer frame (an exception would have to cross from one resume function into another's
-handler); a frame between two monitored ones is not
+A ``for`` loop's step over an iterator from outside the call (``FOR_ITER``; a generator or an
+iterator passed in or read from a global) splits as the call :func:`for_iter_next` ``(it)``: with
+an item, the frame resumes after the ``FOR_ITER`` with the iterator and the item on its stack; at
+the end of the iterator, a second continuation resumes it *at* the ``FOR_ITER`` with an empty
+iterator in the iterator's slot (:attr:`SplitPoint.ended`), so the interpreter leaves the loop as
+it does on each version. The next step splits the body's continuation at the same point: the
+continuation made for it is used again (``magpy.api``), and steps run in a loop, not nested
+(:func:`magpy.continuation.drive`). Where such a step cannot split, the call is dynamic, as before.
+
+Where it stops (the call then runs eagerly, as before, with the reason): D is neither a call,
+a subscript nor a loop's step (an attribute read); an outside iterator stepped where it was
+passed on (a comprehension, a generator, a native); a frame between two monitored ones is not
 ``Module.__call__`` without hooks (a C function calling back, a class called for an instance);
 a frame is a generator; a live local is unbound; the mock cannot rebuild an image value (a
 closure or a module made in the call); the run follows sizes that change (lifting is given up
@@ -78,9 +96,10 @@ import torch
 
 from .bytecode import DECODER
 from .bytecode.flow import flow_of
-from .bytecode.resume import ResumeUnsupported, passed_free_cells, resume_function, supported
+from .bytecode.resume import ResumeUnsupported, origin_of, passed_free_cells, resume_function, supported
 from .capture import NULL
 from .capture import backend as capture_backend
+from .continuation import for_iter_next
 from .global_state import global_hooks_present
 from .graph import Unsupported
 from .monitor.elements import may_hold_tensors
@@ -139,6 +158,8 @@ class SplitPoint:
     where: str                        # file:line in function of D
     reason: str                       # why D cannot be part of a record
     abortable: bool = True            # may the monitor run stop the program at D (see SplitHere)?
+    ended: FrameImage | None = None   # D is a loop's step (FOR_ITER): how the innermost frame goes on
+    #                                   where the iterator is exhausted (the outer frames as ``frames``)
 
     @property
     def key(self) -> tuple:
@@ -146,7 +167,8 @@ class SplitPoint:
         the globals and closure cells of the functions that ran them (two closures of one code
         are two continuations; the cells stay alive with the continuation, so ids are not reused)."""
         return tuple((f.resume.__code__, id(f.resume.__globals__), _closure_key(f.resume),
-                      f.params, f.takes_result) for f in self.frames) + (self.d_call, self.prelude)
+                      f.params, f.takes_result) for f in self.frames) + (self.d_call, self.prelude) \
+            + ((self.ended.resume.__code__, self.ended.params) if self.ended is not None else ())
 
     def describe(self) -> str:
         return f"split at `{self.op}` ({self.where}): {self.reason}; the code after it is compiled on its own"
@@ -208,13 +230,18 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                        "from the next call on")
     subscript = ins.real in SUBSCRIPT_EVENTS
     sliced = ins.real == "BINARY_SLICE"   # (its operands: container, start, stop)
-    if ins.opname not in _CALL_EVENTS and not subscript:
+    stepping = ins.real == "FOR_ITER"     # (its operand, the iterator, stays on the stack)
+    if ins.opname not in _CALL_EVENTS and not subscript and not stepping:
         raise NotSplit("not a call")
     key = slice(stack[-2], stack[-1]) if sliced else stack[-1] if subscript else None
     if subscript and not (isinstance(key, torch.Tensor) or _slice_of_tensors(key)):
         raise NotSplit("a subscript splits only where its key is a tensor")
+    if stepping and ((it_node := mon.node(stack[-1])) is None or it_node.source is None):
+        # (one of unknown origin may look made in the call to the image, which would rebuild it)
+        raise NotSplit("a loop splits only where it steps an iterator from outside the call that MagPy reads")
     # -- the chain of frames, innermost first ---------------------------------------------------------
-    chain = [(fs, ins.offset, list(stack), (3 if sliced else 2) if subscript else DECODER.call_slots(ins))]
+    slots = 0 if stepping else (3 if sliced else 2) if subscript else DECODER.call_slots(ins)
+    chain = [(fs, ins.offset, list(stack), slots, None)]
     abortable = True
     state = fs
     while not state.is_top:
@@ -238,12 +265,16 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         if code is not state.code:
             raise NotSplit(f"`{state.code.co_name}` was entered through {type(callee).__name__} "
                            f"`{_name(callee)}` (not a plain call of it)")
-        chain.append((outer, oins.offset, list(ostack), DECODER.call_slots(oins)))
+        chain.append((outer, oins.offset, list(ostack), DECODER.call_slots(oins), callee))
         state = outer
 
     # -- D's operands ----------------------------------------------------------------------------------
     values: list = []
-    if sliced:
+    if stepping:
+        fn = for_iter_next
+        values += [fn, stack[-1]]
+        d_call = ("call", 1, ())
+    elif sliced:
         fn = _get_slice
         values += [fn, stack[-3], stack[-2], stack[-1]]
         d_call = ("call", 3, ())
@@ -260,7 +291,8 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         values += [fn, *args]
         d_call = ("call", len(args) - len(kwn), tuple(kwn))
     d_slots = len(values)
-    _check_operation(fn)
+    if not stepping:
+        _check_operation(fn)
     if (fn is map or fn is filter) and any(may_hold_tensors(a) for a in values[2:]):
         # a lazy iterator over tensors: what consumes it, after the split, reads their values
         raise NotSplit(f"`{fn.__name__}` makes a lazy iterator over tensors, consumed after the split")
@@ -278,40 +310,66 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     image = _Image(mon, values)
     shared = _shared_cells(mon, [state for state, *_ in chain])
     frames = []
-    for state, offset, st, slots in chain:
+    ended = None
+    for state, offset, st, slots, callee in chain:
         code, frame = state.code, state.frame
+        fn = capture_backend().frame_function(frame)
+        if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
+            raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
+        first = not frames
+        step = stepping and first
+        rfn = fn   # (the function resume functions are made from)
+        origin = origin_of(code)
+        if origin is not None and not passed_free_cells(code) and offset >= origin[1]:
+            # a frame resumed after an earlier split: resumed again from the original code (the
+            # same resume function each time a loop splits at the same step)
+            code, offset = origin[0], offset - origin[1]
+            rfn = types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
         flow = flow_of(code)
         where = _where(code, frame, offset)
         covered = flow.covered(offset)
-        if covered and frames:
-            raise NotSplit(f"an exception handler (`try` or `with`) covers the call at {where}, in a frame "
-                           "that called the one the operation is in")
         if covered:
-            # The frame's own handler covers D (`with torch.no_grad(): print(...)`, `try: D() except`):
-            # the frame goes on from D with its result, or by raising D's exception at D (its
-            # `except`, `finally`, `__exit__` run as in eager). The monitor run does not stop the
+            # A handler of the frame covers D (`with torch.no_grad(): print(...)`, `try: D() except`),
+            # or the call that led to D (`with torch.no_grad(): y = self.helper(x)`): the frame goes
+            # on from there with the call's result, or by raising the call's exception there (its
+            # `except`, `finally`, `__exit__` run as in eager; the continuation hands an exception of
+            # an inner frame to it, see continuation_source). The monitor run does not stop the
             # program at D (SplitHere would pass through those handlers): it goes on eagerly.
             abortable = False
         at = flow.next_offset(offset)
         if at is None:
             raise NotSplit(f"no instruction follows the call at {where}")
-        takes_result = flow.opnames.get(at) != "POP_TOP"
+        takes_result = step or flow.opnames.get(at) != "POP_TOP"
         if not takes_result:
             # `log.write(text)` as a statement: its value is dropped; the continuation neither
             # gets it nor is guarded on it (the number of characters written)
             at = flow.next_offset(at)
-        fn = capture_backend().frame_function(frame)
-        if not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
-            raise NotSplit(f"cannot tell which function runs `{code.co_name}`")
+        below = st[:len(st) - slots]
+        if not first and not covered and flow.opnames.get(at) == "RETURN_VALUE" \
+                and all(v is NULL for v in below) and not code.co_cellvars and not _reads_its_locals(code):
+            # (`return self.helper(x)`: the frame returns what it called returns, nothing to resume;
+            # not one whose cells a closure holds: an argument only they hold is read below, at the split)
+            continue
+        pending = getattr(fn, "magpy_pending", None)
+        if pending is not None and state.is_top and not first:
+            # The continuation of an earlier split (magpy.continuation): what is left of it is the
+            # frames of that split after the one running, taken as they are, with the values it
+            # holds for them (so a loop's step in a nested frame splits at the same point each time;
+            # the `try` it runs them in, where a frame's handler covers a call, is theirs again)
+            frames += _pending_frames(mon, state, image, pending, callee)
+            continue
         # cells of this call that the frame shares with the others (passed as cells, not contents)
         own = {c: shared.get(id(mon_cell)) for c in code.co_cellvars
                if (mon_cell := _frame_cell(mon, frame, c)) is not None} if code.co_cellvars else {}
         share = {c: cell for c, cell in own.items() if cell is not None}
         if fn.__closure__ and not state.is_top and _made_in_call(mon, fn):
             share.update((c, cell) for c, cell in zip(code.co_freevars, fn.__closure__) if id(cell) in shared)
+        if any(code.co_freevars[k] not in share for k in passed_free_cells(state.code)):
+            # (resumed with cells of an earlier split's call as parameters: its closure does not hold them)
+            raise NotSplit(f"`{code.co_name}` runs with cells an earlier split passed it, which MagPy cannot pass on")
         live = set(flow.live_before(at))
-        if covered:
-            live |= flow.live_before(offset)   # (what the handler reads, from D on)
+        if covered or step:
+            live |= flow.live_before(offset)   # (what the handler reads, from D on; after the loop)
         every_local = _reads_its_locals(code)
         if every_local:
             live.update(code.co_varnames)   # (`locals()` sees every bound local, dead or not)
@@ -331,12 +389,12 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
                 continue
             if name in live:
                 if name not in f_locals:
-                    if name in flow.live_before(at, clears=False) and not covered:
+                    if name in flow.live_before(at, clears=False) and not covered and not step:
                         raise NotSplit(f"local `{name}` of `{code.co_name}` is unbound at the split but read after it")
                     # (only saved and put back by a 3.12+ comprehension; where a handler covers D, read
                     # on the path of an exception the handler swallows: UnboundLocalError as in eager)
                     params.append("None")
-                    if every_local or covered:
+                    if every_local or covered or step:
                         unbound.append(name)   # (deleted again by the resume function: `locals()` omits it)
                     continue
                 params.append(image.add(f_locals[name]))
@@ -348,7 +406,6 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         for c in code.co_freevars:
             if c in share:
                 params.append(image.cell(share[c]))
-        below = st[:len(st) - slots]
         for v in below:
             if v is not NULL:
                 params.append(image.add(v))
@@ -357,11 +414,18 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             # (the closure's own cells of those passed are not kept: empty cells hold their places)
             closure = None if not fn.__closure__ else tuple(
                 types.CellType() if c in share else cell for c, cell in zip(code.co_freevars, fn.__closure__))
-            resume = resume_function(fn, at, layout, cells, closure=closure, unbound=tuple(unbound),
+            resume = resume_function(rfn, at, layout, cells, closure=closure, unbound=tuple(unbound),
                                      shared=tuple(share))
             raising = None if not covered else resume_function(
-                fn, offset, layout[:len(below)], cells, closure=closure, unbound=tuple(unbound),
+                rfn, offset, layout[:len(below)], cells, closure=closure, unbound=tuple(unbound),
                 shared=tuple(share), raising=True)
+            if step:
+                # The iterator is exhausted: the frame goes on at the FOR_ITER with an empty
+                # iterator in the iterator's slot (the interpreter leaves the loop as it does there
+                # on each version), from the same image.
+                ended = FrameImage(resume_function(rfn, offset, layout[:len(below)], cells, closure=closure,
+                                                   unbound=tuple(unbound), shared=tuple(share)),
+                                   (*params[:-1], "iter(())"), where, False)
         except ResumeUnsupported as e:
             raise NotSplit(str(e)) from None
         frames.append(FrameImage(resume, tuple(params), where, takes_result, raising))
@@ -380,10 +444,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     finally:
         mon.finished = saved
     mon.split_values = values
+    op = "[] (subscript)" if subscript else f"for ... in ({type(stack[-1]).__name__})" if stepping \
+        else _name(values[0])
     return SplitPoint(gen=gen, frames=tuple(frames), prelude=tuple(image.prelude), n_values=len(values),
-                      d_call=d_call, d_slots=d_slots, op="[] (subscript)" if subscript else _name(values[0]),
-                      where=frames[0].where, reason=reason,
-                      abortable=abortable)
+                      d_call=d_call, d_slots=d_slots, op=op, where=frames[0].where, reason=reason,
+                      abortable=abortable, ended=ended)
 
 
 # Natives that look at the frame that calls them (or at the stack): run as D from the
@@ -411,6 +476,30 @@ def _check_operation(fn: Any) -> None:
         # The `with` statement entered a native context manager (a lock) without a call MagPy
         # sees: replayed without its `__enter__`, the `__exit__` alone would run.
         raise NotSplit(f"`{_name(fn)}` ends a `with` block whose native `__enter__` is not part of a record")
+
+
+def _pending_frames(mon: Any, state: Any, image: Any, split: SplitPoint, callee: Any) -> list:
+    """The frames of ``split`` a continuation of it (the top frame ``state``) has not resumed yet,
+    while it calls ``callee``, with the values it holds for them put in ``image``."""
+    f_locals = state.frame.f_locals
+    k = next((k for k, f in enumerate(split.frames) if f.resume is callee), None)
+    if k is None and split.ended is not None and split.ended.resume is callee:
+        k = 0
+    if k is None:
+        raise NotSplit("a continuation calls what is not one of its frames")
+    out = []
+    for f in split.frames[k + 1:]:
+        params = []
+        for p in f.params:
+            if p != "None" and p not in f_locals:
+                raise NotSplit(f"a continuation does not hold `{p}`")
+            v = f_locals.get(p)
+            if p in state.unwritten_params and p in mon.param_sources:
+                # (an argument the run has not read: read now, so the image has this call's)
+                mon.on_read(v, mon.param_sources[p], ("arg", p))
+            params.append("None" if p == "None" else image.cell(v) if type(v) is types.CellType else image.add(v))
+        out.append(FrameImage(f.resume, tuple(params), f.where, f.takes_result, f.raising))
+    return out
 
 
 def _made_in_call(mon: Any, fn: types.FunctionType) -> bool:
@@ -458,26 +547,6 @@ def _shared_cells(mon: Any, chain: list) -> dict:
             elif not any(c is o for o in outside):
                 raise NotSplit(f"closure `{f.__qualname__}` holds a cell MagPy cannot tell apart (`{name}`)")
     return shared
-
-
-def continuation_source(split: SplitPoint, raising: bool = False) -> str:
-    """Source of the continuation function of ``split``: its parameters are the image entries
-    after D's operands, then D's result when the innermost frame takes it. ``raising``: the
-    continuation where D raised (its last parameter is the exception, which the innermost frame
-    raises at D: ``_x0``)."""
-    first = split.frames[0]
-    names = [f"i{k}" for k in range(split.d_slots, split.n_values)] + (["d"] if first.takes_result or raising else [])
-    lines = list(split.prelude)
-    result = "d"
-    for k, f in enumerate(split.frames):
-        args = list(f.params) + ([result] if f.takes_result or (raising and not k) else [])
-        call = f"_{'x' if raising and not k else 'r'}{k}({', '.join(args)})"
-        if k == len(split.frames) - 1:
-            lines.append(f"return {call}")
-        else:
-            lines.append(f"v = {call}")
-            result = "v"
-    return f"def resumed({', '.join(names)}):\n" + "".join(f"    {ln}\n" for ln in lines)
 
 
 # Iterators made before D that a frame goes on with (a `for` loop around D): the continuation
@@ -608,77 +677,6 @@ class _Image:
             if done:
                 self.prelude.append(f"for _ in range({int(done)}): next({var})")
         return var
-
-
-def make_continuation(split: SplitPoint, compile_fn: Any) -> tuple[Any, Any]:
-    """``(continue, resumed)``: ``continue(image)`` calls D and the compiled continuation;
-    ``resumed`` is that compiled continuation (``compile_fn(function)``)."""
-    plain = _continuation_function(split, False)
-    plain.__qualname__ = f"{split.frames[-1].resume.__code__.co_name} after `{split.op}` ({split.where})"
-    resumed = compile_fn(plain)
-    d_call, start = split.d_call, split.d_slots
-    if d_call[0] == "ex":
-        def d(image):
-            return image[0](*image[1], **image[2])
-    elif not d_call[2]:
-        def d(image):
-            return image[0](*image[1:start])
-    else:
-        npos, kwnames = d_call[1], d_call[2]
-        end = 1 + npos
-
-        def d(image):
-            return image[0](*image[1:end], **dict(zip(kwnames, image[end:start])))
-    if split.frames[0].raising is not None:
-        # D's exception goes to the frame's own handler, through a continuation run as plain
-        # Python: the exception object and the handler's path are not part of a record.
-        return _chain_raising(d, resumed, _continuation_function(split, True), start,
-                              split.frames[0].takes_result), resumed
-    return _chain(d, resumed, start, split.frames[0].takes_result), resumed
-
-
-def _continuation_function(split: SplitPoint, raising: bool) -> types.FunctionType:
-    src = continuation_source(split, raising)
-    ns = {"__name__": "<continuation>", **{f"_r{k}": f.resume for k, f in enumerate(split.frames)}}
-    if raising:
-        ns["_x0"] = split.frames[0].raising
-    exec(compile(src, f"<magpy resumed after {split.op} at {split.where}>", "exec"), ns)
-    return ns.pop("resumed")
-
-
-def plain_continuation(split: SplitPoint) -> Any:
-    """``continue(image)`` with the continuation run as plain Python (no compilation): how a
-    monitor run that stopped the program at D finishes the call when no record could be built."""
-    return make_continuation(split, lambda fn: fn)[0]
-
-
-def _chain(d: Any, resumed: Any, start: int, takes_result: bool) -> Any:
-    if takes_result:
-        def go(image):
-            return resumed(*image[start:], d(image))
-    else:
-        def go(image):
-            d(image)
-            return resumed(*image[start:])
-    return go
-
-
-def _chain_raising(d: Any, resumed: Any, raised: Any, start: int, takes_result: bool) -> Any:
-    """As :func:`_chain`, where a handler of the innermost frame covers D: if D raises, the
-    frame goes on by raising D's exception at D (``raised``), with the same image."""
-    def go(image):
-        try:
-            r = d(image)
-        except BaseException as e:   # (eager would hand KeyboardInterrupt to the frame's handler too)
-            exc = e
-        else:
-            return resumed(*image[start:], r) if takes_result else resumed(*image[start:])
-        # (without this helper's frames in the traceback: the frame raises as if D raised there)
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code in (go.__code__, d.__code__):
-            tb = tb.tb_next
-        return raised(*image[start:], exc.with_traceback(tb))
-    return go
 
 
 def _slice_of_tensors(key: Any) -> bool:

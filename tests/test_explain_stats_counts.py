@@ -66,15 +66,18 @@ def _calls(lengths, signs):
 
 
 def _agree(model, calls):
-    """Explain each call that will miss, then make it; returns the per-call (explained, counted)."""
+    """Explain each call that will miss, then make it; returns the per-call (explained, counted).
+    A call is an argument tuple, or a function making one (fresh arguments for each use: an
+    iterator is used up by the call it is passed to)."""
     torch.manual_seed(0)
     cf = magpy.compile(model, backend="eager")
     seen = []
-    for args in calls:
+    for call in calls:
+        fresh = call if callable(call) else lambda call=call: call
         before = magpy.stats(cf)
-        ex = magpy.explain(cf)(*args)
-        got = cf(*args)
-        assert same(got, model(*args))
+        ex = magpy.explain(cf)(*fresh())
+        got = cf(*fresh())
+        assert same(got, model(*fresh()))
         after = magpy.stats(cf)
         if after.monitor_runs == before.monitor_runs:
             continue   # (a hit records nothing; explain reports what a miss would record)
@@ -102,6 +105,61 @@ def test_split_counted_alike():
     if supported():
         assert seen[0] == (1, 1, 0, 0), seen
         assert magpy.stats(cf).splits == 1
+
+
+class Guarded(nn.Module):
+    """The `with` of forward covers the call of a helper that writes a tensor's value."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def helper(self, h):
+        LOG.write(f"{h.mean().item():.3f}\n")
+        return h * 2
+
+    def forward(self, x, h):
+        h = self.fc(h + x.sum(0))
+        with torch.no_grad():
+            g = self.helper(h)
+        return h + g
+
+
+class Stepped(nn.Module):
+    """A loop over an iterator from outside the call."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(4, 4)
+
+    def forward(self, rows, h):
+        h = h * 2
+        for t in rows:
+            h = torch.tanh(self.cell(t) + h)
+        return h.sum()
+
+
+def test_split_under_an_outer_with_counted_alike():
+    cf, seen = _agree(Guarded(), _calls([3, 3, 3], [1, -1, 1]))
+    if supported():
+        # (the `with` covers the split: the first call goes on eagerly past it, the continuation
+        # is monitored, and counted, on the next call)
+        assert seen[0] == (1, 1, 0, 0), seen
+        st = magpy.stats(cf)
+        assert (st.splits, st.graph_count, st.resumed_monitor_runs) == (1, 2, 1), st
+
+
+def test_split_at_a_loops_step_counted_alike():
+    def call(n):
+        return lambda: (iter([torch.ones(2, 4) * k for k in range(n)]), torch.zeros(2, 4))
+
+    cf, seen = _agree(Stepped(), [call(3), call(5), call(2)])
+    if supported():
+        # (one split point, its two continuations: the body, recorded twice, since its first step
+        # gets `h` without grad and the later ones the cell's output; and what follows the loop)
+        assert seen == [(4, 1, 0, 0)], seen
+        st = magpy.stats(cf)
+        assert (st.splits, st.graph_count, st.resumed_monitor_runs, st.monitor_runs) == (1, 4, 3, 1), st
 
 
 def test_explanation_text_names_the_counts():

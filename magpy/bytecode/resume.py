@@ -285,6 +285,18 @@ def passed_free_cells(code: types.CodeType) -> frozenset:
     return _PASSED_FREE.get(code, frozenset())
 
 
+# resume code -> (the code it resumes, the prologue's length in bytes)
+_ORIGIN: dict = {}
+
+
+def origin_of(code: types.CodeType) -> tuple[types.CodeType, int] | None:
+    """``(original code, prologue bytes)`` where ``code`` is a resume function's (offset ``o`` of
+    ``code``, past the prologue, is offset ``o - prologue`` of the original), else None. A frame
+    resumed after a split that splits again is resumed from the original code: a loop that splits
+    at each step resumes from the same code each time (:mod:`magpy.splits`)."""
+    return _ORIGIN.get(code)
+
+
 def resume_function(fn: types.FunctionType, at: int, stack: tuple[bool, ...], cells: tuple[str, ...] = (),
                     closure: tuple | None = None, unbound: tuple[str, ...] = (),
                     shared: tuple[str, ...] = (), raising: bool = False) -> types.FunctionType:
@@ -296,7 +308,9 @@ def resume_function(fn: types.FunctionType, at: int, stack: tuple[bool, ...], ce
         if len(_CODES) > 4096:
             _CODES.clear()
             _PASSED_FREE.clear()
+            _ORIGIN.clear()
         code = _CODES[key] = resume_code(fn.__code__, at, stack, cells, unbound, shared, raising)
+        _ORIGIN[code] = (fn.__code__, len(code.co_code) - len(fn.__code__.co_code))
         passed = frozenset(k for k, c in enumerate(fn.__code__.co_freevars) if c in shared)
         if passed:
             _PASSED_FREE[code] = passed

@@ -23,6 +23,7 @@ from .. import capture
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
 from ..bytecode import DECODER
+from ..bytecode.flow import flow_of
 from ..graph import Unsupported
 from ..objmodel import (
     CONTAINER_TYPES,
@@ -520,6 +521,13 @@ class UpdateRules:
         if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
             self.read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
+            if self.split_shape is not None and ins.real == "GET_ITER" and self.outside_iterator(v) \
+                    and fs.instrs.get(flow_of(fs.code).next_offset(ins.offset) or -1, ins).real == "FOR_ITER":
+                # (a `for` loop of this frame: its steps may split the call, op_FOR_ITER; `iter(it)`
+                # gives `it` itself. Passed on, to a comprehension or a generator, it stays dynamic.)
+                self.outside_iterators[id(v)] = v
+                self.pend(fs, self._post_outside_iter, v)
+                return
             self.check_stateful_iterator(v, "iterates over")
         else:
             self.unguarded_items(v, "iterates over")
@@ -533,6 +541,15 @@ class UpdateRules:
             self.rows_count = None
 
     op_GET_YIELD_FROM_ITER = op_GET_ITER
+
+    def _post_outside_iter(self, fs, stack, v):
+        if stack[-1] is not v:   # (an `__iter__` of its own that gives another iterator)
+            self.check_stateful_iterator(v, "iterates over")
+
+    def outside_iterator(self, it) -> bool:
+        """Is ``it`` an iterator that exists outside the call (each call advances it)?"""
+        node = self.node(it)
+        return node is None or node.source is not None or id(it) in self.outside_iterators
 
     def op_UNPACK_SEQUENCE(self, fs, ins, stack):
         v = stack[-1]
@@ -571,6 +588,15 @@ class UpdateRules:
     def op_FOR_ITER(self, fs, ins, stack):
         if self.loop_iters and self.loop_for_iter(fs, stack[-1]):
             return   # (an iteration of a counted loop, magpy.dynamic.loops)
+        it = stack[-1]
+        if id(it) in self.outside_iterators or ((node := self.node(it)) is not None and node.source is not None):
+            # A step of an iterator from outside (passed in, or resumed after an earlier step split
+            # the call): the call splits here, each step runs eagerly (magpy.splits); where it
+            # cannot, the call is dynamic (break_run).
+            why = f"iterates over an iterator that exists outside the call ({type(it).__name__}): each call advances it"
+            if self.split_shape is None:
+                self.go_dynamic(why)
+            raise BreakCompile(why)
         self.pend(fs, self.post_new, 1)
 
     def _outside_display(self, ins, stack, below: int) -> None:

@@ -162,6 +162,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
         self.abort_at_split = False                  # stop the program at a split (SplitHere)?
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
+        self.outside_iterators: dict = {}            # id -> iterator from outside whose steps may split the call
         self.checkpointing: dict = {}                # id(frame) -> (frame, code of the function): calling checkpoint
         self.made_functions: dict = {}               # id -> (function, the frame that made it): made by MAKE_FUNCTION here
         self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
@@ -324,8 +325,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
                 fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
                 self.in_call_event = True
-            elif ins.real in SUBSCRIPT_EVENTS:
-                call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`: magpy.splits)
+            elif ins.real in SUBSCRIPT_EVENTS or ins.real == "FOR_ITER":
+                call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`, a loop's step: magpy.splits)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
             self.in_call_event = False
         except BreakCompile as e:
@@ -424,6 +425,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 self.split = take_split(self, fs, call, reason, self.split_shape)
             except NotSplit as e:
                 self.split_note = f"not split: {e}"
+                if ins is not None and ins.real == "FOR_ITER" and self.outside_iterator(call[1][-1]):
+                    self.dynamic = True   # (as ever where an iterator from outside is stepped in the call)
             except Exception as e:   # a MagPy bug: no split, the call runs eagerly as before
                 self.split_note = f"not split: {internal_error(e)}"
         # (typed for magpy.pipeline; ``broken`` is its text, which the rest of the run tests and prints)
