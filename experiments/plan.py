@@ -33,7 +33,7 @@ RUNNERS = ("inference", "graphs", "breakdown", "dynamic")
 #: The keys an experiment config (``conf/experiment/*.yaml``, ``+experiment.<key>=...``) may hold:
 #: words on the figure, the runner's options (:attr:`Plan.options`) and the per-size plans.
 EXPERIMENT_WORDS = ("name", "runner", "title", "note", "paper", "model_notes")
-EXPERIMENT_OPTIONS = ("dynamic", "region")
+EXPERIMENT_OPTIONS = ("dynamic", "region", "stream")
 #: The keys of ``experiment.plan.<size>``: the selections and the knobs a size plan may set.
 PLAN_KEYS = ("bs", "models", "compilers", "warmup", "repeat", "n_inputs", "statistic")
 #: The knobs of a size config (``conf/size/*.yaml`` besides its name); ``size.repeat=3`` on the

@@ -383,6 +383,20 @@ def _workload_labels(summary: pd.DataFrame, raw: pd.DataFrame) -> dict[str, str]
             for w, m, k in zip(summary["workload"], summary["model"], summary["kind"])}
 
 
+#: The paper's input streams (§8.5), as experiments/conf/experiment/fig17.yaml declares them.
+PAPER_STREAM = {"bs_range": [2, 16], "seqlen_range": [32, 256], "seqlen_batch": 8}
+
+
+def _stream_note(run_dir: Path) -> str | None:
+    """A note when the run's input streams differ from the paper's (a cut for a small machine)."""
+    stream = _meta(run_dir).get("config", {}).get("experiment", {}).get("stream") or {}
+    cut = {k: v for k, v in stream.items() if PAPER_STREAM.get(k) != v}
+    if not cut:
+        return None
+    return "input streams cut from the paper's: " + ", ".join(f"{k} {v} (paper {PAPER_STREAM.get(k)})"
+                                                             for k, v in sorted(cut.items()))
+
+
 def plot_dynamic(run_dir: Path, title: str) -> plt.Figure:
     """Figures 17 and 18: workloads (model x kind of dynamic input) grouped, one bar per compiler."""
     summary, raw = _read(run_dir)
@@ -404,7 +418,7 @@ def plot_dynamic(run_dir: Path, title: str) -> plt.Figure:
     one_line = {w: g.replace("\n", " ") for w, g in group_labels.items()}
     # How compilers met new shapes and the experiment's note go under the figure: the title stays short.
     shapes = _shape_handling(raw, labels, run_dir)
-    notes = [n for n in (shapes and f"new input shapes: {shapes}", _experiment_note(run_dir)) if n]
+    notes = [n for n in (shapes and f"new input shapes: {shapes}", _experiment_note(run_dir), _stream_note(run_dir)) if n]
     notes += _outcome_notes(summary, "workload", labels, one_line)
     notes += _not_run_notes(summary, workloads, "workload", drawn, labels, one_line)
     if "notes" in raw.columns:

@@ -23,6 +23,7 @@ Model modules are imported lazily: importing transformers takes seconds.
 from __future__ import annotations
 
 import functools
+import inspect
 import importlib
 from collections.abc import Callable
 from types import ModuleType
@@ -86,18 +87,39 @@ def build(name: str, size: str = "smoke", seed: int = 0) -> tuple[torch.nn.Modul
     return model.eval(), functools.partial(module.get_input, size=size)
 
 
+#: What a stream of shape-changing inputs (Figure 17) may set besides its length: the batch-size
+#: range of kind ``bs``, the length range and the batch size of kind ``seqlen``.
+STREAM_KEYS = {"bs": ("bs_range",), "seqlen": ("seqlen_range", "seqlen_batch")}
+
+
 def dynamic_inputs(name: str, n: int, size: str = "smoke", kind: str | None = None,
-                   batch_size: int | None = None, seed: int = 0) -> list[tuple[list, dict[str, Any]]]:
+                   batch_size: int | None = None, seed: int = 0,
+                   stream: dict[str, Any] | None = None) -> list[tuple[list, dict[str, Any]]]:
     """The ``n`` dynamic inputs of ``name`` (see :data:`DYNAMIC_KINDS`).
 
     ``kind`` defaults to the model's first kind and ``batch_size`` to the model's own default
-    (8 for ``seqlen``, 1 for the control-flow models; not used by ``bs``).
+    (8 for ``seqlen``, 1 for the control-flow models; not used by ``bs``). ``stream`` sets the
+    ranges of the shape-changing kinds (:data:`STREAM_KEYS`; the paper's by default): only the
+    keys of ``kind`` are used, unknown keys are an error.
     """
     _check_name(name)
     if name not in DYNAMIC_KINDS:
         raise ValueError(f"model {name!r} has no dynamic inputs; models with them: {', '.join(DYNAMIC_KINDS)}")
     kind = DYNAMIC_KINDS[name][0] if kind is None else kind
     extra = {} if batch_size is None else {"batch_size": batch_size}
+    if stream:
+        known = {k for keys in STREAM_KEYS.values() for k in keys}
+        unknown = sorted(set(stream) - known)
+        if unknown:
+            raise ValueError(f"unknown stream settings {unknown}; valid: {sorted(known)}")
+        takes = inspect.signature(load(name).get_dynamic_inputs).parameters
+        for key in STREAM_KEYS.get(kind, ()):
+            param, value = ("batch_size" if key == "seqlen_batch" else key), stream.get(key)
+            if value is None:
+                continue
+            if param not in takes:
+                raise ValueError(f"model {name!r} has no {key} to set for its {kind!r} inputs")
+            extra[param] = value if key == "seqlen_batch" else list(value)
     return load(name).get_dynamic_inputs(n=n, size=size, kind=kind, seed=seed, **extra)
 
 

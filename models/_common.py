@@ -81,15 +81,25 @@ def text_input(batch_size: int, seq_len: int, vocab_size: int, seed: int) -> tup
     return [input_ids], {"attention_mask": attention_mask}
 
 
+def check_range(value, what: str) -> tuple[int, int]:
+    """``(low, high)`` of a stream's range given as two ints with 1 <= low <= high, else a
+    ValueError naming ``what``."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(type(v) is int for v in value) \
+            or not 1 <= value[0] <= value[1]:
+        raise ValueError(f"{what} must be two integers [low, high] with 1 <= low <= high, got {value!r}")
+    return int(value[0]), int(value[1])
+
+
 def dynamic_text_inputs(get_input, model: str, batch_size: int, n: int, size: str, kind: str,
-                        seed: int) -> list[tuple[list, dict]]:
+                        seed: int, bs_range=BS_RANGE, seqlen_range=SEQLEN_RANGE) -> list[tuple[list, dict]]:
     """Inputs of the ``-bs`` and ``-seqlen`` experiments for a text model whose ``get_input`` takes
-    ``seq_len=``: batch size uniform in :data:`BS_RANGE`, or length uniform in :data:`SEQLEN_RANGE`
-    at batch ``batch_size``."""
+    ``seq_len=``: batch size uniform in ``bs_range`` (:data:`BS_RANGE`), or length uniform in
+    ``seqlen_range`` (:data:`SEQLEN_RANGE`) at batch ``batch_size``."""
     check_kind(kind, ("bs", "seqlen"), model)
     check_count(n)
     gen = generator(seed)
     if kind == "bs":
-        return [get_input(bs, size, seed=seed + 1 + i) for i, bs in enumerate(uniform_ints(gen, *BS_RANGE, n))]
+        return [get_input(bs, size, seed=seed + 1 + i)
+                for i, bs in enumerate(uniform_ints(gen, *check_range(bs_range, "bs_range"), n))]
     return [get_input(batch_size, size, seed=seed + 1 + i, seq_len=length)
-            for i, length in enumerate(uniform_ints(gen, *SEQLEN_RANGE, n))]
+            for i, length in enumerate(uniform_ints(gen, *check_range(seqlen_range, "seqlen_range"), n))]

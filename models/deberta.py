@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from models._common import SEQLEN_BATCH, check_batch_size, check_size, dynamic_text_inputs, seeded, text_input
+from models._common import BS_RANGE, SEQLEN_BATCH, SEQLEN_RANGE, check_batch_size, check_size, dynamic_text_inputs, seeded, text_input
 
 __all__ = ["get_model", "get_input", "get_dynamic_inputs", "config", "SEQ_LEN"]
 
@@ -64,10 +64,10 @@ def get_input(batch_size: int = 1, size: str = "paper", seed: int = 0, seq_len: 
 
 
 def get_dynamic_inputs(batch_size: int = SEQLEN_BATCH, n: int = 10, size: str = "paper", kind: str = "bs",
-                       seed: int = 0) -> list[tuple[list, dict]]:
+                       seed: int = 0, bs_range=BS_RANGE, seqlen_range=SEQLEN_RANGE) -> list[tuple[list, dict]]:
     """``n`` inputs for ``deberta-bs`` or ``deberta-seqlen`` (paper §8.5).
 
-    ``bs``: batch size uniform in [2, 16] at the size's text length (``batch_size`` not used).
-    ``seqlen``: batch ``batch_size`` (8 in the paper), text length uniform in [32, 256].
+    ``bs``: batch size uniform in ``bs_range`` ([2, 16]) at the size's text length (``batch_size`` not used).
+    ``seqlen``: batch ``batch_size`` (8 in the paper), text length uniform in ``seqlen_range`` ([32, 256]).
     """
-    return dynamic_text_inputs(get_input, "deberta", batch_size, n, size, kind, seed)
+    return dynamic_text_inputs(get_input, "deberta", batch_size, n, size, kind, seed, bs_range, seqlen_range)

@@ -20,6 +20,7 @@ from models._common import (
     BS_RANGE,
     check_batch_size,
     check_count,
+    check_range,
     check_kind,
     check_size,
     generator,
@@ -273,12 +274,12 @@ def get_input(batch_size: int = 1, size: str = "paper", seed: int = 0, **kw: Any
 
 
 def get_dynamic_inputs(batch_size: int = 8, n: int = 10, size: str = "paper", kind: str = "bs",
-                       seed: int = 0) -> list[tuple[list, dict]]:
-    """``n`` inputs whose batch size is drawn uniformly from [2, 16] (``resnet-bs``, paper §8.5).
+                       seed: int = 0, bs_range=BS_RANGE) -> list[tuple[list, dict]]:
+    """``n`` inputs whose batch size is drawn uniformly from ``bs_range`` ([2, 16]; ``resnet-bs``, paper §8.5).
 
     ``batch_size`` is not used: for kind ``bs`` the batch size is what varies.
     """
     check_kind(kind, DYNAMIC_KINDS, "resnet")
     check_count(n)
-    sizes = uniform_ints(generator(seed), *BS_RANGE, n)
+    sizes = uniform_ints(generator(seed), *check_range(bs_range, "bs_range"), n)
     return [get_input(bs, size, seed=seed + 1 + i) for i, bs in enumerate(sizes)]

@@ -447,3 +447,18 @@ def test_fig18_title_is_short_and_its_notes_go_under_the_figure(tmp_path: Path) 
         text = _texts(fig)
     assert head.count("\n") <= 2, head  # title and the run's line, wrapped at column width
     assert note in text and "Cocktailer" not in head
+
+
+def test_fig17_says_when_its_input_streams_are_cut(tmp_path) -> None:
+    """A paper-size run on a small machine cuts Figure 17's batch/length ranges; the figure says so."""
+    import json
+
+    from experiments import plot
+
+    def note(stream):
+        (tmp_path / "meta.json").write_text(json.dumps({"config": {"experiment": {"stream": stream}}}))
+        return plot._stream_note(tmp_path)
+
+    assert note(dict(plot.PAPER_STREAM)) is None
+    text = note({**plot.PAPER_STREAM, "bs_range": [1, 4], "seqlen_batch": 1})
+    assert text == "input streams cut from the paper's: bs_range [1, 4] (paper [2, 16]), seqlen_batch 1 (paper 8)"

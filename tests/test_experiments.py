@@ -281,6 +281,13 @@ def test_plan_uses_size_plan_unless_command_line_sets_the_key() -> None:
         assert [c["name"] for c in plan.compilers] == ["eager", "lazytensor-xla"]
         assert [m["name"] for m in plan.models] == ["bert"] and plan.bs == [4] and plan.repeat == 7
 
+        # Figure 17's input ranges are settings of the run: a cut changes every cell's identity.
+        plan17 = make_plan(compose("config", overrides=["experiment=fig17", "device=cpu", "size=smoke"]), cli_keys=set())
+        cut = ["experiment=fig17", "device=cpu", "size=smoke", "experiment.stream.bs_range=[1,4]"]
+        plan17_cut = make_plan(compose("config", overrides=cut), cli_keys=override_keys(cut))
+        assert plan17.options["stream"]["bs_range"] == [2, 16] and plan17_cut.options["stream"]["bs_range"] == [1, 4]
+        assert plan17.settings() != plan17_cut.settings()
+
         cfg = compose("config", overrides=["experiment=fig15", "device=cpu", "size=smoke", "bs=[0]"])
         with pytest.raises(ValueError, match="bs must be a positive int"):
             make_plan(cfg, cli_keys={"bs"})

@@ -257,3 +257,22 @@ def test_tridentnet_branches_share_weights_with_different_dilations():
     # one image, three branches on the batch axis, and the dilations make them differ
     assert features.shape[0] == 3 and not torch.allclose(features[0], features[1])
     assert "TridentResNet" in models.load("tridentnet").BACKBONES
+
+
+def test_dynamic_stream_ranges_can_be_cut():
+    """Figure 17's streams at paper size on a small machine: the ranges are settings
+    (``experiment.stream``), checked, and only the kind's own keys are used."""
+    inputs = models.dynamic_inputs("resnet", 12, size="smoke", kind="bs", stream={"bs_range": [1, 3]})
+    assert {args[0].shape[0] for args, _ in inputs} <= {1, 2, 3}
+    inputs = models.dynamic_inputs("bert", 8, size="smoke", kind="seqlen",
+                                   stream={"bs_range": [2, 16], "seqlen_range": [8, 12], "seqlen_batch": 1})
+    assert all(args[0].shape[0] == 1 and 8 <= args[0].shape[1] <= 12 for args, _ in inputs)
+    default = models.dynamic_inputs("bert", 4, size="smoke", kind="bs")
+    assert_same(default, models.dynamic_inputs("bert", 4, size="smoke", kind="bs",
+                                               stream={"bs_range": [2, 16], "seqlen_range": [32, 256], "seqlen_batch": 8}))
+    with pytest.raises(ValueError, match="unknown stream settings"):
+        models.dynamic_inputs("bert", 4, size="smoke", kind="bs", stream={"bs_rnge": [1, 2]})
+    with pytest.raises(ValueError, match="bs_range must be two integers"):
+        models.dynamic_inputs("densenet", 4, size="smoke", kind="bs", stream={"bs_range": [4, 2]})
+    with pytest.raises(ValueError, match="no seqlen_range"):
+        models.dynamic_inputs("lstm", 4, size="smoke", kind="seqlen", stream={"seqlen_range": [4, 8]})

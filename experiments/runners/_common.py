@@ -42,7 +42,8 @@ def dynamic_inputs(spec: dict[str, Any]) -> list[tuple[Sequence[Any], dict[str, 
     if not model_cfg.get("dynamic_builder"):
         raise ValueError(f"model {model_cfg['name']!r} has no dynamic_builder in its config")
     builder = import_object(model_cfg["dynamic_builder"])
-    return builder(model_cfg["name"], spec["n_inputs"], size=spec["size"], kind=spec["kind"], seed=spec["seed"])
+    extra = {"stream": dict(spec["stream"])} if spec.get("stream") else {}   # (Figure 17's ranges)
+    return builder(model_cfg["name"], spec["n_inputs"], size=spec["size"], kind=spec["kind"], seed=spec["seed"], **extra)
 
 
 def magpy_stats(spec: dict[str, Any], compiled: Any) -> Any:

@@ -47,9 +47,11 @@ def cells(plan: Plan) -> list[dict[str, Any]]:
                 region = None
                 if plan.options.get("region") and compiler["frontend"] == "dynamo":
                     region = model.get("region")
+                stream = plan.options.get("stream") or None   # (the input ranges: models.dynamic_inputs)
                 specs.append(make_spec(plan, model, compiler,
                                        {"model": model["name"], "kind": kind, "compiler": compiler["name"]},
-                                       kind=kind, dynamic=compiler["frontend"] in dynamic, region=region))
+                                       kind=kind, dynamic=compiler["frontend"] in dynamic, region=region,
+                                       **({"stream": stream} if stream else {})))
     return specs
 
 
