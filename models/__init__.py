@@ -23,8 +23,8 @@ Model modules are imported lazily: importing transformers takes seconds.
 from __future__ import annotations
 
 import functools
-import inspect
 import importlib
+import inspect
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any

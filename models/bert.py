@@ -13,7 +13,16 @@ from typing import Any
 
 import torch
 
-from models._common import BS_RANGE, SEQLEN_BATCH, SEQLEN_RANGE, check_batch_size, check_size, dynamic_text_inputs, seeded, text_input
+from models._common import (
+    BS_RANGE,
+    SEQLEN_BATCH,
+    SEQLEN_RANGE,
+    check_batch_size,
+    check_size,
+    dynamic_text_inputs,
+    seeded,
+    text_input,
+)
 
 __all__ = ["get_model", "get_input", "get_dynamic_inputs", "config", "SEQ_LEN"]
 
