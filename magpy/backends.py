@@ -58,8 +58,12 @@ def _cached_compile_fx(compile_fx: Callable, gm: torch.fx.GraphModule, example_i
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-    with tracing(TracingContext(FakeTensorMode(shape_env=ShapeEnv()))):
-        return compile_fx(gm, example_inputs)
+    fake_mode = FakeTensorMode(shape_env=ShapeEnv())
+    # (static fakes, as Dynamo hands a backend for a static graph: real inputs would be given
+    # symbolic sizes by the shape environment, and Inductor would emit kernels for any size)
+    fakes = [fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs]
+    with tracing(TracingContext(fake_mode)):
+        return compile_fx(gm, fakes)
 
 
 def _inductor_with_value_shapes(gm: torch.fx.GraphModule, dynamic: bool | None = None) -> Callable:

@@ -367,7 +367,7 @@ class MonitorRun:
                     compiled, gm = caps.compile_cond(whole, example), whole
                 except Exception as e:   # noqa: BLE001 - the backend refused it: the regions below
                     _log.info("magpy: the graph with torch.cond was not compiled (%s: %s); compiling regions",
-                              type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+                              type(e).__name__, " ".join(str(e).split())[:300])
             if compiled is not None:
                 regions = 1
             elif caps.regions(gm):

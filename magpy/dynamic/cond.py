@@ -55,7 +55,10 @@ def _arm_fn(arm: Any, operands: list, inputs: tuple) -> fx.GraphModule:
         v = g.call_function(operator.getitem, (out, k))
         # (a local passed through: torch.cond's outputs may not alias its operands; merging made
         # the branch a conditional only where nothing observes that identity, so a copy is the same)
-        outs.append(g.call_method("clone", (v,)) if name in arm.passes else v)
+        # Every other output is given dense strides: torch.cond's outputs must be (an arm returning a
+        # slice, `x[:, :c]`, made the backend refuse the graph); a copy of an intermediate only.
+        outs.append(g.call_method("clone", (v,)) if name in arm.passes
+                    else g.call_method("clone", (v,), {"memory_format": torch.contiguous_format}))
     g.output(tuple(outs))
     return fx.GraphModule(root, g)
 
