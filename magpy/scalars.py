@@ -36,6 +36,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import types
 from typing import Any
 
 import torch
@@ -132,6 +133,8 @@ _VALUE_ARGUMENT_OPS = frozenset({
 
 _NUMBERS = (int, float, bool, LiftedInt)
 _TRACKED = (float, LiftedInt, str)   # (text: a str made from values read from tensors, ScalarFlow.text_op)
+#: Values that never carry a followed number (ScalarFlow.blind_to_numbers; a LiftedInt is not an int here).
+_PLAIN_ATOMS = frozenset({int, bool, type(None), bytes, complex, type(Ellipsis), type(NotImplemented)})
 try:
     import numpy as _np
 
@@ -411,6 +414,28 @@ class ScalarFlow:
         elif callable(v) and (type(getattr(v, "__self__", None)) in _TRACKED
                               or isinstance(getattr(v, "__self__", None), NUMPY_VALUES)):
             yield from self._tracked_in(v.__self__, floats, depth + 1)
+
+    def blind_to_numbers(self, values: list) -> bool:
+        """Could an operation on ``values`` (the operands of one that raised, with some stack below
+        them) not have raised because of a number the run follows (a lifted size or value, a number
+        read from a tensor)? True when every value is plain data that holds none: text, constants,
+        functions, classes, modules, and lists/tuples/dicts/sets of them (a KeyError of
+        ``Mapping.get`` with a name). Anything else (a tensor, an object, an iterator, a range,
+        what holds a tracked number) may carry one: False."""
+        return all(self._plain_data(v, 0) for v in values)
+
+    def _plain_data(self, v: Any, depth: int) -> bool:
+        t = type(v)
+        if t in _PLAIN_ATOMS:
+            return True
+        if t in _TRACKED or isinstance(v, NUMPY_VALUES):
+            return self.scalar_node(v) is None and t is not LiftedInt
+        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)):
+            return True
+        if depth >= 3 or t not in (list, tuple, dict, set, frozenset) or len(v) > 64:
+            return False
+        items = [x for kv in v.items() for x in kv] if t is dict else v
+        return all(self._plain_data(x, depth + 1) for x in items)
 
     def scalar_compare(self, fs: Any, fn: Any, a: Any, b: Any) -> None:
         """``a < b`` (any comparison) with a tracked number: the graph computes the comparison

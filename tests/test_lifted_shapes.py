@@ -302,3 +302,28 @@ def test_float_arguments_stay_guarded_with_inductor():
         args = (torch.ones(3) * 0.3 * i, 0.1 + 0.25 * i, i)
         assert same(cm(*args), f(*args))
     assert magpy.stats(cm).monitor_runs == 5
+
+
+def test_a_caught_keyerror_on_plain_data_does_not_end_lifting():
+    """`Mapping.get` of a missing name raises KeyError inside, on a name: not because of a lifted
+    size. The batch size is lifted after the first change, so five sizes take two monitor runs
+    (before, lifting ended at the KeyError: one record per size)."""
+    import collections.abc
+
+    class Config(collections.abc.Mapping):
+        def __init__(self, **kw): self._d = dict(kw)
+        def __getitem__(self, k): return self._d[k]
+        def __iter__(self): return iter(self._d)
+        def __len__(self): return len(self._d)
+
+    cfg = Config(scale=2.0)
+
+    def f(x):
+        return x * cfg["scale"] + cfg.get("bias", 0.5)
+
+    cf = magpy.compile(f, backend="eager")
+    for n in (2, 5, 3, 4, 6):
+        x = torch.randn(n, 3)
+        assert torch.equal(cf(x), f(x))
+    st = magpy.stats(cf)
+    assert st.monitor_runs == 2 and st.guard_hits == 3, st

@@ -70,6 +70,9 @@ from .rules import UpdateRules
 #: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 _WITH_ENTRIES = frozenset({"BEFORE_WITH", "SETUP_WITH"})
+#: How much of the stack a pending operation keeps (more than any operation's operands but a call
+#: with many arguments, which then counts as holding what it cannot see).
+_OPERANDS_KEPT = 8
 _NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
                                   "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
                                   "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
@@ -162,6 +165,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
         self.abort_at_split = False                  # stop the program at a split (SplitHere)?
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
+        self._unwinding: BaseException | None = None   # the exception the run's frames are unwinding from
         self.outside_iterators: dict = {}            # id -> iterator from outside whose steps may split the call
         self.checkpointing: dict = {}                # id(frame) -> (frame, code of the function): calling checkpoint
         self.made_functions: dict = {}               # id -> (function, the frame that made it): made by MAKE_FUNCTION here
@@ -328,6 +332,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             elif ins.real in SUBSCRIPT_EVENTS or ins.real == "FOR_ITER":
                 call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`, a loop's step: magpy.splits)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
+            if fs.pending is not None:
+                fs.operands = stack[-_OPERANDS_KEPT:]   # (what it raised on, if it raises: exception)
             self.in_call_event = False
         except BreakCompile as e:
             self.break_run(e.reason, fs, offset, call=call)
@@ -385,6 +391,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
     def exception(self, frame, exc) -> None:
         fs = self.frames.get(id(frame))
         if fs is not None:
+            propagated = exc is self._unwinding   # (an inner monitored frame saw it first and decided)
+            self._unwinding = exc
             self.checkpointing.pop(id(frame), None)
             pending, fs.pending = fs.pending, None
             self.opaque_frame = None
@@ -402,7 +410,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                     self.break_run(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "
                                 "exceptions that depend on tensor values cannot be guarded", fs, fs.frame.f_lasti)
                     return
-                if not self.is_read_post(pending[0]) and (self.follows_changing_numbers() or self.scalar_nodes):
+                if not self.is_read_post(pending[0]) and (self.follows_changing_numbers() or self.scalar_nodes) \
+                        and not propagated and not self.blind_to_numbers(fs.operands):
                     # `int(abs(v))` of a lifted or tensor-read number raised (NaN, inf): whether it
                     # raises follows the number, which the record does not guard. (Not dynamic: the
                     # next run guards lifted numbers; a number read from a tensor stays dynamic.)
