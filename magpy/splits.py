@@ -327,6 +327,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             rfn = types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
         flow = flow_of(code)
         where = _where(code, frame, offset)
+        if flow.handling(offset):
+            # (an `except` body: resumed, the frame would go on with no exception being handled,
+            # `sys.exc_info()`, `log.exception()`, a bare `raise` would not see this call's)
+            raise NotSplit(f"the call at {where} runs while `{code.co_name}` handles an exception, which "
+                           "a continuation cannot hand on")
         covered = flow.covered(offset)
         if covered:
             # A handler of the frame covers D (`with torch.no_grad(): print(...)`, `try: D() except`),

@@ -1,0 +1,105 @@
+"""Exception state around splits and replayed effects (red-team finds2 15, 22, 12).
+
+* A call that splits at a dynamic operation on its monitored run: the rest of the program must
+  not run while MagPy's own SplitHere is being handled (``sys.exc_info()``, a log record with
+  ``exc_info=True``, the ``__context__`` of an exception raised after the split).
+* A dynamic operation inside an ``except`` body: a continuation would run without this call's
+  exception being handled (``sys.exc_info()`` is empty, ``traceback.format_exc()`` says
+  ``NoneType: None``); the call is not split there, it runs eagerly."""
+from harness import program
+
+F_ = "redteam_exc"
+
+program(F_, "exc_info_after_a_split_is_the_callers", """
+EXPECT = "split"
+import heapq, sys
+HEAP = []
+def f(x):
+    heapq.heappush(HEAP, x.sum().item())     # dynamic: the call splits here
+    seen = sys.exc_info()[0]
+    return x * len(HEAP), None if seen is None else seen.__name__
+def make(): return f
+def inputs(i): return (torch.ones(2) * (i + 1),)
+def state(): return list(HEAP)
+""")
+
+program(F_, "error_raised_after_a_split_has_no_context", """
+EXPECT = "split"
+import heapq, io, logging
+HEAP = []
+BUF = io.StringIO()
+LOG = logging.Logger("redteam_exc")      # (not registered: each world has its own)
+LOG.addHandler(logging.StreamHandler(BUF))
+def f(x):
+    heapq.heappush(HEAP, x.sum().item())
+    LOG.warning("pushed %d", len(HEAP), exc_info=True)
+    if x.sum() > 100:
+        raise ValueError("loss exploded")
+    return x * len(HEAP)
+def make(): return f
+def inputs(i): return (torch.ones(2) * (200.0 if i in (0, 3) else float(i)),)
+def invoke(f, i):
+    try:
+        return f(*inputs(i))
+    except ValueError as e:
+        return ("ValueError", str(e), repr(e.__context__))
+def state(): return list(HEAP), BUF.getvalue()
+NCALLS = 5
+""")
+
+program(F_, "dynamic_operation_inside_except_sees_the_handled_exception", """
+EXPECT = "dynamic"
+import heapq, sys, traceback
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = {"a": 1.0}
+        self.misses = []
+    def forward(self, x, key):
+        try:
+            k = self.table[key]
+        except KeyError:
+            heapq.heappush(self.misses, (x.sum().item(), key))   # dynamic, inside the handler
+            last = traceback.format_exc().strip().splitlines()[-1]
+            return x * -1.0, last, sys.exc_info()[0].__name__
+        return x * k, None, None
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(2) * (i + 1), "b")
+def state(): return list(m.misses)
+""")
+
+program(F_, "helper_with_a_dynamic_operation_called_from_an_except_body", """
+EXPECT = "dynamic"
+import io, sys
+BUF = io.StringIO()
+def note(x):
+    BUF.write(f"{x.sum().item():.1f}\\n")       # dynamic: a write to a file
+    return repr(sys.exc_info()[1])
+def f(x, cfg):
+    try:
+        scale = cfg["scale"]
+    except KeyError:
+        seen = note(x)
+        return x * 2, seen
+    return x * scale, None
+def make(): return f
+def inputs(i): return (torch.ones(2) * i, {})
+def state(): return BUF.getvalue()
+""")
+
+program(F_, "dynamic_operation_after_a_handled_exception_still_splits", """
+EXPECT = "split"
+import heapq, sys
+HEAP = []
+def f(x, cfg):
+    try:
+        scale = cfg["scale"]
+    except KeyError:
+        scale = 3.0
+    heapq.heappush(HEAP, x.sum().item())        # the handler is over: split here
+    return x * scale, repr(sys.exc_info()[1])
+def make(): return f
+def inputs(i): return (torch.ones(2) * i, {})
+def state(): return list(HEAP)
+""")
