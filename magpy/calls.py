@@ -449,6 +449,7 @@ class CallRules(NativeRules, AnnotatedRules):
         try:
             self.effects.append(effects.warning_effect(c, *self.at_instruction, self.replay_arg, self.from_outside,
                                                        self.frames))
+            self.effect_marks.append(len(self.rg.writes))
         except effects.OutsideFrame:
             pass   # (shown by this run only, as before warnings were replayed: a known gap, see the README)
         except ValueError as e:

@@ -285,6 +285,7 @@ class NativeRules:
                 return False
             replayed_kwargs[k] = kind
         self.effects.append((fn, replayed_args, replayed_kwargs, where))
+        self.effect_marks.append(len(self.rg.writes))
         self.pend(fs, self.post_nothing, None, opaque=True)
         return True
 

@@ -103,3 +103,88 @@ def make(): return f
 def inputs(i): return (torch.ones(2) * i, {})
 def state(): return list(HEAP)
 """)
+
+# -- replayed prints among the writes (red-team finds2 12) --------------------------------------------
+
+program(F_, "print_to_a_closed_file_after_counter_updates", """
+EXPECT = "record"
+import io
+LOGF = io.StringIO()
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+        self.hist = []
+    def forward(self, x):
+        self.n += 1
+        self.hist.append(self.n)
+        print("step", self.n, x.sum().item(), file=LOGF)
+        return x * self.n
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(2) * (i + 1),)
+def step(i):
+    if i == 3: LOGF.close()             # the log file is closed: print raises from now on
+def invoke(f, i):
+    try:
+        return f(*inputs(i))
+    except ValueError as e:
+        return ("ValueError", str(e))
+def state(): return m.n, list(m.hist), LOGF.closed
+NCALLS = 5
+""")
+
+program(F_, "print_to_a_closed_file_between_writes_to_different_objects", """
+EXPECT = "record"
+import io
+LOGF = io.StringIO()
+TOTALS = {}
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+    def forward(self, x):
+        self.n += 1
+        print("step", self.n, file=LOGF)
+        TOTALS["calls"] = self.n          # after the print: not made where it raises
+        return x + self.n
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(2),)
+def step(i):
+    if i == 3: LOGF.close()
+def invoke(f, i):
+    try:
+        return f(*inputs(i))
+    except ValueError as e:
+        return ("ValueError", str(e))
+def state(): return m.n, dict(TOTALS)
+NCALLS = 5
+""")
+
+program(F_, "print_to_a_closed_file_between_two_writes_of_one_attribute", """
+EXPECT = "dynamic"
+import io
+LOGF = io.StringIO()
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+    def forward(self, x):
+        self.n += 1
+        print("half", self.n, file=LOGF)
+        self.n += 1
+        return x * self.n
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(2),)
+def step(i):
+    if i == 3: LOGF.close()
+def invoke(f, i):
+    try:
+        return f(*inputs(i))
+    except ValueError as e:
+        return ("ValueError", str(e))
+def state(): return m.n
+NCALLS = 5
+""")
