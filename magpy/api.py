@@ -453,9 +453,8 @@ class _Compiled(CompiledCallable):
         if stopped:
             # The program stopped at a dynamic operation (magpy.splits): record the code before it,
             # then go on with the operation and the continuation (monitored in turn) from the values
-            # the frames held, so the call returns what eager returns. Outside the ``except``: the
-            # rest of the program must not run while SplitHere is being handled (``sys.exc_info()``,
-            # ``log(..., exc_info=True)`` and the ``__context__`` of what it raises would show it).
+            # the frames held, so the call returns what eager returns (outside the ``except``: the
+            # program must not run while SplitHere is handled, ``sys.exc_info()`` would show it).
             self._ran(run.finish())
             values = run.resume_values()
             go = self._record_split(run, t0) or plain_continuation(run.split)

@@ -284,8 +284,7 @@ class NativeRules:
             if kind is None:
                 return False
             replayed_kwargs[k] = kind
-        self.effects.append((fn, replayed_args, replayed_kwargs, where))
-        self.effect_marks.append(len(self.rg.writes))
+        self.add_effect((fn, replayed_args, replayed_kwargs, where))
         self.pend(fs, self.post_nothing, None, opaque=True)
         return True
 

@@ -542,6 +542,12 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         if opaque:
             self.opaque_frame = fs.frame
 
+    def add_effect(self, effect: tuple) -> None:
+        """A call the mock replays (magpy.effects), with its place among the run's writes (the
+        mock replays it there: :func:`magpy.codegen.mock.in_program_order`)."""
+        self.effects.append(effect)
+        self.effect_marks.append(len(self.rg.writes))
+
 
 def _checkpoint_file() -> str | None:
     ckpt = sys.modules.get("torch.utils.checkpoint")
