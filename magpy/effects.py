@@ -119,6 +119,17 @@ def warning_effect(c: Any, fs: Any, offset: int, replayed: Callable, from_outsid
                              ("value", frame.f_code.co_filename), ("value", line), ("ref", frame.f_globals)], {}, None)
 
 
+def native_stream(f: Any) -> bool:
+    """Are ``f``'s ``write`` and ``flush`` (what ``print(..., file=f)`` calls) its class's methods
+    in C (a file, ``io.StringIO``)? Python ones (a collector appending to a list) may change
+    state the call reads after the print, which a replay after the graph would not show it."""
+    own = getattr(f, "__dict__", None) or {}
+    return all(name not in own and isinstance(getattr(type(f), name, None), _C_METHODS) for name in ("write", "flush"))
+
+
+_C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinFunctionType)
+
+
 def sleep_call(fn: Any) -> bool:
     return fn is time.sleep
 

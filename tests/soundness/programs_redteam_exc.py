@@ -188,3 +188,33 @@ def invoke(f, i):
 def state(): return m.n
 NCALLS = 5
 """)
+
+# -- where a replayed print writes, and what it changes (red-team finds2 08, 09) ------------------------
+
+program(F_, "print_inside_redirect_stdout_to_an_outside_buffer", """
+EXPECT = "dynamic"
+import contextlib, io
+BUF = io.StringIO()
+def f(x):
+    with contextlib.redirect_stdout(BUF):      # sys.stdout is BUF only around the print
+        print("sum", x.sum().item())
+    return x * 2
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def state(): return BUF.getvalue()
+""")
+
+program(F_, "print_to_a_python_collector_the_call_then_reads", """
+EXPECT = "split"
+LINES = []
+class Collector:
+    def write(self, t): LINES.append(t)
+    def flush(self): pass
+W = Collector()
+def f(x):
+    print("loss", x.sum().item(), file=W)      # W.write is Python code: it appends to LINES
+    return x * len(LINES)
+def make(): return f
+def inputs(i): return (torch.ones(2) * (i + 1),)
+def state(): return list(LINES)
+""")
