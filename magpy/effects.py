@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import keyword
 import logging
+import sys
 import time
 import types
 import warnings
@@ -117,6 +118,22 @@ def warning_effect(c: Any, fs: Any, offset: int, replayed: Callable, from_outsid
         raise OutsideFrame("names a frame outside the compiled call (its stack level)")
     return (replay_warning, [msg, ("ref", category) if category is not None else ("value", None),
                              ("value", frame.f_code.co_filename), ("value", line), ("ref", frame.f_globals)], {}, None)
+
+
+def may_raise(fn: Any, kwargs: dict) -> bool:
+    """Could the replayed call ``fn`` (with ``kwargs`` in the form ``Monitor.effects`` holds) raise
+    on some call? A ``print`` to a file of the user's (closed, a broken pipe, a full disk), a
+    warning (a filter turns it into an error), a sleep (a negative length). Taken not to: a
+    ``print`` to the standard streams, a logging call (logging's handlers report their own
+    errors, ``Handler.handleError``, and go on). The mock replays effects and writes in program
+    order; where it cannot (:func:`magpy.codegen.mock.in_program_order`), one that may raise
+    refuses the record."""
+    if log_call(fn):
+        return False
+    if fn is print:
+        kind, f = kwargs.get("file", ("value", None))
+        return not (f is None or f is sys.stdout or f is sys.stderr or f is sys.__stdout__ or f is sys.__stderr__)
+    return True
 
 
 def native_stream(f: Any) -> bool:

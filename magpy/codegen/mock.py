@@ -470,14 +470,16 @@ def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: s
 def in_program_order(trace: Trace, writes: list[list[str]], prints: list[str]) -> list[str]:
     """The replayed effects (``prints``, one line each) and the write lines of each replay step
     (``writes``, from :func:`plan_writes`), in the order the run made them. A replayed call can
-    raise (``print`` to a closed file, a logging handler of the user's, a negative sleep): eager
+    raise (``print`` to a closed file, a negative sleep: :func:`magpy.effects.may_raise`): eager
     then made the changes before it and none after it, and so does the mock. A step whose changes
-    lie on both sides of an effect (``self.n += 1; print(...); self.n += 1``: the mock writes
-    final values), or a tensor from outside the graph changes in place after an effect (the graph
-    runs first), cannot be ordered so: the record is refused."""
+    lie on both sides of an effect (``with redirect_stdout(buf): print(...)``, ``self.n += 1;
+    print(...); self.n += 1``: the mock writes final values, the effect would see the wrong one),
+    or a tensor from outside that the graph changes in place after a call that may raise (the
+    graph runs first), cannot be ordered so: the record is refused."""
     if not prints:
         return [line for lines in writes for line in lines]
     marks = trace.effect_marks
+    raising = [m for m, (fn, _, kw, _) in zip(marks, trace.effects) if effects.may_raise(fn, kw)]
     slots: list[list[str]] = [[] for _ in range(len(prints) + 1)]
     for step, lines, (lo, hi) in zip(trace.replay, writes, _step_spans(trace)):
         what = step.node.source.describe() if step.node.source is not None else "an object from outside"
@@ -486,12 +488,13 @@ def in_program_order(trace: Trace, writes: list[list[str]], prints: list[str]) -
         elif step.kind == "attr":
             what = f"{what}.{step.key}"
         if any(lo < m <= hi for m in marks):
-            raise Unsupported(f"changes {what} both before and after a replayed `print`/logging call "
-                              "(which may raise between the changes)")
+            # (its final value in either place is not what the call saw, or what eager leaves if
+            # the call raises: `with redirect_stdout(buf): print(...)` writes sys.stdout twice)
+            raise Unsupported(f"changes {what} both before and after a replayed `print`/logging call")
+        if step.kind == "graph" and any(m <= hi for m in raising):
+            raise Unsupported(f"changes tensor {what} in place after a replayed call that may raise "
+                              "(a `print` to a file, a sleep): the graph runs before it")
         slot = sum(1 for m in marks if m <= lo)
-        if step.kind == "graph" and slot:
-            raise Unsupported(f"changes tensor {what} in place after a replayed `print`/logging call "
-                              "(the graph runs before it, and it may raise)")
         slots[slot] += lines
     out = slots[0]
     for line, after in zip(prints, slots[1:]):

@@ -218,3 +218,47 @@ def make(): return f
 def inputs(i): return (torch.ones(2) * (i + 1),)
 def state(): return list(LINES)
 """)
+
+program(F_, "print_to_a_closed_file_before_a_buffer_changes_in_place", """
+EXPECT = "dynamic"
+import io
+LOGF = io.StringIO()
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("seen", torch.zeros(2))
+    def forward(self, x):
+        y = x * 2
+        print("sum", y.sum().item(), file=LOGF)
+        self.seen.add_(y)                       # the graph changes it; eager does not reach it if print raises
+        return y + self.seen
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(2) * (i + 1),)
+def step(i):
+    if i == 3: LOGF.close()
+def invoke(f, i):
+    try:
+        return f(*inputs(i))
+    except ValueError as e:
+        return ("ValueError", str(e))
+def state(): return m.seen.clone()
+NCALLS = 5
+""")
+
+program(F_, "control_print_to_stdout_before_a_buffer_changes_in_place", """
+EXPECT = "record"
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("seen", torch.zeros(2))
+    def forward(self, x):
+        y = x * 2
+        print("sum", y.sum().item())
+        self.seen.add_(y)
+        return y + self.seen
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(2) * (i + 1),)
+def state(): return m.seen.clone()
+""")
