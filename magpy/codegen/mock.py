@@ -480,6 +480,13 @@ def in_program_order(trace: Trace, writes: list[list[str]], prints: list[str]) -
         return [line for lines in writes for line in lines]
     marks = trace.effect_marks
     raising = [m for m, (fn, _, kw, _) in zip(marks, trace.effects) if effects.may_raise(fn, kw)]
+    if raising and trace.mutates_outside:
+        # (memory of a tensor from outside changed through a view made in the call: taken to be
+        # changed at the last in-place change of anything made in the call)
+        made = [i for i, w in enumerate(trace.rg.writes) if w.node is not None and trace.rg.sn[w.node].source is None]
+        if made and any(m <= made[-1] for m in raising):
+            raise Unsupported("changes a tensor from outside in place through a view after a replayed call "
+                              "that may raise (a `print` to a file, a sleep): the graph runs before it")
     slots: list[list[str]] = [[] for _ in range(len(prints) + 1)]
     for step, lines, (lo, hi) in zip(trace.replay, writes, _step_spans(trace)):
         what = step.node.source.describe() if step.node.source is not None else "an object from outside"

@@ -262,3 +262,31 @@ def make(): return m
 def inputs(i): return (torch.ones(2) * (i + 1),)
 def state(): return m.seen.clone()
 """)
+
+program(F_, "print_to_a_closed_file_before_a_view_of_a_buffer_changes_in_place", """
+EXPECT = "dynamic"
+import io
+LOGF = io.StringIO()
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("seen", torch.zeros(4))
+    def forward(self, x):
+        y = x * 2
+        print("sum", y.sum().item(), file=LOGF)
+        head = self.seen[:2]                    # a view made in the call
+        head.add_(y)                            # changes the buffer's memory
+        return y + head
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(2) * (i + 1),)
+def step(i):
+    if i == 3: LOGF.close()
+def invoke(f, i):
+    try:
+        return f(*inputs(i))
+    except ValueError as e:
+        return ("ValueError", str(e))
+def state(): return m.seen.clone()
+NCALLS = 5
+""")
