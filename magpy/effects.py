@@ -5,9 +5,12 @@ is a dynamic operation: it must run on every call, with the call's values. The p
 the program there (the code before is one graph, the operation runs, the code after is the
 next graph). These operations hand nothing back that the program goes on with (they return
 ``None``) and change no state the program reads later, so the mock can run them *after* the
-graph, in program order among themselves, with the values the graph computed (numbers and
-text read from tensors are graph outputs, tensors are copies taken where the program printed):
-the output is the same as the split program's and the record keeps one graph.
+graph, in program order among themselves and among the writes it replays, with the values the
+graph computed (numbers and text read from tensors are graph outputs, tensors are copies taken
+where the program printed): the output is the same as the split program's and the record keeps
+one graph. Where one can raise (:func:`may_raise`), eager made the writes before it and none
+after: so does the mock, or the record is refused (:func:`magpy.codegen.mock.in_program_order`).
+A ``print`` to a file whose ``write`` is Python code is not replayed (:func:`native_stream`).
 
 What the monitor hands over (``Monitor.effects``): the callable, its arguments as kinds
 (``value``: a constant or a tracked value the graph computes, ``node``: a tensor copy the
