@@ -445,12 +445,16 @@ class _Compiled(CompiledCallable):
         st.monitor_runs += 1
         if st.monitor_runs > 1:
             _recompiles_log.info("recompiling %s: no record's guard passed (%d records)", self._name, len(self._cache))
+        stopped = False
         try:
             result = run.run(args, kwargs, _mark_monitoring)
         except SplitHere:
+            stopped = True
+        if stopped:
             # The program stopped at a dynamic operation (magpy.splits): record the code before it,
             # then go on with the operation and the continuation (monitored in turn) from the values
-            # the frames held, so the call returns what eager returns.
+            # the frames held, so the call returns what eager returns (outside the ``except``: the
+            # program must not run while SplitHere is handled, ``sys.exc_info()`` would show it).
             self._ran(run.finish())
             values = run.resume_values()
             go = self._record_split(run, t0) or plain_continuation(run.split)

@@ -447,8 +447,8 @@ class CallRules(NativeRules, AnnotatedRules):
     def _replay_warning(self, fs: FrameState, c: CallSite) -> bool:
         """``warnings.warn(...)``: repeated by the mock (:func:`effects.warning_effect`), or dynamic."""
         try:
-            self.effects.append(effects.warning_effect(c, *self.at_instruction, self.replay_arg, self.from_outside,
-                                                       self.frames))
+            self.add_effect(effects.warning_effect(c, *self.at_instruction, self.replay_arg, self.from_outside,
+                                                   self.frames))
         except effects.OutsideFrame:
             pass   # (shown by this run only, as before warnings were replayed: a known gap, see the README)
         except ValueError as e:

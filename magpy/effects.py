@@ -5,9 +5,12 @@ is a dynamic operation: it must run on every call, with the call's values. The p
 the program there (the code before is one graph, the operation runs, the code after is the
 next graph). These operations hand nothing back that the program goes on with (they return
 ``None``) and change no state the program reads later, so the mock can run them *after* the
-graph, in program order among themselves, with the values the graph computed (numbers and
-text read from tensors are graph outputs, tensors are copies taken where the program printed):
-the output is the same as the split program's and the record keeps one graph.
+graph, in program order among themselves and among the writes it replays, with the values the
+graph computed (numbers and text read from tensors are graph outputs, tensors are copies taken
+where the program printed): the output is the same as the split program's and the record keeps
+one graph. Where one can raise (:func:`may_raise`), eager made the writes before it and none
+after: so does the mock, or the record is refused (:func:`magpy.codegen.mock.in_program_order`).
+A ``print`` to a file whose ``write`` is Python code is not replayed (:func:`native_stream`).
 
 What the monitor hands over (``Monitor.effects``): the callable, its arguments as kinds
 (``value``: a constant or a tracked value the graph computes, ``node``: a tensor copy the
@@ -22,6 +25,7 @@ from __future__ import annotations
 import functools
 import keyword
 import logging
+import sys
 import time
 import types
 import warnings
@@ -117,6 +121,33 @@ def warning_effect(c: Any, fs: Any, offset: int, replayed: Callable, from_outsid
         raise OutsideFrame("names a frame outside the compiled call (its stack level)")
     return (replay_warning, [msg, ("ref", category) if category is not None else ("value", None),
                              ("value", frame.f_code.co_filename), ("value", line), ("ref", frame.f_globals)], {}, None)
+
+
+def may_raise(fn: Any, kwargs: dict) -> bool:
+    """Could the replayed call ``fn`` (with ``kwargs`` in the form ``Monitor.effects`` holds) raise
+    on some call? A ``print`` to a file of the user's (closed, a broken pipe, a full disk), a
+    warning (a filter turns it into an error), a sleep (a negative length). Taken not to: a
+    ``print`` to the standard streams, a logging call (logging's handlers report their own
+    errors, ``Handler.handleError``, and go on). The mock replays effects and writes in program
+    order; where it cannot (:func:`magpy.codegen.mock.in_program_order`), one that may raise
+    refuses the record."""
+    if log_call(fn):
+        return False
+    if fn is print:
+        kind, f = kwargs.get("file", ("value", None))
+        return not (f is None or f is sys.stdout or f is sys.stderr or f is sys.__stdout__ or f is sys.__stderr__)
+    return True
+
+
+def native_stream(f: Any) -> bool:
+    """Are ``f``'s ``write`` and ``flush`` (what ``print(..., file=f)`` calls) its class's methods
+    in C (a file, ``io.StringIO``)? Python ones (a collector appending to a list) may change
+    state the call reads after the print, which a replay after the graph would not show it."""
+    own = getattr(f, "__dict__", None) or {}
+    return all(name not in own and isinstance(getattr(type(f), name, None), _C_METHODS) for name in ("write", "flush"))
+
+
+_C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinFunctionType)
 
 
 def sleep_call(fn: Any) -> bool:

@@ -275,8 +275,8 @@ class NativeRules:
         replayed_kwargs = {}
         for k, v in kwargs.items():
             if k in refs and v is not None and not is_immutable(v):
-                if not self.from_outside(v):
-                    return False
+                if not self.from_outside(v) or not effects.native_stream(v):
+                    return False   # (one whose `write` is Python code may change what the call reads next)
                 self.guard_identity(v)   # (the mock writes to this very file object)
                 replayed_kwargs[k] = ("ref", v)
                 continue
@@ -284,7 +284,7 @@ class NativeRules:
             if kind is None:
                 return False
             replayed_kwargs[k] = kind
-        self.effects.append((fn, replayed_args, replayed_kwargs, where))
+        self.add_effect((fn, replayed_args, replayed_kwargs, where))
         self.pend(fs, self.post_nothing, None, opaque=True)
         return True
 

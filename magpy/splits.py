@@ -79,7 +79,9 @@ closure or a module made in the call); the run follows sizes that change (liftin
 and the next run splits); a frame runs a closure made where MagPy did not follow it (its
 cells cannot be told apart); D is a native ``__exit__`` (its ``with`` entered a native context manager, a lock, without a call
 MagPy sees) or reads its caller's frame (``sys._getframe``, ``locals()``...: run from the
-continuation it would see MagPy's frames); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
+continuation it would see MagPy's frames); a frame handles an exception at its call (an
+``except`` body, a ``finally`` run for an exception: resumed, it would go on with no exception
+being handled, ``sys.exc_info()`` and ``log.exception()`` would not see this call's); CPython 3.10 (absolute jumps and ``SETUP_*`` blocks: no resume
 functions).
 """
 from __future__ import annotations
@@ -327,6 +329,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             rfn = types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
         flow = flow_of(code)
         where = _where(code, frame, offset)
+        if flow.handling(offset):
+            # (an `except` body: resumed, the frame would go on with no exception being handled,
+            # `sys.exc_info()`, `log.exception()`, a bare `raise` would not see this call's)
+            raise NotSplit(f"the call at {where} runs while `{code.co_name}` handles an exception, which "
+                           "a continuation cannot hand on")
         covered = flow.covered(offset)
         if covered:
             # A handler of the frame covers D (`with torch.no_grad(): print(...)`, `try: D() except`),

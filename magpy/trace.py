@@ -63,6 +63,8 @@ class Trace:
     replay: tuple[Step, ...]         # what the mock does to leave outside state as the run left it
                                      # (magpy.side_effects: Algorithm 1 GetMockNodes, from versions)
     effects: tuple                   # (fn, args, kwargs, where) of calls replayed (print, logging, sleep)
+    effect_marks: tuple              # per effect, how many of ``rg.writes`` the run had made before it
+    run_writes: int                  # len(rg.writes) when the run ended (later ones: changes no event showed)
     made_functions: Mapping          # id -> function made in the call (MAKE_FUNCTION in a monitored frame)
     call_cells: Mapping              # id -> closure cell made in the call (a monitored frame's own variable)
     outside_cells: Mapping           # id -> closure cell that outlives the call (see MonitorRun.outside_cells)
@@ -106,6 +108,7 @@ class Trace:
     def of(cls, mon: MonitorRun, result: Any = _RUN_RESULT) -> Trace:
         """The trace of ``mon``'s run as it stands (``result``: in place of the run's result, the
         image tuple of a split)."""
+        run_writes = len(mon.rg.writes)
         replay = tuple(replay_plan(mon.rg))   # (first: it adds the versions of changes no event showed)
         return cls(
             rg=mon.rg, graph=mon.graph, result=mon.result if result is _RUN_RESULT else result,
@@ -114,6 +117,7 @@ class Trace:
             attr_writes=_frozen(mon.attr_writes), mutated=tuple(mon.mutated), appends=_frozen(mon.appends),
             global_writes=_frozen(mon.global_writes), cell_writes=_frozen(mon.cell_writes), replay=replay,
             contextvars=_frozen(mon.contextvars), effects=tuple(mon.effects),
+            effect_marks=tuple(mon.effect_marks), run_writes=run_writes,
             made_functions=_frozen({k: f for k, (f, _) in mon.made_functions.items()}),
             call_cells=_frozen(_call_cells(mon)), outside_cells=_frozen(mon.outside_cells), graph_mutates=bool(mon.graph_mutates),
             mutates_outside=bool(mon.mutates_outside), mutated_storages=frozenset(mon.mutated_storages),

@@ -104,6 +104,7 @@ class FlowShape:
         self._live: list[int] | None = None
         self._live_strict: list[int] | None = None
         self._depths: dict[int, int] | None = None
+        self._saved: dict[int, frozenset] | None = None
 
     # -- post-dominators ----------------------------------------------------------------------------
     def _postdominators(self) -> list[int]:
@@ -277,6 +278,54 @@ class FlowShape:
     def covered(self, offset: int) -> bool:
         """Is ``offset`` inside a range an exception handler covers?"""
         return any(start <= offset < end for start, end, _ in self.handlers)
+
+    def handling(self, offset: int) -> bool:
+        """Is the frame handling an exception at ``offset``: in an ``except`` body, a ``finally``
+        run for an exception, a ``with``'s exit on one, where ``sys.exc_info()`` gives the
+        exception this frame caught (between the ``PUSH_EXC_INFO`` that saved the one before on
+        the stack and the ``POP_EXCEPT`` that puts it back)? True for code not analysed."""
+        if not self.analysable or sys.version_info < (3, 11):
+            return True
+        if self._saved is None:
+            self._saved = self._saved_exc_slots()
+        k = self._index.get(offset)
+        return k is None or bool(self._saved.get(k, frozenset()))
+
+    def _saved_exc_slots(self) -> dict[int, frozenset]:
+        """Per instruction index, the value-stack positions that hold an exception state saved by
+        ``PUSH_EXC_INFO`` (a forward dataflow along jumps and exception edges)."""
+        from ..capture._stackdepth import exception_table, stack_depths
+
+        depths = stack_depths(self.code)
+        table = exception_table(self.code)
+        ins, n = self._ins, len(self._ins)
+        state: dict[int, frozenset] = {}
+        todo = [(0, frozenset())] + [(self._index[e.target], frozenset()) for e in table if e.target in self._index]
+        while todo:
+            k, slots = todo.pop()
+            old = state.get(k)
+            if old is not None and slots <= old:
+                continue
+            slots = state[k] = slots | (old or frozenset())
+            i = ins[k]
+            d = depths.get(i.offset)
+            if d is None:
+                continue
+            for e in table:   # (an exception unwinds the stack to the handler's depth)
+                if e.start <= i.offset < e.end and e.target in self._index:
+                    todo.append((self._index[e.target], frozenset(p for p in slots if p < e.depth)))
+            out = set(slots)
+            if i.opname == "PUSH_EXC_INFO":
+                out.add(d - 1)            # (the state before, under the exception now handled)
+            elif i.opname == "POP_EXCEPT":
+                out.discard(d - 1)
+            elif i.opname == "SWAP":
+                a, b = d - 1, d - i.arg
+                out = {b if p == a else a if p == b else p for p in out}
+            for s in self.succ[k]:
+                if s < n and (after := depths.get(ins[s].offset)) is not None:
+                    todo.append((s, frozenset(p for p in out if p < after)))
+        return state
 
 
 @lru_cache(maxsize=512)

@@ -24,7 +24,7 @@ from ..source import ConstPool, literal
 from ..trace import Trace
 from .guard import Vars, batch_identity_items, direct_module_write, guard_code, storage_pattern
 from .guard_batch import batch_held
-from .mock import REBUILD_HELPERS, MockBuilder, check_plan, plan_writes, replayed_effects
+from .mock import REBUILD_HELPERS, MockBuilder, check_plan, in_program_order, plan_writes, replayed_effects
 from .speculation import (
     assumption_checks,
     changes_global_state,
@@ -78,10 +78,12 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
 
     # -- the mock's plan first: it decides the graph outputs and which sources it needs --------
     mb = MockBuilder(trace, vars_, pool)
-    writes = plan_writes(trace, mb, pool, direct_writes)
+    step_writes = plan_writes(trace, mb, pool, direct_writes)
+    writes = [line for lines in step_writes for line in lines]
     ret = mb.value(trace.result)
     shape_checks, draw_checks, checks, undo_inputs = assumption_checks(trace, mb, pool)
     prints = replayed_effects(trace, mb, pool)
+    outside = in_program_order(trace, step_writes, prints)
     check_plan(trace)
 
     # -- graph inputs: placeholders in order, fetched by the guard ------------------------------------
@@ -186,8 +188,9 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         mlines += draws   # (drawn for their effect on the generators: nothing uses them)
     mlines += late
     mlines += mb.lines
-    mlines += prints   # (after the graph and its checks: printed once, with the call's values)
-    mlines += writes
+    # (after the graph and its checks: printed once, with the call's values, among the writes in
+    # the order the run made them)
+    mlines += outside
     mlines.append(f"return {ret}")
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 

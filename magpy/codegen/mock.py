@@ -454,17 +454,91 @@ class MockBuilder:
         return "{" + ", ".join(f"{k!r}: {self.value(x, depth + 1)}" for k, x in d.items()) + "}"
 
 
-def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> list[str]:
+def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> list[list[str]]:
     """The mock's lines that leave outside objects as the run left them: one or more per step of
     the replay plan (:mod:`magpy.side_effects`, Algorithm 1 GetMockNodes from the RefGraph's
-    versions), in the order the run first changed each object. ``direct_writes``: ``(node id,
-    name)`` of module attributes written through the instance dict
-    (see :func:`magpy.codegen.guard.direct_module_write`)."""
-    writes = [line for step in trace.replay for line in _replay_lines(step, mb, pool, direct_writes)]
+    versions), in the order the run first changed each object; a list of lines per step (see
+    :func:`in_program_order`). ``direct_writes``: ``(node id, name)`` of module attributes
+    written through the instance dict (see :func:`magpy.codegen.guard.direct_module_write`)."""
+    writes = [_replay_lines(step, mb, pool, direct_writes) for step in trace.replay]
     for var, before in trace.contextvars.values():
         if var.get(NO_VALUE) is not before:
             raise Unsupported(f"leaves context variable {var.name!r} changed")
     return writes
+
+
+def in_program_order(trace: Trace, writes: list[list[str]], prints: list[str]) -> list[str]:
+    """The replayed effects (``prints``, one line each) and the write lines of each replay step
+    (``writes``, from :func:`plan_writes`), in the order the run made them. A replayed call can
+    raise (``print`` to a closed file, a negative sleep: :func:`magpy.effects.may_raise`): eager
+    then made the changes before it and none after it, and so does the mock. A step whose changes
+    lie on both sides of an effect (``with redirect_stdout(buf): print(...)``, ``self.n += 1;
+    print(...); self.n += 1``: the mock writes final values, the effect would see the wrong one),
+    or a tensor from outside that the graph changes in place after a call that may raise (the
+    graph runs first), cannot be ordered so: the record is refused."""
+    if not prints:
+        return [line for lines in writes for line in lines]
+    marks = trace.effect_marks
+    raising = [m for m, (fn, _, kw, _) in zip(marks, trace.effects) if effects.may_raise(fn, kw)]
+    if raising and trace.mutates_outside:
+        # (memory of a tensor from outside changed through a view made in the call: taken to be
+        # changed at the last in-place change of anything made in the call)
+        made = [i for i, w in enumerate(trace.rg.writes) if w.node is not None and trace.rg.sn[w.node].source is None]
+        if made and any(m <= made[-1] for m in raising):
+            raise Unsupported("changes a tensor from outside in place through a view after a replayed call "
+                              "that may raise (a `print` to a file, a sleep): the graph runs before it")
+    slots: list[list[str]] = [[] for _ in range(len(prints) + 1)]
+    for step, lines, (lo, hi) in zip(trace.replay, writes, _step_spans(trace)):
+        what = step.node.source.describe() if step.node.source is not None else "an object from outside"
+        if step.kind == "global":
+            what = f"global `{step.key}`"
+        elif step.kind == "attr":
+            what = f"{what}.{step.key}"
+        if any(lo < m <= hi for m in marks):
+            # (its final value in either place is not what the call saw, or what eager leaves if
+            # the call raises: `with redirect_stdout(buf): print(...)` writes sys.stdout twice)
+            raise Unsupported(f"changes {what} both before and after a replayed `print`/logging call")
+        if step.kind == "graph" and any(m <= hi for m in raising):
+            raise Unsupported(f"changes tensor {what} in place after a replayed call that may raise "
+                              "(a `print` to a file, a sleep): the graph runs before it")
+        slot = sum(1 for m in marks if m <= lo)
+        slots[slot] += lines
+    out = slots[0]
+    for line, after in zip(prints, slots[1:]):
+        out += [line, *after]
+    return out
+
+
+def _step_spans(trace: Trace) -> list[tuple[int, int]]:
+    """Per replay step, ``(first, last)`` index in ``trace.rg.writes`` of the changes it makes;
+    ``(-1, len(writes))`` where that is not known (a change no event showed, found at the end)."""
+    writes = trace.rg.writes
+    by_node: dict[int, list[int]] = {}
+    for i, w in enumerate(writes):
+        if w.node is not None:
+            by_node.setdefault(w.node, []).append(i)
+    calls_done: dict[int, int] = {}
+    unknown = (-1, len(writes))
+    spans = []
+    for step in trace.replay:
+        node = step.node
+        found = by_node.get(node.node_id, [])
+        if step.kind == "global":
+            found = [i for i in found if writes[i].change.kind == "global" and writes[i].change.key == step.key
+                     and writes[i].change.holder is step.holder]
+        elif step.kind == "attr":
+            found = [i for i in found if writes[i].change.kind == "attr" and writes[i].change.key == step.key]
+        elif step.kind == "call":
+            # (the k-th repeated call of the node: its version's change, by identity)
+            k = calls_done.get(node.node_id, 0)
+            calls_done[node.node_id] = k + 1
+            changes = [v.change for v in node.versions[1:] if v.change.kind == "call"]
+            found = [i for i in found if k < len(changes) and writes[i].change is changes[k]]
+        if not found or found[-1] >= trace.run_writes:
+            spans.append(unknown)
+        else:
+            spans.append((found[0], found[-1]))
+    return spans
 
 
 def _replay_lines(step: Step, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> list[str]:

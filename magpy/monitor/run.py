@@ -172,6 +172,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
         self.in_call_event = False                   # the handler of a call instruction is running
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
+        self.effect_marks: list = []                 # per effect, len(rg.writes) when it ran (its place among the writes)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
         # ... and floats among them? (TorchInductor 2.13 on CPU computed wrong results from a float
@@ -549,6 +550,12 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         fs.pending = (post, data)
         if opaque:
             self.opaque_frame = fs.frame
+
+    def add_effect(self, effect: tuple) -> None:
+        """A call the mock replays (magpy.effects), with its place among the run's writes (the
+        mock replays it there: :func:`magpy.codegen.mock.in_program_order`)."""
+        self.effects.append(effect)
+        self.effect_marks.append(len(self.rg.writes))
 
 
 def _checkpoint_file() -> str | None:
