@@ -62,8 +62,13 @@ def _cached_compile_fx(compile_fx: Callable, gm: torch.fx.GraphModule, example_i
     # (static fakes, as Dynamo hands a backend for a static graph: real inputs would be given
     # symbolic sizes by the shape environment, and Inductor would emit kernels for any size)
     fakes = [fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs]
-    with tracing(TracingContext(fake_mode)):
-        return compile_fx(gm, fakes)
+    try:
+        with tracing(TracingContext(fake_mode)):
+            return compile_fx(gm, fakes)
+    except Exception:   # noqa: BLE001 - e.g. a number read from a tensor (`item`) compared in the graph:
+        # the shape environment makes it an unbacked symbol Inductor cannot guard on. Compiled as
+        # before, without the caches (which then raises what the callers handle, or compiles).
+        return compile_fx(gm, example_inputs)
 
 
 def _inductor_with_value_shapes(gm: torch.fx.GraphModule, dynamic: bool | None = None) -> Callable:
