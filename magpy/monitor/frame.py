@@ -36,7 +36,7 @@ class FrameState:
     fn_node: ShadowNode | None = None
     last_call: Any = None   # (instruction, stack, keyword names, assumptions so far) of its latest call event (magpy.splits)
     managers: dict = field(default_factory=dict)   # offset of a `with` entered -> its context manager
-    operands: list = field(default_factory=list)   # the top of the stack when `pending` was set (its operands, and more)
+    blind_operands: bool = False   # the pending operation's operands carry no followed number (Monitor.exception)
 
 
 class GuardSink(Protocol):

@@ -334,7 +334,10 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`, a loop's step: magpy.splits)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
             if fs.pending is not None:
-                fs.operands = stack[-_OPERANDS_KEPT:]   # (what it raised on, if it raises: exception)
+                # (if it raises, could that follow a number the run follows? see exception. A flag,
+                # not the operands: a reference kept to them would change what refcounts tell)
+                fs.blind_operands = bool(self.scalar_nodes or self.follows_changing_numbers()) \
+                    and self.blind_to_numbers(stack[-_OPERANDS_KEPT:])
             self.in_call_event = False
         except BreakCompile as e:
             self.break_run(e.reason, fs, offset, call=call)
@@ -412,7 +415,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                                 "exceptions that depend on tensor values cannot be guarded", fs, fs.frame.f_lasti)
                     return
                 if not self.is_read_post(pending[0]) and (self.follows_changing_numbers() or self.scalar_nodes) \
-                        and not propagated and not self.blind_to_numbers(fs.operands):
+                        and not propagated and not fs.blind_operands:
                     # `int(abs(v))` of a lifted or tensor-read number raised (NaN, inf): whether it
                     # raises follows the number, which the record does not guard. (Not dynamic: the
                     # next run guards lifted numbers; a number read from a tensor stays dynamic.)
