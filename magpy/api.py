@@ -59,7 +59,7 @@ from .adaptive import served
 from .backends import CompiledGraphs, resolve
 from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_reason
 from .cache import MISS, UNHELD, Record, RecordCache
-from .check import CheckError, changed_reads, compare, evaluate, roots_of
+from .check import CheckError, changed_reads, compare, divergence_message, evaluate, roots_of
 from .compiled_module import CompiledCallable, ModuleStandIn
 from .config import (
     CACHE_LIMIT,
@@ -74,8 +74,9 @@ from .config import (
 )
 from .continuation import drive, make_continuation, plain_continuation, split_matched_path
 from .dynamic.merging import ArmLibrary
+from .dynamic.other_side import MAX_OTHER_SIDE_RUNS, wanted
 from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
-from .report import Explanation, Stats, changing_lines, python_operations
+from .report import Explanation, Stats, limit_reason, python_operations
 from .splits import SplitHere
 
 log = logging.getLogger("magpy")
@@ -124,6 +125,7 @@ class _Compiled(CompiledCallable):
         self._lifts = Lifting(dynamic, self._caps.lifting)   # lifted shapes (magpy.scalars)
         self._cache = RecordCache(limit=cache_limit)
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.dynamic.merging)
+        self._no_other_sides = False   # (an other-side run recorded nothing: no more, magpy.dynamic.other_side)
         self._graphs = CompiledGraphs()   # regions and bodies compiled, shared by records (backends)
         self._continuations: dict = {}    # split point -> (step, compiled continuations) (magpy.splits)
         self._loops: dict = {}            # ... of the levels this continuation is nested in
@@ -133,8 +135,7 @@ class _Compiled(CompiledCallable):
         self._stats = self._new_stats()
         self._eager_reason: str | None = None
         self._recompile_limit = recompile_limit
-        self._guard_bug_warned = False
-        self._limit_said = False
+        self._guard_bug_warned = self._limit_said = False
         self._stopped = False    # no more monitor runs (a later run broke), the records keep serving
         self._retried = False    # the first call broke and the next one was monitored again
         self._split_depth = 0    # continuations this one is nested in (magpy.splits)
@@ -335,16 +336,7 @@ class _Compiled(CompiledCallable):
     def _check_report(self, rec: Record, differs: str, suspects: list[str]) -> None:
         st = self._stats
         st.check_divergences += 1
-        number = next((len(self._cache.records) - i for i, r in enumerate(self._cache.records) if r is rec), 0)
-        msg = f"magpy check: {self._name}: the record (#{number} of {len(self._cache.records)}) whose guard passed " \
-              f"answers differently from eager: {differs}"
-        if suspects:
-            msg += "; the guard that should have failed: " + "; ".join(suspects[:3])
-        else:
-            msg += "; no value the record's run read from outside has changed (its guards: " + \
-                "; ".join(rec.guards_text.splitlines()[:6]) + ")"
-        if rec.split:
-            msg += f"; the record is split: {rec.split}"
+        msg = divergence_message(self._name, rec, self._cache.records, differs, suspects)
         if len(st.check_reports) < 20:
             st.check_reports.append(msg)
         if self._check == "raise":
@@ -397,14 +389,7 @@ class _Compiled(CompiledCallable):
         if self._limit_said:
             return
         self._limit_said = True
-        reason = (f"recompile limit ({self._recompile_limit}) reached: calls that no record matches run "
-                  f"eagerly, the {len(self._cache)} records are still used")
-        changing = changing_lines([r.guards_text for r in self._cache.records])
-        if changing:
-            reason += "; guards that differ between the records: " + "; ".join(changing)
-        assumed = changing_lines(["\n".join(r.assumptions) for r in self._cache.records])
-        if assumed:
-            reason += "; values read from tensors that differ between the records: " + "; ".join(assumed)
+        reason = limit_reason(self._recompile_limit, self._cache.records)
         self._said(BreakReason(BreakKind.LIMIT, reason))
         log.warning("magpy: %s: %s", self._name, reason)
 
@@ -493,6 +478,8 @@ class _Compiled(CompiledCallable):
             return result
         self._note_changing_assumptions(record)
         self._cache.add(record)
+        if not self._no_other_sides and st.other_side_runs < MAX_OTHER_SIDE_RUNS and wanted(run.mon, self._arms):
+            self._other_side(run, args, kwargs)
         self._record_stats()
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
         _graph_log.info("graph of record %d of %s:\n%s", st.records, self._name, record.graph_module.code
@@ -500,6 +487,19 @@ class _Compiled(CompiledCallable):
         _mock_log.info("matched path (guard + mock) of record %d of %s:\n%s", st.records, self._name,
                        record.run_source)
         return result
+
+    def _other_side(self, first: MonitorRun, args: tuple, kwargs: dict) -> None:
+        """The other-side run after ``first`` (magpy.dynamic.other_side): its record, merging both
+        sides of the branches, serves first. One that records nothing ends them for this callable."""
+        st, t0 = self._stats, time.perf_counter()
+        st.other_side_runs += 1
+        record, said = self._runner.other_side(first, args, kwargs, _mark_monitoring, self._graphs)
+        st.analysis_time_s += time.perf_counter() - t0   # (its backend compile included)
+        _recompiles_log.info("%s: other-side run: %s", self._name, said)
+        self._no_other_sides = record is None
+        if record is not None:
+            st.backend_compiles += record.regions if record.op_count else 0
+            self._cache.add(record)
 
     def _record_split(self, monitored: MonitorRun, t0: float) -> Callable | None:
         """The run was split at a dynamic operation (magpy.splits): a record of the code before it,

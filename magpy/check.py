@@ -587,3 +587,20 @@ def _changed_reads(record: Record, args: tuple, kwargs: dict, guards: list, out:
 
 
 _GONE = object()
+
+
+def divergence_message(name: str, rec: Any, records: tuple, differs: str, suspects: list[str]) -> str:
+    """What check mode says of record ``rec`` (one of ``records``) whose call answered differently
+    from eager: which record, what differs, and the guard that should have failed (``suspects``)
+    or, when none is known, the record's guards."""
+    number = next((len(records) - i for i, r in enumerate(records) if r is rec), 0)
+    msg = f"magpy check: {name}: the record (#{number} of {len(records)}) whose guard passed " \
+          f"answers differently from eager: {differs}"
+    if suspects:
+        msg += "; the guard that should have failed: " + "; ".join(suspects[:3])
+    else:
+        msg += "; no value the record's run read from outside has changed (its guards: " + \
+            "; ".join(rec.guards_text.splitlines()[:6]) + ")"
+    if rec.split:
+        msg += f"; the record is split: {rec.split}"
+    return msg

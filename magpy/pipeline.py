@@ -45,6 +45,7 @@ from .config import BackendCaps
 from .dynamic.cond import as_torch_cond
 from .dynamic.merging import ArmLibrary, check_merged, describe_branches, keep_arms, merge_branches
 from .dynamic.nodes import Conditional, RolledLoop
+from .dynamic.other_side import OtherSides, OtherSideStop
 from .dynamic.rolling import roll_loops
 from .global_state import active_mode, global_hooks_present, saved_tensor_hooks_active
 from .graph import Unsupported
@@ -271,6 +272,39 @@ class Runner:
         if plan.read_log:
             mon.read_log = []   # (what the run read where: named when a record diverges, magpy.check)
         return MonitorRun(mon, shape, plan, self.fn, self.self_obj)
+
+    def other_side(self, first: MonitorRun, args: tuple, kwargs: dict, mark: Callable[[int | None], None],
+                   graphs: Any) -> tuple[Record | None, str]:
+        """The other-side run after ``first`` (:mod:`magpy.dynamic.other_side`): the program
+        again on the same arguments, taking the sides of its branches the arm library lacks.
+        Returns (its record, or None, and what happened in words). Its result is dropped, and
+        what it raised; it leaves nothing behind (the module's docstring says how)."""
+        plan = dataclasses.replace(first.plan, split_ok=False, read_log=False)
+        try:
+            run = self.start(args, kwargs, None, plan)
+        except Exception as e:   # noqa: BLE001 - (as for a miss: no run could start)
+            return None, f"not run ({type(e).__name__}: {e})"
+        sides = run.mon.other_sides = OtherSides()
+        try:
+            try:
+                run.run(args, kwargs, mark)
+            except OtherSideStop:
+                return None, f"stopped: {sides.stopped}"
+            except Exception as e:   # noqa: BLE001 - the other side raised: nothing to record
+                return None, f"the program raised {type(e).__name__} on the other sides"
+            finally:
+                sides.restore()
+            if not sides.flipped:
+                return None, "no branch took its other side"
+            out = run.finish()
+            if out.reason is not None or out.split is not None:
+                return None, f"no record: {out.reason or 'split'}"
+            record = run.record(out.gen, graphs)
+            if not run.keep_arms(record, args, kwargs):
+                return None, "its record does not hold for the call"
+            return record, f"{sides.flipped} branches took their other side"
+        finally:
+            run.close(None)
 
 
 class MonitorRun:

@@ -91,6 +91,9 @@ class Stats:
     check_reports: list = field(default_factory=list)
     check_notes: list = field(default_factory=list)
     split_hits: int = 0
+    #: other-side runs (magpy.dynamic.other_side): after a miss, the program again on the same
+    #: arguments taking the other sides of its branches on tensor values (not in ``monitor_runs``)
+    other_side_runs: int = 0
     #: the break reasons above, typed (:class:`magpy.breaks.BreakReason`; ``break_reasons`` holds
     #: their text), and whether a monitor run (of this callable or a continuation) saw behaviour
     #: that follows tensor values
@@ -170,3 +173,18 @@ def changing_lines(texts: list[str], most: int = 3) -> list[str]:
         return []
     newest, others = texts[0].splitlines(), [set(t.splitlines()) for t in texts[1:]]
     return [line for line in newest if any(line not in o for o in others)][:most]
+
+
+def limit_reason(limit: int, records: tuple) -> str:
+    """What a compiled callable says once it reaches its recompile limit: naming the guards that
+    differ between its records (what kept changing: a shape, a Python number, an object) and the
+    values read from tensors they assumed differently."""
+    reason = (f"recompile limit ({limit}) reached: calls that no record matches run "
+              f"eagerly, the {len(records)} records are still used")
+    changing = changing_lines([r.guards_text for r in records])
+    if changing:
+        reason += "; guards that differ between the records: " + "; ".join(changing)
+    assumed = changing_lines(["\n".join(r.assumptions) for r in records])
+    if assumed:
+        reason += "; values read from tensors that differ between the records: " + "; ".join(assumed)
+    return reason

@@ -447,7 +447,7 @@ class ScalarFlow:
 
     def post_assumed(self, fs, stack, data):
         kind, target, args = data
-        self.assume("truth", self.graph.call(kind, target, args, {}), bool(stack[-1]))
+        self.assume("truth", self.graph.call(kind, target, args, {}), self.truth_taken(fs, stack, bool(stack[-1])))
 
     # -- the producers -----------------------------------------------------------------------------------
     def start_scalar_read(self, fs: Any, t: torch.Tensor) -> bool:

@@ -177,7 +177,7 @@ class BranchWatcher(Watcher):
             return
         live = shape.live_after_jump(j)
         try:
-            key = (fs.code, j, self._abstract_locals(local, live, self._outside_cells(fs)), _modes())
+            key = self._key(fs, j, local, live)
         except _NoKey as e:
             self.branch_notes.append(f"kept: the branch at {where}: a live local holds {e}")
             return
@@ -186,6 +186,11 @@ class BranchWatcher(Watcher):
             v = local.get(name)
             if isinstance(v, torch.Tensor):
                 n = self.host.graph.node_of(v)
+                shadow = self.host.node(v)
+                if n is None and shadow is not None and shadow.source is not None:
+                    # (a tensor from outside not yet read by an operator: its input now, so an arm
+                    # that reads it reads the local, which another run may have computed)
+                    n = self.host.graph.placeholder(v, shadow.source)
                 if n is not None:
                     j_nodes[name] = n
                     j_canon.setdefault(n, name)
@@ -205,6 +210,32 @@ class BranchWatcher(Watcher):
                     span.private.add(name)
         self.branch_spans.append(span)
         self.branch_active.append(span)
+
+    def _key(self, fs: Any, j: int, local: dict, live: frozenset) -> tuple:
+        return (fs.code, j, self._abstract_locals(local, live, self._outside_cells(fs)), _modes())
+
+    def takes_other_side(self, natural: bool) -> bool:
+        """In an other-side run (:mod:`magpy.dynamic.other_side`): should the conditional jump
+        about to read the truth ``natural`` take the other side, the one the library lacks for
+        this branch? Never inside a counted loop, nor while a monitored frame is inside a ``try``
+        or ``with`` block (stopping the run there would run its handler)."""
+        lib, at = self.host.branch_library, self.hooks.at()
+        if lib is None or at is None or self.host.broken is not None or self.host.active_loops:
+            return False
+        fs, offset = at
+        shape = flow_of(fs.code)
+        j = shape.conditional_jump(offset)
+        if j is None or shape.merge_point(j) is None:
+            return False
+        for other in list(self.host.frames.values()):
+            frame = getattr(other, "frame", None)
+            if frame is None or flow_of(frame.f_code).covered(frame.f_lasti):
+                return False
+        try:
+            key = self._key(fs, j, dict(fs.frame.f_locals), shape.live_after_jump(j))
+        except Exception:   # noqa: BLE001 - _NoKey, or a local MagPy cannot abstract: not flipped
+            return False
+        return lib.has(key, natural) and not lib.has(key, not natural)
 
     def _outside_cells(self, fs: Any) -> frozenset:
         """Names of ``fs``'s free variables whose cells outlive the call (the function's own

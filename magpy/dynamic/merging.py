@@ -63,15 +63,17 @@ def extract_arm(mon: Any, span: Span) -> tuple[Arm, set, dict]:
             needed.setdefault(span.m_nodes[name])
     locals_in, outs_in, consts = [], [], []
     for leaf in needed:
-        if leaf.op == "placeholder":
+        if leaf in span.j_canon:
+            # (a live local first, also where it holds a tensor from outside: in another run the
+            # same local may hold a tensor the call computed, and the node passes what it holds)
+            locals_in.append(leaf)
+        elif leaf.op == "placeholder":
             if leaf.meta.get("magpy_scalar"):
                 raise NotMerged("its arm takes a number that changes between calls")
             outside.append(mon.graph.inputs[ph_index[leaf]])
             outs_in.append(leaf)
         elif leaf.op == "get_attr":
             consts.append(leaf)
-        elif leaf in span.j_canon:
-            locals_in.append(leaf)
         else:
             raise NotMerged("its arm takes a value computed before the branch that no live local holds")
     for leaf in locals_in:

@@ -122,6 +122,7 @@ class OpRecorder:
     frames: dict[int, FrameState]
     mutated: set[int]
     graph_mutates: bool
+    other_sides: Any
     mutates_outside: bool
 
     def pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
@@ -134,6 +135,8 @@ class OpRecorder:
             # Speculation: the record holds for calls on which the graph does not raise (as this
             # run's operator did not); one that raises is a miss, and the program runs again.
             self.speculative_ops.append(self.where())
+        if self.other_sides is not None:
+            self.other_sides.keep(self, tensors)   # (an in-place change of an outside tensor is undone after it)
         versions = [(t, version_counter(t)) for t in tensors]
         self.pend(fs, self.post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 

@@ -37,7 +37,7 @@ from ..objmodel import (
     write_hook,
 )
 from ..refgraph import Change
-from ..scalars import NUMPY_VALUES, format_text, join_text
+from ..scalars import NUMPY_VALUES, format_text, join_text, replace_top
 from .frame import FrameState
 from .ops import set_data
 
@@ -496,17 +496,26 @@ class UpdateRules:
 
     op_UNARY_NEGATIVE = op_UNARY_POSITIVE = op_UNARY_INVERT = _unary
 
-    def _truth(self, v):
+    def op_TRUTH(self, fs, ins, stack):
+        """A conditional jump, ``not`` or 3.13's ``TO_BOOL`` reads the truth of the top value."""
+        v = stack[-1]
         if self.scalar_nodes and self.scalar_node(v) is not None:
-            self.assume("truth", self.scalar_node(v), bool(v))
-        if isinstance(v, torch.Tensor) and not self.value_guard(v) and not self.assume_tensor_read(v, "truth", bool(v)):
+            self.assume("truth", self.scalar_node(v), self.truth_taken(fs, stack, bool(v)))
+        if isinstance(v, torch.Tensor) and not self.value_guard(v) \
+                and not self.assume_tensor_read(v, "truth", self.truth_taken(fs, stack, bool(v))):
             self.go_dynamic("branches on a tensor value")
         if isinstance(v, CONTAINER_TYPES) or isinstance(v, collections_deque):
             self.read_args([v])
 
-    def op_TRUTH(self, fs, ins, stack):
-        """A conditional jump, ``not`` or 3.13's ``TO_BOOL`` reads the truth of the top value."""
-        self._truth(stack[-1])
+    def truth_taken(self, fs, stack, natural: bool) -> bool:
+        """The truth of a value the graph computes that the program goes on with: ``natural``,
+        but in an other-side run the other one where that run takes the other side (put on the
+        stack for the conditional jump; magpy.dynamic.other_side)."""
+        if self.other_sides is None or not self.branch_watcher.takes_other_side(natural):
+            return natural
+        replace_top(fs, stack, not natural)
+        self.other_sides.flipped += 1
+        return not natural
 
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):

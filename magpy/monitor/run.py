@@ -164,6 +164,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self.split_values: list | None = None        # the real values of the split's image (magpy.splits)
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
         self.abort_at_split = False                  # stop the program at a split (SplitHere)?
+        self.other_sides: Any = None                 # an other-side run's state (magpy.dynamic.other_side)
         self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
         self._unwinding: BaseException | None = None   # the exception the run's frames are unwinding from
         self.outside_iterators: dict = {}            # id -> iterator from outside whose steps may split the call
@@ -333,6 +334,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
             elif ins.real in SUBSCRIPT_EVENTS or ins.real == "FOR_ITER":
                 call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`, a loop's step: magpy.splits)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
+            if self.other_sides is not None:
+                self.other_sides.check(self)   # (an other-side run stops before it would leave a trace)
             if fs.pending is not None:
                 # (if it raises, could that follow a number the run follows? see exception. A flag,
                 # not the operands: a reference kept to them would change what refcounts tell)
@@ -449,6 +452,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         if self.split is not None and self.split.abortable and self.abort_at_split:
             capture.stop()
             raise SplitHere()   # (into the program at D: the caller goes on from the split's values)
+        if self.other_sides is not None:
+            self.other_sides.stop(f"it would run unmonitored ({reason})")
         self.internal_break = internal
         self.opaque_frame = None
         if any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values()):

@@ -1,0 +1,137 @@
+"""Both sides of the branches on tensor values from one miss: the other-side run (paper §6.2.2,
+the ``If`` node, whose two arms the paper monitors in one run by rewriting the source).
+
+A monitor run takes one side of each branch; :mod:`magpy.dynamic.merging` makes a conditional
+node once a *later* run takes the other side. Where each input draws a new combination of sides
+(BlockDrop's per-block policy at paper size: 54 branches), later runs kept missing on the sides
+not yet seen, and the function hit its recompile limit. So, right after a run R1 whose record
+was kept and whose clean arms joined the library with one side only, the compiled callable runs
+the program once more on the same arguments: the *other-side run* R2. At each branch whose
+library holds the side R2 would take but not the other, R2 takes the other: the monitor puts the
+other truth on the value stack just before the conditional jump reads it (the assumption it
+records says that truth, so R2 is a consistent run of the program as if the tensor had said
+so). R2's record merges each such branch into a conditional node and serves every combination.
+
+R2 is a run the program did not ask for, so it must leave nothing behind:
+
+* it runs only after a run that changed nothing outside, drew nothing and replayed no effect
+  (:func:`~magpy.dynamic.merging.run_blocks_arms`, the library's own condition);
+* it stops (:class:`OtherSideStop`, raised into the program with monitoring off) before the
+  instruction that would change state outside the call, replay an effect (a print), draw a
+  random number, or run unmonitored (a break): the monitor records those before they happen;
+* an operator's in-place change is seen after the operator ran, so every tensor from outside
+  that an operator of R2 takes is copied first, and put back (values and version counter) if
+  R2 changed it; the random number generators' states are put back too;
+* no branch is flipped while a monitored frame is inside a ``try`` or ``with`` block (a stop
+  would run its handler), and R2's result, or what it raised, is dropped.
+
+R2 is counted in ``Stats.other_side_runs`` (not in ``monitor_runs``, which counts the runs of
+misses). A function whose R2 stopped, or merged nothing, makes no more of them.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import torch
+
+from .merging import run_blocks_arms
+
+#: R2s a compiled function makes at most (each after a miss whose arms lack their other side)
+MAX_OTHER_SIDE_RUNS = 4
+
+
+class OtherSideStop(BaseException):
+    """Raised into the program to end an other-side run before it would do something eager does
+    not (a BaseException, like :class:`magpy.splits.SplitHere`: the program's ``except
+    Exception`` does not catch it)."""
+
+
+def wanted(mon: Any, library: Any) -> bool:
+    """After run ``mon`` (R1) whose record was kept and whose arms joined ``library``: would an
+    other-side run see a side the library lacks?"""
+    w = mon.branch_watcher
+    if not w.arms or mon.effects or run_blocks_arms(mon) is not None:
+        return False
+    return any(not library.has(span.key, not span.outcome) for span, _ in w.arms)
+
+
+class OtherSides:
+    """The state of one other-side run: what it flipped, the outside tensors it may have
+    changed (copied before), the generators' states to put back."""
+
+    def __init__(self) -> None:
+        self.flipped = 0
+        self.stopped: str | None = None
+        self._copies: dict[int, tuple] = {}
+        self._rng = _rng_states()
+
+    # -- during the run ---------------------------------------------------------------------------
+    def keep(self, mon: Any, tensors: Any) -> None:
+        """An operator is about to run on ``tensors``: copy those from outside the call (seen
+        first), so an in-place change can be undone."""
+        for t in tensors:
+            if id(t) in self._copies or not isinstance(t, torch.Tensor):
+                continue
+            n = mon.graph.node_of(t)
+            if n is not None and n.op not in ("placeholder", "get_attr"):
+                continue   # (computed in the call)
+            with torch.no_grad():
+                self._copies[id(t)] = (t, t._version, t.detach().clone())
+
+    def check(self, mon: Any) -> None:
+        """Before the instruction the monitor just handled: stop if it would leave a trace."""
+        why = None
+        if mon.effects:
+            why = "it would replay an effect"
+        elif mon.broken is not None:
+            why = f"it would run unmonitored ({mon.broken})"
+        else:
+            why = run_blocks_arms(mon)
+        if why is not None:
+            self.stop(why)
+
+    def stop(self, why: str) -> None:
+        from .. import capture
+
+        self.stopped = self.stopped or why
+        capture.stop()
+        raise OtherSideStop(why)
+
+    # -- after it ---------------------------------------------------------------------------------
+    def restore(self) -> None:
+        """Put back what the run may have changed: outside tensors an operator changed in place
+        (values, then version counter) and the random number generators."""
+        from ..torch_support import set_version_counters
+
+        changed = [(t, v, c) for t, v, c in self._copies.values() if t._version != v]
+        for t, _, c in changed:
+            with torch.no_grad():
+                t.copy_(c)
+        set_version_counters(tuple(t for t, _, _ in changed), [v for _, v, _ in changed])
+        self._copies.clear()
+        _set_rng_states(self._rng)
+
+
+def _rng_states() -> tuple:
+    np_state = None
+    try:
+        import numpy as np
+
+        np_state = np.random.get_state()
+    except Exception:   # noqa: BLE001 - numpy is optional
+        pass
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return random.getstate(), np_state, torch.get_rng_state(), cuda
+
+
+def _set_rng_states(states: tuple) -> None:
+    py, np_state, cpu, cuda = states
+    random.setstate(py)
+    if np_state is not None:
+        import numpy as np
+
+        np.random.set_state(np_state)
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
