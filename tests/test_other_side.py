@@ -204,3 +204,15 @@ def test_explain_and_stats_agree_on_conditionals_after_an_other_side_run():
     assert st.conditionals == 3
     e = magpy.explain(m)(x, torch.tensor([1, 0, 1]))
     assert "conditional" in str(e)
+
+
+def test_a_side_that_enters_try_finally_is_stopped_before_it():
+    def guarded(self, i):
+        try:
+            print("block", i)   # (a stop here would run the finally below)
+        finally:
+            self.count += 1
+
+    m, twin, st = _run_both(guarded, [torch.tensor([0, 0, 0])] * 2)
+    assert m.count == twin.count == 0
+    assert st.other_side_runs == 1

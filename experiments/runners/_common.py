@@ -68,7 +68,8 @@ def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[An
     ``break_reasons``), as a MagPy break is, so that both show up as "fell back to eager" instead
     of as a bogus speedup.
 
-    MagPy also: backend compiles, splits, rolled loops and conditionals in its records; with
+    MagPy also: other-side runs (magpy.dynamic.other_side), backend compiles, splits, rolled loops
+    and conditionals in its records; with
     ``warm`` (its stats after a warm-up pass, :func:`magpy_stats`), the monitor runs and the calls
     served eagerly (fallbacks, the continuations' included) after it, which a stream the records
     cover keeps at 0.
@@ -79,14 +80,16 @@ def compile_counts(spec: dict[str, Any], compiled: Any, probe: tuple[Sequence[An
 
         stats = magpy.stats(compiled.handle)
         reasons = " | ".join(str(r) for r in getattr(stats, "break_reasons", []) or [])
-        row = {"graph_count": stats.graph_count, "monitor_runs": stats.monitor_runs, "fallbacks": stats.fallbacks,
+        row = {"graph_count": stats.graph_count, "monitor_runs": stats.monitor_runs,
+               "other_side_runs": stats.other_side_runs, "fallbacks": stats.fallbacks,
                "backend_compiles": stats.backend_compiles, "splits": stats.splits,
                "loop_regions": stats.loop_regions, "conditionals": stats.conditionals,
                "resumed_monitor_runs": stats.resumed_monitor_runs, "resumed_fallbacks": stats.resumed_fallbacks,
                "break_reasons": reasons[:1000]}
         if warm is not None:
-            row["monitor_runs_after_warmup"] = (stats.monitor_runs + stats.resumed_monitor_runs
-                                                - warm.monitor_runs - warm.resumed_monitor_runs)
+            # (an other-side run after warm-up is one more run of the program under monitoring)
+            row["monitor_runs_after_warmup"] = (stats.monitor_runs + stats.resumed_monitor_runs + stats.other_side_runs
+                                                - warm.monitor_runs - warm.resumed_monitor_runs - warm.other_side_runs)
             row["eager_after_warmup"] = (stats.fallbacks + stats.resumed_fallbacks
                                          - warm.fallbacks - warm.resumed_fallbacks)
         return row

@@ -121,7 +121,7 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
     df = speedup_table(raw, ["model", "kind"])
     df["workload"] = df["model"] + "-" + df["kind"]
     columns = ["workload", "model", "kind", "compiler", "status", "correct", "mean_ms", "median_ms", "statistic",
-               "speedup", "first_pass_s", "graph_count", "monitor_runs", "fallbacks", "limit_hits", "backend_compiles",
-               "splits", "loop_regions", "conditionals", "monitor_runs_after_warmup", "eager_after_warmup",
+               "speedup", "first_pass_s", "graph_count", "monitor_runs", "other_side_runs", "fallbacks", "limit_hits",
+               "backend_compiles", "splits", "loop_regions", "conditionals", "monitor_runs_after_warmup", "eager_after_warmup",
                "break_reasons", "mismatch", "error"]
     return df[[c for c in columns if c in df.columns]]

@@ -22,8 +22,9 @@ R2 is a run the program did not ask for, so it must leave nothing behind:
 * an operator's in-place change is seen after the operator ran, so every tensor from outside
   that an operator of R2 takes is copied first, and put back (values and version counter) if
   R2 changed it; the random number generators' states are put back too;
-* no branch is flipped while a monitored frame is inside a ``try`` or ``with`` block (a stop
-  would run its handler), and R2's result, or what it raised, is dropped.
+* no branch is flipped while a monitored frame is inside a ``try`` or ``with`` block, and once
+  one was, R2 stops before a monitored frame enters one (a stop inside would run its handler);
+  R2's result, or what it raised, is dropped.
 
 R2 is counted in ``Stats.other_side_runs`` (not in ``monitor_runs``, which counts the runs of
 misses). A function whose R2 stopped, or merged nothing, makes no more of them.
@@ -35,6 +36,7 @@ from typing import Any
 
 import torch
 
+from ..bytecode.flow import flow_of
 from .merging import run_blocks_arms
 
 #: R2s a compiled function makes at most (each after a miss whose arms lack their other side)
@@ -79,10 +81,19 @@ class OtherSides:
             with torch.no_grad():
                 self._copies[id(t)] = (t, t._version, t.detach().clone())
 
-    def check(self, mon: Any) -> None:
-        """Before the instruction the monitor just handled: stop if it would leave a trace."""
+    def check(self, mon: Any, code: Any, offset: int) -> None:
+        """Before the instruction at ``offset`` of ``code`` that the monitor just handled: stop if
+        it would leave a trace, or (once a branch was flipped) enter a ``try`` or ``with`` block,
+        whose handler a later stop would run."""
         why = None
-        if mon.effects:
+        if self.flipped:
+            shape = flow_of(code)
+            after = shape.next_offset(offset)
+            if after is not None and shape.covered(after) and not shape.covered(offset):
+                why = "it would enter a try or with block"
+        if why is not None:
+            pass
+        elif mon.effects:
             why = "it would replay an effect"
         elif mon.broken is not None:
             why = f"it would run unmonitored ({mon.broken})"
