@@ -74,7 +74,7 @@ from .config import (
 )
 from .continuation import drive, make_continuation, plain_continuation, split_matched_path
 from .dynamic.merging import ArmLibrary
-from .dynamic.other_side import MAX_OTHER_SIDE_RUNS, wanted
+from .dynamic.other_side import wanted
 from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
 from .report import Explanation, Stats, limit_reason, python_operations
 from .splits import SplitHere
@@ -369,17 +369,17 @@ class _Compiled(CompiledCallable):
                 if self._stopped:
                     break
                 if st.monitor_runs < self._recompile_limit:
-                    return self._monitored_call(args, kwargs)
+                    return self._monitored_call(args, kwargs, sides_differ=bool(unheld))
                 self._limit_reached()
                 break
         st.fallbacks += 1
         return self._target(*args, **kwargs)
 
-    def _monitored_call(self, args: tuple, kwargs: dict) -> Any:
+    def _monitored_call(self, args: tuple, kwargs: dict, sides_differ: bool = False) -> Any:
         """A miss below the recompile limit (caller holds ``_MONITOR_LOCK``): the monitor run is the
-        call, or the call runs eagerly where no run could start."""
+        call, or the call runs eagerly where no run could start (``sides_differ``: see RunPlan)."""
         self._stats.guard_misses += 1
-        result = self._monitor_and_record(args, kwargs)
+        result = self._monitor_and_record(args, kwargs, sides_differ)
         return self._target(*args, **kwargs) if result is _EAGER else result
 
     def _limit_reached(self) -> None:
@@ -393,12 +393,12 @@ class _Compiled(CompiledCallable):
         self._said(BreakReason(BreakKind.LIMIT, reason))
         log.warning("magpy: %s: %s", self._name, reason)
 
-    def _monitor_and_record(self, args, kwargs):
+    def _monitor_and_record(self, args, kwargs, sides_differ: bool = False):
         """The monitor run (caller holds ``_MONITOR_LOCK``); returns its result, or _EAGER if none ran."""
         t0 = time.perf_counter()
         plan = RunPlan(caps=self._caps, arms=self._arms, split_ok=self._split_depth < MAX_SPLIT_DEPTH,
                        split_escapes=self._changing_assumptions, read_log=self._check is not None,
-                       adaptive=self._options["adaptive"])
+                       adaptive=self._options["adaptive"], sides_differ=sides_differ)
         try:
             lift = functools.partial(self._lifts.plan, self._lifts.cache or self._cache) if self._lifts.on else None
             run = self._runner.start(args, kwargs, lift, plan)
@@ -478,7 +478,7 @@ class _Compiled(CompiledCallable):
             return result
         self._note_changing_assumptions(record)
         self._cache.add(record)
-        if not self._no_other_sides and st.other_side_runs < MAX_OTHER_SIDE_RUNS and wanted(run.mon, self._arms):
+        if not self._no_other_sides and wanted(run.mon, run.plan, self._arms, st.other_side_runs):
             self._other_side(run, args, kwargs)
         self._record_stats()
         _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)

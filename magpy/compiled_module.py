@@ -37,7 +37,7 @@ def compiled_target(fn: CompiledCallable) -> Any:
 # the original module's.
 _OWN = frozenset({"_orig_mod", "_target", "_runner", "_options", "_name", "_caps",
                   "_cache", "_profile", "_fast", "_stats", "_eager_reason", "_recompile_limit", "_guard_bug_warned",
-                  "_limit_said", "_stopped", "_retried", "_lifts", "_arms", "_graphs",
+                  "_limit_said", "_stopped", "_retried", "_lifts", "_arms", "_no_other_sides", "_graphs",
                   "_continuations", "_loops", "_changing_assumptions", "_split_depth", "_check", "_check_said",
                   "_explain_runs"})
 

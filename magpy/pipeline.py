@@ -209,6 +209,7 @@ class RunPlan:
     split_escapes: set
     read_log: bool
     adaptive: bool = False   # records time their compiled graph against the eager one (magpy.adaptive)
+    sides_differ: bool = False   # the miss came after a record's branch side did not hold (magpy.dynamic.other_side)
 
 
 class Runner:

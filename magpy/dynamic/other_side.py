@@ -6,7 +6,9 @@ node once a *later* run takes the other side. Where each input draws a new combi
 (BlockDrop's per-block policy at paper size: 54 branches), later runs kept missing on the sides
 not yet seen, and the function hit its recompile limit. So, right after a run R1 whose record
 was kept and whose clean arms joined the library with one side only, the compiled callable runs
-the program once more on the same arguments: the *other-side run* R2. At each branch whose
+the program once more on the same arguments: the *other-side run* R2. (Only where R1 was a miss
+on which an earlier record's side of a branch did not hold: a branch that always goes one way
+costs nothing but its check, as before.) At each branch whose
 library holds the side R2 would take but not the other, R2 takes the other: the monitor puts the
 other truth on the value stack just before the conditional jump reads it (the assumption it
 records says that truth, so R2 is a consistent run of the program as if the tensor had said
@@ -49,11 +51,14 @@ class OtherSideStop(BaseException):
     Exception`` does not catch it)."""
 
 
-def wanted(mon: Any, library: Any) -> bool:
-    """After run ``mon`` (R1) whose record was kept and whose arms joined ``library``: would an
-    other-side run see a side the library lacks?"""
+def wanted(mon: Any, plan: Any, library: Any, done: int) -> bool:
+    """After run ``mon`` (R1) whose record was kept and whose arms joined ``library``: is an
+    other-side run due? Only after a miss on which a record's side of a branch did not hold
+    (``plan.sides_differ``: a branch that never changes costs nothing but its check), at most
+    :data:`MAX_OTHER_SIDE_RUNS` (``done`` so far), and where it would see a side the library lacks."""
     w = mon.branch_watcher
-    if not w.arms or mon.effects or run_blocks_arms(mon) is not None:
+    if not plan.sides_differ or done >= MAX_OTHER_SIDE_RUNS or not w.arms or mon.effects \
+            or run_blocks_arms(mon) is not None:
         return False
     return any(not library.has(span.key, not span.outcome) for span, _ in w.arms)
 
