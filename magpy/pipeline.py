@@ -285,7 +285,7 @@ class Runner:
             run = self.start(args, kwargs, None, plan)
         except Exception as e:   # noqa: BLE001 - (as for a miss: no run could start)
             return None, f"not run ({type(e).__name__}: {e})"
-        sides = run.mon.other_sides = OtherSides()
+        sides = run.mon.other_sides = OtherSides(first.mon.graph.op_count)
         try:
             try:
                 run.run(args, kwargs, mark)
@@ -300,6 +300,8 @@ class Runner:
             out = run.finish()
             if out.reason is not None or out.split is not None:
                 return None, f"no record: {out.reason or 'split'}"
+            if not any(key in sides.flipped_keys for key, _ in run.mon.branch_watcher.merged):
+                return None, f"none of the {sides.flipped} branches that took their other side became a conditional"
             record = run.record(out.gen, graphs)
             if not run.keep_arms(record, args, kwargs):
                 return None, "its record does not hold for the call"

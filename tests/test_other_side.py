@@ -233,3 +233,48 @@ def test_explain_and_stats_agree_on_conditionals():
     assert (st.other_side_runs, st.conditionals) == (1, 1 + 3)
     e = magpy.explain(m)(x, torch.tensor([1, 0, 1]))
     assert e.conditionals == 0   # (one call explained: one run, no side of it differed yet)
+
+
+class Sinkhorn(nn.Module):
+    """``while err > tol`` on a number read from a tensor: its exit has a clean (empty) arm, and
+    the other-side run flips the exit into one more iteration: once (a branch is flipped once
+    per run), not on every iteration after (the run would never end)."""
+
+    def forward(self, cost):
+        K = torch.exp(-cost / 0.5)
+        u, v = torch.ones(cost.shape[0]), torch.ones(cost.shape[1])
+        err = 1.0
+        while err > 1e-4:
+            u_prev = u
+            u = 1.0 / (K @ v)
+            v = 1.0 / (K.t() @ u)
+            err = (u - u_prev).abs().max().item()
+        return u[:, None] * K * v[None, :]
+
+
+def test_a_loop_exit_is_flipped_once_and_the_run_ends():
+    m = Sinkhorn()
+    gen = torch.Generator().manual_seed(0)
+    cf = magpy.compile(m, backend="eager")
+    for _ in range(4):
+        c = torch.rand(3, 4, generator=gen)
+        assert same(cf(c), m(c))
+    st = magpy.stats(cf)
+    # (the flipped exit merges nothing: that run records nothing, and none follows)
+    assert st.other_side_runs == 1 and st.fallbacks == 0
+
+
+def test_an_other_side_run_that_runs_on_is_stopped(monkeypatch, caplog):
+    from magpy.dynamic import other_side
+
+    init = other_side.OtherSides.__init__
+
+    def short(self, ops_before=0):
+        init(self, ops_before)
+        self.op_limit = 3   # (as if the flips had led into a loop that does not end)
+
+    monkeypatch.setattr(other_side.OtherSides, "__init__", short)
+    with caplog.at_level("INFO", logger="magpy.recompiles"):
+        _, _, st = _run_both(None, FLIP_BLOCK_1)
+    assert st.other_side_runs == 1 and st.fallbacks == 0
+    assert any("ran more than 3 operators" in r.getMessage() for r in caplog.records)

@@ -218,7 +218,7 @@ class BranchWatcher(Watcher):
         """In an other-side run (:mod:`magpy.dynamic.other_side`): should the conditional jump
         about to read the truth ``natural`` take the other side, the one the library lacks for
         this branch? Never inside a counted loop, nor while a monitored frame is inside a ``try``
-        or ``with`` block (stopping the run there would run its handler)."""
+        or ``with`` block (stopping the run there would run its handler), nor twice by one key."""
         lib, at = self.host.branch_library, self.hooks.at()
         if lib is None or at is None or self.host.broken is not None or self.host.active_loops:
             return False
@@ -235,7 +235,10 @@ class BranchWatcher(Watcher):
             key = self._key(fs, j, dict(fs.frame.f_locals), shape.live_after_jump(j))
         except Exception:   # noqa: BLE001 - _NoKey, or a local MagPy cannot abstract: not flipped
             return False
-        return lib.has(key, natural) and not lib.has(key, not natural)
+        if not lib.has(key, natural) or lib.has(key, not natural) or key in self.host.other_sides.flipped_keys:
+            return False
+        self.host.other_sides.flipped_keys.add(key)
+        return True
 
     def _outside_cells(self, fs: Any) -> frozenset:
         """Names of ``fs``'s free variables whose cells outlive the call (the function's own

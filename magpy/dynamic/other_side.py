@@ -24,6 +24,8 @@ R2 is a run the program did not ask for, so it must leave nothing behind:
 * an operator's in-place change is seen after the operator ran, so every tensor from outside
   that an operator of R2 takes is copied first, and put back (values and version counter) if
   R2 changed it; the random number generators' states are put back too;
+* a branch (by its key) is flipped once per run, and a run the flips lead into a loop that does
+  not end stops past 4x the operators of R1;
 * no branch is flipped while a monitored frame is inside a ``try`` or ``with`` block, and once
   one was, R2 stops before a monitored frame enters one (a stop inside would run its handler);
   R2's result, or what it raised, is dropped.
@@ -67,8 +69,12 @@ class OtherSides:
     """The state of one other-side run: what it flipped, the outside tensors it may have
     changed (copied before), the generators' states to put back."""
 
-    def __init__(self) -> None:
+    def __init__(self, ops_before: int = 0) -> None:
         self.flipped = 0
+        self.flipped_keys: set = set()   # (a branch is flipped once per run: `while err > tol` would loop)
+        # (a run the flips lead astray may not end, `while x.sum() != 0` on a flipped value: it
+        # stops past a multiple of the operators of the run before it)
+        self.op_limit = 4 * ops_before + 256
         self.stopped: str | None = None
         self._copies: dict[int, tuple] = {}
         self._rng = _rng_states()
@@ -98,6 +104,8 @@ class OtherSides:
                 why = "it would enter a try or with block"
         if why is not None:
             pass
+        elif mon.graph.op_count > self.op_limit:
+            why = f"it ran more than {self.op_limit} operators (4x the run before it, and 256)"
         elif mon.effects:
             why = "it would replay an effect"
         elif mon.broken is not None:

@@ -12,8 +12,8 @@ value with a location (argument, keyword default, global, closure cell, instance
 property, nested config object, list/dict/deque/array/bytearray item, tensor buffer), a reader (the
 top frame, a helper frame, a comprehension, a generator expression, a lambda, an inner ``def``, a
 ``with`` or ``try`` block, after a dynamic operation that splits the call, inside a function made
-in the call that splits) and a use (arithmetic, a branch, formatting into an outside log,
-``math.copysign``, a shape, ``getattr`` by name, identity/membership tests). Between calls the
+in the call that splits) and a use (arithmetic, a branch on it or on a tensor compared with it,
+formatting into an outside log, ``math.copysign``, a shape, ``getattr`` by name, identity/membership tests). Between calls the
 slot's value follows a schedule (rebinding or mutating in place, including ``0.0``/``-0.0``, NaN
 and type changes), and its attribute precedence can change (a property put over an instance
 attribute, an instance attribute over a class attribute or a buffer).
@@ -43,7 +43,8 @@ POOLS: dict[str, list] = {
 
 # uses per value kind: each is a template over the tensor ``t`` and the value ``v``
 USES: dict[str, list[str]] = {
-    "num": ["mul", "add", "branch", "fmt", "repr", "copysign", "shape", "member", "isinstance", "raise", "loop"],
+    "num": ["mul", "add", "branch", "fmt", "repr", "copysign", "shape", "member", "isinstance", "raise", "loop",
+            "tbranch", "tbranch_log"],
     "str": ["eq", "getattr", "fmt", "table", "len"],
     "optional": ["isnone", "fmt", "truthy"],
 }
@@ -73,6 +74,10 @@ def render_use(use: str, t: str, v: str) -> str:
         "isinstance": f"({t} + 1 if isinstance({v}, float) else {t} - 1)",
         "raise": f"_positive({t}, {v})",
         "loop": f"_repeat({t}, {v})",
+        # branches on a tensor value (conditional nodes, the other-side run: magpy.dynamic), one
+        # whose side replays an effect (an other-side run must stop before it)
+        "tbranch": f"({t} * 2 if {t}.sum() > {v} else {t} - 1)",
+        "tbranch_log": f"(_log({t} * 2, 'big') if {t}.sum() > {v} else {t} - 1)",
     }[use]
 
 
