@@ -43,10 +43,16 @@ def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 
 def compile_whole(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     """TorchInductor on the whole of ``gm`` now, raising if it cannot (no fallback: the caller has
-    another plan, e.g. a graph with ``torch.cond`` for its conditional nodes, magpy.dynamic.cond)."""
+    another plan, e.g. a graph with ``torch.cond`` for its conditional nodes, magpy.dynamic.cond).
+
+    Without Inductor's layout optimization: it gives a conv-heavy graph's buffers channels-last
+    strides, but compiles each ``torch.cond`` arm for the strides of its traced inputs, and the
+    arm's own check of them raised on every call (BlockDrop: ``expected ... stride 1==1024``)."""
+    from torch._inductor import config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
-    return _cached_compile_fx(compile_fx, gm, example_inputs)
+    with inductor_config.patch(layout_optimization=False):
+        return _cached_compile_fx(compile_fx, gm, example_inputs)
 
 
 def _cached_compile_fx(compile_fx: Callable, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:

@@ -221,6 +221,38 @@ def test_inductor_runs_a_conditional_node():
     assert rec.regions == 1 and rec.graph_module.code.count("higher_order.cond(") == 2
 
 
+class GatedConv(torch.nn.Module):
+    """BlockDrop's skipped blocks over a conv net: Inductor's layout optimization would give the
+    buffers channels-last strides that the torch.cond arms were not compiled for."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.blocks = torch.nn.ModuleList([torch.nn.Conv2d(8, 8, 3, padding=1) for _ in range(3)])
+
+    def forward(self, x, policy):
+        x = torch.relu(self.stem(x))
+        for i, block in enumerate(self.blocks):
+            if policy[i] == 0:
+                continue
+            x = torch.relu(block(x)) + x
+        return x.mean((2, 3))
+
+
+def test_inductor_runs_conditional_nodes_of_a_conv_net_after_an_other_side_run():
+    torch.manual_seed(2)
+    model = GatedConv().eval()
+    cf = magpy.compile(model, backend="inductor")
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        for bits in [(0, 0, 0), (1, 0, 0), (0, 1, 1), (1, 1, 0), (0, 0, 1)]:
+            p = torch.tensor(bits)
+            assert same(cf(x, p), model(x, p)), bits
+    st = magpy.stats(cf)
+    assert (st.monitor_runs, st.other_side_runs, st.fallbacks) == (2, 1, 0)
+    assert magpy.records(cf)[0].graph_module.code.count("higher_order.cond(") == 3
+
+
 def test_inductor_compiles_both_sides_of_a_split():
     """A call split at a write to a file (magpy.splits) with Inductor: the code before the write
     and the continuation after it are each one Inductor graph; later calls hit both."""
