@@ -77,8 +77,8 @@ class FlowShape:
         self.opnames = {i.offset: i.opname for i in ins}
         self._index = {i.offset: k for k, i in enumerate(ins)}
         self.names = tuple(code.co_varnames) + tuple(code.co_cellvars) + tuple(code.co_freevars)
-        self.analysable = not (code.co_flags & (0x20 | 0x80 | 0x100 | 0x200)) \
-            and not any(i.opname in _BLOCKS_310 for i in ins)
+        self._has_blocks = any(i.opname in _BLOCKS_310 for i in ins)
+        self.analysable = not (code.co_flags & (0x20 | 0x80 | 0x100 | 0x200)) and not self._has_blocks
         self.handlers: list[tuple[int, int, int]] = []    # (start, end, target) of exception-table ranges
         if self.analysable and sys.version_info >= (3, 11):
             from ..capture._stackdepth import exception_table
@@ -278,6 +278,19 @@ class FlowShape:
     def covered(self, offset: int) -> bool:
         """Is ``offset`` inside a range an exception handler covers?"""
         return any(start <= offset < end for start, end, _ in self.handlers)
+
+    def maybe_covered(self, offset: int) -> bool:
+        """:meth:`covered`, and True for 3.10 code with ``try``/``with`` blocks anywhere (their
+        ranges are not analysed)."""
+        return self.covered(offset) or (sys.version_info < (3, 11) and self._has_blocks)
+
+    def enters_handler_range(self, offset: int) -> bool:
+        """Does the instruction at ``offset`` enter a range an exception handler covers (3.11+:
+        the next instruction is covered and this one is not; 3.10: it is a block set-up)?"""
+        if sys.version_info < (3, 11):
+            return self.opnames.get(offset) in _BLOCKS_310
+        after = self.next_offset(offset)
+        return after is not None and self.covered(after) and not self.covered(offset)
 
     def handling(self, offset: int) -> bool:
         """Is the frame handling an exception at ``offset``: in an ``except`` body, a ``finally``

@@ -229,7 +229,7 @@ class BranchWatcher(Watcher):
             return False
         for other in list(self.host.frames.values()):
             frame = getattr(other, "frame", None)
-            if frame is None or flow_of(frame.f_code).covered(frame.f_lasti):
+            if frame is None or flow_of(frame.f_code).maybe_covered(frame.f_lasti):
                 return False
         try:
             key = self._key(fs, j, dict(fs.frame.f_locals), shape.live_after_jump(j))

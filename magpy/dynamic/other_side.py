@@ -97,11 +97,8 @@ class OtherSides:
         it would leave a trace, or (once a branch was flipped) enter a ``try`` or ``with`` block,
         whose handler a later stop would run."""
         why = None
-        if self.flipped:
-            shape = flow_of(code)
-            after = shape.next_offset(offset)
-            if after is not None and shape.covered(after) and not shape.covered(offset):
-                why = "it would enter a try or with block"
+        if self.flipped and flow_of(code).enters_handler_range(offset):
+            why = "it would enter a try or with block"
         if why is not None:
             pass
         elif mon.graph.op_count > self.op_limit:
