@@ -723,9 +723,10 @@ def test_sizes_of_value_shaped_tensors_are_followed_in_the_graph():
             assert type(box.n) is int and type(cm(xs[0])[1]) is int
         st = magpy.stats(cm)
         # (one graph per run; mean_if_enough's second run, whose side differed, is followed by an
-        # other-side run: magpy.dynamic.other_side)
+        # other-side run, magpy.dynamic.other_side, which records a graph where its flipped side
+        # merged: on 3.11, not where both sides' returns are copied into each side, 3.12+)
         assert st.fallbacks == 0 and st.monitor_runs <= max_runs, (fn.__name__, st)
-        assert st.graph_count == st.monitor_runs + st.other_side_runs, (fn.__name__, st)
+        assert st.monitor_runs <= st.graph_count <= st.monitor_runs + st.other_side_runs, (fn.__name__, st)
 
 
 def test_distributions_and_python_descriptors_are_monitored():
