@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import torch
 import torch.nn as nn
 from conftest import same
@@ -278,3 +279,142 @@ def test_an_other_side_run_that_runs_on_is_stopped(monkeypatch, caplog):
         _, _, st = _run_both(None, FLIP_BLOCK_1)
     assert st.other_side_runs == 1 and st.fallbacks == 0
     assert any("ran more than 3 operators" in r.getMessage() for r in caplog.records)
+
+
+# -- what a forced side may touch that the monitor does not count as a write (red team, stop 38) --
+def _state_cases():
+    """(name, make) pairs: ``make()`` gives ``(extra, snapshot)``: ``extra(self, i)`` runs on block
+    1's kept side only (the side FLIP_BLOCK_1 never takes in eager, and the other-side run
+    forces), ``snapshot()`` the outside state it would change."""
+    import functools
+    import random as pyrandom
+
+    import numpy as np
+
+    def bytearray_alias():
+        ba = bytearray(b"ab")
+
+        def extra(self, i):
+            h = ba
+            h += b"x"
+        return extra, lambda: bytes(ba)
+
+    def torch_generator():
+        g = torch.Generator().manual_seed(0)
+
+        def extra(self, i):
+            torch.randn(2, generator=g)
+        return extra, lambda: tuple(g.get_state().tolist())
+
+    def numpy_generator():
+        rng = np.random.default_rng(0)
+
+        def extra(self, i):
+            rng.normal()
+        return extra, lambda: repr(rng.bit_generator.state)
+
+    def random_instance():
+        r = pyrandom.Random(0)
+
+        def extra(self, i):
+            r.random()
+        return extra, lambda: r.getstate()
+
+    def lru_cache():
+        @functools.lru_cache(None)
+        def scale(k):
+            return k * 2
+
+        def extra(self, i):
+            scale(3)
+        return extra, lambda: repr(scale.cache_info())
+
+    def data_inplace():
+        buf = torch.zeros(3)
+
+        def extra(self, i):
+            buf.data.add_(1)
+        return extra, lambda: (buf.tolist(), buf._version)
+
+    def requires_grad_flag():
+        w = torch.nn.Parameter(torch.ones(3))
+
+        def extra(self, i):
+            w.requires_grad_(False)
+        return extra, lambda: w.requires_grad
+
+    def resize():
+        buf = torch.zeros(3)
+
+        def extra(self, i):
+            buf.resize_(5)
+        return extra, lambda: (tuple(buf.shape), buf._version)
+
+    def default_dtype():
+        def extra(self, i):
+            torch.set_default_dtype(torch.float64)
+        return extra, lambda: torch.get_default_dtype()
+
+    def batch_norm_running_stats():
+        rm, rv = torch.zeros(4), torch.ones(4)
+
+        def extra(self, i):
+            torch.nn.functional.batch_norm(torch.randn(2, 4), rm, rv, training=True)
+        return extra, lambda: (rm.tolist(), rv.tolist())
+
+    def grad_hook():
+        w = torch.nn.Parameter(torch.ones(3))
+        seen = []
+
+        def extra(self, i):
+            w.register_post_accumulate_grad_hook(lambda p: seen.append(1))
+        return extra, lambda: len(w._post_accumulate_grad_hooks or {}) if hasattr(w, "_post_accumulate_grad_hooks") else 0
+
+    def param_data_assignment():
+        w = torch.nn.Parameter(torch.ones(3))
+
+        def extra(self, i):
+            w.data = torch.zeros(3)
+        return extra, lambda: w.tolist()
+
+    def global_settings():
+        def extra(self, i):
+            torch.set_num_threads(1)
+            torch.set_float32_matmul_precision("medium")
+        return extra, lambda: (torch.get_num_threads(), torch.get_float32_matmul_precision())
+
+    def share_memory():
+        buf = torch.zeros(3)
+
+        def extra(self, i):
+            buf.share_memory_()
+        return extra, lambda: buf.is_shared()
+
+    return [(f.__name__, f) for f in (bytearray_alias, torch_generator, numpy_generator, random_instance, lru_cache,
+                                      data_inplace, requires_grad_flag, resize, default_dtype,
+                                      batch_norm_running_stats, grad_hook, param_data_assignment, global_settings,
+                                      share_memory)]
+
+
+@pytest.mark.parametrize("name,make", _state_cases(), ids=[n for n, _ in _state_cases()])
+def test_a_forced_side_leaves_outside_state_as_eager_does(name, make):
+    extra, snapshot = make()
+    threads = torch.get_num_threads()
+    try:
+        def gated(self, i):
+            if i == 1:
+                extra(self, i)
+
+        m = Skip(gated)
+        x = torch.randn(2, 4)
+        cf = magpy.compile(m, backend="eager")
+        before = snapshot()
+        with torch.no_grad():
+            for p in FLIP_BLOCK_1:   # (eager never takes block 1's kept side: nothing changes)
+                assert same(cf(x, p), m(x, p))
+                assert snapshot() == before, name
+        assert magpy.stats(cf).other_side_runs == 1
+    finally:
+        torch.set_num_threads(threads)
+        torch.set_default_dtype(torch.float32)
+        torch.set_float32_matmul_precision("highest")

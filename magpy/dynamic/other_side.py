@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from ..bytecode.flow import flow_of
+from ..objmodel import storage_key
 from .merging import run_blocks_arms
 
 #: R2s a compiled function makes at most (each after a miss whose arms lack their other side)
@@ -77,6 +78,8 @@ class OtherSides:
         self.op_limit = 4 * ops_before + 256
         self.stopped: str | None = None
         self._copies: dict[int, tuple] = {}
+        self._storages: set = set()   # (outside_storages)
+        self._seen_inputs = 0
         self._rng = _rng_states()
 
     # -- during the run ---------------------------------------------------------------------------
@@ -84,20 +87,17 @@ class OtherSides:
         """An operator is about to run on ``tensors``: copy those from outside the call (seen
         first), so an in-place change can be undone."""
         for t in tensors:
-            if id(t) in self._copies or not isinstance(t, torch.Tensor):
+            if id(t) in self._copies or not isinstance(t, torch.Tensor) or _made_in_call(mon, t):
                 continue
-            n = mon.graph.node_of(t)
-            if n is not None and n.op not in ("placeholder", "get_attr"):
-                continue   # (computed in the call)
             with torch.no_grad():
                 self._copies[id(t)] = (t, t._version, t.detach().clone())
 
-    def check(self, mon: Any, code: Any, offset: int) -> None:
-        """Before the instruction at ``offset`` of ``code`` that the monitor just handled: stop if
+    def check(self, mon: Any, fs: Any, ins: Any, stack: list) -> None:
+        """Before the instruction ``ins`` of frame ``fs`` that the monitor just handled: stop if
         it would leave a trace, or (once a branch was flipped) enter a ``try`` or ``with`` block,
         whose handler a later stop would run."""
-        why = None
-        if self.flipped and flow_of(code).enters_handler_range(offset):
+        why = _gate(mon, fs, ins, stack, bool(self.flipped))
+        if why is None and self.flipped and flow_of(fs.code).enters_handler_range(ins.offset):
             why = "it would enter a try or with block"
         if why is not None:
             pass
@@ -119,19 +119,110 @@ class OtherSides:
         capture.stop()
         raise OtherSideStop(why)
 
+    def outside_storages(self, mon: Any) -> set:
+        """The memory of the tensors the run read from outside (its graph's inputs) so far."""
+        inputs = mon.graph.inputs
+        if len(inputs) != self._seen_inputs:
+            for _, t in inputs[self._seen_inputs:]:
+                if isinstance(t, torch.Tensor):
+                    self._storages.add(storage_key(t))
+            self._seen_inputs = len(inputs)
+        return self._storages
+
     # -- after it ---------------------------------------------------------------------------------
     def restore(self) -> None:
         """Put back what the run may have changed: outside tensors an operator changed in place
         (values, then version counter) and the random number generators."""
         from ..torch_support import set_version_counters
 
-        changed = [(t, v, c) for t, v, c in self._copies.values() if t._version != v]
+        # (by value too: `F.batch_norm` updates running statistics without a version bump)
+        changed = [(t, v, c) for t, v, c in self._copies.values()
+                   if t._version != v or t.shape != c.shape or not torch.equal(t, c)]
         for t, _, c in changed:
             with torch.no_grad():
                 t.copy_(c)
         set_version_counters(tuple(t for t, _, _ in changed), [v for _, v, _ in changed])
         self._copies.clear()
         _set_rng_states(self._rng)
+
+
+#: What an other-side run stops before, whatever the monitor makes of it (writes it records as
+#: a replay for the mock, or that no record ever sees): state outside the call it cannot undo.
+_WRITES_AFTER_FLIP = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
+                                "DELETE_DEREF"})
+_ITEM_WRITES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE", "DELETE_SLICE"})
+
+
+def _generators() -> tuple:
+    kinds: list = [torch.Generator, random.Random]
+    try:
+        import numpy as np
+
+        kinds += [np.random.Generator, np.random.RandomState, np.random.BitGenerator]
+    except Exception:   # noqa: BLE001 - numpy is optional
+        pass
+    return tuple(kinds)
+
+
+def _made_in_call(mon: Any, v: Any) -> bool:
+    """Was ``v`` made in the call: a tensor the graph computed that shares no memory with a tensor
+    from outside (``buf.data``, a view of one, is computed but is outside memory), or an object
+    the RefGraph saw made?"""
+    if isinstance(v, torch.Tensor):
+        n = mon.graph.node_of(v)
+        if n is None or n.op in ("placeholder", "get_attr"):
+            return False
+        sides = mon.other_sides
+        return sides is None or storage_key(v) not in sides.outside_storages(mon)
+    node = mon.node(v)
+    return node is not None and node.source is None
+
+
+def _gate(mon: Any, fs: Any, ins: Any, stack: list, flipped: bool) -> str | None:
+    """Why the instruction ``ins`` may leave a trace the run cannot undo (None: it may not). After
+    a flip: any attribute, global or cell write, an item write into what the call did not make,
+    a torch setter of global state; always: a call that steps a random generator object from
+    outside, fills a ``functools.lru_cache`` or registers a hook, and an in-place change of a
+    tensor from outside by a method (its metadata, ``resize_``, ``requires_grad_``, is not
+    restored from a copy)."""
+    from ..bytecode import DECODER
+    from ..global_state import is_state_setter_name
+
+    op = ins.real
+    if flipped and op in _WRITES_AFTER_FLIP:
+        return f"it would write outside ({op})"
+    if flipped and op in _ITEM_WRITES and len(stack) >= 3:
+        target = stack[-3] if op == "STORE_SLICE" else stack[-2]   # (TOS: the key, or a slice's end)
+        if not _made_in_call(mon, target):
+            return f"it would write an item of what the call did not make ({op})"
+    if op not in ("CALL", "CALL_FUNCTION_EX", "CALL_KW"):
+        return None
+    try:
+        if op == "CALL_FUNCTION_EX":
+            fn, args, kwargs = DECODER.call_ex_operands(ins, stack)
+            values = [*args, *(kwargs or {}).values()]
+        else:
+            fn, args, _ = DECODER.call_operands(ins, stack, fs.kw_names)
+            values = list(args)
+    except Exception:   # noqa: BLE001 - a call MagPy cannot read: not gated here (the monitor decides)
+        return None
+    name = getattr(fn, "__name__", "") or ""
+    owner = getattr(fn, "__self__", None)
+    kinds = _generators()
+    if isinstance(owner, kinds) or any(isinstance(v, kinds) for v in values):
+        return "it would step a random number generator object"
+    if hasattr(fn, "cache_info") and hasattr(fn, "cache_clear"):
+        return f"it would fill the cache of {name}"
+    if name.startswith("register_"):
+        return f"it would register something ({name})"
+    target = owner if owner is not None else (values[0] if values else None)   # (`t.add_(1)`: unbound, t first)
+    if name.endswith("_") and not name.endswith("__") and isinstance(target, torch.Tensor) \
+            and not _made_in_call(mon, target):
+        return f"it would change a tensor from outside in place ({name})"
+    module = getattr(fn, "__module__", "") or getattr(type(fn), "__module__", "") or ""
+    if flipped and module.startswith("torch") and is_state_setter_name(name):
+        return f"it would change torch's global state ({name})"
+    return None
 
 
 def _rng_states() -> tuple:

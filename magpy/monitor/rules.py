@@ -10,6 +10,7 @@ objects, operators, truth tests, iteration and unpacking, f-strings and calls (d
 """
 from __future__ import annotations
 
+import array
 import collections
 import decimal
 import functools
@@ -403,7 +404,7 @@ class UpdateRules:
         capture.announce_operator(sym, a, b)
         if isinstance(a, decimal.Decimal) or isinstance(b, decimal.Decimal):
             self.go_dynamic(f"applies `{sym}` to a Decimal (the result follows the thread's decimal context)")
-        if sym.endswith("=") and isinstance(a, (list, dict, set, collections_deque)):
+        if sym.endswith("=") and isinstance(a, (list, dict, set, collections_deque, bytearray, array.array)):
             self.mutate(a)
             self.read_args([b])
         else:

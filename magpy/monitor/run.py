@@ -335,7 +335,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`, a loop's step: magpy.splits)
             getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
             if self.other_sides is not None:
-                self.other_sides.check(self, fs.code, offset)   # (an other-side run stops before it would leave a trace)
+                self.other_sides.check(self, fs, ins, stack)   # (an other-side run stops before it would leave a trace)
             if fs.pending is not None:
                 # (if it raises, could that follow a number the run follows? see exception. A flag,
                 # not the operands: a reference kept to them would change what refcounts tell)
