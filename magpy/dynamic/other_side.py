@@ -195,7 +195,7 @@ def _gate(mon: Any, fs: Any, ins: Any, stack: list, flipped: bool) -> str | None
         target = stack[-3] if op == "STORE_SLICE" else stack[-2]   # (TOS: the key, or a slice's end)
         if not _made_in_call(mon, target):
             return f"it would write an item of what the call did not make ({op})"
-    if op not in ("CALL", "CALL_FUNCTION_EX", "CALL_KW"):
+    if ins.opname not in ("CALL", "CALL_FUNCTION_EX"):   # (the call events of every CPython's decoder)
         return None
     try:
         if op == "CALL_FUNCTION_EX":
