@@ -18,7 +18,6 @@ from __future__ import annotations
 import collections
 import copy
 import math
-import random
 import re
 import sys
 import types
@@ -32,6 +31,7 @@ from .cache import UNHELD, Record
 from .compiled_module import CompiledCallable
 from .redraw import restore_states, save_states
 from .source import ConstPool
+from .torch_support import rng_and_grad_state, set_rng_and_grad_state
 
 try:
     import numpy as _np
@@ -84,23 +84,6 @@ def _silenced(fn: Any):
         return None
     silent.__name__ = getattr(fn, "__name__", "effect")
     return silent
-
-
-def _rng_state() -> tuple:
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
-    np_state = _np.random.get_state() if _np is not None else None
-    return torch.get_rng_state(), cuda, random.getstate(), np_state, torch.is_grad_enabled()
-
-
-def _set_rng_state(state: tuple) -> None:
-    cpu, cuda, py, np_state, grad = state
-    torch.set_rng_state(cpu)
-    if cuda is not None:
-        torch.cuda.set_rng_state_all(cuda)
-    random.setstate(py)
-    if np_state is not None:
-        _np.random.set_state(np_state)
-    torch.set_grad_enabled(grad)
 
 
 def _preseed(x: Any, memo: dict, keep: list, deep: bool = False) -> None:
@@ -166,7 +149,7 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
                           "guard was checked")
             return ev
     sandbox = types.FunctionType(mock.__code__, ns, mock.__name__, mock.__defaults__, mock.__closure__)
-    state = _rng_state()
+    state = rng_and_grad_state()
     gen_states = save_states(gens) if gens else None
     try:
         out = sandbox(new_fetched)
@@ -177,7 +160,7 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
     except Exception as e:
         ev.raised = e
     finally:
-        _set_rng_state(state)
+        set_rng_and_grad_state(state)
         if gens:
             restore_states(gens, gen_states)
     ev.memo, ev.originals = memo, _reachable(keep, memo, [fetched] + [g[n] for n in names])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import random
 import re
 import types
 import warnings
@@ -121,3 +122,33 @@ def set_version_counters(tensors: tuple, versions: list[int]) -> None:
     a speculative graph's in-place writes (torch 2.9 to 2.14 take sequences of both)."""
     if tensors:
         torch._C._autograd._unsafe_set_version_counter(tuple(tensors), tuple(versions))
+
+
+def rng_and_grad_state() -> tuple:
+    """The process's random generators (torch CPU and CUDA, Python's ``random``, numpy's global one)
+    and grad mode: what a run that must leave no trace puts back (check mode's sandbox, the
+    other-side run of magpy.dynamic.other_side)."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    np = _numpy()
+    np_state = np.random.get_state() if np is not None else None
+    return torch.get_rng_state(), cuda, random.getstate(), np_state, torch.is_grad_enabled()
+
+
+def set_rng_and_grad_state(state: tuple) -> None:
+    """Put back what :func:`rng_and_grad_state` saved."""
+    cpu, cuda, py, np_state, grad = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+    random.setstate(py)
+    if np_state is not None:
+        _numpy().random.set_state(np_state)
+    torch.set_grad_enabled(grad)
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:   # pragma: no cover - numpy is optional
+        return None
+    return numpy

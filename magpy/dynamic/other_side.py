@@ -35,13 +35,17 @@ misses). A function whose R2 stopped, or merged nothing, makes no more of them.
 """
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
 import torch
 
+from ..bytecode import DECODER
 from ..bytecode.flow import flow_of
+from ..global_state import is_state_setter_name
 from ..objmodel import storage_key
+from ..torch_support import rng_and_grad_state, set_rng_and_grad_state, set_version_counters
 from .merging import run_blocks_arms
 
 #: R2s a compiled function makes at most (each after a miss whose arms lack their other side)
@@ -80,7 +84,7 @@ class OtherSides:
         self._copies: dict[int, tuple] = {}
         self._storages: set = set()   # (outside_storages)
         self._seen_inputs = 0
-        self._rng = _rng_states()
+        self._rng = rng_and_grad_state()
 
     # -- during the run ---------------------------------------------------------------------------
     def keep(self, mon: Any, tensors: Any) -> None:
@@ -96,21 +100,20 @@ class OtherSides:
         """Before the instruction ``ins`` of frame ``fs`` that the monitor just handled: stop if
         it would leave a trace, or (once a branch was flipped) enter a ``try`` or ``with`` block,
         whose handler a later stop would run."""
-        why = _gate(mon, fs, ins, stack, bool(self.flipped))
-        if why is None and self.flipped and flow_of(fs.code).enters_handler_range(ins.offset):
-            why = "it would enter a try or with block"
-        if why is not None:
-            pass
-        elif mon.graph.op_count > self.op_limit:
-            why = f"it ran more than {self.op_limit} operators (4x the run before it, and 256)"
-        elif mon.effects:
-            why = "it would replay an effect"
-        elif mon.broken is not None:
-            why = f"it would run unmonitored ({mon.broken})"
-        else:
-            why = run_blocks_arms(mon)
+        why = _gate(mon, fs, ins, stack, bool(self.flipped)) or self._why_stop(mon, fs, ins)
         if why is not None:
             self.stop(why)
+
+    def _why_stop(self, mon: Any, fs: Any, ins: Any) -> str | None:
+        if self.flipped and flow_of(fs.code).enters_handler_range(ins.offset):
+            return "it would enter a try or with block"
+        if mon.graph.op_count > self.op_limit:
+            return f"it ran more than {self.op_limit} operators (4x the run before it, and 256)"
+        if mon.effects:
+            return "it would replay an effect"
+        if mon.broken is not None:
+            return f"it would run unmonitored ({mon.broken})"
+        return run_blocks_arms(mon)
 
     def stop(self, why: str) -> None:
         from .. import capture
@@ -133,8 +136,6 @@ class OtherSides:
     def restore(self) -> None:
         """Put back what the run may have changed: outside tensors an operator changed in place
         (values, then version counter) and the random number generators."""
-        from ..torch_support import set_version_counters
-
         # (by value too: `F.batch_norm` updates running statistics without a version bump)
         changed = [(t, v, c) for t, v, c in self._copies.values()
                    if t._version != v or t.shape != c.shape or not torch.equal(t, c)]
@@ -143,7 +144,7 @@ class OtherSides:
                 t.copy_(c)
         set_version_counters(tuple(t for t, _, _ in changed), [v for _, v, _ in changed])
         self._copies.clear()
-        _set_rng_states(self._rng)
+        set_rng_and_grad_state(self._rng)
 
 
 #: What an other-side run stops before, whatever the monitor makes of it (writes it records as
@@ -153,6 +154,7 @@ _WRITES_AFTER_FLIP = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DE
 _ITEM_WRITES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE", "DELETE_SLICE"})
 
 
+@functools.cache
 def _generators() -> tuple:
     kinds: list = [torch.Generator, random.Random]
     try:
@@ -185,9 +187,6 @@ def _gate(mon: Any, fs: Any, ins: Any, stack: list, flipped: bool) -> str | None
     outside, fills a ``functools.lru_cache`` or registers a hook, and an in-place change of a
     tensor from outside by a method (its metadata, ``resize_``, ``requires_grad_``, is not
     restored from a copy)."""
-    from ..bytecode import DECODER
-    from ..global_state import is_state_setter_name
-
     op = ins.real
     if flipped and op in _WRITES_AFTER_FLIP:
         return f"it would write outside ({op})"
@@ -223,27 +222,3 @@ def _gate(mon: Any, fs: Any, ins: Any, stack: list, flipped: bool) -> str | None
     if flipped and module.startswith("torch") and is_state_setter_name(name):
         return f"it would change torch's global state ({name})"
     return None
-
-
-def _rng_states() -> tuple:
-    np_state = None
-    try:
-        import numpy as np
-
-        np_state = np.random.get_state()
-    except Exception:   # noqa: BLE001 - numpy is optional
-        pass
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
-    return random.getstate(), np_state, torch.get_rng_state(), cuda
-
-
-def _set_rng_states(states: tuple) -> None:
-    py, np_state, cpu, cuda = states
-    random.setstate(py)
-    if np_state is not None:
-        import numpy as np
-
-        np.random.set_state(np_state)
-    torch.set_rng_state(cpu)
-    if cuda is not None:
-        torch.cuda.set_rng_state_all(cuda)
