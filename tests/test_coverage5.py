@@ -84,6 +84,42 @@ def test_closures_made_in_the_call_get_this_calls_cells():
     assert outs[0][1][0].__closure__[0] is not outs[1][1][0].__closure__[0]
 
 
+class _Registry(type):
+    """A metaclass written in Python, as libraries use for registries: its own ``__call__``
+    counts instances and may hand back the argument unchanged (a decorator-like stand-in)."""
+    made = []
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and callable(args[0]) and not isinstance(args[0], torch.Tensor):
+            return args[0]
+        obj = super().__call__(*args, **kwargs)
+        _Registry.made.append(cls.__name__)
+        return obj
+
+
+class Head(metaclass=_Registry):
+    def __init__(self, logits, scale=2):
+        self.logits = logits
+        self.scale = scale
+
+    def __call__(self, x):
+        return type(self)(self.logits + x, self.scale + 1)
+
+
+def test_objects_of_a_class_with_a_python_metaclass_are_rebuilt():
+    lin = nn.Linear(4, 3)
+
+    def f(x):
+        return Head(lin(x))(x[:, :3])
+
+    before = len(_Registry.made)
+    outs = _runs(f, lambda i: (torch.randn(2, 4) + i,))
+    for eager, got in outs:
+        assert type(got) is Head and got is not eager
+        assert same(got.logits, eager.logits) and got.scale == eager.scale == 3
+    assert len(_Registry.made) - before == 2 * 2 * len(outs)   # (the metaclass's own writes replayed)
+
+
 def test_an_object_with_its_own_new_is_an_honest_break():
     class Interned:
         def __new__(cls, t):

@@ -10,7 +10,6 @@ give the lines that change outside state, the writes from the replay plan that
 """
 from __future__ import annotations
 
-import abc
 import collections
 import time
 import types
@@ -178,8 +177,12 @@ def _plain_layout(cls: type) -> bool:
     """Is all the state of a ``cls`` instance in its ``__dict__`` and slots, so that
     ``object.__new__`` and those give the object eager made? (Python classes only, down to
     ``object``: a builtin base holds state of its own; no ``__new__`` of their own, but for
-    torch's grad-mode context managers, whose ``__new__`` given the class alone is object's.)"""
-    return type(cls) in (type, abc.ABCMeta) and (cls.__new__ is object.__new__ or cls.__new__ is _GRAD_CM_NEW) \
+    torch's grad-mode context managers, whose ``__new__`` given the class alone is object's.
+    The metaclass is ``type`` or one written in Python (``ABCMeta``, a library's registry
+    metaclass): it shapes the class, not where an instance keeps its state.)"""
+    meta = type(cls)
+    return (meta is type or bool(meta.__flags__ & _HEAPTYPE)) \
+        and (cls.__new__ is object.__new__ or cls.__new__ is _GRAD_CM_NEW) \
         and all(k is object or k.__flags__ & _HEAPTYPE for k in cls.__mro__)
 
 
