@@ -205,11 +205,13 @@ class AnnotatedRules:
                 and isinstance(getattr(key, "__func__", key), types.FunctionType):
             # sorted/min/max with a Python key compare the *keys*, which its monitored frames
             # return: the elements are only moved. Tensor keys would be compared in C.
-            self.read_args(args, ann, None)
+            # (`max(a, b, key=...)`: the arguments are the elements, tensors among them only moved)
+            moved = [a for a in args if len(args) == 1 or not isinstance(a, torch.Tensor)]
+            self.read_args(moved, ann if len(moved) == len(args) else None, None)
             code = getattr(key, "__func__", key).__code__
             collector: list = []
             self.return_collectors[code] = collector
-            self.pend(fs, self._post_keyed, (fn, code, collector))
+            self.pend(fs, self._post_keyed, (fn, code, collector, bool(kwargs.get("reverse", False))))
             return
         if fn in STORING_CONSTRUCTORS:
             kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
@@ -277,10 +279,12 @@ class AnnotatedRules:
         self.pend(fs, self.post_new, 1, opaque=True)
 
     def _post_keyed(self, fs, stack, data):
-        fn, code, keys = data
+        fn, code, keys, reverse = data
         self.return_collectors.pop(code, None)
         if any(T.contains_tensor(k) for k in keys):
             self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensor keys (reads their values)")
+        else:
+            self.assume_key_order(fn, keys, reverse)   # (keys read from tensors: their order is assumed)
         if fn is not list.sort:
             self.post_new(fs, stack, 1)
 

@@ -56,6 +56,7 @@ from .compiled_module import CompiledCallable, compiled_target
 from .dynamic.writes import arm_write, write_counters, write_mark
 from .global_state import global_hooks_present
 from .graph import OpGraph
+from .monitor.elements import MAP_CONSUMERS
 from .natives import (
     CONTEXTVAR_METHODS,
     LEGACY_TENSOR_TYPES,
@@ -75,6 +76,7 @@ from .objmodel import (
     is_immutable,
     is_python_class,
     module_has_hooks,
+    peek_items,
 )
 from .redraw import as_draw
 from .refgraph import RefGraph
@@ -135,6 +137,7 @@ def _instantiates_python_class(fn: object, args: object) -> bool:
 #: marked "natives" are in :mod:`magpy.natives`, "annotated" in :mod:`magpy.annotated`, the rest here.
 FIGURE_12 = {
     "partial": "_call_partial",                         # natives: f(*a, *args) of the partial's fields
+    "map consumer": "_consume_map",                     # may decline: sum(map(f, xs)), decided after it ran
     "native write": "_note_native_write",               # note: a native that writes, a RefGraph write
     "counted": "_counted_call",                         # may decline: len()/range() of counted loops
     "type of lifted int": "_type_of_lifted",
@@ -298,6 +301,8 @@ class CallRules(NativeRules, AnnotatedRules):
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if type(fn) is _functools_partial:
             yield "partial"
+        if fn in MAP_CONSUMERS and any(type(a) is map and peek_items(a) is None for a in args):
+            yield "map consumer"
         c.writes = native_writes(fn, args)
         if c.writes is not None:
             yield "native write"

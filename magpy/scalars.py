@@ -445,6 +445,39 @@ class ScalarFlow:
         else:
             self.scalar_escape("compares", a, b)
 
+    def assume_key_order(self, fn: Any, keys: list, reverse: bool = False) -> None:
+        """``sorted``/``list.sort``/``min``/``max`` compared ``keys`` (what a Python key function
+        returned, in the order the elements came) in C. Where numbers read from tensors are among
+        them, the result depends on their order, not their values: the graph compares the keys
+        the result's order rests on, and those outcomes are assumed. For a sort, each pair
+        adjacent in the result (``<=`` where the earlier element came first, ``<`` where it did
+        not: the sort is stable); for ``min``/``max``, the chosen key against every other (the
+        first extreme one wins). Keys that are not all numbers (tuples...), or a NaN among them,
+        are assumed by value."""
+        if not any(True for _ in self._tracked_in(keys)):
+            return
+        if not all(type(k) in _NUMBERS for k in keys) or any(k != k for k in keys):
+            self.scalar_escape("compares as keys", *keys)
+            return
+        n = len(keys)
+        pairs = []   # (i, j, strict): key i comes before key j
+        if fn in (min, max):
+            extreme = keys.index(min(keys) if fn is min else max(keys))
+            for j in range(n):
+                if j != extreme:
+                    lo, hi = (extreme, j) if fn is min else (j, extreme)
+                    pairs.append((lo, hi, j < extreme))
+        else:
+            order = sorted(range(n), key=keys.__getitem__, reverse=reverse)
+            for a, b in zip(order, order[1:]):
+                lo, hi = (b, a) if reverse else (a, b)
+                pairs.append((lo, hi, a > b))
+        for i, j, strict in pairs:
+            ki, kj = self.scalar_arg(keys[i]), self.scalar_arg(keys[j])
+            if isinstance(ki, torch.fx.Node) or isinstance(kj, torch.fx.Node):
+                compare = operator.lt if strict else operator.le
+                self.assume("truth", self.graph.call("function", compare, (ki, kj), {}), True)
+
     def post_assumed(self, fs, stack, data):
         kind, target, args = data
         self.assume("truth", self.graph.call(kind, target, args, {}), self.truth_taken(fs, stack, bool(stack[-1])))

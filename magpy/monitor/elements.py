@@ -10,6 +10,7 @@ the call it draws from (the monitor then checks what they yield, :meth:`Monitor.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import types
@@ -25,6 +26,9 @@ _SEE_THROUGH = tuple(dict.fromkeys((
     type(reversed([])), type(iter({})), type(iter({}.values())), type(iter({}.items())), itertools.chain,
     itertools.islice, itertools.starmap, itertools.compress, itertools.takewhile, itertools.dropwhile,
     itertools.filterfalse, itertools.accumulate, itertools.zip_longest)))
+#: Natives that draw every item of a ``map`` they are given before they return (``sum(map(f, xs))``):
+#: with a Python ``f``, the call is decided after it ran, with what ``f`` returned (Monitor.after_map).
+MAP_CONSUMERS = frozenset({sum, functools.reduce, tuple, list, set, frozenset, dict, any, all, max, min, sorted})
 #: Natives that map a value to a Python number or text: ``map(bool, x > 2)`` reads tensor values.
 VALUE_CONVERTERS = frozenset({bool, int, float, complex, str, repr, format, round, hash, operator.truth,
                               operator.index})
