@@ -72,6 +72,7 @@ from .natives import (
     text_callee,
 )
 from .objmodel import (
+    finalizer_reason,
     has_python_call,
     is_immutable,
     is_python_class,
@@ -82,7 +83,7 @@ from .redraw import as_draw
 from .refgraph import RefGraph
 from .scalars import LiftedInt, replace_top
 from .source import AttrSource, ItemSource
-from .torch_support import autograd_function_class
+from .torch_support import autograd_function_class, is_checkpoint, lazy_uninitialized
 
 if TYPE_CHECKING:
     from .monitor.frame import FrameState
@@ -212,23 +213,6 @@ def _parameter_args(args: list, kwargs: dict) -> tuple | None:
     return data, flag
 
 
-def _finalizer(fn, args: list, kwargs: dict) -> str | None:
-    """What ``fn(*args)`` sets to run when an object dies, or None: a class with a Python ``__del__``
-    instantiated, ``weakref.finalize``, a weak reference with a callback. Eager runs that code
-    when the object goes (for a temporary, as the call ends), every call; a record never makes
-    the object, so never runs it: such a call runs eagerly."""
-    if isinstance(fn, type):
-        if issubclass(fn, weakref.finalize):
-            return "registers a finalizer (`weakref.finalize`)"
-        if issubclass(fn, weakref.ref) and (len(args) > 1 or "callback" in kwargs) \
-                and (args[1] if len(args) > 1 else kwargs.get("callback")) is not None:
-            return "makes a weak reference with a callback (run when its object dies)"
-        hook = getattr(fn, "__del__", None)
-        if isinstance(hook, types.FunctionType) and is_python_class(fn):
-            return f"makes a `{fn.__qualname__}`, whose class has `__del__` (run when it is dropped)"
-    return None
-
-
 _TRANSFORM_FILES = frozenset(os.path.join(os.path.dirname(torch.__file__), "_functorch", name)
                              for name in ("apis.py", "eager_transforms.py", "vmap.py", "deprecated.py"))
 
@@ -241,11 +225,6 @@ def _function_transform(fn) -> str | None:
     if isinstance(fn, types.FunctionType) and code is not None and code.co_filename in _TRANSFORM_FILES:
         return f"runs a torch.func transform (`{code.co_name}`), which a graph of plain operators cannot hold"
     return None
-
-
-def _is_checkpoint(fn) -> bool:
-    ckpt = sys.modules.get("torch.utils.checkpoint")
-    return ckpt is not None and fn is getattr(ckpt, "checkpoint", None)
 
 
 def _checkpointed_code(target):
@@ -356,7 +335,7 @@ class CallRules(NativeRules, AnnotatedRules):
         if (isinstance(fn, types.MethodType) and isinstance(fn.__self__, random.Random)) or (
                 isinstance(fn, types.FunctionType) and args and isinstance(args[0], random.Random)):
             yield "random method"
-        c.finalizer = _finalizer(fn, args, kwargs)
+        c.finalizer = finalizer_reason(fn, args, kwargs)
         if c.finalizer is not None:
             yield "finalizer"
         c.finalizer = _function_transform(fn)
@@ -370,7 +349,7 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "identity number"
         if fn is next and args:
             yield "next"
-        if _is_checkpoint(fn):
+        if is_checkpoint(fn):
             yield "checkpoint"
         c.fn_cls = autograd_function_class(fn, args)
         if c.fn_cls is not None:
@@ -531,7 +510,7 @@ class CallRules(NativeRules, AnnotatedRules):
         return False
 
     def _finalizer(self, fs: FrameState, c: CallSite) -> bool:
-        """Code set to run when an object dies (:func:`_finalizer`), or a torch.func transform
+        """Code set to run when an object dies (:func:`~magpy.objmodel.finalizer_reason`), or a torch.func transform
         (:func:`_function_transform`): the call runs eagerly (``c.finalizer`` says why)."""
         self.go_dynamic(c.finalizer)
 
@@ -684,7 +663,15 @@ class CallRules(NativeRules, AnnotatedRules):
         return True
 
     def _module_call(self, fs: FrameState, c: CallSite) -> bool:
-        """``mod(x)``: its hooks and ``forward`` are guarded (:meth:`_call_module`), its frames run monitored."""
+        """``mod(x)``: its hooks and ``forward`` are guarded (:meth:`_call_module`), its frames run monitored.
+
+        A lazy module (``nn.LazyLinear``) not yet built first builds its parameters from this
+        input, as its pre-hook does in eager (shapes read, weights drawn, its class changed, the
+        hook removed): here, unmonitored, once. No record repeats it; what the run read before
+        describes the module as it was (a record no later call matches), what it reads after
+        describes the module as it stays."""
+        if lazy_uninitialized(c.fn):
+            c.fn._infer_parameters(c.fn, tuple(c.args), dict(c.kwargs))
         self._call_module(c.fn)
         self.pend(fs, self.post_new, 1)
         return True

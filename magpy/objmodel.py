@@ -19,6 +19,7 @@ import copy
 import enum
 import struct
 import types
+import weakref
 from typing import Any
 
 import torch
@@ -347,3 +348,20 @@ def storage_key(t: torch.Tensor) -> int:
         return t.untyped_storage().data_ptr()
     except (RuntimeError, NotImplementedError):
         return -id(t._base if t._base is not None else t)
+
+
+def finalizer_reason(fn, args: list, kwargs: dict) -> str | None:
+    """What ``fn(*args)`` sets to run when an object dies, or None: a class with a Python ``__del__``
+    instantiated, ``weakref.finalize``, a weak reference with a callback. Eager runs that code
+    when the object goes (for a temporary, as the call ends), every call; a record never makes
+    the object, so never runs it: such a call runs eagerly."""
+    if isinstance(fn, type):
+        if issubclass(fn, weakref.finalize):
+            return "registers a finalizer (`weakref.finalize`)"
+        if issubclass(fn, weakref.ref) and (len(args) > 1 or "callback" in kwargs) \
+                and (args[1] if len(args) > 1 else kwargs.get("callback")) is not None:
+            return "makes a weak reference with a callback (run when its object dies)"
+        hook = getattr(fn, "__del__", None)
+        if isinstance(hook, types.FunctionType) and is_python_class(fn):
+            return f"makes a `{fn.__qualname__}`, whose class has `__del__` (run when it is dropped)"
+    return None

@@ -190,11 +190,6 @@ def top_function(target: Any) -> tuple[Any, Any]:
     raise TypeError(f"magpy.compile expects a function or torch.nn.Module, got {type(target).__name__}")
 
 
-def _has_uninitialized_parameters(module: torch.nn.Module) -> bool:
-    lazy = torch.nn.parameter.UninitializedTensorMixin
-    return any(isinstance(p, lazy) for p in module.parameters()) or any(isinstance(b, lazy) for b in module.buffers())
-
-
 @dataclass
 class RunPlan:
     """What the compiled callable decides for one monitor run: its backend's capabilities, the
@@ -232,8 +227,6 @@ class Runner:
         """Why a call now must run eagerly, through the real call, to run its hooks; None if it need not."""
         if self.is_module and (self.target._backward_hooks or self.target._backward_pre_hooks):
             return "the compiled module has backward hooks: calls run eagerly while it has them"
-        if self.is_module and _has_uninitialized_parameters(self.target):
-            return "the compiled module has lazy parameters not yet initialized: the call that initializes them runs eagerly"
         if global_hooks_present():
             return "global module hooks are registered: calls run eagerly while they are"
         mode = active_mode()

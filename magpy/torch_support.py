@@ -18,6 +18,7 @@ import inspect
 import os
 import random
 import re
+import sys
 import types
 import warnings
 
@@ -152,3 +153,16 @@ def _numpy():
     except ImportError:   # pragma: no cover - numpy is optional
         return None
     return numpy
+
+
+def is_checkpoint(fn) -> bool:
+    """Is ``fn`` ``torch.utils.checkpoint.checkpoint`` (looked up only once the program imported it)?"""
+    ckpt = sys.modules.get("torch.utils.checkpoint")
+    return ckpt is not None and fn is getattr(ckpt, "checkpoint", None)
+
+
+def lazy_uninitialized(mod) -> bool:
+    """Is ``mod`` a lazy module (``nn.LazyLinear``...) whose forward pre-hook has yet to build its
+    parameters from its first input (``LazyModuleMixin._infer_parameters``)?"""
+    return isinstance(mod, torch.nn.modules.lazy.LazyModuleMixin) and hasattr(mod, "_initialize_hook") \
+        and mod.has_uninitialized_params()

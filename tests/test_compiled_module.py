@@ -520,17 +520,53 @@ def test_a_script_module_subclass_inside_a_model_and_its_other_script_methods():
     assert (st.records, st.monitor_runs, st.graph_count) == (2, 2, 2) and st.break_reasons == []
 
 
-def test_a_lazy_module_runs_its_initializing_call_eagerly_then_compiles():
-    torch.manual_seed(0)
-    m = nn.Sequential(nn.LazyLinear(3), nn.ReLU())
+class _LazyTower(nn.Module):
+    """Lazy modules at the top, nested in a Sequential, and a lazy convolution beside them."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.LazyLinear(8)
+        self.b = nn.Sequential(nn.ReLU(), nn.LazyLinear(3))
+        self.c = nn.LazyConv2d(4, 3)
+
+    def forward(self, x, img):
+        return self.b(self.a(x)), self.c(img).sum((2, 3))
+
+
+@pytest.mark.parametrize("top", [False, True])
+def test_a_lazy_module_builds_its_parameters_in_the_first_run_as_eager_does(top):
+    def build():
+        torch.manual_seed(0)
+        return nn.LazyLinear(5) if top else _LazyTower()
+
+    ref, m = build(), build()
     cm = magpy.compile(m, backend="eager")
-    x = torch.randn(2, 5)
-    first = cm(x)
-    assert isinstance(m[0].weight, nn.Parameter) and first.shape == (2, 3)
-    for _ in range(3):
-        assert same(cm(x), m(x))
-    st = magpy.stats(cm)
-    assert st.fallbacks == 1 and st.monitor_runs == 1 and st.guard_hits == 2 and st.break_reasons == []
+    g = torch.Generator().manual_seed(1)
+    for i in range(4):
+        args = (torch.randn(2, 6, generator=g),) if top else (torch.randn(2, 6, generator=g),
+                                                              torch.randn(1, 2, 5, 5, generator=g))
+        torch.manual_seed(10 + i)
+        want = ref(*args)
+        after_eager = torch.random.get_rng_state()
+        torch.manual_seed(10 + i)
+        got = cm(*args)
+        assert torch.equal(torch.random.get_rng_state(), after_eager)   # (the weights' draws, as eager's)
+        assert all(same(a, b) for a, b in zip(got, want)) if not top else same(got, want)
+    assert type(m) is nn.Linear if top else (type(m.a), type(m.b[1]), type(m.c)) == (nn.Linear, nn.Linear, nn.Conv2d)
+    assert all(same(p, q) for p, q in zip(m.parameters(), ref.parameters()))
+    st = magpy.stats(cm)   # (the first call's run builds them, unmonitored, and its record serves the rest)
+    assert (st.monitor_runs, st.guard_hits, st.fallbacks, st.break_reasons) == (1, 3, 0, [])
+
+
+def test_a_lazy_module_swapped_in_later_is_built_by_a_new_run():
+    m = nn.Sequential(nn.Linear(4, 4), nn.LazyLinear(3))
+    cm = magpy.compile(m, backend="eager")
+    x = torch.randn(2, 4)
+    assert same(cm(x), m(x))
+    m[1] = nn.LazyLinear(2)
+    out = cm(x)
+    assert out.shape == (2, 2) and type(m[1]) is nn.Linear and same(out, m(x))
+    assert magpy.stats(cm).monitor_runs == 2
 
 
 def test_records_are_public_with_the_bare_graph_and_its_inputs():
