@@ -83,9 +83,9 @@ class AnnotatedRules:
 
     def _numpy_function(self, fs: FrameState, c: CallSite) -> bool:
         """A numpy function outside the registry: its annotation from :mod:`magpy.annotations.numpy_ops`;
-        a ufunc's ``out=`` array is written in place."""
+        a ufunc's ``out=`` array is written in place (``out=...`` only asks for an array result)."""
         out = c.kwargs.get("out")
-        if out is not None:
+        if out is not None and out is not Ellipsis:
             for o in out if isinstance(out, tuple) else (out,):
                 self.mutate(o)
         return self._annotated(fs, c)

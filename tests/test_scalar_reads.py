@@ -503,3 +503,20 @@ def test_a_failed_assumption_undoes_in_place_changes_of_buffers():
     assert m.count.item() == ref.count.item() == 8
     st = magpy.stats(cm)
     assert st.records == 2 and st.unheld > 0 and st.fallbacks == 0 and not st.break_reasons, st
+
+
+def test_numpy_out_ellipsis_asks_for_an_array_and_writes_nothing():
+    """``np.true_divide(q, 100, out=...)`` (numpy's own ``percentile`` does it): ``out=...`` only
+    asks for a 0-d array instead of a scalar; nothing is written in place, so nothing splits."""
+    import numpy as np
+
+    def f(x, q):
+        q = np.true_divide(q, 100, out=...)
+        return x * float(q)
+
+    cm = magpy.compile(f, backend="eager")
+    for q in (50.0, 50.0, 50.0):
+        x = torch.randn(3)
+        assert_same(cm(x, q), f(x, q))
+    st = magpy.stats(cm)
+    assert st.break_reasons == [] and st.splits == 0 and st.guard_hits == 2
