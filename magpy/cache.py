@@ -68,6 +68,7 @@ class Record:
     arg_shapes: dict | None = None   # parameter name -> shape of each tensor argument of its monitor run
     lifted: dict | None = None       # argument -> dimensions of any size (lifted shapes)
     int_values: dict | None = None   # source -> int or float value guarded (what lifting compares between records)
+    int_sources: dict | None = None  # the same described sources -> Source (lifting peeks at their values on a miss)
     regions: int = 1                 # compiled graphs it runs (more when split at numpy nodes, backends.compile_regions)
     loops: tuple = ()                # counted loops of its monitor run: rolled or not, and why (magpy.dynamic.loops)
     branches: tuple = ()             # branches on tensor values: conditional nodes, or kept assumed and why (magpy.dynamic.branches)

@@ -52,7 +52,7 @@ from .graph import Unsupported
 from .guards import ValueGuard
 from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
 from .scalars import delift
-from .source import ItemSource
+from .source import ItemSource, peek_value
 from .trace import Trace, run_reason
 
 _log = logging.getLogger("magpy")
@@ -423,6 +423,8 @@ class MonitorRun:
                       arg_shapes=shapes_of(arg_tensors(trace.param_sources, trace.param_values)),
                       int_values={g.source.describe(): g.value for g in trace.guards
                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
+                      int_sources={g.source.describe(): g.source for g in trace.guards
+                                   if type(g) is ValueGuard and type(g.value) in (int, float)},
                       lifted={str(s.describe()): sorted(d) for s, d in trace.lifted_dims.items()}, regions=regions,
                       loops=trace.loop_report, reads=trace.read_log, branches=trace.branch_report or (),
                       choice=choice)
@@ -478,6 +480,11 @@ def _without_location(assumption: str) -> str:
     return assumption.rsplit(" (", 1)[0]
 
 
+def _changed(a: Any, b: Any) -> bool:
+    """Did a guarded number change (NaN != NaN: a NaN both saw did not)?"""
+    return a != b and not (a != a and b != b)
+
+
 class Lifting:
     """Lifted shapes (magpy.scalars): the sizes of tensor arguments, and the ints read from
     outside, that a monitor run follows as graph inputs instead of guarding them.
@@ -519,10 +526,16 @@ class Lifting:
         otherwise be one more record per size). ``values``: sources of ints read from outside
         whose value differs between the two newest records (``self.step += 1``)."""
         recs = cache.records
+        if recs and recs[0].int_values:
+            # An int (or float) from outside that this call holds with another value than the newest
+            # record saw (`self.step += 1`), as TorchDynamo's automatic dynamic does on a recompile:
+            # peeked at through plain attributes and items only (nothing of the program's runs).
+            a, peek = recs[0].int_values, recs[0].int_sources or {}
+            now = {k: peek_value(peek[k], values) for k in a if k in peek and k not in self.values}
+            self.values |= {k for k, v in now.items() if type(v) in (int, float) and _changed(a[k], v)}
         if len(recs) >= 2 and recs[0].int_values and recs[1].int_values:
             a, b = recs[0].int_values, recs[1].int_values
-            # (NaN != NaN: a NaN both records saw did not change)
-            self.values |= {k for k in a.keys() & b.keys() if a[k] != b[k] and not (a[k] != a[k] and b[k] != b[k])}
+            self.values |= {k for k in a.keys() & b.keys() if _changed(a[k], b[k])}
         tensors = arg_tensors(sources, values)
         shapes = shapes_of(tensors)
         # A size of 0 or 1 is never lifted (TorchDynamo's 0/1 specialisation): a program may treat

@@ -239,3 +239,42 @@ def class_dict_source(cls: type) -> AttrSource:
     """Where ``cls.__dict__`` is read from: the namespace view of that very class, which the
     record holds (guards on it read the live namespace)."""
     return AttrSource(ConstSource(cls, cls.__qualname__), "__dict__")
+
+
+#: What :func:`peek_value` gives for a source it cannot read without running the program's code.
+UNREAD = object()
+
+
+def peek_value(source: Source, params: dict, depth: int = 0) -> Any:
+    """The value ``source`` names for a call whose parameters are ``params`` (name -> value), read
+    through instance dicts, an nn.Module's tables, list/tuple/dict items and globals only, so no
+    code of the program runs (no property, no ``__getattr__``, no ``__getitem__`` of its own).
+    :data:`UNREAD` where that is not enough."""
+    if depth > 16:
+        return UNREAD
+    if isinstance(source, ArgSource):
+        return params.get(source.name, UNREAD) if source.kind in ("pos", "kw") else UNREAD
+    if isinstance(source, ConstSource):
+        return source.value
+    if isinstance(source, GlobalSource):
+        return source.globals_dict.get(source.name, UNREAD) if type(source.globals_dict) is dict else UNREAD
+    if isinstance(source, AttrSource):
+        base = peek_value(source.base, params, depth + 1)
+        table = getattr(base, "__dict__", None) if base is not UNREAD else None
+        if type(table) is not dict:
+            return UNREAD
+        if source.via and source.via != "__dict__":
+            table = table.get(source.via)
+            if type(table) is not dict:
+                return UNREAD
+        return table.get(source.name, UNREAD)
+    if isinstance(source, ItemSource):
+        base = peek_value(source.base, params, depth + 1)
+        if type(base) in (list, tuple) and type(source.key) is int and -len(base) <= source.key < len(base):
+            return base[source.key]
+        if type(base) is dict:
+            try:
+                return base.get(source.key, UNREAD)
+            except TypeError:
+                return UNREAD
+    return UNREAD
