@@ -235,9 +235,10 @@ def test_a_counter_written_every_call_is_lifted():
         assert same(cm(x), ref(x))
         assert m.step == ref.step and type(m.step) is int
     st = magpy.stats(cm)
-    # step 1 and 2 are records with the value guarded; from step 3 it is a graph input, one record
-    # per outcome of `step % 3 == 0`
-    assert (st.monitor_runs, st.fallbacks) == (4, 0)
+    # step 1 is a record with the value guarded; the second call holds another value, so from
+    # there it is a graph input (as TorchDynamo's automatic dynamic), one record per outcome of
+    # `step % 3 == 0`
+    assert (st.monitor_runs, st.fallbacks) == (3, 0)
     assert "type(self.step) is int" in magpy.records(cm)[0].guards_text
 
 
