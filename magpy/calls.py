@@ -613,7 +613,7 @@ class CallRules(NativeRules, AnnotatedRules):
                 self.pend(fs, self.post_new, 1, opaque=True)
                 return True
             if mname in ("item", "__float__") and len(args) == 1 and not kwargs \
-                    and self.start_scalar_read(fs, args[0]):
+                    and self.start_scalar_read(fs, args[0], ints=mname == "item"):
                 return True
             if mname == "equal" and len(args) == 2 and not kwargs and self.start_equal(fs, *args):
                 return True

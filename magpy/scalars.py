@@ -132,6 +132,8 @@ _VALUE_ARGUMENT_OPS = frozenset({
 })
 
 _NUMBERS = (int, float, bool, LiftedInt)
+#: Integer dtypes whose ``item()`` is followed as a LiftedInt (not bool: a truth is assumed).
+_INT_DTYPES = frozenset({torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8})
 _TRACKED = (float, LiftedInt, str)   # (text: a str made from values read from tensors, ScalarFlow.text_op)
 #: Values that never carry a followed number (ScalarFlow.blind_to_numbers; a LiftedInt is not an int here).
 _PLAIN_ATOMS = frozenset({int, bool, type(None), bytes, complex, type(Ellipsis), type(NotImplemented)})
@@ -483,10 +485,13 @@ class ScalarFlow:
         self.assume("truth", self.graph.call(kind, target, args, {}), self.truth_taken(fs, stack, bool(stack[-1])))
 
     # -- the producers -----------------------------------------------------------------------------------
-    def start_scalar_read(self, fs: Any, t: torch.Tensor) -> bool:
+    def start_scalar_read(self, fs: Any, t: torch.Tensor, ints: bool = False) -> bool:
         """``t.item()`` / ``float(t)`` runs next: keep it in the graph if the result is a float
-        of a tensor the graph computes. Returns False when it is not (the caller decides)."""
-        if type(t) is not torch.Tensor or not (t.is_floating_point()) or t.numel() != 1:
+        of a tensor the graph computes, or (``ints``: ``t.item()``) an int of an integer tensor
+        (``mask.sum().item()``), which the program goes on with as a LiftedInt. Returns False
+        when it is not (the caller decides)."""
+        if type(t) is not torch.Tensor or t.numel() != 1 \
+                or not (t.is_floating_point() or (ints and t.dtype in _INT_DTYPES)):
             return False
         node = self.to_arg(t)
         self.pend(fs, self._post_scalar, ("method", "item", (node,)), opaque=True)

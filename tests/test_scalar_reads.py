@@ -133,6 +133,37 @@ def test_int_read_used_by_python_is_assumed():
     assert (st.fallbacks, st.monitor_runs, st.guard_hits) == (0, 2, 2)
 
 
+def test_an_int_item_of_an_integer_tensor_stays_in_the_graph():
+    """``k = (x > 0).sum().item()`` is an int the program computes with and returns: it is
+    followed as a graph value (one record for every count), and a branch on it or a loop over
+    it is an assumption on what decides the branch or the trip count."""
+    def counts(x):
+        k = (x > 0).sum().item()
+        return x * k + k // 2, k, k * 0.5
+
+    def branches(x):
+        k = (x > 0).sum().item()
+        return x * 2 if k > 4 else x - 1
+
+    def loops(x):
+        y = x
+        for _ in range((x > 1).sum().item()):
+            y = y + 1
+        return y
+
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.randn(8, generator=g) * 2 for _ in range(6)]
+    st = _calls(counts, xs)
+    assert (st.fallbacks, st.monitor_runs, st.guard_hits) == (0, 1, 5)
+    cm = magpy.compile(counts, backend="eager")
+    for x in xs:
+        got, want = cm(x), counts(x)
+        assert type(got[1]) is int and got[1] == want[1] and got[2] == want[2]
+    st = _calls(branches, xs + [torch.ones(8), -torch.ones(8)])
+    assert st.fallbacks == 0 and st.records <= 2
+    _calls(loops, [torch.tensor([2.0, 0.0]), torch.tensor([3.0, 3.0]), torch.tensor([0.0, 0.0])])
+
+
 def test_returned_and_stored_numbers_are_the_calls_values():
     class M(torch.nn.Module):
         def __init__(self):
