@@ -132,6 +132,8 @@ _VALUE_ARGUMENT_OPS = frozenset({
 })
 
 _NUMBERS = (int, float, bool, LiftedInt)
+#: What Python arithmetic on followed numbers may raise on other values (``1 / n``, ``math.log(s)``).
+_NUMBER_ERRORS = (ArithmeticError, ValueError, TypeError, IndexError)
 #: Integer dtypes whose ``item()`` is followed as a LiftedInt (not bool: a truth is assumed).
 _INT_DTYPES = frozenset({torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8})
 _TRACKED = (float, LiftedInt, str)   # (text: a str made from values read from tensors, ScalarFlow.text_op)
@@ -756,4 +758,8 @@ class ScalarFlow:
     def _post_scalar(self, fs, stack, data):
         kind, target, args = data
         node = self.graph.call(kind, target, args, {})
+        if self._inside_except(_NUMBER_ERRORS):
+            # (`try: s = -math.log(eps)` / `except ValueError`: the graph computes it; a call on
+            # which it raises is a miss, and the program runs again, as for tensor operations)
+            self.speculative_ops.append(self.where())
         self.track_scalar(fs, stack, node)

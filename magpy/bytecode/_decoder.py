@@ -289,9 +289,11 @@ def with_block_manager_at(ranges: tuple, at: int) -> int | None:
     return None
 
 
-def catches_tensor_errors(caught: tuple | None, frame: Any) -> bool:
+def catches_tensor_errors(caught: tuple | None, frame: Any, errors: tuple | None = None) -> bool:
     """Could an ``except`` testing ``caught`` (dotted names seen from ``frame``) catch an
-    error a tensor operation raises on some values (RuntimeError, IndexError, ValueError)?"""
+    error a tensor operation raises on some values (RuntimeError, IndexError, ValueError), or
+    one of ``errors`` (arithmetic on numbers: ZeroDivisionError, a math domain error...)?"""
+    errors = errors or _TENSOR_ERRORS
     if caught is None:
         return True
     for chain in caught:
@@ -306,6 +308,6 @@ def catches_tensor_errors(caught: tuple | None, frame: Any) -> bool:
         for cls in classes:
             if not isinstance(cls, type):
                 return True   # not understood: assume it catches
-            if issubclass(cls, _TENSOR_ERRORS) or issubclass(RuntimeError, cls):
+            if issubclass(cls, errors) or any(issubclass(e, cls) for e in errors):
                 return True
     return False

@@ -156,15 +156,16 @@ class OpRecorder:
             return False
         return "lifted" if any(self.shape_is_lifted(t) for t in tensors) else True
 
-    def _inside_except(self) -> bool:
-        """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error,
-        or inside a ``with`` whose context manager could swallow it (``contextlib.suppress``)?"""
+    def _inside_except(self, errors: tuple | None = None) -> bool:
+        """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error
+        (or one of ``errors``), or inside a ``with`` whose context manager could swallow it
+        (``contextlib.suppress``)?"""
         for fs in self.frames.values():
             ranges = catching_ranges(fs.code)
             at = fs.frame.f_lasti
             if ranges:
                 for start, end, caught in ranges:
-                    if start <= at < end and catches_tensor_errors(caught, fs.frame):
+                    if start <= at < end and catches_tensor_errors(caught, fs.frame, errors):
                         return True
             if fs.managers:
                 for start, end, entered in with_ranges(fs.code):
