@@ -1,0 +1,116 @@
+"""Stop 39's coverage work, written the way users write models, with outside state changed
+between calls: natives calling the program back from C (a ``key=`` function whose values are read
+from tensors; ``sum``/``tuple`` over ``map(f, ...)``), lazy modules built by the first call, ints
+read from integer tensors, counters lifted from their first change, and arithmetic on followed
+numbers inside ``try``."""
+from harness import program
+
+F_ = "callbacks"
+
+program(F_, "sorted_by_item_keys_outside_list_grows", """
+EXPECT = "record"
+class Ranker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.history = []
+    def forward(self, x):
+        outs = [h(x) for h in self.heads]
+        ranked = sorted(outs, key=lambda t: t.mean().item(), reverse=True)
+        self.history.append(len(ranked))
+        return ranked[0] - ranked[-1], max(outs, key=lambda t: t.abs().sum().item())
+m = Ranker()
+def make(): return m
+def inputs(i): return (torch.randn(2, 4, generator=torch.Generator().manual_seed(i % 3)),)
+def step(i):
+    if i == 4:
+        m.history.clear()
+NCALLS = 8
+""")
+
+program(F_, "list_sort_in_place_by_keys_read_from_tensors", """
+EXPECT = "record"
+def f(x, pool):
+    pool.sort(key=lambda t: float(t.sum()))
+    return pool[0] * x, [float(t.sum()) for t in pool]
+pool = [torch.full((2,), v) for v in (3.0, -1.0, 2.0)]
+def make(): return f
+def inputs(i): return (torch.ones(2), pool)
+def step(i):
+    if i in (2, 5):
+        pool[0].neg_()   # the order changes between calls (and with it, the list sorted in place)
+NCALLS = 7
+""")
+
+program(F_, "sum_of_map_over_branches_modules_swapped", """
+EXPECT = "record"
+class SumBranches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.branches = nn.ModuleList([nn.Linear(3, 3), nn.Tanh()])
+    def forward(self, x):
+        return sum(map(lambda fn: fn(x), self.branches)), tuple(map(lambda fn: fn(x).relu(), self.branches))
+m = SumBranches()
+def make(): return m
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3:
+        m.branches.append(nn.Sigmoid())
+NCALLS = 6
+""")
+
+program(F_, "lazy_linear_built_by_the_first_call", """
+EXPECT = "record"
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.LazyLinear(6), nn.ReLU(), nn.LazyLinear(2))
+        self.calls = 0
+    def forward(self, x):
+        self.calls += 1
+        return self.body(x) * self.calls
+m = Head()
+def make(): return m
+def inputs(i): return (torch.randn(3, 5, generator=torch.Generator().manual_seed(i)),)
+NCALLS = 5
+""")
+
+program(F_, "int_count_of_a_mask_flows_and_branches", """
+EXPECT = "record"
+class Balance(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = 0
+    def forward(self, pred, target):
+        pos = (target > 0.5).sum().item()
+        self.seen += pos
+        w = torch.where(target > 0.5, 1.0 / max(pos, 1), 1.0)
+        if pos > 2:
+            w = w * 2
+        return (w * (pred - target) ** 2).sum() / max(pos, 1), pos
+m = Balance()
+def make(): return m
+def inputs(i):
+    g = torch.Generator().manual_seed(i)
+    return (torch.randn(6, generator=g), torch.rand(6, generator=g))
+NCALLS = 8
+""")
+
+program(F_, "division_by_a_counter_that_reaches_zero_inside_try", """
+EXPECT = "record"
+class Decay(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left = 3
+    def forward(self, x):
+        self.left -= 1
+        try:
+            w = 1.0 / self.left
+        except ZeroDivisionError:
+            w = 0.0
+        return x * w
+m = Decay()
+def make(): return m
+def inputs(i): return (torch.ones(2),)
+NCALLS = 6
+""")
