@@ -215,10 +215,16 @@ class AnnotatedRules:
             return
         if fn in STORING_CONSTRUCTORS:
             kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
-        if fn in (filter, map):
+        predicate = getattr(args[0], "__func__", args[0]) if fn is filter and args else None
+        if isinstance(predicate, types.FunctionType):
+            # filter(f, xs) with a Python f tests the truth of what f's monitored frames return, in
+            # C: harmless for a Python bool, a value read for a tensor (checked as each returns)
+            self.truth_read_codes[predicate.__code__] = fn
+        elif fn in (filter, map):
             why, _ = element_read(fn, list(args), frozenset())   # (filter's truth tests, map(bool, t))
             if why is not None:
                 self.go_dynamic(why)
+        if fn in (filter, map):
             if args:
                 self._native_callback(fn, args[0])
         if fn in ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):

@@ -56,7 +56,7 @@ from .compiled_module import CompiledCallable, compiled_target
 from .dynamic.writes import arm_write, write_counters, write_mark
 from .global_state import global_hooks_present
 from .graph import OpGraph
-from .monitor.elements import MAP_CONSUMERS
+from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS
 from .natives import (
     CONTEXTVAR_METHODS,
     LEGACY_TENSOR_TYPES,
@@ -280,7 +280,7 @@ class CallRules(NativeRules, AnnotatedRules):
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if type(fn) is _functools_partial:
             yield "partial"
-        if fn in MAP_CONSUMERS and any(type(a) is map and peek_items(a) is None for a in args):
+        if fn in MAP_CONSUMERS and any(type(a) in CALLBACK_ITERATORS and peek_items(a) is None for a in args):
             yield "map consumer"
         c.writes = native_writes(fn, args)
         if c.writes is not None:

@@ -112,3 +112,32 @@ def test_a_map_left_half_drawn_is_not_mistaken_for_a_whole_one():
 
     st = _compare(f, [torch.randn(4) for _ in range(3)])
     assert st.fallbacks == 0
+
+
+def test_filter_with_a_python_predicate_tests_what_it_returns_not_the_elements():
+    lin = nn.Linear(2, 2)
+    lin.bias.requires_grad_(False)
+
+    def by_shape(x):
+        return sum(filter(lambda t: t.shape[0] > 2, [x, x[:2], x * 2]))
+
+    def trainable(x):
+        return x * len(list(filter(lambda p: p.requires_grad, lin.parameters())))
+
+    def by_value(x):   # the predicate's comparison of a number read from a tensor is assumed
+        return list(filter(lambda t: t.sum().item() > 0, [x, -x, x * 2]))
+
+    inputs = [torch.randn(4) for _ in range(5)]
+    for f in (by_shape, trainable):
+        st = _compare(f, inputs)
+        assert st.monitor_runs == 1 and st.guard_hits == 4 and not st.break_reasons, st.break_reasons
+    st = _compare(by_value, inputs)
+    assert st.fallbacks == 0 and st.records <= 2
+
+
+def test_filter_whose_predicate_returns_a_tensor_reads_its_truth_in_c():
+    def f(x):
+        return list(filter(lambda t: t.sum() > 0, [x, -x, x * 2]))
+
+    st = _compare(f, [torch.randn(4) for _ in range(4)])
+    assert any("reads the truth of tensors its predicate returns" in r for r in st.break_reasons)

@@ -29,6 +29,8 @@ _SEE_THROUGH = tuple(dict.fromkeys((
 #: Natives that draw every item of a ``map`` they are given before they return (``sum(map(f, xs))``):
 #: with a Python ``f``, the call is decided after it ran, with what ``f`` returned (Monitor.after_map).
 MAP_CONSUMERS = frozenset({sum, functools.reduce, tuple, list, set, frozenset, dict, any, all, max, min, sorted})
+#: The lazy iterators a consumer's call is decided by the items of (magpy.monitor.callbacks).
+CALLBACK_ITERATORS = (map, filter)
 #: Natives that map a value to a Python number or text: ``map(bool, x > 2)`` reads tensor values.
 VALUE_CONVERTERS = frozenset({bool, int, float, complex, str, repr, format, round, hash, operator.truth,
                               operator.index})
@@ -103,6 +105,8 @@ def element_read(fn: Any, args: list, readers: frozenset) -> tuple[str | None, l
     if numpy_callable(fn):
         if any(T.contains_tensor(a) for a in args if not isinstance(a, torch.Tensor)):
             return f"`{name}` (numpy) reads the values of tensors in a container", []
+    if fn is filter and args and isinstance(getattr(args[0], "__func__", args[0]), types.FunctionType):
+        return None, []   # (a Python predicate: the truth tested is of what it returns, see Monitor.leave_frame)
     if fn is filter or (fn is map and args and args[0] in VALUE_CONVERTERS):
         # lazy: whatever consumes it reads the truth (filter) or the converted value (map) of
         # each element, tensors included

@@ -13,7 +13,6 @@ from __future__ import annotations
 import array
 import collections
 import decimal
-import functools
 import operator as _operator
 import types
 from typing import Any
@@ -712,45 +711,6 @@ class UpdateRules:
             return
         else:
             self.decide_call(fs, fn, _star_items(pos), dict(kw))
-
-    def _star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
-        """``zip(*map(f, xs))`` with a Python ``f`` (mmdet's ``multi_apply``): the interpreter
-        calls ``f`` on each item (monitored frames) to build the arguments, then calls the native
-        ``fn``. The arguments are what those frames return, so the call is decided right after it
-        ran, at the next instruction, with them. False: ``f`` is not Python code."""
-        return self.after_map(fs, fn, pos, lambda items: list(items), kw)
-
-    def _consume_map(self, fs: FrameState, c) -> bool:
-        """``sum(map(f, xs))``, ``tuple(map(f, xs))``, ``max(map(f, xs))`` with a Python ``f``: the
-        native draws the items from the map in C, each one a monitored call of ``f``; the call is
-        decided after it ran, with the list of what ``f`` returned in place of the map."""
-        i = next(i for i, a in enumerate(c.args) if type(a) is map)
-        return self.after_map(fs, c.fn, c.args[i], lambda items: [*c.args[:i], list(items), *c.args[i + 1:]],
-                              dict(c.kwargs))
-
-    def after_map(self, fs: FrameState, fn, mapped: map, arguments, kw: dict) -> bool:
-        """Collect what the Python function of ``mapped`` returns to this frame while the native
-        ``fn`` runs, then decide ``fn``'s call with ``arguments(returned)`` as its arguments."""
-        func = mapped.__reduce__()[1][0]
-        inner = func.func if type(func) is functools.partial else func
-        inner = getattr(inner, "__func__", inner)
-        code = getattr(inner, "__code__", None)
-        if not isinstance(inner, types.FunctionType) or code in self.star_maps:
-            return False
-        collector: list = []
-        self.star_maps[code] = (collector, fs.frame)
-        self.pend(fs, self._post_star_map, (fn, collector, kw, code, arguments))
-        return True
-
-    def _post_star_map(self, fs, stack, data):
-        fn, items, kw, code, arguments = data
-        self.star_maps.pop(code, None)
-        self.decide_call(fs, fn, arguments(items), kw)   # (the decision the call would have had before it ran)
-        if fs.pending is not None:
-            post, pdata = fs.pending
-            fs.pending = None
-            self.opaque_frame = None
-            post(fs, stack, pdata)
 
     def star_generator_left(self, frame, fs: FrameState) -> None:
         """A generator unpacked by ``f(*gen)`` yielded or ended: on its return, ``f`` is next."""

@@ -61,6 +61,7 @@ from ..scalars import LiftedInt, ScalarFlow, delift
 from ..source import Source
 from ..splits import SUBSCRIPT_EVENTS, NotSplit, SplitHere, take_split
 from .attrs import AttrReads
+from .callbacks import CallbackRules
 from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
 from .ops import OpRecorder
 from .reads import Reads
@@ -85,7 +86,7 @@ _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
-class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
+class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
@@ -152,6 +153,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
         self._entered: set = set()                   # generator frames whose parameters were bound
         self.suspended: dict = {}                    # id(frame) -> code: generators left at a yield in a try/with
         self.value_read_gens: dict = {}              # id(frame) -> the native reading what that generator yields
+        self.truth_read_codes: dict = {}             # code of a Python filter predicate -> filter (its truth read in C)
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
         self.init_loops()
@@ -372,6 +374,12 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow, 
                 self.suspended[id(frame)] = fs.code
             else:
                 self.suspended.pop(id(frame), None)
+        if fs.code in self.truth_read_codes and self.broken is None:
+            if contains_tensor(value):
+                self.dynamic = True
+                self.break_run("`filter` reads the truth of tensors its predicate returns", fs, frame.f_lasti)
+            else:
+                self.scalar_escape("tests the truth of", value)   # (a number read from a tensor: assumed)
         if self.active_loops:
             self.loop_frame_left(fs)
         if self.branch_active:

@@ -1,0 +1,77 @@
+"""Natives that call the program back from C: ``sum(map(f, xs))``, ``f(*map(g, xs))``,
+``tuple(filter(pred, xs))``.
+
+The function ``f`` runs in monitored frames, but the native that draws from the map or filter
+does so in C, where the monitor sees neither which items it took nor what it did with them (a
+chain of ``+`` for ``sum``, a tuple for ``tuple``). Such a call is decided after it ran, at the
+next instruction, with the items it drew in place of the map: what ``f``'s frames returned to
+this frame (Monitor.leave_frame collects them), or for a filter the elements its predicate kept.
+"""
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any
+
+from ..objmodel import peek_items
+from .frame import FrameState
+
+
+def _truth(value: Any) -> bool:
+    """The truth filter takes of what a Python predicate returned (plain values only reach here)."""
+    return bool(value) if type(value) in (bool, int, float, type(None), str) else True
+
+
+class CallbackRules:
+    """Deciding a native's call by what the callbacks it ran from C returned."""
+
+    star_maps: dict
+
+    def _star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
+        """``zip(*map(f, xs))`` with a Python ``f`` (mmdet's ``multi_apply``): the interpreter
+        calls ``f`` on each item (monitored frames) to build the arguments, then calls the native
+        ``fn``. The arguments are what those frames return, so the call is decided right after it
+        ran, at the next instruction, with them. False: ``f`` is not Python code."""
+        return self.after_map(fs, fn, pos, lambda items: list(items), kw)
+
+    def _consume_map(self, fs: FrameState, c) -> bool:
+        """``sum(map(f, xs))``, ``tuple(map(f, xs))``, ``sum(filter(f, xs))`` with a Python ``f``: the
+        native draws the items from the map in C, each one a monitored call of ``f``; the call is
+        decided after it ran, with the list of its items in place of the map."""
+        i = next(i for i, a in enumerate(c.args) if type(a) in (map, filter))
+        return self.after_map(fs, c.fn, c.args[i], lambda items: [*c.args[:i], list(items), *c.args[i + 1:]],
+                              dict(c.kwargs))
+
+    def after_map(self, fs: FrameState, fn, mapped: map | filter, arguments, kw: dict) -> bool:
+        """Collect what the Python function of ``mapped`` returns to this frame while the native
+        ``fn`` runs, then decide ``fn``'s call with ``arguments(items)`` as its arguments: the items
+        are what a map's function returned, or the elements a filter's predicate kept (the filter's
+        iterable copied before the call; its predicate's returns are plain truths, else the
+        monitor breaks as they return: Monitor.leave_frame)."""
+        reduced = mapped.__reduce__()[1]
+        func = reduced[0]
+        inner = func.func if type(func) is functools.partial else func
+        inner = getattr(inner, "__func__", inner)
+        code = getattr(inner, "__code__", None)
+        if not isinstance(inner, types.FunctionType) or code in self.star_maps:
+            return False
+        collector: list = []
+        if type(mapped) is filter:
+            elements = peek_items(reduced[1])
+            if elements is None:
+                return False
+            kept = arguments
+            arguments = lambda returned: kept(e for e, r in zip(elements, returned) if _truth(r))   # noqa: E731
+        self.star_maps[code] = (collector, fs.frame)
+        self.pend(fs, self._post_star_map, (fn, collector, kw, code, arguments))
+        return True
+
+    def _post_star_map(self, fs, stack, data):
+        fn, items, kw, code, arguments = data
+        self.star_maps.pop(code, None)
+        self.decide_call(fs, fn, arguments(items), kw)   # (the decision the call would have had before it ran)
+        if fs.pending is not None:
+            post, pdata = fs.pending
+            fs.pending = None
+            self.opaque_frame = None
+            post(fs, stack, pdata)
