@@ -201,6 +201,10 @@ class AnnotatedRules:
                 and (T.contains_tensor(getattr(key, "__self__", None)) or any(may_hold_tensors(a) for a in args)):
             # a native key (`max(scores, key=scores.get)`) hands tensors to the comparison, in C
             self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensors a native key gives")
+        if fn in KEYED_READERS and key is not None and not isinstance(getattr(key, "__func__", key), types.FunctionType):
+            # `max(range(n), key=scores.__getitem__)` over numbers read from tensors: compared in C,
+            # so their values are assumed
+            self.scalar_escape("compares as keys", getattr(key, "__self__", None), *args)
         if fn in KEYED_READERS and isinstance(key, (types.FunctionType, types.MethodType)) \
                 and isinstance(getattr(key, "__func__", key), types.FunctionType):
             # sorted/min/max with a Python key compare the *keys*, which its monitored frames
@@ -210,7 +214,7 @@ class AnnotatedRules:
             self.read_args(moved, ann if len(moved) == len(args) else None, None)
             code = getattr(key, "__func__", key).__code__
             collector: list = []
-            self.return_collectors[code] = collector
+            self.return_collectors[code] = (collector, fs.frame)   # (the calls sorted/min/max make)
             self.pend(fs, self._post_keyed, (fn, code, collector, bool(kwargs.get("reverse", False))))
             return
         if fn in STORING_CONSTRUCTORS:

@@ -538,7 +538,7 @@ class CallRules(NativeRules, AnnotatedRules):
         if isinstance(getattr(fn_cls, "forward", None), types.FunctionType):
             code = fn_cls.forward.__code__
             collector: list = []
-            self.return_collectors[code] = collector
+            self.return_collectors[code] = (collector, None)
             self.pend(fs, self._post_function_apply, (code, collector))
             return True
         return False
@@ -573,7 +573,7 @@ class CallRules(NativeRules, AnnotatedRules):
                                "carry no gradient, unlike the function's")
         self.checkpointing[id(fs.frame)] = (fs.frame, code)
         collector: list = []
-        self.return_collectors[code] = collector
+        self.return_collectors[code] = (collector, None)
         before = (write_mark(self), write_counters(self)) if torch.is_grad_enabled() else None
         self.pend(fs, self._post_checkpoint, (code, collector, before))
         return True

@@ -13,13 +13,34 @@ import functools
 import types
 from typing import Any
 
+from ..breaks import BreakCompile
 from ..objmodel import peek_items
 from .frame import FrameState
 
+try:
+    import numpy as _np
+except ImportError:   # pragma: no cover
+    _np = None
+
+#: The truth and length slots of the builtin types (a subclass may define its own).
+_PLAIN_BOOLS = {getattr(t, "__bool__", None) for t in (bool, int, float, complex, type(None))} | {None}
+_PLAIN_LENS = {getattr(t, "__len__", None) for t in (str, bytes, tuple, list, dict, set, frozenset, range)} | {None}
+
+
+#: Types whose truth ``filter`` takes without running code of the program (containers by length).
+_PLAIN_TRUTH = (bool, int, float, complex, type(None), str, bytes, tuple, list, dict, set, frozenset, range)
+
 
 def _truth(value: Any) -> bool:
-    """The truth filter takes of what a Python predicate returned (plain values only reach here)."""
-    return bool(value) if type(value) in (bool, int, float, type(None), str) else True
+    """The truth ``filter`` took of what a Python predicate returned: that of a plain value (a
+    number read from a tensor, an int subclass among them, is assumed as the predicate returns it:
+    Monitor.leave_frame), a numpy scalar, ``torch.Size``; of any other object (its own ``__bool__``
+    or ``__len__``) a break."""
+    t = type(value)
+    if isinstance(value, _PLAIN_TRUTH) and getattr(t, "__bool__", None) in _PLAIN_BOOLS \
+            and getattr(t, "__len__", None) in _PLAIN_LENS or (_np is not None and isinstance(value, _np.generic)):
+        return bool(value)
+    raise BreakCompile(f"`filter`'s predicate returned a {type(value).__name__}, whose truth is taken in C")
 
 
 class CallbackRules:
@@ -38,6 +59,8 @@ class CallbackRules:
         """``sum(map(f, xs))``, ``tuple(map(f, xs))``, ``sum(filter(f, xs))`` with a Python ``f``: the
         native draws the items from the map in C, each one a monitored call of ``f``; the call is
         decided after it ran, with the list of its items in place of the map."""
+        if "key" in c.kwargs:
+            return False   # (sorted(map(f, xs), key=k): k's returns are collected before the call)
         i = next(i for i, a in enumerate(c.args) if type(a) in (map, filter))
         return self.after_map(fs, c.fn, c.args[i], lambda items: [*c.args[:i], list(items), *c.args[i + 1:]],
                               dict(c.kwargs))
@@ -53,8 +76,9 @@ class CallbackRules:
         inner = func.func if type(func) is functools.partial else func
         inner = getattr(inner, "__func__", inner)
         code = getattr(inner, "__code__", None)
-        if not isinstance(inner, types.FunctionType) or code in self.star_maps:
-            return False
+        if not isinstance(inner, types.FunctionType) or code in self.star_maps \
+                or any(type(it) in (map, filter) for it in reduced[1:]):
+            return False   # (map(f, map(f, xs)): both call f from this frame, so their items would mix)
         collector: list = []
         if type(mapped) is filter:
             elements = peek_items(reduced[1])

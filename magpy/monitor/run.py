@@ -140,7 +140,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorde
         self.array_constants: list[tuple] = []              # (ndarray, snapshot) the graph holds as tensors
         self.value_shaped: set[int] = set()                  # ids of tensors whose shape depends on values
         self.star_calls: dict[int, tuple] = {}              # generator frame id -> f(*gen) waiting for it
-        self.return_collectors: dict[Any, list] = {}         # code of a key= function -> what it returned
+        self.return_collectors: dict[Any, tuple] = {}        # code -> (what it returned, the caller counted or None)
         self.star_maps: dict[Any, tuple] = {}                # code of f in g(*map(f, ..)) -> (returns, g's frame)
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
@@ -386,9 +386,9 @@ class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorde
             self.branch_frame_left(fs, value)
         if id(frame) in self.star_calls:
             self.star_generator_left(frame, fs)
-        collector = self.return_collectors.get(fs.code)
-        if collector is not None:
-            collector.append(value)
+        collecting = self.return_collectors.get(fs.code)
+        if collecting is not None and (collecting[1] is None or frame.f_back is collecting[1]):
+            collecting[0].append(value)   # (with a caller: only its calls, not a recursive one)
         mapped = self.star_maps.get(fs.code)
         if mapped is not None and frame.f_back is mapped[1]:
             mapped[0].append(value)   # (called by map from that frame: not a recursive call)

@@ -114,3 +114,70 @@ def make(): return m
 def inputs(i): return (torch.ones(2),)
 NCALLS = 6
 """)
+
+# Round 4 of the README-only red team (stop 39): six silent wrong results in the features above.
+
+program(F_, "filter_by_a_predicate_returning_a_size", """
+EXPECT = "record"
+def f(xs):
+    return sum(filter(lambda t: t.shape[1:], xs))   # an empty torch.Size for a 1-d tensor: dropped
+xs = [torch.ones(2, 1), torch.full((2,), 5.0), torch.full((2, 1), 2.0)]
+def make(): return f
+def inputs(i): return (list(xs),)
+""")
+
+program(F_, "filter_by_an_int_count_read_from_a_tensor", """
+EXPECT = "record"
+def f(xs):
+    return sum(filter(lambda t: (t > 0).sum().item(), xs))   # a count of 0 drops the tensor
+def make(): return f
+def inputs(i):
+    g = torch.Generator().manual_seed(i % 2)
+    return ([torch.randn(3, generator=g), -torch.ones(3), torch.ones(3)],)
+""")
+
+program(F_, "nested_maps_of_one_function", """
+EXPECT = "dynamic"
+def dbl(t):
+    return t * 2
+def f(xs):
+    return sum(map(dbl, map(dbl, xs)))
+def make(): return f
+def inputs(i): return ([torch.tensor([1.0 + i]), torch.tensor([2.0])],)
+""")
+
+program(F_, "sorted_and_max_of_a_map_with_a_key", """
+EXPECT = "dynamic"
+def f(xs):
+    r = sorted(map(lambda t: t * 2, xs), key=lambda t: t.sum().item())
+    m = max(map(lambda t: t + 1, xs), key=lambda t: t.sum().item())
+    return r, m
+ORDERS = [[1.0, 2.0, 3.0], [3.0, 2.0, 1.0], [2.0, 3.0, 1.0], [1.0, 3.0, 2.0]]
+def make(): return f
+def inputs(i): return ([torch.tensor([a]) for a in ORDERS[i]],)
+""")
+
+program(F_, "max_by_a_recursive_key", """
+EXPECT = "record"
+def key(t, inner=False):
+    if inner:
+        return t.sum().item()
+    return (key(t, True) - 1.5) ** 2
+def f(xs):
+    return max(xs, key=key)
+VALUES = [[1.0, 2.0], [1.0, 2.1], [1.2, 2.0], [1.0, 2.0]]
+def make(): return f
+def inputs(i): return ([torch.tensor([a]) for a in VALUES[i]],)
+""")
+
+program(F_, "argmax_by_a_native_key_over_read_floats", """
+EXPECT = "record"
+def f(xs):
+    scores = [t.sum().item() for t in xs]
+    best = max(range(len(scores)), key=scores.__getitem__)
+    order = sorted(range(len(scores)), key=scores.__getitem__)
+    return best, xs[best] * 2, order
+ORDERS = [[1.0, 2.0, 3.0], [3.0, 2.0, 1.0], [2.0, 3.0, 1.0], [1.0, 2.0, 3.0]]
+def make(): return f
+def inputs(i): return ([torch.tensor([a]) for a in ORDERS[i]],)
+""")
