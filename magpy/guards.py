@@ -38,7 +38,8 @@ class GuardLocals(Protocol):
 
 # Types whose instances never alias mutable state: two guarded objects of these types need no
 # distinctness check.
-_NO_ALIAS_TYPES = (tuple, frozenset, torch.Size, range, slice, str, bytes)
+#: Types whose objects' identity means nothing (immutable: a lifted int equal to another may be the same object).
+_NO_ALIAS_TYPES = (tuple, frozenset, torch.Size, range, slice, str, bytes, int, float, bool, complex)
 
 
 @dataclass(eq=False)

@@ -328,3 +328,25 @@ def test_a_caught_keyerror_on_plain_data_does_not_end_lifting():
         assert torch.equal(cf(x), f(x))
     st = magpy.stats(cf)
     assert st.monitor_runs == 2 and st.guard_hits == 3, st
+
+
+def test_two_lifted_numbers_that_are_the_same_int_object_still_hit():
+    """Two attributes lifted as graph inputs may hold equal small ints, which CPython shares: the
+    record's distinct-objects guard (for writes) must not count them as aliased objects."""
+    class Phased(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.phase, self.other, self.seen = 0, 0, []
+
+        def forward(self, x):
+            self.phase = 1 - self.phase
+            self.other = 1 - self.other
+            self.seen.append(self.phase)
+            return x + self.phase + self.other
+
+    m, ref = Phased(), Phased()
+    cm = magpy.compile(m, backend="eager")
+    for _ in range(8):
+        x = torch.randn(3)
+        assert same(cm(x), ref(x)) and m.seen == ref.seen
+    assert magpy.stats(cm).monitor_runs == 2
