@@ -758,7 +758,7 @@ class ScalarFlow:
     def _post_scalar(self, fs, stack, data):
         kind, target, args = data
         node = self.graph.call(kind, target, args, {})
-        if self._inside_except(_NUMBER_ERRORS):
+        if self.inside_except(_NUMBER_ERRORS):
             # (`try: s = -math.log(eps)` / `except ValueError`: the graph computes it; a call on
             # which it raises is a miss, and the program runs again, as for tensor operations)
             self.speculative_ops.append(self.where())

@@ -48,7 +48,7 @@ class CallbackRules:
 
     star_maps: dict
 
-    def _star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
+    def star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
         """``zip(*map(f, xs))`` with a Python ``f`` (mmdet's ``multi_apply``): the interpreter
         calls ``f`` on each item (monitored frames) to build the arguments, then calls the native
         ``fn``. The arguments are what those frames return, so the call is decided right after it

@@ -128,7 +128,7 @@ class OpRecorder:
     def pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
         tensors = T.tensors_in(args, kwargs)
-        if tensors and name not in T.META_METHODS and self._inside_except():
+        if tensors and name not in T.META_METHODS and self.inside_except():
             if not self.raising_ok:
                 self.go_dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                               "tensor values, so the branch taken cannot be guarded")
@@ -156,7 +156,7 @@ class OpRecorder:
             return False
         return "lifted" if any(self.shape_is_lifted(t) for t in tensors) else True
 
-    def _inside_except(self, errors: tuple | None = None) -> bool:
+    def inside_except(self, errors: tuple | None = None) -> bool:
         """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error
         (or one of ``errors``), or inside a ``with`` whose context manager could swallow it
         (``contextlib.suppress``)?"""

@@ -707,7 +707,7 @@ class UpdateRules:
             self.yield_collectors[id(pos.gi_frame)] = collector
             self.star_calls[id(pos.gi_frame)] = (fs, ins.offset, fn, collector, dict(kw))
         elif type(pos) is map and peek_items(pos) is None and not _is_python_callable(fn) \
-                and self._star_map(fs, fn, pos, dict(kw)):
+                and self.star_map(fs, fn, pos, dict(kw)):
             return
         else:
             self.decide_call(fs, fn, _star_items(pos), dict(kw))

@@ -315,7 +315,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorde
             if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
                 self.guard_protocol(ins, stack)
                 if ins.real in _WITH_ENTRIES:
-                    fs.managers[offset] = stack[-1]   # (may it swallow an operator's error? ops._inside_except)
+                    fs.managers[offset] = stack[-1]   # (may it swallow an operator's error? ops.inside_except)
             if self.scalar_nodes and ins.opname in _NUMPY_OPAQUE_EVENTS and self.holds_numpy(stack[-3:]):
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed
