@@ -671,6 +671,8 @@ class CallRules(NativeRules, AnnotatedRules):
         describes the module as it was (a record no later call matches), what it reads after
         describes the module as it stays."""
         if lazy_uninitialized(c.fn):
+            if self.other_sides is not None:   # (a run eager never makes must not build them)
+                self.other_sides.stop(f"it would build the parameters of lazy module {type(c.fn).__name__}")
             c.fn._infer_parameters(c.fn, tuple(c.args), dict(c.kwargs))
         self._call_module(c.fn)
         self.pend(fs, self.post_new, 1)

@@ -418,3 +418,28 @@ def test_a_forced_side_leaves_outside_state_as_eager_does(name, make):
         torch.set_num_threads(threads)
         torch.set_default_dtype(torch.float32)
         torch.set_float32_matmul_precision("highest")
+
+
+def test_a_forced_side_does_not_build_a_lazy_module():
+    """A lazy module only the unseen side calls: building its parameters (weights drawn, its class
+    changed) in a run eager never makes would leave it built where eager leaves it lazy."""
+    class Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin, self.a, self.lazy = nn.Linear(100, 100), nn.Linear(100, 100), nn.LazyLinear(100)
+
+        def forward(self, x):
+            h = self.lin(x)
+            h = h * 2 if x.sum() > 0 else h - 1
+            if x[0, 0] > -100:
+                return self.a(h)
+            return self.lazy(h)
+
+    torch.manual_seed(0)
+    m = Gated()
+    cm = magpy.compile(m, backend="eager")
+    for s in (1.0, -1.0, 1.0, -1.0):
+        x = torch.full((1, 100), s)
+        assert same(cm(x), m(x))
+        assert type(m.lazy) is nn.LazyLinear   # (eager never calls it)
+    assert magpy.stats(cm).other_side_runs == 1
