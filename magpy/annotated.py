@@ -24,7 +24,7 @@ from .annotations import DYNAMIC, Annotation
 from .annotations import torch_ops as T
 from .annotations.builtins import READING_METHODS
 from .breaks import BreakCompile
-from .monitor.elements import element_read, may_hold_tensors
+from .monitor.elements import element_read, may_hold_tensors, python_predicate
 from .natives import KEYED_READERS, LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
 from .objmodel import attr_location, is_immutable, relation_present
 from .source import AttrSource, ItemSource
@@ -219,8 +219,8 @@ class AnnotatedRules:
             return
         if fn in STORING_CONSTRUCTORS:
             kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Tensor)}   # stored, not read
-        predicate = getattr(args[0], "__func__", args[0]) if fn is filter and args else None
-        if isinstance(predicate, types.FunctionType):
+        predicate = python_predicate(fn, args)
+        if predicate is not None:
             # filter(f, xs) with a Python f tests the truth of what f's monitored frames return, in
             # C: harmless for a Python bool, a value read for a tensor (checked as each returns)
             self.truth_read_codes[predicate.__code__] = fn

@@ -97,6 +97,12 @@ def numpy_callable(fn: Any) -> bool:
     return mod == "numpy" or mod.startswith("numpy.")
 
 
+def python_predicate(fn: Any, args: list) -> types.FunctionType | None:
+    """The Python function of ``filter(pred, xs)`` (a bound method's function), or None."""
+    pred = getattr(args[0], "__func__", args[0]) if fn is filter and args else None
+    return pred if isinstance(pred, types.FunctionType) else None
+
+
 def element_read(fn: Any, args: list, readers: frozenset) -> tuple[str | None, list]:
     """For the native call ``fn(*args)`` (``readers``: the natives that read the values of the
     elements they are given): why it reads tensor values no record could check (None if it does
@@ -105,7 +111,7 @@ def element_read(fn: Any, args: list, readers: frozenset) -> tuple[str | None, l
     if numpy_callable(fn):
         if any(T.contains_tensor(a) for a in args if not isinstance(a, torch.Tensor)):
             return f"`{name}` (numpy) reads the values of tensors in a container", []
-    if fn is filter and args and isinstance(getattr(args[0], "__func__", args[0]), types.FunctionType):
+    if python_predicate(fn, args) is not None:
         return None, []   # (a Python predicate: the truth tested is of what it returns, see Monitor.leave_frame)
     if fn is filter or (fn is map and args and args[0] in VALUE_CONVERTERS):
         # lazy: whatever consumes it reads the truth (filter) or the converted value (map) of
