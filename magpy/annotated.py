@@ -233,11 +233,16 @@ class AnnotatedRules:
                 self._native_callback(fn, args[0])
         if fn in ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):
             # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),
-            # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored.
+            # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored,
+            # unless another argument's `__iter__` is Python (`zip(self.layers, t)`, a ModuleList):
+            # what it reads from outside must be seen, so both run monitored (the rows are then
+            # the unbind the monitored Tensor.__iter__ made).
             tensors = [a for a in args if isinstance(a, torch.Tensor)]
             self.read_args([a for a in args if not isinstance(a, torch.Tensor)], None, fn)
             self.read_args(list(kwargs.values()), None, fn)
-            self.pend(fs, self._post_rows, tensors, opaque=True)
+            opaque = not any(not isinstance(a, torch.Tensor) and isinstance(
+                getattr(type(a), "__iter__", None), types.FunctionType) for a in args)
+            self.pend(fs, self._post_rows, tensors if opaque else [], opaque=opaque)
             return
         self.read_args(args, ann, fn)
         self.read_args(list(kwargs.values()), None, fn)

@@ -72,6 +72,7 @@ from .natives import (
     text_callee,
 )
 from .objmodel import (
+    builtin_made_exception,
     finalizer_reason,
     has_python_call,
     is_immutable,
@@ -383,8 +384,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "lru cache"
         if fn in LEGACY_TENSOR_TYPES or fn is torch.Tensor or fn is torch.autograd.Variable:
             yield "legacy constructor"
-        if isinstance(fn, type) and issubclass(fn, BaseException) and fn.__module__ == "builtins" \
-                and not T.tensors_in(args, kwargs):
+        if isinstance(fn, type) and issubclass(fn, BaseException) and not T.tensors_in(args, kwargs) and (
+                fn.__module__ == "builtins" or builtin_made_exception(fn)):
             yield "builtin exception"
         if fn in TENSOR_PROTOCOL_BUILTINS and T.tensors_in(args, kwargs) and not kwargs:
             yield "tensor protocol builtin"

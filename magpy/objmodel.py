@@ -114,8 +114,10 @@ def items_unguarded(v: Any) -> bool:
     if t in IMMUTABLE_TYPES or isinstance(v, (*GUARDED_CONTAINERS, torch.Tensor, type, types.ModuleType)) \
             or is_immutable(v):
         return False
-    if _np is not None and isinstance(v, _np.ndarray):
-        return False   # numpy arrays: read through numpy operations (their values are guarded)
+    if _np is not None and isinstance(v, (_np.ndarray, _np.dtype)):
+        # numpy arrays: read through numpy operations (their values are guarded); a dtype's
+        # items are its fields, fixed when it was made (`bool_dt` passed to `ufunc.reduce`)
+        return False
     if isinstance(v, enum.Enum):
         return False   # a member is guarded by identity: its value cannot change
     for klass in t.__mro__:
@@ -148,6 +150,14 @@ def is_python_class(fn: Any) -> bool:
 
 _HEAPTYPE = 1 << 9        # Py_TPFLAGS_HEAPTYPE: made by a class statement or type(...)
 _IMMUTABLETYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE (3.10+): its attributes cannot be set
+
+
+def builtin_made_exception(cls: type) -> bool:
+    """An exception class of the program (``class Missing(Exception): pass``) that builtin code
+    makes: no class statement of it defines ``__new__`` or ``__init__``, and its metaclass is
+    ``type``. Making one runs no Python; the object is new, its ``args`` the arguments."""
+    return isinstance(cls, type) and issubclass(cls, BaseException) and type(cls) is type and not any(
+        "__new__" in k.__dict__ or "__init__" in k.__dict__ for k in cls.__mro__ if k.__flags__ & _HEAPTYPE)
 
 
 def is_mutable_class(cls: type) -> bool:

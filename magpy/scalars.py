@@ -138,15 +138,22 @@ _NUMBER_ERRORS = (ArithmeticError, ValueError, TypeError, IndexError)
 _INT_DTYPES = frozenset({torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8})
 _TRACKED = (float, LiftedInt, str)   # (text: a str made from values read from tensors, ScalarFlow.text_op)
 #: Values that never carry a followed number (ScalarFlow.blind_to_numbers; a LiftedInt is not an int here).
-_PLAIN_ATOMS = frozenset({int, bool, type(None), bytes, complex, type(Ellipsis), type(NotImplemented)})
+_PLAIN_ATOMS = frozenset({int, bool, type(None), bytes, complex, type(Ellipsis), type(NotImplemented),
+                          torch.dtype, torch.device, torch.layout, torch.memory_format,
+                          type(capture.NULL)})   # (the stack's NULL below a called function)
+#: Iterators whose exhaustion follows a length only (ScalarFlow.blind_to_exhaustion).
+_SEQUENCE_ITERATORS = frozenset(type(it) for it in (
+    iter([]), iter(()), reversed([]), iter({}), iter({}.values()), iter({}.items()), iter(set())))
 try:
     import numpy as _np
 
     #: numpy values read from tensors (``t.numpy()`` and what numpy computes from it) are followed too.
     NUMPY_VALUES: tuple = (_np.ndarray, _np.generic)
+    _PLAIN_OBJECTS: tuple = (_np.dtype,)   # (a dtype holds no number: `np.issubdtype`'s `issubclass` on one)
 except ImportError:   # pragma: no cover
     _np = None
     NUMPY_VALUES = ()
+    _PLAIN_OBJECTS = ()
 _pointwise_cache: dict[str, bool] = {}
 
 
@@ -428,9 +435,17 @@ class ScalarFlow:
         what holds a tracked number) may carry one: False."""
         return all(self._plain_data(v, 0) for v in values)
 
+    def blind_to_exhaustion(self, values: list) -> bool:
+        """Could a ``StopIteration`` of an operation on ``values`` not follow a number the run
+        follows? True when every value is plain data (``blind_to_numbers``) or an iterator over a
+        list, tuple, dict or set (``next(iter(losses))``): it is exhausted by its length, never by
+        what its elements hold, and a length the program built follows control flow the record
+        guards already. (Not a range: its bounds may be lifted numbers.)"""
+        return all(type(v) in _SEQUENCE_ITERATORS or self._plain_data(v, 0) for v in values)
+
     def _plain_data(self, v: Any, depth: int) -> bool:
         t = type(v)
-        if t in _PLAIN_ATOMS:
+        if t in _PLAIN_ATOMS or isinstance(v, _PLAIN_OBJECTS):
             return True
         if t in _TRACKED or isinstance(v, NUMPY_VALUES):
             return self.scalar_node(v) is None and t is not LiftedInt

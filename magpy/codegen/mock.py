@@ -189,6 +189,29 @@ def _plain_layout(cls: type) -> bool:
 _HEAPTYPE = 1 << 9   # (Py_TPFLAGS_HEAPTYPE: a class made by a class statement)
 
 
+def _plain_exception(v: Any) -> bool:
+    """An exception object never raised (no traceback, cause or context) whose state is its
+    ``args``, ``__dict__`` and slots: its builtin base keeps no fields beyond ``BaseException``'s
+    (not ``OSError``, ``StopIteration``, ``AttributeError``...: their basic size is larger) and
+    no class makes it with a ``__new__`` of its own."""
+    if not isinstance(v, BaseException) or v.__traceback__ is not None or v.__cause__ is not None \
+            or v.__context__ is not None:
+        return False
+    cls = type(v)
+    native = next(k for k in cls.__mro__ if not k.__flags__ & _HEAPTYPE)
+    return native.__basicsize__ == BaseException.__basicsize__ \
+        and not any("__new__" in k.__dict__ for k in cls.__mro__ if k.__flags__ & _HEAPTYPE) \
+        and (type(cls) is type or bool(type(cls).__flags__ & _HEAPTYPE))
+
+
+def _rebuild_exception(cls, args: tuple, state: dict):
+    obj = BaseException.__new__(cls)
+    obj.args = args
+    if state:
+        obj.__dict__.update(state)
+    return obj
+
+
 def _set_slots(obj, values: list) -> None:
     for member, value in values:
         member.__set__(obj, value)
@@ -217,8 +240,8 @@ def _fill_cell(cell, value) -> None:
 
 
 #: The helpers the generated mock calls to rebuild objects, by the names it calls them.
-REBUILD_HELPERS = dict(_rebuild_object=_rebuild_object, _rebuild_mapping=_rebuild_mapping,
-                       _rebuild_sequence=_rebuild_sequence, _rebuild_tuple=_rebuild_tuple,
+REBUILD_HELPERS = dict(_rebuild_object=_rebuild_object, _rebuild_exception=_rebuild_exception,
+                       _rebuild_mapping=_rebuild_mapping, _rebuild_sequence=_rebuild_sequence, _rebuild_tuple=_rebuild_tuple,
                        _rebuild_deque=_rebuild_deque, _rebuild_set=_rebuild_set, _refill_mapping=_refill_mapping,
                        _set_slots=_set_slots, _rebuild_function=_rebuild_function, _fill_cell=_fill_cell)
 
@@ -337,6 +360,8 @@ class MockBuilder:
             e = f"_rebuild_deque({self.pool.ref(t)}, {items}, {v.maxlen!r}, {self._state(v, depth)})"
         elif _plain_layout(t):
             e = f"_rebuild_object({self.pool.ref(t)}, {self._state(v, depth)})"
+        elif _plain_exception(v):   # (returned, not raised: `return NotImplementedError("...")`)
+            e = f"_rebuild_exception({self.pool.ref(t)}, {self.value(v.args, depth + 1)}, {self._state(v, depth)})"
         elif t is slice:   # (a slice with a tensor bound, `words[:n]`, held on the stack at a split)
             e = f"{self.pool.ref(slice)}(" + ", ".join(self.value(x, depth + 1) for x in (v.start, v.stop, v.step)) + ")"
         else:

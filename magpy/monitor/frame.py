@@ -36,7 +36,9 @@ class FrameState:
     fn_node: ShadowNode | None = None
     last_call: Any = None   # (instruction, stack, keyword names, assumptions so far) of its latest call event (magpy.splits)
     managers: dict = field(default_factory=dict)   # offset of a `with` entered -> its context manager
-    blind_operands: bool = False   # the pending operation's operands carry no followed number (Monitor.exception)
+    #: the pending operation's operands carry no followed number (True), or only inside sequence
+    #: iterators, whose StopIteration follows a length ("exhaustion") (Monitor.exception)
+    blind_operands: bool | str = False
 
 
 class GuardSink(Protocol):

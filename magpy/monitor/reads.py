@@ -750,7 +750,7 @@ class Reads:
             if na is not None and nb is not None and na.source is not None and nb.source is not None:
                 self.add_guard(SameGuard(na.source, nb.source, a is b))
             elif (na is None or na.source is not None) and (nb is None or nb.source is not None) \
-                    and not (a is None or b is None):
+                    and not (is_immutable(a) or is_immutable(b)):   # (`flag is True`: the types decide)
                 raise BreakCompile("compares the identity of tensors of unknown origin")
             return
         if any(a is s or b is s for s in _SINGLETONS):

@@ -341,8 +341,11 @@ class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorde
             if fs.pending is not None:
                 # (if it raises, could that follow a number the run follows? see exception. A flag,
                 # not the operands: a reference kept to them would change what refcounts tell)
-                fs.blind_operands = bool(self.scalar_nodes or self.follows_changing_numbers()) \
-                    and self.blind_to_numbers(stack[-_OPERANDS_KEPT:])
+                fs.blind_operands = False
+                if self.scalar_nodes or self.follows_changing_numbers():
+                    operands = stack[-_OPERANDS_KEPT:]
+                    fs.blind_operands = self.blind_to_numbers(operands) or \
+                        ("exhaustion" if self.blind_to_exhaustion(operands) else False)
             self.in_call_event = False
         except BreakCompile as e:
             self.break_run(e.reason, fs, offset, call=call)
@@ -426,7 +429,8 @@ class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorde
                                 "exceptions that depend on tensor values cannot be guarded", fs, fs.frame.f_lasti)
                     return
                 if not self.is_read_post(pending[0]) and (self.follows_changing_numbers() or self.scalar_nodes) \
-                        and not propagated and not fs.blind_operands:
+                        and not propagated and not (fs.blind_operands is True or (
+                            fs.blind_operands == "exhaustion" and isinstance(exc, StopIteration))):
                     # `int(abs(v))` of a lifted or tensor-read number raised (NaN, inf): whether it
                     # raises follows the number, which the record does not guard. (Not dynamic: the
                     # next run guards lifted numbers; a number read from a tensor stays dynamic.)
