@@ -39,16 +39,32 @@ def test_decoder_is_the_running_version():
 
 def test_an_opcode_without_a_rule_breaks_with_its_name():
     def f(x):
-        match x.shape:            # MATCH_SEQUENCE / GET_LEN read the shape MagPy cannot guard here
+        y = x * 2
+
+        def g():
+            return y
+
+        out = g()
+        del y                     # DELETE_DEREF: a cell emptied, which MagPy has no rule for
+        return out + 1
+
+    ex = magpy.explain(f)(torch.ones(2, 3))
+    assert ex.graph_count == 0
+    assert any(f"is not supported by MagPy on CPython {VERSION}" in r and "DELETE_DEREF" in r
+               for r in ex.break_reasons), ex.break_reasons
+    compiled_matches_eager(f, (torch.ones(2, 3),), (torch.ones(4),))
+
+
+def test_match_on_a_shape():
+    def f(x):
+        match x.shape:            # MATCH_SEQUENCE (the type), GET_LEN (len of a guarded shape)
             case (a, _):
                 return x * a
         return x
 
     ex = magpy.explain(f)(torch.ones(2, 3))
-    assert ex.graph_count == 0
-    assert any(f"is not supported by MagPy on CPython {VERSION}" in r and "MATCH_SEQUENCE" in r
-               for r in ex.break_reasons), ex.break_reasons
-    compiled_matches_eager(f, (torch.ones(2, 3),), (torch.ones(4),))
+    assert ex.graph_count == 1 and not ex.break_reasons, ex.break_reasons
+    compiled_matches_eager(f, (torch.ones(2, 3),), (torch.ones(4),), (torch.ones(5, 1),))
 
 
 class Base(nn.Module):

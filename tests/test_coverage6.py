@@ -4,6 +4,8 @@ follows only structure in a run that follows changing numbers (``next`` on a lis
 with eager on every call, and the tests assert that records serve the calls (no break)."""
 from __future__ import annotations
 
+import collections.abc
+
 import numpy as np
 import torch
 from conftest import same
@@ -217,3 +219,65 @@ def test_zip_of_a_tensor_and_a_python_iterable_reads_its_state():
             bag.scales = [7.0, 8.0]
         x = torch.ones(2, 3)
         assert same(cf(x), f(x)), i
+
+
+_CONFIG = {"kind": "scale", "factor": 2.0}
+
+
+def _by_pattern(x, spec):
+    """Every kind of pattern but class patterns that extract attributes (PEP 634)."""
+    match spec:
+        case "double":
+            return x * 2
+        case ("shift", k):
+            return x + k
+        case [first, second, *rest]:
+            return x + first - second + len(rest)
+        case {"kind": "scale", "factor": f, **others}:
+            return x * f + len(others)
+        case torch.nn.Linear():
+            return spec(x)
+        case int(n) if n > 3:
+            return x - n
+        case collections.abc.Mapping():
+            return x * 0
+        case _:
+            return -x
+
+
+def test_match_statements():
+    cf = magpy.compile(_by_pattern, backend="eager")
+    lin = torch.nn.Linear(2, 2)
+    specs = ["double", "double", ("shift", 3), [1, 2, 3], [1, 2], _CONFIG, _CONFIG, lin, lin, 5, 2,
+             {"other": 1}, "none"]
+    try:
+        for i, spec in enumerate(specs):
+            if i == 6:
+                _CONFIG["factor"] = 3.0   # (a dict from outside read by a mapping pattern: guarded)
+            x = torch.ones(2)
+            assert same(cf(x, spec), _by_pattern(x, spec)), spec
+    finally:
+        _CONFIG["factor"] = 2.0
+    st = magpy.stats(cf)
+    assert not st.break_reasons and st.guard_hits >= 2, st
+
+
+class _Point:
+    __match_args__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+
+def test_match_class_pattern_with_attributes_is_a_clear_break():
+    def f(t, p):
+        match p:
+            case _Point(x=0):
+                return t
+            case _:
+                return t + 1
+
+    cf = magpy.compile(f, backend="eager")
+    for p in (_Point(0), _Point(1), "not a point"):
+        assert same(cf(torch.ones(2), p), f(torch.ones(2), p))
+    assert any("class pattern extracts attributes" in r for r in magpy.stats(cf).break_reasons)

@@ -53,6 +53,9 @@ SHARED_EVENTS: dict[str, str] = {
     "MAP_ADD": "CONTAINER_ADD",
     "LOAD_CLASSDEREF": "LOAD_DEREF",
     "UNARY_NOT": "TRUTH",
+    # a `match` statement's tests (magpy.monitor.patterns)
+    "MATCH_SEQUENCE": "MATCH_TYPE", "MATCH_MAPPING": "MATCH_TYPE", "GET_LEN": "GET_LEN",
+    "MATCH_KEYS": "MATCH_KEYS", "MATCH_CLASS": "MATCH_CLASS",
     **{op: "PASS" for op in (
         "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL", "PUSH_NULL", "POP_TOP",
         "COPY", "SWAP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "RETURN_VALUE",

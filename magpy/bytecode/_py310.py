@@ -39,6 +39,7 @@ class Py310(Decoder):
         "CALL_FUNCTION": "CALL",
         "CALL_FUNCTION_KW": "CALL",
         "CALL_METHOD": "CALL",
+        "COPY_DICT_WITHOUT_KEYS": "COPY_DICT_WITHOUT_KEYS",   # (`**rest` of a mapping pattern)
         **{op: "TRUTH" for op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "JUMP_IF_TRUE_OR_POP",
                                   "JUMP_IF_FALSE_OR_POP")},
         **{op: "PASS" for op in (

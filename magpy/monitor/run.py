@@ -64,6 +64,7 @@ from .attrs import AttrReads
 from .callbacks import CallbackRules
 from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
 from .ops import OpRecorder
+from .patterns import PatternRules
 from .reads import Reads
 from .rules import UpdateRules
 
@@ -86,7 +87,8 @@ _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
-class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorder, ScalarFlow, LoopWatch, BranchWatch):
+class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRules, OpRecorder, ScalarFlow, LoopWatch,
+              BranchWatch):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
