@@ -42,7 +42,7 @@ def test_an_opcode_without_a_rule_breaks_with_its_name():
         y = x * 2
 
         def g():
-            return y
+            return y   # noqa: F821 - (the cell `del y` empties below)
 
         out = g()
         del y                     # DELETE_DEREF: a cell emptied, which MagPy has no rule for
