@@ -38,6 +38,8 @@ NO_VALUE = object()
 IMMUTABLE_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                    torch.dtype, torch.device, torch.layout, torch.memory_format, range)
 CONTAINER_TYPES = (list, tuple, dict, set, frozenset)
+#: Bound methods, whose object the method reads (a builtin one too: ``lookup = TABLE.__getitem__``).
+BOUND_METHODS = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
 #: Mappings read like dicts: a class's ``__dict__`` is a read-only view (``mappingproxy``).
 MAPPINGS = (dict, types.MappingProxyType)
 # Objects that get no ShadowNode when they appear as results: they are held, not tracked.

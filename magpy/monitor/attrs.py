@@ -205,6 +205,8 @@ class AttrReads:
             self.pend(fs, self._post_new_attr, method)
             return
         if node is None or node.source is None:
+            if node is not None and not isinstance(obj, (type, types.ModuleType)):
+                self._class_side_of_new(obj, name)
             opaque = isinstance(obj, torch.nn.Module)
             self.pend(fs, self._post_new_attr, method, opaque=opaque)
             return
@@ -250,6 +252,26 @@ class AttrReads:
         self.guard_attr_precedence(obj, node, name, where, via)
         src = AttrSource(node.source, name, via)
         self.pend(fs, self.post_attr, (node, rel, src, method), opaque=True)
+
+    def _class_side_of_new(self, obj, name: str) -> None:
+        """``h.scale`` / ``h.apply`` of an object made in the call, found on its class (a class
+        from outside, state like any other: ``Helper.scale = 10`` between calls): the class
+        attribute is guarded as through the class, and a value found there is read from it.
+        (Its instance dict is the call's own; a class made in the call is the call's too.)"""
+        cls = type(obj)
+        cls_node = self.node(cls)
+        if cls_node is not None and cls_node.source is None:
+            return
+        where, _ = attr_location(obj, name)
+        if where in ("class_fn", "property", "class_value", "descriptor", "getattr_hook"):
+            self.guard_class_attr(cls, name)
+        if where == "getattr_hook":
+            self.guard_class_attr(cls, "__getattribute__")
+            self.guard_class_attr(cls, "__getattr__")
+        if where in ("class_fn", "class_value"):
+            klass = next((k for k in cls.__mro__ if name in k.__dict__ and is_mutable_class(k)), None)
+            if klass is not None:
+                self.on_read(klass.__dict__[name], ItemSource(class_dict_source(klass), name))
 
     def guard_attr_precedence(self, obj, node: ShadowNode, name: str, where: str, via: str) -> None:
         """``obj.name`` fetched straight from where this run found it (the instance ``__dict__``,

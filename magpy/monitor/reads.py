@@ -1,10 +1,10 @@
 """Reads from outside: where the run makes sources and guards (paper §4.1, Table 1 ValueRead).
 
-A value the program reads from state that outlives the call (an argument, a cell, a global, an
-imported module, an item of a container from outside) gets a :class:`~magpy.source.Source` that
-the guard and the mock use to fetch it again on the next call, and a guard on what this run saw
-(:meth:`Reads.on_read`; containers read whole: :meth:`Reads.full_read`). Attribute lookup, with
-CPython's precedence, is the other half of the reads (:mod:`magpy.monitor.attrs`).
+A value the program reads from state that outlives the call (an argument, a cell, a global, an imported
+module, an item of a container from outside) gets a :class:`~magpy.source.Source` that the guard and the
+mock use to fetch it again on the next call, and a guard on what this run saw (:meth:`Reads.on_read`;
+containers read whole: :meth:`Reads.full_read`). Attribute lookup, with CPython's precedence, is the other
+half of the reads (:mod:`magpy.monitor.attrs`).
 
 Before a monitor run, each parameter of the function being compiled gets its source
 (:func:`bind_parameters`): ``args[i]`` for positional arguments, ``kwargs[name]`` for keywords,
@@ -16,8 +16,8 @@ module as ``self``::
     >>> {n: s.expr() for n, s in sources.items()}["k"], shape
     ("kwargs['k']", (1, ('k',)))
 
-Called Python functions bind their own parameters (:meth:`Reads.bind_callee`): a default value is
-reached through ``f.__defaults__``/``f.__kwdefaults__`` and guarded there.
+Called Python functions bind their own parameters (:meth:`Reads.bind_callee`): a default value is reached
+through ``f.__defaults__``/``f.__kwdefaults__`` and guarded there.
 """
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ from ..guards import (
     guard_for_object,
 )
 from ..objmodel import (
+    BOUND_METHODS,
     CONTAINER_TYPES,
     MAPPINGS,
     NO_NODE_TYPES,
@@ -272,9 +273,9 @@ class Reads:
         guard = guard_for_object(value, source)
         if guard is not None:
             self.add_guard(guard)
-        if isinstance(value, types.MethodType) and not is_immutable(value.__self__):
-            # The bound object is outside state too (its attributes are read by the method).
-            self.on_read(value.__self__, AttrSource(source, "__self__"), ("attr", "__self__"), node)
+        owner = getattr(value, "__self__", None) if isinstance(value, BOUND_METHODS) else None
+        if owner is not None and not is_immutable(owner) and not isinstance(owner, (type, types.ModuleType)):
+            self.on_read(owner, AttrSource(source, "__self__"), ("attr", "__self__"), node)
 
     def _log_read(self, value: Any, source: Source) -> None:
         """Check mode: keep what was read where (lifted numbers change between calls by design)."""
@@ -293,13 +294,10 @@ class Reads:
     def failed_read(self, pending, exc) -> None:
         """A read from outside raised (``try: self.x except AttributeError``): the absence
         is what the program saw, so the guard checks it is still absent."""
-        post, data = pending
-        if post == self.post_attr and isinstance(exc, AttributeError):
-            node, rel, src, _ = data
-            self.add_guard(PresentGuard(src, rel, False))
-        elif post == self._post_item and isinstance(exc, (KeyError, IndexError)):
-            node, rel, src = data
-            self.add_guard(PresentGuard(src, rel, False))
+        post, data = pending   # (data: the read's node, relation and source)
+        if (post == self.post_attr and isinstance(exc, AttributeError)) or (
+                post == self._post_item and isinstance(exc, (KeyError, IndexError))):
+            self.add_guard(PresentGuard(data[2], data[1], False))
 
     def guard_identity(self, value: Any) -> None:
         """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a

@@ -125,3 +125,51 @@ def inputs(i):
     return (torch.randn(4, generator=torch.Generator().manual_seed(i)), flag)
 NCALLS = 6
 """)
+
+# Red team of stop 40 (found against the features above; both were silent wrong results before):
+
+program(F_, "class_attributes_read_through_an_object_made_in_the_call", """
+EXPECT = "record"
+class Helper:
+    scale = 1.0
+    def apply(self, x):
+        return x * self.scale
+class Missing(Exception):
+    code = 1
+def f(x):
+    h = Helper()                 # made in the call: `scale` and `apply` are found on the class
+    e = Missing("m")
+    return h.apply(x) + e.code
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def step(i):
+    if i == 2:
+        Helper.scale = 10.0
+    if i == 4:
+        Helper.apply = lambda self, x: x - 100
+    if i == 5:
+        Missing.code = 5
+NCALLS = 7
+""")
+
+program(F_, "builtin_bound_methods_of_outside_containers", """
+EXPECT = "record"
+TABLE = {"a": 1}
+lookup = TABLE.__getitem__
+NAMES = ["x", "y"]
+index_of = NAMES.index
+def f(x):
+    try:
+        j = index_of("z")
+    except ValueError:
+        j = -1
+    return x * lookup("a") + j
+def make(): return f
+def inputs(i): return (torch.ones(2),)
+def step(i):
+    if i == 2:
+        TABLE["a"] = 7
+    if i == 4:
+        NAMES.append("z")
+NCALLS = 6
+""")
