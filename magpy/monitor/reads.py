@@ -253,6 +253,7 @@ class Reads:
             if self.read_log is not None:
                 self._log_read(value, source)
             self.add_guard(ValueGuard(source, value))
+            self.immutable_sources.setdefault(id(value), (value, []))[1].append(source)   # (`is`: op_IS_OP)
             if owner is not None and relation is not None:
                 self.rg.add_initial_ref(owner, relation, Const(value))
             return
@@ -752,16 +753,17 @@ class Reads:
                 raise BreakCompile("compares the identity of tensors of unknown origin")
             return
         if any(a is s or b is s for s in _SINGLETONS):
-            # `x is None`: every object from outside already has a guard on its type or value,
-            # which decides this (3.11+ compile it as a jump that reads nothing; 3.10 as IS_OP)
+            # `x is None`: decided by the type or value guard every object from outside has
             return
         if na is not None and nb is not None and na.source is not None and nb.source is not None:
-            # two objects from outside: the relation is guarded, not which objects they are
-            # (`self.cache is acc` where both came in from outside holds for new objects too)
+            # two objects from outside: the relation is guarded (`self.cache is acc`), not which objects
             self.add_guard(SameGuard(na.source, nb.source, a is b))
             return
         if (na is not None and na.source is None) or (nb is not None and nb.source is None):
             return   # an object made in the call is none from outside: the outcome is the path's
+        for v in (a, b):   # (`eps is DEFAULT_EPS`: equal floats, strings, tuples are not one object)
+            for src in self.immutable_sources.get(id(v), (None, ()))[1] if is_immutable(v) else ():
+                self.add_guard(IdGuard(src, v))
         self.guard_identity(a)
         self.guard_identity(b)
 

@@ -136,6 +136,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.result: Any = None
         self.finished = False
         self.mutated: set[int] = set()                       # node ids changed in place
+        self.immutable_sources: dict[int, tuple] = {}        # id -> (a value read from outside, its sources) (op_IS_OP)
         self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
         self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded

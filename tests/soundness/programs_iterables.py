@@ -173,3 +173,26 @@ def step(i):
         NAMES.append("z")
 NCALLS = 6
 """)
+
+program(F_, "identity_of_equal_floats_and_strings_from_outside", """
+EXPECT = "record"
+DEFAULT_EPS = float("1e-5")
+MODE = "".join(["tr", "ain"])
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mode = MODE
+    def forward(self, x, eps):
+        scale = 2.0 if eps is DEFAULT_EPS else 3.0
+        if self.mode is MODE:
+            scale = scale + 1
+        return x * scale
+m = Norm()
+OTHER = float("1e-5")   # equal to DEFAULT_EPS, another object
+def make(): return m
+def inputs(i): return (torch.ones(2), DEFAULT_EPS if i in (1, 2, 5) else OTHER)
+def step(i):
+    if i == 3:
+        m.mode = "".join(["tra", "in"])   # an equal string, another object
+NCALLS = 7
+""")
