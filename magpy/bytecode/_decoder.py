@@ -26,7 +26,7 @@ Events (the monitor's update rules; argument encodings normalised to 3.11's):
 Example::
 
     >>> from magpy.bytecode import DECODER
-    >>> DECODER.event("POP_TOP"), DECODER.event("BUILD_LIST"), DECODER.event("MATCH_CLASS")
+    >>> DECODER.event("POP_TOP"), DECODER.event("BUILD_LIST"), DECODER.event("DELETE_DEREF")
     ('PASS', 'NEW', 'UNSUPPORTED')
 """
 from __future__ import annotations
