@@ -24,9 +24,9 @@ from .annotations import DYNAMIC, Annotation
 from .annotations import torch_ops as T
 from .annotations.builtins import READING_METHODS
 from .breaks import BreakCompile
-from .monitor.elements import element_read, may_hold_tensors, python_predicate
-from .natives import KEYED_READERS, LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
-from .objmodel import attr_location, is_immutable, relation_present
+from .monitor.elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
+from .natives import LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
+from .objmodel import attr_location, is_immutable, is_mutable_class, relation_present
 from .source import AttrSource, ItemSource
 
 try:
@@ -72,6 +72,10 @@ def _constant_input(v) -> bool:
     return is_immutable(v) or isinstance(v, (type, _RE_PATTERN, _RE_MATCH)) or (
         isinstance(v, (str, bytes, int, float)) and not isinstance(v, (bool, torch.Tensor)))
 
+
+_BUILTIN_CONTAINERS = (list, tuple, dict, set, frozenset)
+#: Builtins that compare their elements, or the results of a ``key=`` function when given one.
+KEYED_READERS = frozenset({sorted, min, max, list.sort})
 
 class AnnotatedRules:
     """The annotation of a native callee applied to the call (a base of ``CallRules``)."""
@@ -231,6 +235,8 @@ class AnnotatedRules:
         if fn in (filter, map):
             if args:
                 self._native_callback(fn, args[0])
+        if fn in ROW_ITERATORS or fn in MAP_CONSUMERS:
+            self.guard_native_iteration(args)
         if fn in ROW_ITERATORS and any(isinstance(a, torch.Tensor) for a in args):
             # zip(t, ...), enumerate(t), list(t): iterating a tensor gives its rows (t.unbind(0)),
             # which depends on its shape only; Tensor.__iter__ runs in C's call, unmonitored,
@@ -248,6 +254,14 @@ class AnnotatedRules:
         self.read_args(list(kwargs.values()), None, fn)
         # Python callbacks (sorted(key=...), map(fn, ...)) run monitored.
         self.pend(fs, self.post_new, 1)
+
+    def guard_native_iteration(self, values) -> None:
+        """C iterates a list or dict subclass from outside (``zip(x, scales)``, ``sum(xs)``) by
+        what its class holds: a Python ``__iter__`` set on the class later changes the program."""
+        for a in values:
+            if isinstance(a, _BUILTIN_CONTAINERS) and type(a) not in _BUILTIN_CONTAINERS \
+                    and is_mutable_class(type(a)) and self.from_outside(a):
+                self.guard_class_attr(type(a), "__iter__")
 
     def _native_callback(self, fn, f) -> None:
         """``map(f, ...)``/``filter(f, ...)`` with a native ``f``: native code calls it on each

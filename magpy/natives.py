@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 STORING_CONSTRUCTORS = frozenset({dict, collections.OrderedDict, dict.update, collections.OrderedDict.update})
 #: Natives whose tensor arguments are only iterated (their rows taken), never read.
 ROW_ITERATORS = frozenset({zip, enumerate, map, filter, list, tuple, iter})
-#: Builtins that compare their elements, or the results of a ``key=`` function when given one.
-KEYED_READERS = frozenset({sorted, min, max, list.sort})
 
 #: Native binary operators a fold may apply to tensors (out-of-place only: no in-place change).
 FOLD_OPERATORS = frozenset({_operator.add, _operator.sub, _operator.mul, _operator.truediv, _operator.floordiv,
@@ -697,7 +695,8 @@ class NativeRules:
         args, kwargs = c.args, c.kwargs
         it = args[0]
         start = args[1] if len(args) > 1 else kwargs.get("start", 0)
-        if isinstance(it, (list, tuple)):
+        if isinstance(it, (list, tuple)) and type(it).__iter__ in (list.__iter__, tuple.__iter__):
+            self.guard_native_iteration([it])
             self.read_args([it])
             items = list(it)
             self.pend(fs, self._post_sum, (items, start, None))
@@ -745,7 +744,8 @@ class NativeRules:
         args = c.args
         op, it = args[0], args[1]
         start = args[2] if len(args) > 2 else NO_VALUE
-        if isinstance(it, (list, tuple)):
+        if isinstance(it, (list, tuple)) and type(it).__iter__ in (list.__iter__, tuple.__iter__):
+            self.guard_native_iteration([it])
             self.read_args([it])
             self.pend(fs, self._post_fold, (op, list(it), start, None))
         elif type(it) in SEQUENCE_ITERATORS:

@@ -196,3 +196,18 @@ def step(i):
         m.mode = "".join(["tra", "in"])   # an equal string, another object
 NCALLS = 7
 """)
+
+program(F_, "iter_set_on_a_list_subclass_between_calls", """
+EXPECT = "record"
+class Scales(list):
+    pass
+scales = Scales([1.0, 2.0])
+def f(x):
+    return torch.stack([r * s for r, s in zip(x, scales)]).sum(0) + sum(scales)
+def make(): return f
+def inputs(i): return (torch.ones(2, 3) + i,)
+def step(i):
+    if i == 3:
+        Scales.__iter__ = lambda self: iter([5.0, 6.0])
+NCALLS = 6
+""")
