@@ -450,7 +450,9 @@ class ScalarFlow:
         if t in _TRACKED or isinstance(v, NUMPY_VALUES):
             return self.scalar_node(v) is None and t is not LiftedInt
         if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)):
-            return True
+            # (a builtin bound method, `vals.index`, carries what its object holds)
+            owner = getattr(v, "__self__", None) if isinstance(v, types.BuiltinFunctionType) else None
+            return owner is None or isinstance(owner, (types.ModuleType, type)) or self._plain_data(owner, depth + 1)
         if depth >= 3 or t not in (list, tuple, dict, set, frozenset) or len(v) > 64:
             return False
         items = [x for kv in v.items() for x in kv] if t is dict else v
