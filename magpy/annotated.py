@@ -26,7 +26,7 @@ from .annotations.builtins import READING_METHODS
 from .breaks import BreakCompile
 from .monitor.elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
 from .natives import LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
-from .objmodel import attr_location, is_immutable, is_mutable_class, relation_present
+from .objmodel import CONTAINER_TYPES, attr_location, is_immutable, is_mutable_class, relation_present
 from .source import AttrSource, ItemSource
 
 try:
@@ -73,7 +73,6 @@ def _constant_input(v) -> bool:
         isinstance(v, (str, bytes, int, float)) and not isinstance(v, (bool, torch.Tensor)))
 
 
-_BUILTIN_CONTAINERS = (list, tuple, dict, set, frozenset)
 #: Builtins that compare their elements, or the results of a ``key=`` function when given one.
 KEYED_READERS = frozenset({sorted, min, max, list.sort})
 
@@ -259,7 +258,7 @@ class AnnotatedRules:
         """C iterates a list or dict subclass from outside (``zip(x, scales)``, ``sum(xs)``) by
         what its class holds: a Python ``__iter__`` set on the class later changes the program."""
         for a in values:
-            if isinstance(a, _BUILTIN_CONTAINERS) and type(a) not in _BUILTIN_CONTAINERS \
+            if isinstance(a, CONTAINER_TYPES) and type(a) not in CONTAINER_TYPES \
                     and is_mutable_class(type(a)) and self.from_outside(a):
                 self.guard_class_attr(type(a), "__iter__")
 

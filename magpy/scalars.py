@@ -44,6 +44,7 @@ import torch
 from . import capture
 from .breaks import BreakCompile
 from .codegen.speculation import size_expr
+from .objmodel import SEQUENCE_ITERATORS
 from .redraw import SizedArg, as_argument
 from .refgraph import forget_when_dead
 from .source import ConstPool
@@ -142,8 +143,8 @@ _PLAIN_ATOMS = frozenset({int, bool, type(None), bytes, complex, type(Ellipsis),
                           torch.dtype, torch.device, torch.layout, torch.memory_format,
                           type(capture.NULL)})   # (the stack's NULL below a called function)
 #: Iterators whose exhaustion follows a length only (ScalarFlow.blind_to_exhaustion).
-_SEQUENCE_ITERATORS = frozenset(type(it) for it in (
-    iter([]), iter(()), reversed([]), iter({}), iter({}.values()), iter({}.items()), iter(set())))
+_SEQUENCE_ITERATORS = SEQUENCE_ITERATORS | {type(it) for it in (iter({}), iter({}.values()), iter({}.items()),
+                                                                   iter(set()))}
 try:
     import numpy as _np
 
