@@ -6,6 +6,11 @@ does so in C, where the monitor sees neither which items it took nor what it did
 chain of ``+`` for ``sum``, a tuple for ``tuple``). Such a call is decided after it ran, at the
 next instruction, with the items it drew in place of the map: what ``f``'s frames returned to
 this frame (Monitor.leave_frame collects them), or for a filter the elements its predicate kept.
+
+A map of a native over tensors (``tuple(map(torch.relu, xs))``, ``list(map(F.pad, xs, pads))``)
+would call the native from C, where the monitor sees no call at all: before the consumer runs, the
+map on the value stack is replaced by one of :func:`native_applier` over the same iterators, a
+Python function whose frames are monitored and whose one call of the native is decided as any.
 """
 from __future__ import annotations
 
@@ -13,6 +18,9 @@ import functools
 import types
 from typing import Any
 
+import torch
+
+from .. import capture
 from ..breaks import BreakCompile
 from ..objmodel import peek_items
 from .frame import FrameState
@@ -43,6 +51,29 @@ def _truth(value: Any) -> bool:
     raise BreakCompile(f"`filter`'s predicate returned a {type(value).__name__}, whose truth is taken in C")
 
 
+def native_applier(fn: Any) -> types.FunctionType:
+    """A Python function that calls ``fn`` with its arguments: the map ``map(fn, *its)`` drawn in C
+    becomes ``map(native_applier(fn), *its)`` over the same iterators (what draws from either
+    advances them alike), so each call of ``fn`` is made from a monitored frame."""
+    def apply_native(*args):
+        return fn(*args)
+    return apply_native
+
+
+def _maps_tensors(mapped: Any) -> bool:
+    """Does ``mapped`` (a map) apply a callable that is not Python code to items among which the
+    iterables hold a tensor (as far as their items can be seen without drawing them)?"""
+    func, *iterables = mapped.__reduce__()[1]
+    inner = getattr(func, "__func__", func)
+    if isinstance(inner, types.FunctionType) or type(func) is functools.partial:
+        return False
+    for it in iterables:
+        items = peek_items(it)
+        if items is not None and any(isinstance(x, torch.Tensor) for x in items):
+            return True
+    return False
+
+
 class CallbackRules:
     """Deciding a native's call by what the callbacks it ran from C returned."""
 
@@ -62,8 +93,26 @@ class CallbackRules:
         if "key" in c.kwargs:
             return False   # (sorted(map(f, xs), key=k): k's returns are collected before the call)
         i = next(i for i, a in enumerate(c.args) if type(a) in (map, filter))
+        if type(c.args[i]) is map and _maps_tensors(c.args[i]) and not self._apply_natively(fs, c, i):
+            return False
         return self.after_map(fs, c.fn, c.args[i], lambda items: [*c.args[:i], list(items), *c.args[i + 1:]],
                               dict(c.kwargs))
+
+    def _apply_natively(self, fs: FrameState, c, i: int) -> bool:
+        """Replace the map ``c.args[i]`` of a native by a map of :func:`native_applier` over its
+        iterators, on the value stack of the frame about to call ``c.fn`` and in ``c.args``. False
+        where the map is not among the call's operands on the stack."""
+        old = c.args[i]
+        func, *iterables = old.__reduce__()[1]
+        stack = capture.read_stack(fs.frame)
+        slots = [k for k in range(min(len(stack), len(c.args) + 3)) if stack[-1 - k] is old]
+        if not slots:
+            return False
+        new = map(native_applier(func), *iterables)
+        for below in slots:
+            capture.replace_top(fs.frame, new, below=below)
+        c.args[i] = new
+        return True
 
     def after_map(self, fs: FrameState, fn, mapped: map | filter, arguments, kw: dict) -> bool:
         """Collect what the Python function of ``mapped`` returns to this frame while the native

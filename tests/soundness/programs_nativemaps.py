@@ -1,0 +1,82 @@
+"""A native mapped over tensors and drawn by another native in C (``tuple(map(torch.relu, xs))``,
+``sum(map(torch.sum, xs))``, ``list(map(torch.add, xs, ys))``, ``map(self.proj, xs)``): the native's
+calls were made from C, unseen, and the call fell back ("a tensor whose computation MagPy did not
+see"). Each program changes what the map reads between calls (the list grows, a weight is scaled,
+an outside list is swapped) and declares one record per shape of the data."""
+from harness import program
+
+F_ = "nativemaps"
+
+program(F_, "tuple_of_a_map_of_relu_over_an_outside_list_that_grows", """
+EXPECT = "record"
+FEATURES = [torch.randn(4) for _ in range(2)]
+def f(x):
+    acts = tuple(map(torch.relu, [x * t for t in FEATURES]))
+    return torch.stack(acts).sum(0)
+def make(): return f
+def inputs(i): return (torch.full((4,), float(i % 3) - 1.0),)
+def step(i):
+    if i == 3:
+        FEATURES.append(torch.randn(4))
+    if i == 5:
+        FEATURES[0] = -FEATURES[0]
+NCALLS = 7
+""")
+
+program(F_, "sum_of_a_map_of_torch_sum_and_max_of_numel", """
+EXPECT = "record"
+def f(xs):
+    total = sum(map(torch.sum, xs))
+    biggest = max(map(torch.numel, xs))
+    return total / biggest
+def make(): return f
+def inputs(i): return ([torch.ones(2, i % 2 + 2), torch.arange(3.0) * i],)
+NCALLS = 5
+""")
+
+program(F_, "list_of_a_two_argument_native_map_with_an_argument_list", """
+EXPECT = "record"
+BIAS = [torch.zeros(3), torch.ones(3)]
+def f(xs):
+    return torch.cat(list(map(torch.add, xs, BIAS)))
+def make(): return f
+def inputs(i): return ([torch.randn(3, generator=torch.Generator().manual_seed(i)) for _ in range(2)],)
+def step(i):
+    if i == 2:
+        BIAS[1] = torch.full((3,), 5.0)
+    if i == 4:
+        BIAS.pop()   # (the map stops at the shorter list)
+NCALLS = 6
+""")
+
+program(F_, "a_map_drawn_twice_gives_nothing_the_second_time", """
+EXPECT = "record"
+def f(xs):
+    m = map(torch.neg, xs)
+    first = list(m)
+    second = list(m)
+    return torch.stack(first), len(second)
+def make(): return f
+def inputs(i): return ([torch.randn(2), torch.randn(2) + i],)
+""")
+
+program(F_, "a_module_and_a_tensor_method_mapped_over_inputs", """
+EXPECT = "record"
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 2)
+    def forward(self, xs):
+        outs = tuple(map(self.proj, xs))
+        return sum(map(torch.Tensor.tanh, outs))
+m = Heads()
+def make(): return m
+def inputs(i): return ([torch.randn(3, 4, generator=torch.Generator().manual_seed(i)) for _ in range(3)],)
+def step(i):
+    if i == 2:
+        with torch.no_grad():
+            m.proj.weight.mul_(3.0)
+    if i == 4:
+        m.proj = nn.Linear(4, 2)
+NCALLS = 6
+""")
