@@ -451,6 +451,28 @@ class AbsentGuard(Guard):
         return f"{self.name!r} not in {self.source.describe()}.__dict__ (the class attribute is not shadowed)"
 
 
+def cell_is_empty(cell: Any) -> bool:
+    """Is a closure cell empty (``del`` emptied it, or it was never set)?"""
+    try:
+        _ = cell.cell_contents
+    except ValueError:
+        return True
+    return False
+
+
+@dataclass(eq=False)
+class EmptyCellGuard(Guard):
+    """A closure cell from outside that the call found empty (reading it raised ``NameError``)."""
+
+    kind: ClassVar[str] = "empty_cell"
+
+    def check_expr(self, var, vars_, pool):
+        return f"{pool.ref(cell_is_empty)}({var})"
+
+    def describe(self):
+        return f"{self.source.describe()} is empty"
+
+
 @dataclass(eq=False)
 class KeyAbsentGuard(Guard):
     """``key not in d`` for a held dict: a builtin the program used is not shadowed by a global."""

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dis
 import sys
+import textwrap
 
+import pytest
 import torch
 import torch.nn.functional as F
 from conftest import same
@@ -37,7 +39,44 @@ def test_decoder_is_the_running_version():
     assert bytecode.DECODER.version == sys.version_info[:2]
 
 
-def test_an_opcode_without_a_rule_breaks_with_its_name():
+def test_an_opcode_without_a_rule_breaks_with_its_name(monkeypatch):
+    def f(x):
+        y = x * 2
+        del y                     # DELETE_FAST, its rule taken away below: as an opcode MagPy lacks
+        return x + 1
+
+    def g(x):
+        y = x * 2
+        return (lambda: y)() + 1
+
+    monkeypatch.delitem(bytecode.DECODER._events, "DELETE_FAST")
+    monkeypatch.setattr(bytecode.DECODER, "_instr_cache", {})
+    ex = magpy.explain(f)(torch.ones(2, 3))
+    assert ex.graph_count == 0
+    assert any(f"is not supported by MagPy on CPython {VERSION}" in r and "DELETE_FAST" in r
+               for r in ex.break_reasons), ex.break_reasons
+    compiled_matches_eager(f, (torch.ones(2, 3),), (torch.ones(4),))
+    assert not magpy.explain(g)(torch.ones(2)).break_reasons   # (the other opcodes keep their rules)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="`except*` (CHECK_EG_MATCH) is new in 3.11")
+def test_except_star_is_an_opcode_without_a_rule():
+    src = textwrap.dedent("""
+        def f(x):
+            try:
+                raise ExceptionGroup("g", [ValueError(1)])
+            except* ValueError:
+                pass
+            return x + 1
+    """)
+    scope: dict = {}
+    exec(compile(src, "<except-star>", "exec"), scope)
+    ex = magpy.explain(scope["f"])(torch.ones(2))
+    assert any("CHECK_EG_MATCH" in r for r in ex.break_reasons), ex.break_reasons
+    compiled_matches_eager(scope["f"], (torch.ones(2),), (torch.ones(3),))
+
+
+def test_del_of_a_cell_variable():
     def f(x):
         y = x * 2
 
@@ -45,13 +84,15 @@ def test_an_opcode_without_a_rule_breaks_with_its_name():
             return y   # noqa: F821 - (the cell `del y` empties below)
 
         out = g()
-        del y                     # DELETE_DEREF: a cell emptied, which MagPy has no rule for
-        return out + 1
+        del y                     # DELETE_DEREF: the cell emptied
+        try:
+            g()
+        except NameError:
+            out = out + 1
+        return out
 
     ex = magpy.explain(f)(torch.ones(2, 3))
-    assert ex.graph_count == 0
-    assert any(f"is not supported by MagPy on CPython {VERSION}" in r and "DELETE_DEREF" in r
-               for r in ex.break_reasons), ex.break_reasons
+    assert ex.graph_count == 1 and not ex.break_reasons, ex.break_reasons
     compiled_matches_eager(f, (torch.ones(2, 3),), (torch.ones(4),))
 
 

@@ -26,7 +26,7 @@ Events (the monitor's update rules; argument encodings normalised to 3.11's):
 Example::
 
     >>> from magpy.bytecode import DECODER
-    >>> DECODER.event("POP_TOP"), DECODER.event("BUILD_LIST"), DECODER.event("DELETE_DEREF")
+    >>> DECODER.event("POP_TOP"), DECODER.event("BUILD_LIST"), DECODER.event("GET_AWAITABLE")
     ('PASS', 'NEW', 'UNSUPPORTED')
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any
 # A version module adds its own; an opcode in neither is UNSUPPORTED there.
 SHARED_EVENTS: dict[str, str] = {
     **{op: op for op in (
-        "LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_DEREF", "STORE_DEREF", "LOAD_GLOBAL",
+        "LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "LOAD_GLOBAL",
         "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR", "BINARY_SUBSCR",
         "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_OP", "IS_OP", "COMPARE_OP", "CONTAINS_OP",
         "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT", "GET_ITER", "GET_YIELD_FROM_ITER",

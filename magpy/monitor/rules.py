@@ -25,6 +25,7 @@ from ..breaks import BreakCompile
 from ..bytecode import DECODER
 from ..bytecode.flow import flow_of
 from ..graph import Unsupported
+from ..guards import EmptyCellGuard, cell_is_empty
 from ..objmodel import (
     CONTAINER_TYPES,
     MAPPINGS,
@@ -38,6 +39,7 @@ from ..objmodel import (
 )
 from ..refgraph import Change
 from ..scalars import NUMPY_VALUES, format_text, join_text, replace_top
+from ..source import ConstSource
 from .frame import FrameState
 from .ops import set_data
 
@@ -213,7 +215,11 @@ class UpdateRules:
         if name in code.co_freevars:
             cell = self.cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
-                if not self.rg.cell_written(cell):
+                if self.rg.cell_written(cell):
+                    return
+                if cell_is_empty(cell):   # (the load raises NameError: the cell stays empty)
+                    self.add_guard(EmptyCellGuard(ConstSource(cell, "cell")))
+                else:
                     self.pend(fs, self.post_cell, cell)
                 return
         if name in self.param_values:
@@ -226,7 +232,7 @@ class UpdateRules:
 
     op_LOAD_CLASSDEREF = op_LOAD_DEREF
 
-    def op_STORE_DEREF(self, fs, ins, stack):
+    def op_STORE_DEREF(self, fs, ins, stack, deleted: bool = False):
         name = ins.argval
         self.note_write(None, "cell", name)
         if fs.is_top:
@@ -234,8 +240,12 @@ class UpdateRules:
         code = fs.code
         if name in code.co_freevars:
             cell = self.cell_of(fs, code.co_freevars.index(name))
-            if cell is not None:
-                self.rg.write_cell(cell, stack[-1])
+            if cell is not None:   # (a cell that outlives the call: the mock replays its last contents)
+                self.rg.write_cell(cell, *(() if deleted else (stack[-1],)))
+
+    def op_DELETE_DEREF(self, fs, ins, stack):
+        """``del y`` of a cell variable: a store that leaves the cell empty."""
+        self.op_STORE_DEREF(fs, ins, stack, deleted=True)
 
     def op_STORE_GLOBAL(self, fs, ins, stack):
         self.rg.write_global(fs.frame.f_globals, ins.argval, stack[-1])

@@ -2,7 +2,8 @@
 ``sum(map(torch.sum, xs))``, ``list(map(torch.add, xs, ys))``, ``map(self.proj, xs)``): the native's
 calls were made from C, unseen, and the call fell back ("a tensor whose computation MagPy did not
 see"). Each program changes what the map reads between calls (the list grows, a weight is scaled,
-an outside list is swapped) and declares one record per shape of the data."""
+an outside list is swapped) and declares one record per shape of the data. Also `del` of a cell
+variable (DELETE_DEREF), which had no rule."""
 from harness import program
 
 F_ = "nativemaps"
@@ -79,4 +80,50 @@ def step(i):
     if i == 4:
         m.proj = nn.Linear(4, 2)
 NCALLS = 6
+""")
+
+# `del` of a cell variable (DELETE_DEREF), here a cell of a closure made outside the call: the
+# mock empties it as the call did, and a later call that finds it empty is another record.
+program(F_, "del_of_a_closure_cell_from_outside_and_a_later_read_that_finds_it_empty", """
+EXPECT = "record"
+def factory():
+    memo = torch.zeros(3)
+    def f(x, reset):
+        nonlocal memo
+        try:
+            prev = memo
+        except NameError:
+            prev = torch.full((3,), -1.0)
+        out = x + prev
+        if reset:
+            del memo
+        else:
+            memo = out
+        return out
+    return f
+f = factory()
+def make(): return f
+def inputs(i): return (torch.ones(3) * i, i in (1, 4))
+NCALLS = 8
+""")
+
+program(F_, "del_of_a_local_cell_read_by_a_nested_function", """
+EXPECT = "record"
+OFFSET = [1.0]
+def f(x):
+    y = x * OFFSET[0]
+    def g():
+        return y
+    out = g()
+    del y
+    try:
+        out = out + g()
+    except NameError:
+        out = out - 1
+    return out
+def make(): return f
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2:
+        OFFSET[0] = 3.0
 """)
