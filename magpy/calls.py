@@ -185,7 +185,7 @@ FIGURE_12 = {
     "tensor protocol builtin": "_tensor_protocol_builtin",   # natives, may decline: abs/pow/sum(t)
     "sum": "_sum",                                      # natives
     "reduce": "_reduce",                                # natives
-    "python fold": "_python_fold",                      # natives
+    "python fold": "_python_fold",                      # callbacks (magpy.monitor.callbacks)
     "context variable": "_contextvar",                  # natives
     "state getter": "_state_getter",                    # natives: guarded by the answer
     "torch module class": "_torch_module_class",
@@ -393,8 +393,9 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "sum"
         if fn is functools.reduce and len(args) >= 2 and not kwargs and is_native_tensor_binop(args[0]):
             yield "reduce"
-        if fn is functools.reduce and len(args) >= 2 and not kwargs \
-                and isinstance(getattr(args[0], "__func__", args[0]), types.FunctionType):
+        if fn is functools.reduce and len(args) >= 2 and not kwargs and isinstance(
+                getattr(args[0], "__func__", args[0].func if type(args[0]) is functools.partial else args[0]),
+                types.FunctionType):
             yield "python fold"
         if fn in CONTEXTVAR_METHODS:
             yield "context variable"

@@ -781,13 +781,6 @@ class NativeRules:
         self.graph.bind(out, acc)
         self.new_outputs([out])
 
-    def _python_fold(self, fs: FrameState, c: CallSite) -> bool:
-        """A Python fold function runs monitored on each item: the items and the initial value
-        are passed to it, not read by reduce itself."""
-        self.read_args([a for a in c.args[1:] if not isinstance(a, torch.Tensor)], None, c.fn)
-        self.pend(fs, self.post_new, 1)
-        return True
-
     def _contextvar(self, fs: FrameState, c: CallSite) -> bool:
         """ContextVar.set/reset inside the call are fine if they leave the variable as found;
         a get before any set in this call reads outside state that cannot be guarded."""

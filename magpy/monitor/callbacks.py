@@ -1,5 +1,6 @@
 """Natives that call the program back from C: ``sum(map(f, xs))``, ``f(*map(g, xs))``,
-``tuple(filter(pred, xs))``.
+``tuple(filter(pred, xs))``, ``functools.reduce(f, xs)``. A ``functools.partial`` called from C
+passes its bound arguments unseen: they are read through the partial (``_partial_fields``).
 
 The function ``f`` runs in monitored frames, but the native that draws from the map or filter
 does so in C, where the monitor sees neither which items it took nor what it did with them (a
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -24,6 +25,9 @@ from .. import capture
 from ..breaks import BreakCompile
 from ..objmodel import peek_items
 from .frame import FrameState
+
+if TYPE_CHECKING:
+    from ..callsite import CallSite
 
 try:
     import numpy as _np
@@ -114,6 +118,15 @@ class CallbackRules:
         c.args[i] = new
         return True
 
+    def _python_fold(self, fs: FrameState, c: CallSite) -> bool:
+        """A Python fold function (or a partial of one: its bound arguments read through it) runs
+        monitored on each item: the items and the initial value are passed to it, not read by reduce."""
+        if type(c.args[0]) is functools.partial:
+            self._partial_fields(c.args[0])
+        self.read_args([a for a in c.args[1:] if not isinstance(a, torch.Tensor)], None, c.fn)
+        self.pend(fs, self.post_new, 1)
+        return True
+
     def after_map(self, fs: FrameState, fn, mapped: map | filter, arguments, kw: dict) -> bool:
         """Collect what the Python function of ``mapped`` returns to this frame while the native
         ``fn`` runs, then decide ``fn``'s call with ``arguments(items)`` as its arguments: the items
@@ -128,6 +141,8 @@ class CallbackRules:
         if not isinstance(inner, types.FunctionType) or code in self.star_maps \
                 or any(type(it) in (map, filter) for it in reduced[1:]):
             return False   # (map(f, map(f, xs)): both call f from this frame, so their items would mix)
+        if type(func) is functools.partial:
+            self._partial_fields(func)   # (its bound arguments reach the function from C: read through it)
         collector: list = []
         if type(mapped) is filter:
             elements = peek_items(reduced[1])

@@ -3,7 +3,8 @@
 calls were made from C, unseen, and the call fell back ("a tensor whose computation MagPy did not
 see"). Each program changes what the map reads between calls (the list grows, a weight is scaled,
 an outside list is swapped) and declares one record per shape of the data. Also `del` of a cell
-variable (DELETE_DEREF), which had no rule."""
+variable (DELETE_DEREF), which had no rule, and a functools.partial called from C (by map or
+functools.reduce), whose bound arguments were not guarded."""
 from harness import program
 
 F_ = "nativemaps"
@@ -126,4 +127,53 @@ def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed
 def step(i):
     if i == 2:
         OFFSET[0] = 3.0
+""")
+
+# A functools.partial called from C (by map, by functools.reduce) passed its bound arguments to
+# the Python function unseen: they became constants of the record (red team, stop 41).
+program(F_, "partial_with_an_outside_list_bound_mapped_over_inputs", """
+EXPECT = "record"
+SC = [2.0]
+def g(scale, t):
+    return t * scale[0]
+P = functools.partial(g, SC)
+def f(x):
+    return list(map(P, [x, x + 1])), sum(map(P, [x]))
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def step(i):
+    if i == 2:
+        SC[0] = 7.0
+""")
+
+program(F_, "partial_keywords_changed_in_place_under_map", """
+EXPECT = "record"
+def g(t, scale):
+    return t * scale
+P = functools.partial(g, scale=2.0)
+def f(x):
+    return tuple(map(P, [x]))
+def make(): return f
+def inputs(i): return (torch.ones(3),)
+def step(i):
+    if i == 2:
+        P.keywords["scale"] = 7.0
+    if i == 3:
+        P.__setstate__((g, (), {"scale": -1.0}, None))
+NCALLS = 5
+""")
+
+program(F_, "partial_with_an_outside_list_as_a_reduce_fold", """
+EXPECT = "record"
+SC = [2.0]
+def g(scale, a, b):
+    return a + b * scale[0]
+P = functools.partial(g, SC)
+def f(x):
+    return functools.reduce(P, [x, x, x])
+def make(): return f
+def inputs(i): return (torch.ones(2),)
+def step(i):
+    if i == 2:
+        SC[0] = 7.0
 """)
