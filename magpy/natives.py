@@ -189,11 +189,11 @@ class NativeRules:
         """``partial(f, *a, **k)(*args)``: the call is ``f(*a, *args, **k, **kwargs)``; the bound
         arguments are reached from the (identity-guarded) partial object."""
         fn = c.fn
-        self._partial_fields(fn)
+        self.partial_fields(fn)
         self.decide_call(fs, fn.func, [*fn.args, *c.args], {**fn.keywords, **c.kwargs})
         return True
 
-    def _partial_fields(self, p) -> None:
+    def partial_fields(self, p) -> None:
         node = self.node(p)
         if node is None:
             raise BreakCompile("calls a functools.partial of unknown origin")

@@ -20,7 +20,18 @@ from .. import capture
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
 from ..bytecode import DECODER
-from ..guards import AbsentGuard, IdGuard, KeyAbsentGuard, LeafGuard, StateReadGuard, TypeGuard, ValueGuard
+from ..bytecode.resume import passed_free_cells
+from ..guards import (
+    AbsentGuard,
+    EmptyCellGuard,
+    IdGuard,
+    KeyAbsentGuard,
+    LeafGuard,
+    StateReadGuard,
+    TypeGuard,
+    ValueGuard,
+    cell_is_empty,
+)
 from ..objmodel import (
     NO_NODE_TYPES,
     NO_VALUE,
@@ -33,7 +44,7 @@ from ..objmodel import (
     protocol_lookups,
 )
 from ..refgraph import ShadowNode
-from ..source import AttrSource, ConstSource, ItemSource, class_dict_source
+from ..source import AttrSource, CellSource, ConstSource, ItemSource, class_dict_source
 
 
 def _module_getattr(module: types.ModuleType) -> Any:
@@ -361,3 +372,35 @@ class AttrReads:
     def _post_tensor_attr(self, fs, stack, data):
         obj, name = data
         self.record_op("function", getattr, [obj, name], {}, stack[-1], True, name)
+
+    # -- closure cells from outside (`LOAD_DEREF` of a free variable) ---------------------------------
+    def cell_of(self, fs, idx):
+        if fs.is_top:
+            return self.top_closure[idx] if idx < len(self.top_closure) else None
+        if idx in passed_free_cells(fs.code):
+            return None   # a cell of the split call, passed to its resume function (magpy.splits)
+        fn = capture.backend().frame_function(fs.frame) if hasattr(capture.backend(), "frame_function") else None
+        if fn is None or fn.__closure__ is None:
+            return None
+        cell = fn.__closure__[idx]
+        fn_node = self.node(fn)
+        if fn_node is not None and fn_node.source is None:
+            # A closure created during this call: its cells are the call's own (made by
+            # MAKE_CELL in a monitored frame), except those passed down from the closure of the
+            # compiled function or of a function from outside, which outlive the call
+            # (`lambda k: table[k]` over such a free variable reads outside state).
+            if self.outside_cells.get(id(cell)) is not cell:
+                return None
+        return cell
+
+    def post_cell(self, fs, stack, cell):
+        self.on_read(stack[-1], CellSource(ConstSource(cell, "cell")), None)
+
+    def read_cell(self, fs, cell) -> None:
+        """A load of a closure cell from outside: its contents as loaded, or that it is empty
+        (the load raises ``NameError``; a record made so holds only while the cell stays empty)."""
+        if cell_is_empty(cell):
+            self.add_guard(EmptyCellGuard(ConstSource(cell, "cell")))
+        else:
+            self.pend(fs, self.post_cell, cell)
+

@@ -1,6 +1,6 @@
 """Natives that call the program back from C: ``sum(map(f, xs))``, ``f(*map(g, xs))``,
 ``tuple(filter(pred, xs))``, ``functools.reduce(f, xs)``. A ``functools.partial`` called from C
-passes its bound arguments unseen: they are read through the partial (``_partial_fields``).
+passes its bound arguments unseen: they are read through the partial (``partial_fields``).
 
 The function ``f`` runs in monitored frames, but the native that draws from the map or filter
 does so in C, where the monitor sees neither which items it took nor what it did with them (a
@@ -122,7 +122,7 @@ class CallbackRules:
         """A Python fold function (or a partial of one: its bound arguments read through it) runs
         monitored on each item: the items and the initial value are passed to it, not read by reduce."""
         if type(c.args[0]) is functools.partial:
-            self._partial_fields(c.args[0])
+            self.partial_fields(c.args[0])
         self.read_args([a for a in c.args[1:] if not isinstance(a, torch.Tensor)], None, c.fn)
         self.pend(fs, self.post_new, 1)
         return True
@@ -142,7 +142,7 @@ class CallbackRules:
                 or any(type(it) in (map, filter) for it in reduced[1:]):
             return False   # (map(f, map(f, xs)): both call f from this frame, so their items would mix)
         if type(func) is functools.partial:
-            self._partial_fields(func)   # (its bound arguments reach the function from C: read through it)
+            self.partial_fields(func)   # (its bound arguments reach the function from C: read through it)
         collector: list = []
         if type(mapped) is filter:
             elements = peek_items(reduced[1])

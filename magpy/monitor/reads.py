@@ -35,7 +35,6 @@ from ..annotations import Annotation
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
 from ..bytecode import DECODER
-from ..bytecode.resume import passed_free_cells
 from ..guards import (
     AbcTokenGuard,
     AbsentGuard,
@@ -73,7 +72,6 @@ from ..refgraph import Const, ShadowNode
 from ..source import (
     ArgSource,
     AttrSource,
-    CellSource,
     ConstSource,
     GlobalSource,
     ItemSource,
@@ -468,7 +466,7 @@ class Reads:
                 if fn in ELEMENT_READERS and T.contains_tensor(elements):
                     self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
 
-    # -- arguments and cells --------------------------------------------------------------------
+    # -- arguments (closure cells from outside: magpy.monitor.attrs) --------------------------------------------------------------------
     def bind_callee(self, frame: types.FrameType, code: types.CodeType) -> None:
         """Parameters of a called Python function that the monitor did not see passed.
 
@@ -549,28 +547,6 @@ class Reads:
         where it was read; the same object read twice gets the same guard)."""
         if stack and (stack[-1] is self.param_values[name] or stack[-1] is self.frame_packed.get(name, NO_VALUE)):
             self.post_param(fs, stack, name)
-
-    def cell_of(self, fs, idx):
-        if fs.is_top:
-            return self.top_closure[idx] if idx < len(self.top_closure) else None
-        if idx in passed_free_cells(fs.code):
-            return None   # a cell of the split call, passed to its resume function (magpy.splits)
-        fn = capture.backend().frame_function(fs.frame) if hasattr(capture.backend(), "frame_function") else None
-        if fn is None or fn.__closure__ is None:
-            return None
-        cell = fn.__closure__[idx]
-        fn_node = self.node(fn)
-        if fn_node is not None and fn_node.source is None:
-            # A closure created during this call: its cells are the call's own (made by
-            # MAKE_CELL in a monitored frame), except those passed down from the closure of the
-            # compiled function or of a function from outside, which outlive the call
-            # (`lambda k: table[k]` over such a free variable reads outside state).
-            if self.outside_cells.get(id(cell)) is not cell:
-                return None
-        return cell
-
-    def post_cell(self, fs, stack, cell):
-        self.on_read(stack[-1], CellSource(ConstSource(cell, "cell")), None)
 
     # -- globals and imports -------------------------------------------------------------------
     def op_LOAD_GLOBAL(self, fs, ins, stack):

@@ -25,7 +25,6 @@ from ..breaks import BreakCompile
 from ..bytecode import DECODER
 from ..bytecode.flow import flow_of
 from ..graph import Unsupported
-from ..guards import EmptyCellGuard, cell_is_empty
 from ..objmodel import (
     CONTAINER_TYPES,
     MAPPINGS,
@@ -39,7 +38,6 @@ from ..objmodel import (
 )
 from ..refgraph import Change
 from ..scalars import NUMPY_VALUES, format_text, join_text, replace_top
-from ..source import ConstSource
 from .frame import FrameState
 from .ops import set_data
 
@@ -215,12 +213,8 @@ class UpdateRules:
         if name in code.co_freevars:
             cell = self.cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
-                if self.rg.cell_written(cell):
-                    return
-                if cell_is_empty(cell):   # (the load raises NameError: the cell stays empty)
-                    self.add_guard(EmptyCellGuard(ConstSource(cell, "cell")))
-                else:
-                    self.pend(fs, self.post_cell, cell)
+                if not self.rg.cell_written(cell):
+                    self.read_cell(fs, cell)
                 return
         if name in self.param_values:
             # A comprehension, generator expression, lambda or inner function made during the
