@@ -104,6 +104,7 @@ from .capture import backend as capture_backend
 from .continuation import for_iter_next
 from .global_state import global_hooks_present
 from .graph import Unsupported
+from .monitor.callbacks import APPLIER_CODE
 from .monitor.elements import may_hold_tensors
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
@@ -264,6 +265,8 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
         callee, _, _ = (DECODER.call_ex_operands(oins, ostack) if oins.real == "CALL_FUNCTION_EX"
                         else DECODER.call_operands(oins, ostack, okw))
         code = _module_forward_code(callee) if via_module else _callee_code(callee)
+        if code is not state.code and state.code is APPLIER_CODE:
+            raise NotSplit(f"the native is called in C by {type(callee).__name__} `{_name(callee)}` drawing a `map`")
         if code is not state.code:
             raise NotSplit(f"`{state.code.co_name}` was entered through {type(callee).__name__} "
                            f"`{_name(callee)}` (not a plain call of it)")

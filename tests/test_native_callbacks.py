@@ -141,3 +141,20 @@ def test_filter_whose_predicate_returns_a_tensor_reads_its_truth_in_c():
 
     st = _compare(f, [torch.randn(4) for _ in range(4)])
     assert any("reads the truth of tensors its predicate returns" in r for r in st.break_reasons)
+
+
+def test_a_break_in_a_native_mapped_from_c_names_the_users_line():
+    """A native mapped over tensors runs from MagPy's applier frame (callbacks.native_applier): a
+    break there names the line that drew the map, not the applier."""
+    def f(xs):
+        sizes = tuple(map(torch.Tensor.untyped_storage, xs))   # (reads the storage: a break)
+        return xs[0] + len(sizes[0])
+
+    xs = [torch.randn(3), torch.randn(3)]
+    ex = magpy.explain(f)(xs)
+    assert len(ex.break_reasons) == 1
+    reason = str(ex.break_reasons[0])
+    line = f.__code__.co_firstlineno + 1
+    assert f"{__file__}:{line} in {f.__name__} (under `map`)" in reason, reason
+    assert "apply_native" not in reason and "monitor/callbacks.py" not in reason, reason
+    assert torch.equal(magpy.compile(f, backend="eager")(xs), f(xs))

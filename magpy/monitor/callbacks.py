@@ -64,6 +64,10 @@ def native_applier(fn: Any) -> types.FunctionType:
     return apply_native
 
 
+#: The code of :func:`native_applier`'s functions: a place is reported as the user's line that drew the map.
+APPLIER_CODE = native_applier(None).__code__
+
+
 def _maps_tensors(mapped: Any) -> bool:
     """Does ``mapped`` (a map) apply a callable that is not Python code to items among which the
     iterables hold a tensor (as far as their items can be seen without drawing them)?"""

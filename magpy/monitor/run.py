@@ -61,7 +61,7 @@ from ..scalars import LiftedInt, ScalarFlow, delift
 from ..source import Source
 from ..splits import SUBSCRIPT_EVENTS, NotSplit, SplitHere, take_split
 from .attrs import AttrReads
-from .callbacks import CallbackRules
+from .callbacks import APPLIER_CODE, CallbackRules
 from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
 from .ops import OpRecorder
 from .patterns import PatternRules
@@ -445,11 +445,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
 
     # -- breaking -----------------------------------------------------------------------------------------
     def break_run(self, reason: str, fs: FrameState, offset: int, internal: bool = False, call: tuple | None = None) -> None:
-        line = None
         ins = fs.instrs.get(offset)
-        if ins is not None:
-            line = ins.line
-        at = f"{fs.code.co_filename}:{line or fs.frame.f_lineno}"
+        at, function = self.place(fs, offset)
         if call is not None and self.split_shape is not None and not internal:
             # The call instruction has not run yet: the call can be split right here (magpy.splits).
             try:
@@ -462,7 +459,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 self.split_note = f"not split: {internal_error(e)}"
         # (typed for magpy.pipeline; ``broken`` is its text, which the rest of the run tests and prints)
         self.break_reason = BreakReason(BreakKind.INTERNAL if internal else BreakKind.UNSUPPORTED, reason,
-                                        function=fs.code.co_name, where=at)
+                                        function=function, where=at)
         self.broken = str(self.break_reason)
         if self.split is not None and self.split.abortable and self.abort_at_split:
             capture.stop()
@@ -546,10 +543,19 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         """The user's file:line of the instruction being monitored."""
         if self.at_instruction is None:
             return "(before the first instruction)"
-        fs, offset = self.at_instruction
+        at, function = self.place(*self.at_instruction)
+        return f"{at} in {function}"
+
+    @staticmethod
+    def place(fs: FrameState, offset: int) -> tuple[str, str]:
+        """``(file:line, function)`` of the instruction at ``offset`` in ``fs``; in the frame of a
+        native mapped in C (:func:`.callbacks.native_applier`), the user's line that drew the map."""
+        if fs.code is APPLIER_CODE and fs.frame.f_back is not None:
+            back = fs.frame.f_back
+            return f"{back.f_code.co_filename}:{back.f_lineno}", f"{back.f_code.co_name} (under `map`)"
         ins = fs.instrs.get(offset)
         line = ins.line if ins is not None and ins.line else fs.frame.f_lineno
-        return f"{fs.code.co_filename}:{line} in {fs.code.co_name}"
+        return f"{fs.code.co_filename}:{line}", fs.code.co_name
 
     def go_dynamic(self, reason: str):
         self.dynamic = True
