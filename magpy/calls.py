@@ -139,6 +139,7 @@ def _instantiates_python_class(fn: object, args: object) -> bool:
 #: marked "natives" are in :mod:`magpy.natives`, "annotated" in :mod:`magpy.annotated`, the rest here.
 FIGURE_12 = {
     "partial": "_call_partial",                         # natives: f(*a, *args) of the partial's fields
+    "native map": "_map_natively",                      # never decides: map(torch.relu, xs) made of a Python applier
     "map consumer": "_consume_map",                     # may decline: sum(map(f, xs)), decided after it ran
     "native write": "_note_native_write",               # note: a native that writes, a RefGraph write
     "counted": "_counted_call",                         # may decline: len()/range() of counted loops
@@ -281,6 +282,8 @@ class CallRules(NativeRules, AnnotatedRules):
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if type(fn) is _functools_partial:
             yield "partial"
+        if fn is map:
+            yield "native map"
         if fn in MAP_CONSUMERS and any(type(a) in CALLBACK_ITERATORS and peek_items(a) is None for a in args):
             yield "map consumer"
         c.writes = native_writes(fn, args)

@@ -72,6 +72,12 @@ def _maps_tensors(mapped: Any) -> bool:
     """Does ``mapped`` (a map) apply a callable that is not Python code to items among which the
     iterables hold a tensor (as far as their items can be seen without drawing them)?"""
     func, *iterables = mapped.__reduce__()[1]
+    return maps_tensors(func, iterables)
+
+
+def maps_tensors(func: Any, iterables: Any) -> bool:
+    """Would ``map(func, *iterables)`` apply a callable that is not Python code to items among
+    which the iterables hold a tensor (as far as they can be seen without drawing them)?"""
     inner = getattr(func, "__func__", func)
     if isinstance(inner, types.FunctionType) or type(func) is functools.partial:
         return False
@@ -93,6 +99,26 @@ class CallbackRules:
         ``fn``. The arguments are what those frames return, so the call is decided right after it
         ran, at the next instruction, with them. False: ``f`` is not Python code."""
         return self.after_map(fs, fn, pos, lambda items: list(items), kw)
+
+    def _map_natively(self, fs: FrameState, c) -> bool:
+        """``map(torch.relu, xs)`` made in the call, over tensors: whatever draws from it later (a
+        ``for`` loop, ``zip``, ``[*m]``, ``next``, a native in C) would call the native unseen, so the
+        map is made of :func:`native_applier` instead (its function replaced on the value stack
+        before the call runs), each call of the native then made from a monitored frame. Never
+        decides the call (the map is then made as any)."""
+        if c.kwargs or len(c.args) < 2 or not maps_tensors(c.args[0], c.args[1:]):
+            return False
+        stack = capture.read_stack(fs.frame)
+        below = len(c.args) - 1   # (map's positional operands are the top of the stack)
+        ins = fs.instrs.get(fs.frame.f_lasti)
+        if ins is None or not ins.real.startswith("CALL") or ins.real == "CALL_FUNCTION_EX" \
+                or len(stack) <= below or stack[-1 - below] is not c.args[0]:
+            return False
+        applier = native_applier(c.args[0])
+        self.new_outputs([applier])   # (made in the call: its cell holds the native the call read)
+        capture.replace_top(fs.frame, applier, below=below)
+        c.args[0] = applier
+        return False
 
     def _consume_map(self, fs: FrameState, c) -> bool:
         """``sum(map(f, xs))``, ``tuple(map(f, xs))``, ``sum(filter(f, xs))`` with a Python ``f``: the
@@ -116,7 +142,9 @@ class CallbackRules:
         slots = [k for k in range(min(len(stack), len(c.args) + 3)) if stack[-1 - k] is old]
         if not slots:
             return False
-        new = map(native_applier(func), *iterables)
+        applier = native_applier(func)
+        self.new_outputs([applier])
+        new = map(applier, *iterables)
         for below in slots:
             capture.replace_top(fs.frame, new, below=below)
         c.args[i] = new

@@ -481,8 +481,9 @@ class Reads:
         nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
         f_locals = frame.f_locals
         defaults_of: dict[str, Source] = {}
-        if isinstance(fn, types.FunctionType):
-            # `f.__code__ = other.__code__` changes what a guarded function does.
+        made = isinstance(fn, types.FunctionType) and getattr(self.node(fn), "source", 0) is None
+        if isinstance(fn, types.FunctionType) and not made:
+            # `f.__code__ = other.__code__` changes what a guarded function does (one made in the call cannot be).
             self.add_guard(IdGuard(AttrSource(ConstSource(fn, fn.__qualname__), "__code__"), code))
         if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
             fn_node = self.node(fn)

@@ -177,3 +177,87 @@ def step(i):
     if i == 2:
         SC[0] = 7.0
 """)
+
+
+# -- a map of a native made in the call and drawn by Python code: a `for` loop, zip, [*m], next --------
+# (the map is made of callbacks.native_applier when it is created, so every way of drawing it calls
+# the native from a monitored frame; each was a fallback before)
+
+program(F_, "for_loop_over_a_map_of_a_swapped_global_activation", """
+EXPECT = "record"
+ACT = torch.relu
+def f(xs):
+    out = []
+    for y in map(ACT, xs):
+        out.append(y * 2)
+    return torch.stack(out)
+def make(): return f
+def inputs(i): return ([torch.randn(3, generator=torch.Generator().manual_seed(i)) for _ in range(2)],)
+def step(i):
+    global ACT
+    if i == 3:
+        ACT = torch.tanh
+NCALLS = 6
+""")
+
+program(F_, "zip_of_a_map_with_an_outside_list_that_grows_and_is_swapped", """
+EXPECT = "record"
+SCALES = [torch.ones(3), torch.full((3,), 2.0)]
+def f(x):
+    return [a * s for a, s in zip(map(torch.sigmoid, [x, -x, x * 3]), SCALES)]
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2:
+        SCALES.append(torch.full((3,), -1.0))
+    if i == 4:
+        SCALES[0] = torch.zeros(3)
+NCALLS = 6
+""")
+
+program(F_, "a_map_of_a_bound_tensor_method_drawn_by_next_then_star_unpacked", """
+EXPECT = "record"
+WEIGHTS = [torch.full((2,), 2.0), torch.full((2,), 3.0), torch.full((2,), 4.0)]
+def f(x):
+    m = map(x.mul, WEIGHTS)
+    first = next(m)
+    rest = [*m]
+    return first, torch.cat(rest) if rest else first
+def make(): return f
+def inputs(i): return (torch.randn(2, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2:
+        WEIGHTS[2] = torch.full((2,), -1.0)
+    if i == 4:
+        del WEIGHTS[1:]
+NCALLS = 6
+""")
+
+program(F_, "a_map_left_by_break_and_finished_by_enumerate", """
+EXPECT = "record"
+def f(xs):
+    m = map(torch.neg, xs)
+    head = []
+    for y in m:
+        head.append(y)
+        if y.shape[0] > 2:
+            break
+    tail = [k * t for k, t in enumerate(m)]
+    return torch.cat(head), tail
+def make(): return f
+def inputs(i): return ([torch.ones(2) * i, torch.ones(3 - i % 2), torch.ones(4), torch.ones(2)],)
+NCALLS = 6
+""")
+
+program(F_, "a_map_of_a_native_made_in_the_call_escapes_to_an_outside_list", """
+EXPECT = "dynamic"   # (the mock does not rebuild a lazy map that outlives the call: eager, as before)
+PENDING = []
+def f(xs):
+    PENDING.append(map(torch.relu, xs))
+    return xs[0] + 1
+def make(): return f
+def inputs(i): return ([torch.randn(2, generator=torch.Generator().manual_seed(i)), -torch.ones(2) * i],)
+def post(out, i):
+    return [t.clone() for t in PENDING.pop()]   # (drawn outside the call, after it returned)
+NCALLS = 5
+""")
