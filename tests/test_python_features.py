@@ -3,6 +3,7 @@ several calls with changed external state, and expected to give exactly one grap
 from __future__ import annotations
 
 import collections
+import itertools
 
 import pytest
 import torch
@@ -528,15 +529,29 @@ def test_star_arguments_from_one_shot_iterators_are_read_without_consuming_them(
     assert same(cm(y, 2), spans(y, 2))                       # a new width: a new record
 
 
-def test_star_arguments_from_an_iterator_that_cannot_be_copied_run_eagerly():
+def test_star_arguments_from_a_map_are_drawn_by_a_monitored_generator():
+    """``f(*map(g, xs))`` unpacks the map in C: a generator put in its place draws it monitored
+    (callbacks.drain), so the call is one graph, and a new size is a new record."""
     def f(x):
         return x.view(*map(int, [x.numel() // 2, 2])) * 2
+
+    cm = magpy.compile(f, backend="eager")
+    for n in (6, 6, 8, 8, 6):
+        x = torch.randn(n)
+        assert same(cm(x), f(x))
+    st = magpy.stats(cm)
+    assert not st.break_reasons and st.fallbacks == 0 and st.monitor_runs == 2, st
+
+
+def test_star_arguments_from_an_iterator_that_cannot_be_copied_run_eagerly():
+    def f(x):
+        return x.view(*itertools.chain([x.numel() // 2], [2])) * 2
 
     x = torch.randn(6)
     cm = magpy.compile(f, backend="eager")
     for _ in range(2):
         assert same(cm(x), f(x))
-    assert any("`map` into call arguments" in r for r in magpy.stats(cm).break_reasons)
+    assert any("`chain` into call arguments" in r for r in magpy.stats(cm).break_reasons)
 
 
 def test_methods_of_torch_module_classes_are_monitored_not_taken_for_operators():

@@ -64,6 +64,14 @@ def native_applier(fn: Any) -> types.FunctionType:
     return apply_native
 
 
+def drain(iterator: Any):
+    """A generator of what ``iterator`` gives: ``f(*map(g, xs))`` unpacks the map in C, so the
+    monitor puts ``drain(m)`` in its place, whose monitored frame draws the map (a ``for`` loop)
+    and yields the items, then ``f`` is called with them (the ``f(*gen)`` rule)."""
+    for item in iterator:   # noqa: UP028 (a FOR_ITER the monitor follows, not `yield from`'s SEND)
+        yield item
+
+
 #: The code of :func:`native_applier`'s functions: a place is reported as the user's line that drew the map.
 APPLIER_CODE = native_applier(None).__code__
 
@@ -119,6 +127,18 @@ class CallbackRules:
         capture.replace_top(fs.frame, applier, below=below)
         c.args[0] = applier
         return False
+
+    def drained(self, fs: FrameState, pos: map | filter, stack: list):
+        """``f(*pos)`` with ``pos`` a map or filter whose items cannot be read without drawing
+        them: a :func:`drain` generator made in the call, put in its place on the value stack
+        (under the keyword dict, if any), or None where ``pos`` is not among the top slots."""
+        slots = [k for k in range(min(len(stack), 2)) if stack[-1 - k] is pos]
+        if not slots:
+            return None
+        gen = drain(pos)
+        self.new_outputs([gen])
+        capture.replace_top(fs.frame, gen, below=slots[0])
+        return gen
 
     def _consume_map(self, fs: FrameState, c) -> bool:
         """``sum(map(f, xs))``, ``tuple(map(f, xs))``, ``sum(filter(f, xs))`` with a Python ``f``: the

@@ -702,6 +702,10 @@ class UpdateRules:
             node = self.node(c)
             if node is not None and node.source is not None:
                 self.full_read(c)
+        if type(pos) in (map, filter) and peek_items(pos) is None:
+            if type(pos) is map and not _is_python_callable(fn) and self.star_map(fs, fn, pos, dict(kw)):
+                return   # (a native's call, decided after it ran with what the map's frames returned)
+            pos = self.drained(fs, pos, stack) or pos   # (f(*map(g, xs)): a generator draws it, monitored)
         if isinstance(pos, (tuple, list)):
             self.decide_call(fs, fn, list(pos), dict(kw))
         elif isinstance(pos, types.GeneratorType) and pos.gi_frame is not None:
@@ -710,9 +714,6 @@ class UpdateRules:
             collector: list = []
             self.yield_collectors[id(pos.gi_frame)] = collector
             self.star_calls[id(pos.gi_frame)] = (fs, ins.offset, fn, collector, dict(kw))
-        elif type(pos) is map and peek_items(pos) is None and not _is_python_callable(fn) \
-                and self.star_map(fs, fn, pos, dict(kw)):
-            return
         else:
             self.decide_call(fs, fn, _star_items(pos), dict(kw))
 

@@ -261,3 +261,45 @@ def post(out, i):
     return [t.clone() for t in PENDING.pop()]   # (drawn outside the call, after it returned)
 NCALLS = 5
 """)
+
+
+# -- f(*map(g, xs)) / f(*filter(p, xs)) with a Python f: the interpreter unpacks the iterator in C,
+# then enters f. The monitor puts a generator that draws it (callbacks.drain) in its place: ran eagerly
+# before ("unpacks a `map` into call arguments")
+
+program(F_, "a_python_function_called_with_a_star_unpacked_map_of_a_swapped_activation", """
+EXPECT = "record"
+ACT = torch.relu
+TENSORS = [torch.arange(3.0) - 1, torch.ones(3)]
+def combine(*parts, scale=1.0):
+    return torch.stack(parts).sum(0) * scale
+def f(x):
+    return combine(*map(ACT, [x * t for t in TENSORS]), scale=len(TENSORS))
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    global ACT
+    if i == 2:
+        TENSORS.append(-torch.ones(3))
+    if i == 4:
+        ACT = torch.tanh
+NCALLS = 6
+""")
+
+program(F_, "a_python_function_called_with_a_star_unpacked_filter_over_an_outside_threshold", """
+EXPECT = "record"
+LIMIT = 2
+def keep(t):
+    return t.shape[0] > LIMIT
+def first_two(a, b, *rest):
+    return a.sum() - b.sum() + len(rest)
+def f(xs):
+    return first_two(*filter(keep, xs))
+def make(): return f
+def inputs(i): return ([torch.ones(3) * i, torch.ones(4), torch.ones(2), torch.ones(5) * 2],)
+def step(i):
+    global LIMIT
+    if i == 3:
+        LIMIT = 1   # (the 2-element tensor is kept now: a different call)
+NCALLS = 6
+""")
