@@ -71,7 +71,15 @@ def is_identity_key(key: Any) -> bool:
     return any(not is_immutable(k) for k in parts) and all(
         is_immutable(k) or (isinstance(k, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type))
                             and type(k).__eq__ is object.__eq__ and type(k).__hash__ is object.__hash__)
+        or _plain_enum_member(k)
         for k in parts)
+
+
+def _plain_enum_member(k: Any) -> bool:
+    """A member of an ``Enum`` or ``Flag`` without a mixin: compared by identity, hashed by its
+    fixed name (``Enum.__hash__``), so a dict keyed by members finds them as a keys guard holds them.
+    (An ``IntEnum`` member equals its int: not an identity key.)"""
+    return isinstance(k, enum.Enum) and type(k).__eq__ is object.__eq__ and type(k).__hash__ is enum.Enum.__hash__
 
 
 def exact_key(v: Any) -> Any:

@@ -69,7 +69,7 @@ def step(i):
 """)
 
 program(F_, "enum_members_as_keys_of_an_outside_table", """
-EXPECT = "dynamic"
+EXPECT = "record"   # (Enum members are identity keys of a keys guard)
 class Act(enum.Enum):
     RELU = 1
     TANH = 2
@@ -181,4 +181,44 @@ def inputs(i): return (torch.randn(3),)
 def step(i):
     if i == 2: Base.transform = lambda self, x: x - 10
     if i == 3: del Mid.transform
+""")
+
+
+# -- a dict keyed by Enum members (identity keys: Enum.__hash__ hashes the fixed name) -------------
+# (was a fallback: "dict with non-constant keys")
+
+program(F_, "a_dict_keyed_by_enum_members_with_entries_and_the_key_changed_between_calls", """
+EXPECT = "record"
+class Act(enum.Enum):
+    RELU = "relu"
+    TANH = "tanh"
+    GELU = "gelu"
+class Mode(enum.Flag):
+    A = 1
+    B = 2
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = Act.RELU
+        self.table = {Act.RELU: F.relu, Act.TANH: torch.tanh}
+        self.scales = {Mode.A: 2.0, Mode.B: 3.0, Mode.A | Mode.B: 5.0}
+        self.mode = Mode.A
+    def forward(self, x):
+        return self.table[self.act](x) * self.scales[self.mode], self.act.name, Act.GELU in self.table
+NET = Net()
+def make(): return NET
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2:
+        NET.act = Act.TANH
+    if i == 3:
+        NET.table[Act.TANH] = torch.sigmoid
+    if i == 4:
+        NET.table[Act.GELU] = F.gelu
+        NET.act = Act.GELU
+    if i == 5:
+        NET.mode = Mode.A | Mode.B
+    if i == 6:
+        NET.scales[Mode.A | Mode.B] = -1.0
+NCALLS = 8
 """)
