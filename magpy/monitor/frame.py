@@ -85,6 +85,21 @@ def _framework_codes() -> set:
     return codes
 
 
+def _call_impl_codes() -> frozenset:
+    codes = set()
+    for name in ("_wrapped_call_impl", "_call_impl"):
+        fn = getattr(torch.nn.Module, name, None)
+        if fn is not None:
+            codes.add(fn.__code__)
+            codes.update(c for c in fn.__code__.co_consts if isinstance(c, types.CodeType))
+    return frozenset(codes)
+
+
+#: ``Module.__call__``'s frames: what they hand a hook as its ``args`` tuple and ``kwargs`` dict
+#: (the call's own ``*args``/``**kwargs``) is built per call, never outside state.
+CALL_IMPL_CODES = _call_impl_codes()
+
+
 def _dynamo_codes() -> set:
     """TorchDynamo's bookkeeping that it patches into Module.__init__ once imported: a weak
     registry of modules made inside forward, read only by Dynamo's own recompile decisions.

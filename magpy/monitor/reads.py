@@ -79,7 +79,7 @@ from ..source import (
     Source,
 )
 from .elements import element_read
-from .frame import GuardSink
+from .frame import CALL_IMPL_CODES, GuardSink
 
 
 def bind_parameters(fn, self_obj, args: tuple, kwargs: dict) -> tuple[dict[str, Source], dict[str, Any], tuple]:
@@ -514,6 +514,8 @@ class Reads:
                 self.rg.new(v)   # the object being built: made by type.__call__ in C during this call
             elif name in packed:
                 self.rg.new(v)   # the *args tuple / **kwargs dict the call itself built
+            elif type(v) in (tuple, dict) and frame.f_back is not None and frame.f_back.f_code in CALL_IMPL_CODES:
+                self.rg.new(v)   # a hook's `args`/`kwargs` from Module.__call__ (its own *args/**kwargs)
 
             # else: an object handed over by C code MagPy does not follow stays of unknown origin
 

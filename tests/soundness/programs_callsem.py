@@ -244,3 +244,42 @@ def step(i):
 def state(): return seen
 NCALLS = 5
 """)
+
+
+# -- a forward pre-hook with kwargs changes the dict Module.__call__ hands it (its own **kwargs) ------
+# (was a fallback: "changes a dict whose origin MagPy did not see in place")
+
+program(F_, "a_kwargs_pre_hook_edits_the_call_kwargs_from_an_outside_setting", """
+EXPECT = "record"
+SETTINGS = {"need_weights": False, "scale": 1.0}
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+    def forward(self, x, need_weights=True, scale=2.0):
+        y = self.lin(x) * scale
+        return (y, y.sum()) if need_weights else (y, None)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.inner.register_forward_pre_hook(self._hook, with_kwargs=True)
+    @staticmethod
+    def _hook(module, args, kwargs):
+        kwargs["need_weights"] = SETTINGS["need_weights"]
+        kwargs.setdefault("scale", SETTINGS["scale"])
+        return (args[0] + 1,), kwargs
+    def forward(self, x):
+        out, w = self.inner(x)
+        out2, _ = self.inner(x, scale=3.0)
+        return out + out2, w is None
+NET = Net()
+def make(): return NET
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2:
+        SETTINGS["need_weights"] = True
+    if i == 4:
+        SETTINGS["scale"] = -1.0
+NCALLS = 6
+""")
