@@ -715,6 +715,8 @@ class NativeRules:
             self.pend(fs, self.post_new, 1)
         else:
             self.unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
+            if hasattr(type(it), "__next__"):
+                self.check_stateful_iterator(it, "sums")   # (a map passed in: its items are not guarded)
             self.pend(fs, self.post_new, 1)   # other iterators: an unseen tensor result breaks later
         return True
 
@@ -757,6 +759,8 @@ class NativeRules:
             self.pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
         else:
             self.unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
+            if hasattr(type(it), "__next__"):
+                self.check_stateful_iterator(it, "sums")   # (a map passed in: its items are not guarded)
             self.pend(fs, self.post_new, 1)   # other iterators: an unseen tensor result breaks later
         return True
 

@@ -250,6 +250,21 @@ def delift(v: Any, depth: int = 0) -> Any:
         if type(getattr(v, "__dict__", None)) is dict:
             new.__dict__.update(v.__dict__)   # (a subclass of a namedtuple may carry attributes)
         return new
+    if t is types.FunctionType:   # (a closure made in the call: its cells and defaults)
+        for c in v.__closure__ or ():
+            try:
+                held = c.cell_contents
+            except ValueError:
+                continue
+            new = delift(held, depth + 1)
+            if new is not held:
+                c.cell_contents = new
+        if v.__defaults__:
+            v.__defaults__ = delift(v.__defaults__, depth + 1)
+        if v.__kwdefaults__:
+            delift(v.__kwdefaults__, depth + 1)
+        delift(v.__dict__, depth + 1)   # (attributes set on it: `g.attr = k`)
+        return v
     d = getattr(v, "__dict__", None)
     if type(d) is dict and type(t) is type and t.__module__ not in ("builtins",) \
             and not t.__module__.startswith("torch"):

@@ -68,6 +68,7 @@ class Trace:
     made_functions: Mapping          # id -> function made in the call (MAKE_FUNCTION in a monitored frame)
     call_cells: Mapping              # id -> closure cell made in the call (a monitored frame's own variable)
     outside_cells: Mapping           # id -> closure cell that outlives the call (see MonitorRun.outside_cells)
+    param_cells: Mapping             # id -> source of the argument a call cell still holds (None: not told)
     graph_mutates: bool              # an operator of the graph changes a tensor in place
     mutates_outside: bool            # ... one sharing memory with a tensor from outside
     mutated_storages: frozenset      # data_ptrs of the storages the graph changes in place
@@ -119,7 +120,8 @@ class Trace:
             contextvars=_frozen(mon.contextvars), effects=tuple(mon.effects),
             effect_marks=tuple(mon.effect_marks), run_writes=run_writes,
             made_functions=_frozen({k: f for k, (f, _) in mon.made_functions.items()}),
-            call_cells=_frozen(_call_cells(mon)), outside_cells=_frozen(mon.outside_cells), graph_mutates=bool(mon.graph_mutates),
+            call_cells=_frozen(_call_cells(mon)), outside_cells=_frozen(mon.outside_cells),
+            param_cells=_frozen(_param_cells(mon)), graph_mutates=bool(mon.graph_mutates),
             mutates_outside=bool(mon.mutates_outside), mutated_storages=frozenset(mon.mutated_storages),
             array_constants=tuple(mon.array_constants),
             assumptions=tuple(mon.assumptions), assumed_at=tuple(mon.assumed_at),
@@ -143,6 +145,29 @@ def _call_cells(mon: Any) -> dict:
         for name, c in zip(f.__code__.co_freevars, f.__closure__ or ()):
             if name in creator.f_code.co_cellvars and id(c) not in mon.outside_cells:
                 cells[id(c)] = c
+    return cells
+
+
+def _param_cells(mon: Any) -> dict:
+    """The cells of the compiled frame's parameters that functions made in the call hold and
+    that still hold the argument (no store to the cell anywhere in the call): the interpreter
+    moved the argument into the cell without a load the monitor saw, so no guard holds its value
+    and the mock fills the rebuilt cell from the argument itself (an int the next call passes
+    differently, or a lifted one). None where a store went to a cell the monitor could not tell."""
+    cells: dict = {}
+    unknown = "?" in mon.rebound_cells
+    for f, creator in mon.made_functions.values():
+        if creator is not mon.top_frame:
+            continue
+        for name, c in zip(f.__code__.co_freevars, f.__closure__ or ()):
+            if name not in mon.param_sources or name in mon.rebound_cells or id(c) in mon.rebound_cells:
+                continue
+            try:
+                held = c.cell_contents
+            except ValueError:
+                continue
+            if held is mon.param_values.get(name, cells) or held is mon.frame_packed.get(name, cells):
+                cells[id(c)] = None if unknown else mon.param_sources[name]
     return cells
 
 

@@ -474,6 +474,13 @@ class MockBuilder:
                 contents = c.cell_contents
             except ValueError:
                 continue   # (an unbound variable: the fresh cell is empty too)
+            if id(c) in self.trace.param_cells:   # (the argument itself, moved into the cell unread)
+                src = self.trace.param_cells[id(c)]
+                if src is None:
+                    raise Unsupported(f"returns a closure `{v.__qualname__}` over an argument whose cell "
+                                      "MagPy cannot tell unchanged")
+                self.lines.append(f"_fill_cell({cvar}, {self.src(src)})")
+                continue
             self.lines.append(f"_fill_cell({cvar}, {self.value(contents, depth + 1)})")
         return var
 

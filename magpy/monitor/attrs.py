@@ -57,6 +57,13 @@ def _module_getattr(module: types.ModuleType) -> Any:
     return None
 
 
+
+def raw_cell(frame: Any, idx: int) -> Any:
+    """The closure cell ``idx`` of the function ``frame`` runs, or None where that cannot be told."""
+    be = capture.backend()
+    fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
+    return fn.__closure__[idx] if fn is not None and fn.__closure__ is not None else None
+
 class AttrReads:
     """Attribute lookups of a monitor run (mixed into :class:`~magpy.monitor.run.Monitor`): the
     sources and guards of ``obj.name``, of ``super().name`` and of the dunders operators look up.

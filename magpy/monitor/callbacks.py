@@ -83,16 +83,21 @@ def _maps_tensors(mapped: Any) -> bool:
     return maps_tensors(func, iterables)
 
 
+def _python_code(func: Any) -> bool:
+    """Is ``func`` a Python function (or a method or partial of one), whose frames are monitored?"""
+    return isinstance(getattr(func, "__func__", func), types.FunctionType) or type(func) is functools.partial
+
+
 def maps_tensors(func: Any, iterables: Any) -> bool:
     """Would ``map(func, *iterables)`` apply a callable that is not Python code to items among
-    which the iterables hold a tensor (as far as they can be seen without drawing them)?"""
-    inner = getattr(func, "__func__", func)
-    if isinstance(inner, types.FunctionType) or type(func) is functools.partial:
+    which the iterables may hold a tensor (a tensor seen without drawing them, or items that
+    cannot be seen: ``map(Tensor.item, map(torch.neg, xs))``, a generator's)?"""
+    if _python_code(func):
         return False
     for it in iterables:
         items = peek_items(it)
-        if items is not None and any(isinstance(x, torch.Tensor) for x in items):
-            return True
+        if items is None or any(isinstance(x, torch.Tensor) for x in items):
+            return True   # (items that cannot be seen, another map's: may be tensors)
     return False
 
 
@@ -114,8 +119,9 @@ class CallbackRules:
         map is made of :func:`native_applier` instead (its function replaced on the value stack
         before the call runs), each call of the native then made from a monitored frame. Never
         decides the call (the map is then made as any)."""
-        if c.kwargs or len(c.args) < 2 or not maps_tensors(c.args[0], c.args[1:]):
-            return False
+        if c.kwargs or len(c.args) < 2 or not (maps_tensors(c.args[0], c.args[1:]) or (
+                not _python_code(c.args[0]) and any(self.holds_scalar(it) for it in c.args[1:]))):
+            return False   # (numbers read from tensors too: `map(abs, [t.item() for t in ts])`)
         stack = capture.read_stack(fs.frame)
         below = len(c.args) - 1   # (map's positional operands are the top of the stack)
         ins = fs.instrs.get(fs.frame.f_lasti)
@@ -133,8 +139,8 @@ class CallbackRules:
         them: a :func:`drain` generator made in the call, put in its place on the value stack
         (under the keyword dict, if any), or None where ``pos`` is not among the top slots."""
         slots = [k for k in range(min(len(stack), 2)) if stack[-1 - k] is pos]
-        if not slots:
-            return None
+        if not slots or self.outside_iterator(pos):
+            return None   # (a map from outside: each call advances it, see _star_items)
         gen = drain(pos)
         self.new_outputs([gen])
         capture.replace_top(fs.frame, gen, below=slots[0])
@@ -147,10 +153,19 @@ class CallbackRules:
         if "key" in c.kwargs:
             return False   # (sorted(map(f, xs), key=k): k's returns are collected before the call)
         i = next(i for i, a in enumerate(c.args) if type(a) in (map, filter))
+        self.check_stateful_iterator(c.args[i], f"passes to `{getattr(c.fn, '__qualname__', c.fn)}`")
         if type(c.args[i]) is map and _maps_tensors(c.args[i]) and not self._apply_natively(fs, c, i):
             return False
-        return self.after_map(fs, c.fn, c.args[i], lambda items: [*c.args[:i], list(items), *c.args[i + 1:]],
-                              dict(c.kwargs))
+        if self.after_map(fs, c.fn, c.args[i], lambda items: [*c.args[:i], list(items), *c.args[i + 1:]],
+                          dict(c.kwargs)):
+            return True
+        if type(c.args[i]) is map and _python_code(c.args[i].__reduce__()[1][0]) and c.fn not in (list, tuple):
+            # (list and tuple hold the very objects the frames returned: the monitor saw them)
+            # (what its Python function returns, numbers read from tensors among them, would be
+            # combined in C unseen: `sum(map(f, map(g, xs)))`, which after_map declines)
+            raise BreakCompile(f"`{getattr(c.fn, '__qualname__', c.fn)}` draws a `map` of a Python function "
+                               "over another map, which MagPy cannot follow")
+        return False
 
     def _apply_natively(self, fs: FrameState, c, i: int) -> bool:
         """Replace the map ``c.args[i]`` of a native by a map of :func:`native_applier` over its
@@ -163,8 +178,8 @@ class CallbackRules:
         if not slots:
             return False
         applier = native_applier(func)
-        self.new_outputs([applier])
         new = map(applier, *iterables)
+        self.new_outputs([applier, new])
         for below in slots:
             capture.replace_top(fs.frame, new, below=below)
         c.args[i] = new
@@ -185,6 +200,7 @@ class CallbackRules:
         are what a map's function returned, or the elements a filter's predicate kept (the filter's
         iterable copied before the call; its predicate's returns are plain truths, else the
         monitor breaks as they return: Monitor.leave_frame)."""
+        self.check_stateful_iterator(mapped, f"passes to `{getattr(fn, '__qualname__', fn)}`")
         reduced = mapped.__reduce__()[1]
         func = reduced[0]
         inner = func.func if type(func) is functools.partial else func

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import operator
 import types
 from typing import Any
@@ -28,7 +29,8 @@ _SEE_THROUGH = tuple(dict.fromkeys((
     itertools.filterfalse, itertools.accumulate, itertools.zip_longest)))
 #: Natives that draw every item of a ``map`` they are given before they return (``sum(map(f, xs))``):
 #: with a Python ``f``, the call is decided after it ran, with what ``f`` returned (Monitor.after_map).
-MAP_CONSUMERS = frozenset({sum, functools.reduce, tuple, list, set, frozenset, dict, any, all, max, min, sorted})
+MAP_CONSUMERS = frozenset({sum, functools.reduce, tuple, list, set, frozenset, dict, any, all, max, min, sorted,
+                           math.fsum, math.prod, str.join, bytes.join})
 #: The lazy iterators a consumer's call is decided by the items of (magpy.monitor.callbacks).
 CALLBACK_ITERATORS = (map, filter)
 #: Natives that map a value to a Python number or text: ``map(bool, x > 2)`` reads tensor values.

@@ -38,6 +38,7 @@ from ..objmodel import (
 )
 from ..refgraph import Change
 from ..scalars import NUMPY_VALUES, format_text, join_text, replace_top
+from .attrs import raw_cell
 from .frame import FrameState
 from .ops import set_data
 
@@ -231,8 +232,11 @@ class UpdateRules:
         self.note_write(None, "cell", name)
         if fs.is_top:
             fs.unwritten_params.discard(name)
+            self.rebound_cells.add(name)   # (a parameter's cell no longer holds the argument: trace.param_cells)
         code = fs.code
         if name in code.co_freevars:
+            c = raw_cell(fs.frame, code.co_freevars.index(name))
+            self.rebound_cells.add(id(c) if c is not None else "?")   # ("?": some cell, not told which)
             cell = self.cell_of(fs, code.co_freevars.index(name))
             if cell is not None:   # (a cell that outlives the call: the mock replays its last contents)
                 self.rg.write_cell(cell, *(() if deleted else (stack[-1],)))

@@ -175,6 +175,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.outside_iterators: dict = {}            # id -> iterator from outside whose steps may split the call
         self.checkpointing: dict = {}                # id(frame) -> (frame, code of the function): calling checkpoint
         self.made_functions: dict = {}               # id -> (function, the frame that made it): made by MAKE_FUNCTION here
+        self.rebound_cells: set = set()              # names of the top frame's cells, ids of other cells, stored to
         self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
         self.in_call_event = False                   # the handler of a call instruction is running
         self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
