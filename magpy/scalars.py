@@ -207,8 +207,18 @@ def delift(v: Any, depth: int = 0) -> Any:
     t = type(v)
     if t is LiftedInt:
         return int(v)
-    if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module, type)):
+    if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module)):
         return v
+    if isinstance(v, type):   # (a class made in the call, `type("T", (), {"v": n})`: its own attributes)
+        for k, e in list(vars(v).items()):
+            if type(e) is LiftedInt:
+                type.__setattr__(v, k, int(e))
+        return v
+    if t is types.MethodType:   # (a bound method of an object made in the call)
+        delift(v.__self__, depth + 1)
+        return v
+    if t is frozenset:
+        return frozenset(delift(e, depth + 1) for e in v) if any(type(e) in (LiftedInt, tuple) for e in v) else v
     if t is list:
         for i, e in enumerate(v):
             new = delift(e, depth + 1)
@@ -234,7 +244,13 @@ def delift(v: Any, depth: int = 0) -> Any:
         return v
     if isinstance(v, (dict, list)) and t.__module__ in ("collections", "builtins"):
         # (Counter, OrderedDict, defaultdict, UserList-free subclasses of the stdlib: item values
-        # in place, through the container's own protocol, which keeps the order)
+        # in place, through the container's own protocol, which keeps the order; keys re-added)
+        if isinstance(v, dict) and any(type(k) in (LiftedInt, tuple) for k in v):
+            items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
+            v.clear()
+            for k, e in items:
+                v[k] = e
+            return v
         for k, e in (list(v.items()) if isinstance(v, dict) else list(enumerate(v))):
             new = delift(e, depth + 1)
             if new is not e:
@@ -266,10 +282,24 @@ def delift(v: Any, depth: int = 0) -> Any:
         delift(v.__dict__, depth + 1)   # (attributes set on it: `g.attr = k`)
         return v
     d = getattr(v, "__dict__", None)
-    if type(d) is dict and type(t) is type and t.__module__ not in ("builtins",) \
-            and not t.__module__.startswith("torch"):
-        delift(d, depth + 1)
+    if type(t) is type and t.__module__ not in ("builtins",) and not t.__module__.startswith("torch"):
+        if type(d) is dict:
+            delift(d, depth + 1)
+        for name in _slot_names(t):   # (`__slots__` members: `SBox(n).v`)
+            e = getattr(v, name, None)
+            new = delift(e, depth + 1)
+            if new is not e:
+                setattr(v, name, new)
     return v
+
+
+def _slot_names(t: type) -> list:
+    """The ``__slots__`` member names of ``t`` and its bases (``__dict__``/``__weakref__`` aside)."""
+    names = []
+    for c in t.__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        names += [n for n in ((slots,) if isinstance(slots, str) else slots) if n not in ("__dict__", "__weakref__")]
+    return names
 
 
 class _NotText(Exception):

@@ -508,6 +508,9 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 elif isinstance(obj, type) and isinstance(d, types.MappingProxyType) and name in d \
                         and type(d[name]) is not delift(d[name]).__class__:
                     type.__setattr__(obj, name, delift(d[name]))   # a class attribute (`type(self).calls += 1`)
+                elif not isinstance(obj, type) and (held := getattr(obj, name, None)) is not None \
+                        and (plain := delift(held)) is not held:
+                    setattr(obj, name, plain)   # (a slot, a function's `__defaults__`)
         for nid in [*self.rg.changed, *self.mutated]:   # (every object with a version past its first)
             obj = self.rg.sn[nid].obj
             if isinstance(obj, (list, dict, set)):

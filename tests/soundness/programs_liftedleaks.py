@@ -38,3 +38,39 @@ def make(): return m
 def inputs(i): return (torch.arange(4.0).roll(i % 2),)
 NCALLS = 6
 """)
+
+
+# -- red team round 8: a LiftedInt left in objects a lifting run made or wrote (type(v) is int False)
+
+program(F_, "lifted_sizes_and_numbers_left_in_slots_frozensets_classes_defaults_and_ordered_keys", """
+EXPECT = "dynamic"   # (each call rewrites g.__defaults__, which its guards read: monitored every call)
+import collections as _c
+class SBox:
+    __slots__ = ("v",)
+    def __init__(self, v):
+        self.v = v
+class Box:
+    def __init__(self, v):
+        self.v = v
+    def get(self):
+        return self.v
+OUT = SBox(0)
+OD = _c.OrderedDict()
+def g(a=0):
+    return a
+def f(x, n):
+    m = x.shape[0]
+    OUT.v = n
+    g.__defaults__ = (m,)
+    OD[n] = m
+    T = type("T", (), {"v": n})
+    return x * n, SBox(m), frozenset([m, n]), T, Box(n).get
+def make(): return f
+def inputs(i): return (torch.ones(1 + i % 3), i)
+def invoke(f, i):
+    y, sb, fs, T, get = f(*inputs(i))
+    kinds = lambda *vs: [type(v).__name__ for v in vs]
+    return y, sb.v, sorted(fs), T.v, get(), OUT.v, g(), list(OD.items()), \\
+        kinds(sb.v, *fs, T.v, get(), OUT.v, g(), *OD.keys(), *OD.values())
+NCALLS = 6
+""")
