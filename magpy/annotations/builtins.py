@@ -92,15 +92,18 @@ _add(operator.itemgetter, PURE)
 _READ_ONLY = Annotation()
 _MUTATE = Annotation(inplace=(0,))
 _APPEND = Annotation(value_read=(True, False), inplace=(0,))
+#: ``d.pop(key, default)``: the default is handed back, not read (namedtuple's ``_replace`` maps it).
+_POP = Annotation(value_read=(True, True, False), inplace=(0,))
+
 for _cls, _mutators in (
     (list, {"append": _APPEND, "extend": _MUTATE, "insert": Annotation(value_read=(True, True, False), inplace=(0,)),
             "pop": _MUTATE, "remove": _MUTATE, "clear": _MUTATE, "sort": _MUTATE, "reverse": _MUTATE,
             "__setitem__": Annotation(value_read=(True, True, False), inplace=(0,)), "__delitem__": _MUTATE,
             "__iadd__": Annotation(inplace=(0,), out_inplace=True)}),
     (dict, {"update": _MUTATE, "setdefault": Annotation(value_read=(True, True, False), inplace=(0,)),
-            "pop": _MUTATE, "popitem": _MUTATE, "clear": _MUTATE,
+            "pop": _POP, "popitem": _MUTATE, "clear": _MUTATE,
             "__setitem__": Annotation(value_read=(True, True, False), inplace=(0,)), "__delitem__": _MUTATE}),
-    (collections.OrderedDict, {"update": _MUTATE, "setdefault": _MUTATE, "pop": _MUTATE, "popitem": _MUTATE,
+    (collections.OrderedDict, {"update": _MUTATE, "setdefault": _MUTATE, "pop": _POP, "popitem": _MUTATE,
                                "clear": _MUTATE, "move_to_end": _MUTATE,
                                "__setitem__": Annotation(value_read=(True, True, False), inplace=(0,)),
                                "__delitem__": _MUTATE}),

@@ -303,3 +303,21 @@ def step(i):
         LIMIT = 1   # (the 2-element tensor is kept now: a different call)
 NCALLS = 6
 """)
+
+
+program(F_, "namedtuple_replace_maps_dict_pop_over_tensor_fields", """
+EXPECT = "record"   # (`_replace` is `_make(map(kwds.pop, fields, self))`: pop hands tensors back unread)
+import collections as _c
+Det = _c.namedtuple("Det", "boxes scores")
+STATE = {"scale": 2.0}
+def f(x):
+    d = Det(x, x.sum(-1))
+    d = d._replace(scores=d.scores * STATE["scale"])
+    return d
+def make(): return f
+def inputs(i): return (torch.randn(2, 3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 3:
+        STATE["scale"] = -1.0
+NCALLS = 5
+""")
