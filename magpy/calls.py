@@ -56,6 +56,7 @@ from .compiled_module import CompiledCallable, compiled_target
 from .dynamic.writes import arm_write, write_counters, write_mark
 from .global_state import global_hooks_present
 from .graph import OpGraph
+from .lifted import LiftedInt
 from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS
 from .natives import (
     CONTEXTVAR_METHODS,
@@ -82,7 +83,7 @@ from .objmodel import (
 )
 from .redraw import as_draw
 from .refgraph import RefGraph
-from .scalars import LiftedInt, replace_top
+from .scalars import replace_top
 from .source import AttrSource, ItemSource
 from .torch_support import autograd_function_class, is_checkpoint, lazy_uninitialized
 

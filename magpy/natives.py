@@ -37,9 +37,10 @@ from .annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
 from .breaks import BreakCompile
 from .graph import Unsupported
 from .guards import is_numeric_array
+from .lifted import LiftedInt, delift
 from .objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is_python_class, peek_items
 from .redraw import DrawSource, as_argument, pinnable
-from .scalars import TEXT_BUILTINS, LiftedInt, call_text, delift
+from .scalars import TEXT_BUILTINS, call_text
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
 
 if TYPE_CHECKING:

@@ -50,8 +50,8 @@ from .dynamic.rolling import roll_loops
 from .global_state import active_mode, global_hooks_present, saved_tensor_hooks_active
 from .graph import Unsupported
 from .guards import ValueGuard
+from .lifted import delift
 from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
-from .scalars import delift
 from .source import ItemSource, peek_value
 from .trace import Trace, run_reason
 

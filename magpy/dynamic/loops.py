@@ -47,8 +47,8 @@ import torch
 import torch.fx as fx
 
 from ..graph import loop_index, range_len
+from ..lifted import LiftedInt
 from ..redraw import as_draw
-from ..scalars import LiftedInt
 from ..scalars import replace_top as _replace_top
 from ..torch_support import last_node
 from .nodes import range_value

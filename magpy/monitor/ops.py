@@ -31,9 +31,10 @@ from ..bytecode.flow import may_swallow
 from ..global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
 from ..graph import OpGraph, Unsupported
 from ..guards import array_same, array_snapshot, is_numeric_array
+from ..lifted import LiftedInt
 from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number, storage_key
 from ..refgraph import RefGraph, forget_when_dead
-from ..scalars import NUMPY_VALUES, LiftedInt, shape_safe
+from ..scalars import NUMPY_VALUES, shape_safe
 from ..torch_support import version_counter
 
 if TYPE_CHECKING:

@@ -55,9 +55,10 @@ from ..dynamic.loops import LoopWatch
 from ..global_state import GlobalState
 from ..graph import OpGraph, Unsupported
 from ..guards import Guard
+from ..lifted import LiftedInt, delift
 from ..objmodel import PROTOCOL_EVENTS, is_immutable
 from ..refgraph import RefGraph, ShadowNode
-from ..scalars import LiftedInt, ScalarFlow, delift
+from ..scalars import ScalarFlow
 from ..source import Source
 from ..splits import SUBSCRIPT_EVENTS, NotSplit, SplitHere, take_split
 from .attrs import AttrReads
@@ -474,7 +475,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
             # (an int subclass: `type(n) is int` would be False) may sit on the stacks and in
             # the locals of the frames being monitored. Those frames stay traced, and before each
             # of their instructions a LiftedInt on the stack becomes a plain int (a local is one
-            # once loaded), so the program never sees one (see magpy.scalars.LiftedInt).
+            # once loaded), so the program never sees one (see magpy.lifted.LiftedInt).
             # Containers the monitored frames hold, and what the run wrote outside so far, are
             # changed in place now (frames entered from here on are not traced).
             self.delifting = True

@@ -1,0 +1,129 @@
+"""The ``int`` subclass of numbers a monitor run follows, and how what a run leaves behind is made
+plain again (:func:`delift`): a run that lifts sizes puts :class:`LiftedInt` values on the value
+stack, and what the program keeps of them (returned, stored outside, held by closures it made)
+must be plain ``int`` as in eager (``type(n) is int``)."""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import torch
+
+
+class LiftedInt(int):
+    """An ``int`` the monitor run follows: a size read from a tensor whose shape changes between
+    calls (lifted shapes), or an integer computed from one. Python shares small ints, so a plain
+    ``int`` has no identity to follow; the monitor puts a ``LiftedInt`` of the same value on the
+    value stack instead (:func:`magpy.capture.replace_top`). It is an ``int`` in every respect
+    but its type (``type(n)`` in a monitored frame gives ``int``: ``ScalarFlow.plain_type``;
+    ``n.__class__``, pickling and copying give plain ints too); the mock hands out plain ints."""
+
+    __slots__ = ()
+
+    @property
+    def __class__(self):   # noqa: D105 - what the program sees: an int
+        return int
+
+    def __reduce__(self):
+        return (int, (int(self),))
+
+
+def delift(v: Any, depth: int = 0) -> Any:
+    """``v`` with every :class:`LiftedInt` in it a plain ``int``: lists, dicts and plain objects are
+    changed in place (they keep their identity), tuples and sizes are rebuilt when they hold one."""
+    t = type(v)
+    if t is LiftedInt:
+        return int(v)
+    if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module)):
+        return v
+    if isinstance(v, type):   # (a class made in the call, `type("T", (), {"v": n})`: its own attributes)
+        for k, e in list(vars(v).items()):
+            if type(e) is LiftedInt:
+                type.__setattr__(v, k, int(e))
+        return v
+    if t is types.MethodType:   # (a bound method of an object made in the call)
+        delift(v.__self__, depth + 1)
+        return v
+    if t is frozenset:
+        return frozenset(delift(e, depth + 1) for e in v) if any(type(e) in (LiftedInt, tuple) for e in v) else v
+    if t is list:
+        for i, e in enumerate(v):
+            new = delift(e, depth + 1)
+            if new is not e:
+                v[i] = new
+        return v
+    if t is dict:
+        if any(type(k) is LiftedInt or (type(k) is tuple and any(type(e) is LiftedInt for e in k)) for k in v):
+            items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
+            v.clear()
+            v.update(items)   # (same order, keys that compare and hash equal)
+            return v
+        for k, e in list(v.items()):
+            new = delift(e, depth + 1)
+            if new is not e:
+                v[k] = new
+        return v
+    if t is set:
+        if any(type(e) is LiftedInt or type(e) is tuple for e in v):
+            items = [delift(e, depth + 1) for e in v]
+            v.clear()
+            v.update(items)
+        return v
+    if isinstance(v, (dict, list)) and t.__module__ in ("collections", "builtins"):
+        # (Counter, OrderedDict, defaultdict, UserList-free subclasses of the stdlib: item values
+        # in place, through the container's own protocol, which keeps the order; keys re-added)
+        if isinstance(v, dict) and any(type(k) in (LiftedInt, tuple) for k in v):
+            items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
+            v.clear()
+            for k, e in items:
+                v[k] = e
+            return v
+        for k, e in (list(v.items()) if isinstance(v, dict) else list(enumerate(v))):
+            new = delift(e, depth + 1)
+            if new is not e:
+                v[k] = new
+        return v
+    if t in (tuple, torch.Size) or (isinstance(v, tuple) and (
+            callable(getattr(t, "_make", None)) or t.__module__ == "torch.return_types")):
+        items = [delift(e, depth + 1) for e in v]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        # (a namedtuple rebuilt by its _make, a torch.return_types structseq from its items)
+        new = t._make(items) if t not in (tuple, torch.Size) and hasattr(t, "_make") else t(items)
+        if type(getattr(v, "__dict__", None)) is dict:
+            new.__dict__.update(v.__dict__)   # (a subclass of a namedtuple may carry attributes)
+        return new
+    if t is types.FunctionType:   # (a closure made in the call: its cells and defaults)
+        for c in v.__closure__ or ():
+            try:
+                held = c.cell_contents
+            except ValueError:
+                continue
+            new = delift(held, depth + 1)
+            if new is not held:
+                c.cell_contents = new
+        if v.__defaults__:
+            v.__defaults__ = delift(v.__defaults__, depth + 1)
+        if v.__kwdefaults__:
+            delift(v.__kwdefaults__, depth + 1)
+        delift(v.__dict__, depth + 1)   # (attributes set on it: `g.attr = k`)
+        return v
+    d = getattr(v, "__dict__", None)
+    if type(t) is type and t.__module__ not in ("builtins",) and not t.__module__.startswith("torch"):
+        if type(d) is dict:
+            delift(d, depth + 1)
+        for name in _slot_names(t):   # (`__slots__` members: `SBox(n).v`)
+            e = getattr(v, name, None)
+            new = delift(e, depth + 1)
+            if new is not e:
+                setattr(v, name, new)
+    return v
+
+
+def _slot_names(t: type) -> list:
+    """The ``__slots__`` member names of ``t`` and its bases (``__dict__``/``__weakref__`` aside)."""
+    names = []
+    for c in t.__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        names += [n for n in ((slots,) if isinstance(slots, str) else slots) if n not in ("__dict__", "__weakref__")]
+    return names
