@@ -373,6 +373,11 @@ def _yields(code: types.CodeType) -> dict:
     return out
 
 
+def suspended_at_yield(code: types.CodeType, lasti: int) -> bool:
+    """Was a generator frame left with ``f_lasti`` at one of its yields (suspended, not ended)?"""
+    return lasti in _yields(code)
+
+
 def suspended_in_handler(code: types.CodeType, lasti: int) -> bool:
     """A generator frame left with ``f_lasti`` at a yield inside its own ``try``/``with``: closing it
     unfinished (when it is dropped) runs that handler (``finally``, ``__exit__``)."""

@@ -23,7 +23,7 @@ from .. import capture
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
 from ..bytecode import DECODER
-from ..bytecode.flow import flow_of
+from ..bytecode.flow import flow_of, suspended_at_yield
 from ..graph import Unsupported
 from ..objmodel import (
     CONTAINER_TYPES,
@@ -723,9 +723,9 @@ class UpdateRules:
 
     def star_generator_left(self, frame, fs: FrameState) -> None:
         """A generator unpacked by ``f(*gen)`` yielded or ended: on its return, ``f`` is next."""
+        if suspended_at_yield(fs.code, frame.f_lasti):
+            return   # (3.13 leaves f_lasti at the RESUME after the yield)
         ins = fs.instrs.get(frame.f_lasti)
-        if ins is not None and ins.real == "YIELD_VALUE":
-            return
         outer, offset, fn, items, kw = self.star_calls.pop(id(frame))
         self.yield_collectors.pop(id(frame), None)
         if ins is None or not ins.real.startswith("RETURN") or self.broken is not None:
