@@ -529,6 +529,20 @@ def test_star_arguments_from_one_shot_iterators_are_read_without_consuming_them(
     assert same(cm(y, 2), spans(y, 2))                       # a new width: a new record
 
 
+def test_star_arguments_from_a_generator_are_decided_when_it_ends():
+    """``f(*gen)``: the call is decided with every item once the generator returns, not at its
+    first yield (on 3.13 a suspended frame's ``f_lasti`` is the RESUME after the yield)."""
+    def f(x):
+        return x.reshape(*(d for d in (x.shape[0] // 2, 2 * x.shape[1]))) + 1
+
+    cm = magpy.compile(f, backend="eager")
+    for n in (4, 4, 6, 6, 4):
+        x = torch.randn(n, 3)
+        assert same(cm(x), f(x))
+    st = magpy.stats(cm)
+    assert not st.break_reasons and st.fallbacks == 0 and st.monitor_runs == 2, st
+
+
 def test_star_arguments_from_a_map_are_drawn_by_a_monitored_generator():
     """``f(*map(g, xs))`` unpacks the map in C: a generator put in its place draws it monitored
     (callbacks.drain), so the call is one graph, and a new size is a new record."""
