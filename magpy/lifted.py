@@ -4,6 +4,7 @@ stack, and what the program keeps of them (returned, stored outside, held by clo
 must be plain ``int`` as in eager (``type(n) is int``)."""
 from __future__ import annotations
 
+import collections
 import types
 from typing import Any
 
@@ -43,6 +44,15 @@ def delift(v: Any, depth: int = 0) -> Any:
         return v
     if t is types.MethodType:   # (a bound method of an object made in the call)
         delift(v.__self__, depth + 1)
+        return v
+    if t is slice:   # (`slice(0, x.size(0))` returned or stored: rebuilt, as a tuple is)
+        parts = [delift(e, depth + 1) for e in (v.start, v.stop, v.step)]
+        return v if all(a is b for a, b in zip(parts, (v.start, v.stop, v.step))) else slice(*parts)
+    if t is collections.deque:   # (in place: `history.append(x.size(0))` on a deque from outside)
+        for i, e in enumerate(list(v)):
+            new = delift(e, depth + 1)
+            if new is not e:
+                v[i] = new
         return v
     if t is frozenset:
         return frozenset(delift(e, depth + 1) for e in v) if any(type(e) in (LiftedInt, tuple) for e in v) else v

@@ -637,7 +637,8 @@ class NativeRules:
         an eviction, then a function of changed globals), so the mock calls the cached function
         again, where the program did, and the record holds only for the same result: equal for
         values, the very object otherwise (a draw pinned to its value, magpy.redraw). Arguments
-        must be values (guarded) or objects the cache keys by identity (guarded so)."""
+        must be values (guarded) or objects the cache keys by identity (guarded so); a call on a
+        path a tensor value chose is a break (the mock would make it speculatively)."""
         fn, args, kwargs = c.fn, c.args, c.kwargs
         for v in [*args, *kwargs.values()]:
             if isinstance(v, torch.Tensor):
@@ -649,10 +650,10 @@ class NativeRules:
             if node is None or node.source is None:
                 raise BreakCompile(f"passes an object made in the call ({type(v).__name__}) to the cached function `{fn.__qualname__}`")
             self.guard_identity(v)
-        if self._changed_outside():
-            # (the mock calls it before it replays those changes; on a cache miss the function
-            # would read the state as the call found it)
+        if self._changed_outside():   # (the mock calls it before it replays them: a miss would read the state before)
             raise BreakCompile(f"calls the cached function `{fn.__qualname__}` after changing state outside the call")
+        if self.assumed_beyond_sizes():
+            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` on a path chosen by a tensor value")
         fn_node = self.node(fn)
         if fn_node is None or fn_node.source is None:
             raise BreakCompile(f"calls the cached function `{fn.__qualname__}` made in the call")

@@ -232,6 +232,13 @@ class ScalarFlow:
         if kind == "truth":
             self.branch_assumed(node, expected)   # (a conditional jump on it: magpy.dynamic.branches)
 
+    def assumed_beyond_sizes(self) -> bool:
+        """Has the run assumed something the guard cannot check before the mock runs (a value the
+        graph computes, checked after it; see codegen.speculation.assumption_checks)? Then what
+        the mock does before the graph is speculative: a failed check makes the call a miss."""
+        return any(kind not in ("scalar", "truth", "atleast") or size_expr(node, ConstPool()) is None
+                   for kind, node, _ in self.assumptions)
+
     def describe_assumptions(self) -> list[str]:
         """One line per assumption: what the graph recomputes, the value the run saw, where."""
         what = {"truth": "the truth of", "item": "the value of", "list": "the values of", "scalar": "the number",

@@ -43,11 +43,15 @@ class ConstPool:
 _LITERAL_TYPES = (int, float, str, bool, type(None), bytes)
 
 
+def _spells_itself(value: Any) -> bool:
+    """Is ``repr(value)`` Python code for ``value``? (Not for NaN and the infinities: ``inf``.)"""
+    return type(value) in _LITERAL_TYPES and not (
+        type(value) is float and (value != value or value in (float("inf"), float("-inf"))))
+
+
 def literal(value: Any, pool: ConstPool) -> str:
     """Python code that evaluates to ``value``: a literal when safe, else a pool name."""
-    if type(value) in _LITERAL_TYPES and not (type(value) is float and (value != value or value in (float("inf"), float("-inf")))):
-        return repr(value)
-    if type(value) is tuple and all(type(v) in _LITERAL_TYPES for v in value):
+    if _spells_itself(value) or (type(value) is tuple and all(_spells_itself(v) for v in value)):
         return repr(value)
     return pool.ref(value)
 

@@ -96,6 +96,7 @@ from typing import Any
 
 import torch
 
+from . import capture
 from .bytecode import DECODER
 from .bytecode.flow import flow_of
 from .bytecode.resume import ResumeUnsupported, origin_of, passed_free_cells, resume_function, supported
@@ -385,7 +386,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
             live.update(code.co_varnames)   # (`locals()` sees every bound local, dead or not)
         elif "__class__" in code.co_freevars and code.co_argcount:
             live.add(code.co_varnames[0])   # (zero-argument `super()` reads the first argument)
-        f_locals = frame.f_locals
+        f_locals = capture.frame_locals(frame)
         params: list[str] = []
         unbound: list[str] = []
         for name in code.co_varnames:
@@ -491,7 +492,7 @@ def _check_operation(fn: Any) -> None:
 def _pending_frames(mon: Any, state: Any, image: Any, split: SplitPoint, callee: Any) -> list:
     """The frames of ``split`` a continuation of it (the top frame ``state``) has not resumed yet,
     while it calls ``callee``, with the values it holds for them put in ``image``."""
-    f_locals = state.frame.f_locals
+    f_locals = capture.frame_locals(state.frame)
     k = next((k for k, f in enumerate(split.frames) if f.resume is callee), None)
     if k is None and split.ended is not None and split.ended.resume is callee:
         k = 0

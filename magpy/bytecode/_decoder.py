@@ -296,11 +296,13 @@ def catches_tensor_errors(caught: tuple | None, frame: Any, errors: tuple | None
     """Could an ``except`` testing ``caught`` (dotted names seen from ``frame``) catch an
     error a tensor operation raises on some values (RuntimeError, IndexError, ValueError), or
     one of ``errors`` (arithmetic on numbers: ZeroDivisionError, a math domain error...)?"""
+    from ..capture import frame_locals  # (the capture package reads bytecode: imported here)
+
     errors = errors or _TENSOR_ERRORS
     if caught is None:
         return True
     for chain in caught:
-        obj = frame.f_locals.get(chain[0], _MISSING) if chain[0] in frame.f_code.co_varnames else _MISSING
+        obj = frame_locals(frame).get(chain[0], _MISSING) if chain[0] in frame.f_code.co_varnames else _MISSING
         if obj is _MISSING:
             obj = frame.f_globals.get(chain[0], _MISSING)
         if obj is _MISSING:

@@ -174,6 +174,13 @@ def _is_module(v: Any) -> bool:
     return isinstance(v, torch.nn.Module)
 
 
+def frame_locals(frame: Any) -> Any:
+    """``frame.f_locals``, where this CPython can read it safely (see ``_py312.frame_locals``:
+    3.12+ crashes on a comprehension variable that is also a cell); the mapping otherwise."""
+    fn = getattr(backend(), "frame_locals", None) if _backend is not None else None
+    return frame.f_locals if fn is None else fn(frame)
+
+
 def read_stack(frame: Any) -> list:
     """The value stack of ``frame`` (bottom to top); valid only during ``hooks.instruction``."""
     return backend().read_stack(frame)

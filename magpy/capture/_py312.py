@@ -43,7 +43,7 @@ import logging
 import sys
 import threading
 import weakref
-from types import CodeType, FunctionType
+from types import CellType, CodeType, FunctionType
 
 from . import NULL
 from ._stackdepth import StackDepthError, stack_depths
@@ -156,6 +156,48 @@ def read_stack(frame) -> list:
     if depth < 0:
         raise _no_depth(code, frame.f_lasti)
     return _read_slots(_stack_address(frame, info), depth)
+
+
+def _shared_cells(code: CodeType) -> tuple:
+    """Slot indices of the names that are both locals and cells (an inlined comprehension's
+    variable that a closure captures elsewhere in the function; an argument a closure captures)."""
+    cells = set(code.co_cellvars)
+    return tuple(i for i, name in enumerate(code.co_varnames) if name in cells)
+
+
+def frame_locals(frame) -> dict:
+    """``frame.f_locals``, read without crashing the interpreter. 3.12+ inlines comprehensions:
+    a comprehension variable that a closure captures in one comprehension is a cell of the
+    function, one slot of kind LOCAL|CELL, which another comprehension over the same name fills
+    with a plain object while it runs; ``f_locals`` dereferences that object as a cell (a
+    segmentation fault, 3.12 and 3.13). There the mapping is read from the slots: a cell's
+    contents, any other object as it is."""
+    code = frame.f_code
+    shared = _shared_cells(code)
+    if shared:
+        base = _void_p_at(id(frame) + _F_FRAME).value + _LOCALSPLUS
+        for i in shared:
+            p = _void_p_at(base + i * _PTR).value
+            if p and _void_p_at(p + _PTR).value != id(CellType):   # (ob_type, after ob_refcnt)
+                return _slot_locals(code, base)
+    return frame.f_locals
+
+
+def _slot_locals(code: CodeType, base: int) -> dict:
+    varnames = code.co_varnames
+    names = [*varnames, *(c for c in code.co_cellvars if c not in set(varnames)), *code.co_freevars]
+    cells = set(code.co_cellvars) | set(code.co_freevars)
+    out = {}
+    for name, v in zip(names, _read_slots(base, len(names))):
+        if v is NULL:
+            continue
+        if name in cells and type(v) is CellType:
+            try:
+                v = v.cell_contents
+            except ValueError:
+                continue   # (an empty cell: unbound)
+        out[name] = v
+    return out
 
 
 def stack_slot_ids(frame, n: int) -> list:

@@ -19,6 +19,7 @@ from . import _py312
 from ._py312 import (
     check_layout,
     frame_function,
+    frame_locals,
     nlocalsplus,
     read_stack,
     stack_slot_ids,
@@ -27,7 +28,7 @@ from ._py312 import (
     top_address,
 )
 
-__all__ = ["frame_function", "nlocalsplus", "read_stack", "stack_slot_ids", "start", "stop", "top_address"]
+__all__ = ["frame_function", "frame_locals", "nlocalsplus", "read_stack", "stack_slot_ids", "start", "stop", "top_address"]
 
 if sys.version_info[:2] != (3, 13):
     raise ImportError("the 3.13 capture backend runs on CPython 3.13 only")

@@ -293,8 +293,8 @@ class MockBuilder:
             n = self.trace.scalar_node(v)
             if n is not None:
                 return self.graph_output(n)   # a number (or numpy value) read from a tensor: the call's value
-        if is_immutable(v) and not (type(v) is tuple and self.trace.holds_scalar(v)):
-            return literal(v, self.pool)   # (a tuple holding numbers read from tensors is the call's)
+        if is_immutable(v) and not (type(v) is tuple and self.trace.holds_scalar(v)) and type(v) is not slice:
+            return literal(v, self.pool)   # (a tuple holding numbers read from tensors is the call's; a slice is made anew)
         hit = self.memo.get(id(v))
         if hit is not None:
             return hit

@@ -26,7 +26,7 @@ from ..global_state import saved_tensor_hooks_active
 from ..graph import Unsupported, loop_index, range_len
 from ..guards import TensorGuard
 from ..objmodel import storage_key
-from ..source import ConstPool
+from ..source import ConstPool, literal
 from ..torch_support import set_version_counters, version_counters
 from ..trace import Trace
 
@@ -222,7 +222,8 @@ def size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) -
         return None
     if not isinstance(node, fx.Node):
         if type(node) in (int, float, bool) or node is None:
-            return lambda names: repr(node)
+            code = literal(node, pool)   # (a pool name for NaN and the infinities)
+            return lambda names: code
         return None
     if node.op == "placeholder" and node.meta.get("magpy_scalar") and (draws or not node.meta.get("magpy_draw")):
         name = node.name

@@ -59,6 +59,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from .. import capture
 from ..bytecode.flow import EXIT, RETURNS, flow_of
 from ..objmodel import exact_key
 from ..torch_support import last_node
@@ -168,10 +169,8 @@ class BranchWatcher(Watcher):
         if shape.covered(j) or (m != EXIT and shape.covered(m)):
             self.branch_notes.append(f"kept: the branch at {where} is inside a try/with block")
             return
-        from .. import capture
-
         try:
-            local = dict(fs.frame.f_locals)
+            local = dict(capture.frame_locals(fs.frame))
             stack = capture.read_stack(fs.frame)
         except Exception:
             return
@@ -206,7 +205,7 @@ class BranchWatcher(Watcher):
         if lib is not None and lib.has(key, not span.outcome):
             span.private = set()
             for name in sorted(made):
-                if self._private(fs.frame.f_locals[name], fs):
+                if self._private(capture.frame_locals(fs.frame)[name], fs):
                     span.private.add(name)
         self.branch_spans.append(span)
         self.branch_active.append(span)
@@ -232,7 +231,7 @@ class BranchWatcher(Watcher):
             if frame is None or flow_of(frame.f_code).maybe_covered(frame.f_lasti):
                 return False
         try:
-            key = self._key(fs, j, dict(fs.frame.f_locals), shape.live_after_jump(j))
+            key = self._key(fs, j, dict(capture.frame_locals(fs.frame)), shape.live_after_jump(j))
         except Exception:   # noqa: BLE001 - _NoKey, or a local MagPy cannot abstract: not flipped
             return False
         if not lib.has(key, natural) or lib.has(key, not natural) or key in self.host.other_sides.flipped_keys:
@@ -306,8 +305,6 @@ class BranchWatcher(Watcher):
         their argument tuples. Every other referrer the garbage collector knows of must be a
         monitored frame's locals dict or one of MagPy's objects. (Written without comprehensions
         or copies: a temporary holding ``obj`` would be a referrer too.)"""
-        from .. import capture
-
         allowed: set[int] = set()
         values: set[int] = set()   # ids of what the monitored frames hold (but obj)
         for other in list(self.host.frames.values()):
@@ -315,7 +312,7 @@ class BranchWatcher(Watcher):
             if frame is None:
                 continue
             try:
-                loc = frame.f_locals
+                loc = capture.frame_locals(frame)
                 if type(loc) is dict:
                     allowed.add(id(loc))   # (3.10-3.12: the frame's own locals dict)
                 _held_by(getattr(other, "pending", None), allowed, 3)   # (MagPy's note of a pending call's arguments)
@@ -353,7 +350,7 @@ class BranchWatcher(Watcher):
         while frame is not None:
             if self.host.framework_code(frame.f_code):
                 try:
-                    for v in frame.f_locals.values():
+                    for v in capture.frame_locals(frame).values():
                         if type(v) in (tuple, dict):
                             allowed.add(id(v))   # (its *args / **kwargs, passed on to forward)
                     v = None
@@ -449,7 +446,7 @@ class BranchWatcher(Watcher):
         if not span.ok:
             return
         try:
-            local = dict(span.fs.frame.f_locals)
+            local = dict(capture.frame_locals(span.fs.frame))
         except Exception:
             span.fail("its frame's locals cannot be read")
             return

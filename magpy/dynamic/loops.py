@@ -46,6 +46,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from .. import capture
 from ..graph import loop_index, range_len
 from ..lifted import LiftedInt
 from ..redraw import as_draw
@@ -467,12 +468,10 @@ class LoopWatcher(Watcher):
         accumulators; iterators it holds (also on its stack: enclosing loops') must not be
         advanced inside the loop (their state is not part of the snapshot)."""
         try:
-            local = dict(loop.fs.frame.f_locals)
+            local = dict(capture.frame_locals(loop.fs.frame))
         except Exception:
             loop.fail("its frame's locals cannot be read")
             return
-        from .. import capture
-
         todo = [(v, 0) for v in local.values()]
         try:
             held = [v for v in capture.read_stack(fs.frame) if v is not loop.iterator]
@@ -500,7 +499,7 @@ class LoopWatcher(Watcher):
 
     def _snapshot(self, loop: Loop) -> Any:
         try:
-            local = dict(loop.fs.frame.f_locals)
+            local = dict(capture.frame_locals(loop.fs.frame))
         except Exception:
             return None
         refs: dict[int, int] = {}

@@ -96,7 +96,7 @@ class AttrReads:
         outside state, as for the operators :meth:`guard_protocol` sees."""
         if not code.co_argcount:
             return
-        first = frame.f_locals.get(code.co_varnames[0], NO_VALUE)
+        first = capture.frame_locals(frame).get(code.co_varnames[0], NO_VALUE)
         cls = type(first)
         if not is_mutable_class(cls) or isinstance(first, (torch.Tensor, type)):
             return

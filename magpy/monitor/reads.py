@@ -479,7 +479,7 @@ class Reads:
         fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
         nparams = code.co_argcount + code.co_kwonlyargcount
         nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-        f_locals = frame.f_locals
+        f_locals = capture.frame_locals(frame)
         defaults_of: dict[str, Source] = {}
         made = isinstance(fn, types.FunctionType) and getattr(self.node(fn), "source", 0) is None
         if isinstance(fn, types.FunctionType) and not made:
@@ -524,7 +524,7 @@ class Reads:
         built, not the copies bound before the run: they get their sources here. (A parameter
         held in a cell, read by a comprehension or nested function, is never loaded by
         ``LOAD_FAST``, so nothing else would give the frame's own object its source.)"""
-        f_locals = frame.f_locals
+        f_locals = capture.frame_locals(frame)
         for name, src in self.param_sources.items():
             if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
                 value = f_locals.get(name, NO_VALUE)

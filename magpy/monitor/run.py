@@ -36,6 +36,7 @@ holds the kinds of guard a read creates.
 """
 from __future__ import annotations
 
+import collections
 import inspect
 import sys
 import types
@@ -480,7 +481,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
             # changed in place now (frames entered from here on are not traced).
             self.delifting = True
             for st in list(self.frames.values()):
-                for v in list(st.frame.f_locals.values()):
+                for v in list(capture.frame_locals(st.frame).values()):
                     if type(v) in (list, dict, set) or (type(v) not in (tuple, torch.Size) and hasattr(v, "__dict__")):
                         delift(v)
             self.delift_outside(None)
@@ -514,7 +515,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                     setattr(obj, name, plain)   # (a slot, a function's `__defaults__`)
         for nid in [*self.rg.changed, *self.mutated]:   # (every object with a version past its first)
             obj = self.rg.sn[nid].obj
-            if isinstance(obj, (list, dict, set)):
+            if isinstance(obj, (list, dict, set, collections.deque)):
                 delift(obj)
         for g, name in self.global_writes.values():
             if name in g:

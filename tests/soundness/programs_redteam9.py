@@ -1,0 +1,106 @@
+"""Red team round 9 (README claims only) and what its findings led to: a LiftedInt left in a
+deque from outside and in a returned ``slice``; an ``lru_cache`` helper called by the mock on a
+path a tensor value chose (the record's speculation failed after the mock had touched the
+cache: its LRU order, so a later eviction differed and the helper ran again where eager hit);
+a guard that spelled ``float("inf")`` as ``inf`` (every call a miss); CPython 3.12+ crashing
+(a segmentation fault) when MagPy read the locals of a function whose inlined comprehension
+variable is also a closure cell."""
+from harness import program
+
+F_ = "redteam9"
+
+program(F_, "a_size_appended_to_a_deque_from_outside", """
+EXPECT = "record"
+HISTORY = collections.deque(maxlen=8)
+def f(x):
+    HISTORY.append(x.size(0))
+    return x * 2
+def make(): return f
+def inputs(i): return (torch.ones(2 + i % 3),)
+def state(): return list(HISTORY), [type(v).__name__ for v in HISTORY], [v is 3 for v in HISTORY]
+NCALLS = 6
+""")
+
+program(F_, "a_returned_slice_over_a_size", """
+EXPECT = "record"
+def f(x):
+    return x * 2, slice(0, x.size(0), 1)
+def make(): return f
+def inputs(i): return (torch.ones(2 + i % 3),)
+def invoke(f, i):
+    out, s = f(*inputs(i))
+    return out, s, type(s.stop).__name__, s.stop is 2 + i % 3
+NCALLS = 6
+""")
+
+program(F_, "an_lru_cache_helper_on_a_branch_of_a_tensor_value", """
+EXPECT = "split"
+COMPUTED = []
+@functools.lru_cache(maxsize=2)
+def coef(k):
+    COMPUTED.append(k)
+    return k * 1.5
+def f(x):
+    if x.sum() > 0:
+        c = coef(3)
+    else:
+        c = coef(4)
+    return x * c
+def make(): return f
+def inputs(i): return (torch.tensor([1.0 if i < 2 else -1.0]),)
+def post(out, i):
+    coef(7)   # (the program uses the helper elsewhere: the LRU order decides what is evicted)
+    return list(COMPUTED)
+NCALLS = 5
+""")
+
+program(F_, "an_lru_cache_helper_in_a_submodule_branch", """
+EXPECT = "split"
+COMPUTED = []
+@functools.lru_cache(maxsize=1)
+def coef(k):
+    COMPUTED.append(k)
+    return k * 1.5
+class Block(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * coef(3)
+        return x * 2.0
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x) - 0.5
+        return x
+def make(): return M()
+def inputs(i): return (torch.tensor([3.0 if i < 3 else -3.0]),)
+def post(out, i):
+    coef(7)
+    return list(COMPUTED)
+NCALLS = 5
+""")
+
+program(F_, "a_branch_on_a_float_argument_against_infinity", """
+EXPECT = "record"
+def f(x, s):
+    if s != float("inf") and s > -math.inf:
+        return x * s
+    return x
+def make(): return f
+def inputs(i): return (torch.ones(2), [0.5, 0.7, float("inf"), 0.25, 0.3][i])
+NCALLS = 5
+""")
+
+program(F_, "an_inlined_comprehension_variable_that_is_also_a_closure_cell", """
+EXPECT = "record"
+def f(x, n):
+    if n < 0:
+        fns = [lambda t: t * i for i in range(n)]   # `i` is a cell of f (3.12+ inlines both)
+    adds = [lambda t, i=i: t + i for i in range(n)]
+    return x * len(adds) + sum(g(x) for g in adds)
+def make(): return f
+def inputs(i): return (torch.ones(2), 2 + i % 2)
+NCALLS = 5
+""")
