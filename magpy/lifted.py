@@ -29,12 +29,34 @@ class LiftedInt(int):
         return (int, (int(self),))
 
 
+#: id(copy) -> (copy, original): the floats a lifting run handed the program in place of the very
+#: objects it read (``value * 1.0``: its own identity to follow), set by :func:`restoring`; a NaN is
+#: found by ``in``, ``list.index`` and as a dict key only as the very object, so what the program
+#: keeps of a copy is given back as the original.
+_ORIGINALS: dict[int, tuple] = {}
+
+
+def restoring(pairs: Any) -> None:
+    """:func:`delift` gives ``original`` in place of ``copy`` for each ``(original, copy)`` float pair."""
+    _ORIGINALS.clear()
+    _ORIGINALS.update((id(c), (c, o)) for o, c in pairs if type(c) is float and c is not o)
+
+
+def restores_any() -> bool:
+    """Does :func:`delift` give back originals for float copies now (:func:`restoring`)?"""
+    return bool(_ORIGINALS)
+
+
 def delift(v: Any, depth: int = 0) -> Any:
-    """``v`` with every :class:`LiftedInt` in it a plain ``int``: lists, dicts and plain objects are
-    changed in place (they keep their identity), tuples and sizes are rebuilt when they hold one."""
+    """``v`` with every :class:`LiftedInt` in it a plain ``int`` (and a float copy the run made the
+    original, :func:`restoring`): lists, dicts and plain objects are changed in place (they keep
+    their identity), tuples and sizes are rebuilt when they hold one."""
     t = type(v)
     if t is LiftedInt:
         return int(v)
+    if t is float:
+        hit = _ORIGINALS.get(id(v)) if _ORIGINALS else None
+        return hit[1] if hit is not None and hit[0] is v else v
     if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module)):
         return v
     if isinstance(v, type):   # (a class made in the call, `type("T", (), {"v": n})`: its own attributes)
@@ -55,7 +77,7 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[i] = new
         return v
     if t is frozenset:
-        return frozenset(delift(e, depth + 1) for e in v) if any(type(e) in (LiftedInt, tuple) for e in v) else v
+        return frozenset(delift(e, depth + 1) for e in v) if any(_keyed(e) for e in v) else v
     if t is list:
         for i, e in enumerate(v):
             new = delift(e, depth + 1)
@@ -63,7 +85,7 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[i] = new
         return v
     if t is dict:
-        if any(type(k) is LiftedInt or (type(k) is tuple and any(type(e) is LiftedInt for e in k)) for k in v):
+        if any(_keyed(k) for k in v):
             items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
             v.clear()
             v.update(items)   # (same order, keys that compare and hash equal)
@@ -74,7 +96,7 @@ def delift(v: Any, depth: int = 0) -> Any:
                 v[k] = new
         return v
     if t is set:
-        if any(type(e) is LiftedInt or type(e) is tuple for e in v):
+        if any(_keyed(e) for e in v):
             items = [delift(e, depth + 1) for e in v]
             v.clear()
             v.update(items)
@@ -82,7 +104,7 @@ def delift(v: Any, depth: int = 0) -> Any:
     if isinstance(v, (dict, list)) and t.__module__ in ("collections", "builtins"):
         # (Counter, OrderedDict, defaultdict, UserList-free subclasses of the stdlib: item values
         # in place, through the container's own protocol, which keeps the order; keys re-added)
-        if isinstance(v, dict) and any(type(k) in (LiftedInt, tuple) for k in v):
+        if isinstance(v, dict) and any(_keyed(k) for k in v):
             items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
             v.clear()
             for k, e in items:
@@ -118,6 +140,10 @@ def delift(v: Any, depth: int = 0) -> Any:
             delift(v.__kwdefaults__, depth + 1)
         delift(v.__dict__, depth + 1)   # (attributes set on it: `g.attr = k`)
         return v
+    if isinstance(v, BaseException):   # (`ValueError("bad batch", x.size(0))` kept or returned)
+        args = delift(v.args, depth + 1)
+        if args is not v.args:
+            v.args = args
     d = getattr(v, "__dict__", None)
     if type(t) is type and t.__module__ not in ("builtins",) and not t.__module__.startswith("torch"):
         if type(d) is dict:
@@ -128,6 +154,12 @@ def delift(v: Any, depth: int = 0) -> Any:
             if new is not e:
                 setattr(v, name, new)
     return v
+
+
+def _keyed(k: Any) -> bool:
+    """Might :func:`delift` give another object for the set item or dict key ``k``?"""
+    t = type(k)
+    return t is LiftedInt or (t is tuple and any(_keyed(e) for e in k)) or (t is float and id(k) in _ORIGINALS)
 
 
 def _slot_names(t: type) -> list:

@@ -555,6 +555,12 @@ class ScalarFlow:
         if node is None:
             self.read_type(source, value)
             node = self.lifted_value_nodes[source] = self.graph.scalar_input(value, source)
+        seen = self.lifted_reads.get(source)
+        if seen is not None and seen[0] is value and self.scalar_node(seen[1]) is node:
+            # The same object read again: the same followed number (eager's identity: a NaN
+            # is found by `in`, `list.index` and as a dict key only as the very object).
+            replace_top(fs, stack, seen[1])
+            return True
         if type(value) is float:
             # The float from outside may be the very object of a code constant (the compiler
             # shares equal constants across a module's code objects: `SCALES = [1.0, ...]` and
@@ -562,6 +568,7 @@ class ScalarFlow:
             # input. The program goes on with a copy of its own.
             replace_top(fs, stack, value * 1.0)
         self.track_scalar(fs, stack, node)
+        self.lifted_reads[source] = (value, stack[-1])
         return True
 
     def _post_size_read(self, fs, stack, data):

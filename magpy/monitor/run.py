@@ -56,7 +56,7 @@ from ..dynamic.loops import LoopWatch
 from ..global_state import GlobalState
 from ..graph import OpGraph, Unsupported
 from ..guards import Guard
-from ..lifted import LiftedInt, delift
+from ..lifted import LiftedInt, delift, restores_any, restoring
 from ..objmodel import PROTOCOL_EVENTS, is_immutable
 from ..refgraph import RefGraph, ShadowNode
 from ..scalars import ScalarFlow
@@ -202,6 +202,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.lifted_dims: dict[Source, frozenset] = {}
         self.lifted_values = lifted_values   # descriptions of sources whose int values are graph inputs
         self.lifted_value_nodes: dict[Source, Any] = {}
+        self.lifted_reads: dict[Source, tuple] = {}         # Source -> (the object read, what the program got)
         for src, value, dims in lifted or ():
             if dims:
                 self.lifted_dims[src] = frozenset(dims)
@@ -471,7 +472,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
             self.other_sides.stop(f"it would run unmonitored ({reason})")
         self.internal_break = internal
         self.opaque_frame = None
-        if any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values()):
+        restoring(self.lifted_reads.values())
+        if any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values()) or restores_any():
             # The program goes on eagerly, but sizes this run put on the stack as LiftedInts
             # (an int subclass: `type(n) is int` would be False) may sit on the stacks and in
             # the locals of the frames being monitored. Those frames stay traced, and before each
@@ -491,8 +493,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
     def _delift_stack(self, frame, stack: list) -> None:
         n = len(stack)
         for i, v in enumerate(stack):
-            if type(v) is LiftedInt:
-                capture.replace_top(frame, int(v), below=n - 1 - i)
+            if type(v) is LiftedInt or (type(v) is float and delift(v) is not v):
+                capture.replace_top(frame, delift(v), below=n - 1 - i)
             elif type(v) in (tuple, list, dict) and v:
                 new = delift(v)   # (lists and dicts in place; a tuple `(b, n)` about to be pushed somewhere is rebuilt)
                 if new is not v:
@@ -500,7 +502,9 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
 
     def delift_outside(self, result: Any) -> Any:
         """After the record is built: plain ints in place of the run's LiftedInts in what it wrote
-        outside (attributes, containers, globals, cells) and in its result."""
+        outside (attributes, containers, globals, cells) and in its result (and the objects it read
+        in place of the float copies it handed the program: :func:`magpy.lifted.restoring`)."""
+        restoring(self.lifted_reads.values())
         for nid, names in self.attr_writes.items():
             obj = self.rg.sn[nid].obj
             for name in names:
@@ -534,6 +538,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         until the cyclic collector runs, and with it the user frames it watched (with their
         locals: activations), the objects its shadow nodes hold (whole modules, parameters) and
         the run's arguments. Only its plain facts stay readable (``dynamic``, ``broken``)."""
+        if self.__dict__.get("lifted_reads"):
+            restoring(())   # (the float copies it handed out: none is given back from here on)
         keep = {k: self.__dict__[k] for k in ("broken", "dynamic", "finished", "internal_break") if k in self.__dict__}
         if "rg" in self.__dict__:
             self.rg.locate = None   # (the RefGraph lives on in the Trace; the monitor does not)

@@ -104,3 +104,33 @@ def make(): return f
 def inputs(i): return (torch.ones(2), 2 + i % 2)
 NCALLS = 5
 """)
+
+program(F_, "a_lifted_float_argument_found_in_a_list_by_identity", """
+EXPECT = "record"
+SEEN = []
+def f(x, s):
+    SEEN.append(s)
+    k = SEEN.index(s)
+    if s in SEEN and [s] == [s]:
+        return x + 1 + k, SEEN.count(s)
+    return x - 1, 0
+def make(): return f
+def inputs(i): return (torch.ones(2), [0.5, 0.7, 0.9, float("nan"), 0.3, float("nan"), 0.5][i])
+def step(i): SEEN.clear()
+NCALLS = 7
+""")
+
+program(F_, "an_exception_object_holding_a_size_kept_outside", """
+EXPECT = "record"
+ERRS = []
+def f(x):
+    e = ValueError("bad batch", x.size(0))
+    ERRS.append(e)
+    return x * 2, e
+def make(): return f
+def inputs(i): return (torch.ones(2 + i % 3),)
+def invoke(f, i):
+    out, e = f(*inputs(i))
+    return out, e.args, type(e.args[1]).__name__, type(ERRS[-1].args[1]).__name__, ERRS[-1].args[1] is 2 + i % 3
+NCALLS = 6
+""")
