@@ -196,14 +196,16 @@ class ValueGuard(Guard):
 
     def check_expr(self, var, vars_, pool):
         # Exact: a record made with 0.0 is not one for -0.0, nor one for 0 or False (== says
-        # yes); one made with NaN is one for NaN (== says no). The common cases stay one `==`.
+        # yes); one made with a NaN is one for that very NaN (`in`, `list.index`, dict keys find
+        # a NaN only by identity). The common cases stay one `==`.
         p = self.value
         t = type(p)
         if p is None or t is bool:
             return f"{var} is {p!r}"
-        if t is float and not exact_by_eq(p):   # a zero or a NaN: its sign, which == does not see
-            same = f"{var} == 0.0" if p == p else f"{var} != {var}"
-            return f"type({var}) is float and {same} and {pool.ref(math.copysign)}(1.0, {var}) == {math.copysign(1.0, p)!r}"
+        if t is float and p != p:
+            return f"{var} is {pool.ref(p)}"
+        if t is float and not exact_by_eq(p):   # a zero: its sign, which == does not see
+            return f"type({var}) is float and {var} == 0.0 and {pool.ref(math.copysign)}(1.0, {var}) == {math.copysign(1.0, p)!r}"
         if exact_by_eq(p):
             return f"type({var}) is {pool.ref(t)} and {var} == {literal(p, pool)}"
         if t is tuple and all(map(exact_by_eq, p)):

@@ -67,6 +67,15 @@ def delift(v: Any, depth: int = 0) -> Any:
     if t is types.MethodType:   # (a bound method of an object made in the call)
         delift(v.__self__, depth + 1)
         return v
+    if t is types.CellType:   # (a cell a split hands the continuation, shared with closures)
+        try:
+            held = v.cell_contents
+        except ValueError:
+            return v
+        new = delift(held, depth + 1)
+        if new is not held:
+            v.cell_contents = new
+        return v
     if t is slice:   # (`slice(0, x.size(0))` returned or stored: rebuilt, as a tuple is)
         parts = [delift(e, depth + 1) for e in (v.start, v.stop, v.step)]
         return v if all(a is b for a, b in zip(parts, (v.start, v.stop, v.step))) else slice(*parts)

@@ -86,10 +86,12 @@ def exact_key(v: Any) -> Any:
     """What tells an immutable value apart from every other a program could see in its place.
     ``==`` does not: ``0.0 == -0.0 == 0 == False`` (``str``, ``math.copysign``, ``1/x``, ``type``
     tell them apart) and ``nan != nan``. The key holds the exact type of every part, a float's
-    bits, a set's items in its iteration order; two values with equal keys are the same value."""
+    bits, a set's items in its iteration order; two values with equal keys are the same value.
+    A NaN is also its identity: ``in``, ``list.index``, ``==`` of containers and dict lookups find
+    a NaN only as the very object (the caller keeps ``v`` alive while the key is compared)."""
     t = type(v)
     if t is float:
-        return t, _pack_double(v)
+        return (t, _pack_double(v)) if v == v else (t, _pack_double(v), id(v))
     if t is complex:
         return t, _pack_double(v.real), _pack_double(v.imag)
     if t is tuple or t is frozenset or t is set or t is torch.Size:

@@ -548,9 +548,9 @@ class ScalarFlow:
         type), followed as a LiftedInt or a tracked float. False if ``source`` is not lifted or
         the value is no such number."""
         value = stack[-1]
-        if not (type(value) is int or (type(value) is float and self.float_inputs_ok)) \
+        if not (type(value) is int or (type(value) is float and self.float_inputs_ok and value == value)) \
                 or source.describe() not in self.lifted_values:
-            return False
+            return False   # (a NaN: guarded as the very object, ValueGuard)
         node = self.lifted_value_nodes.get(source)
         if node is None:
             self.read_type(source, value)

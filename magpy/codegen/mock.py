@@ -286,6 +286,19 @@ class MockBuilder:
             self.needed.append(v)
         return v
 
+    def _nan(self, v: float) -> str:
+        """A NaN: ``in``, ``list.index`` and dict keys find it only as the very object. One from
+        outside is that object (its guard is its identity); one the call made is a new object on
+        every call, as in eager, the same one wherever the run had the same one."""
+        node = self.trace.node(v)
+        if node is not None and node.source is not None:
+            return self.src(node.source)
+        hit = self.memo.get(id(v))
+        if hit is None:
+            hit = self.memo[id(v)] = self._fresh()
+            self.lines.append(f"{hit} = {self.pool.ref(v)} * 1.0")
+        return hit
+
     def value(self, v: Any, depth: int = 0) -> str:
         if depth > 50:
             raise Unsupported("output structure nested too deeply")
@@ -293,6 +306,8 @@ class MockBuilder:
             n = self.trace.scalar_node(v)
             if n is not None:
                 return self.graph_output(n)   # a number (or numpy value) read from a tensor: the call's value
+        if type(v) is float and v != v:
+            return self._nan(v)
         if is_immutable(v) and not (type(v) is tuple and self.trace.holds_scalar(v)) and type(v) is not slice:
             return literal(v, self.pool)   # (a tuple holding numbers read from tensors is the call's; a slice is made anew)
         hit = self.memo.get(id(v))

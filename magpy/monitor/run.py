@@ -483,9 +483,14 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
             # changed in place now (frames entered from here on are not traced).
             self.delifting = True
             for st in list(self.frames.values()):
-                for v in list(capture.frame_locals(st.frame).values()):
+                local = capture.frame_locals(st.frame)
+                for name, v in list(local.items()):
                     if type(v) in (list, dict, set) or (type(v) not in (tuple, torch.Size) and hasattr(v, "__dict__")):
                         delift(v)
+                    elif (name in st.code.co_cellvars or name in st.code.co_freevars) and (plain := delift(v)) is not v:
+                        # (a cell a closure reads in a frame entered from here on; written through
+                        # the mapping: 3.11 writes the mapping back into the frame after the hook)
+                        local[name] = plain
             self.delift_outside(None)
         else:
             capture.stop()

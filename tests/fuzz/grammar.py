@@ -13,10 +13,11 @@ property, nested config object, list/dict/deque/array/bytearray item, tensor buf
 top frame, a helper frame, a comprehension, a generator expression, a lambda, an inner ``def``, a
 ``with`` or ``try`` block, after a dynamic operation that splits the call, inside a function made
 in the call that splits) and a use (arithmetic, a branch on it or on a tensor compared with it,
-formatting into an outside log, ``math.copysign``, a shape, ``getattr`` by name, identity/membership tests). Between calls the
-slot's value follows a schedule (rebinding or mutating in place, including ``0.0``/``-0.0``, NaN
-and type changes), and its attribute precedence can change (a property put over an instance
-attribute, an instance attribute over a class attribute or a buffer).
+formatting into an outside log, ``math.copysign``, a shape, ``getattr`` by name, identity/membership
+tests, a value kept outside and found again by identity). Between calls the slot's value follows
+a schedule (rebinding or mutating in place, including ``0.0``/``-0.0``, NaN and type changes), and
+its attribute precedence can change (a property put over an instance attribute, an instance
+attribute over a class attribute or a buffer).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ POOLS: dict[str, list] = {
 # uses per value kind: each is a template over the tensor ``t`` and the value ``v``
 USES: dict[str, list[str]] = {
     "num": ["mul", "add", "branch", "fmt", "repr", "copysign", "shape", "member", "isinstance", "raise", "loop",
-            "tbranch", "tbranch_log"],
+            "tbranch", "tbranch_log", "stash", "keyed"],
     "str": ["eq", "getattr", "fmt", "table", "len"],
     "optional": ["isnone", "fmt", "truthy"],
 }
@@ -78,6 +79,10 @@ def render_use(use: str, t: str, v: str) -> str:
         # whose side replays an effect (an other-side run must stop before it)
         "tbranch": f"({t} * 2 if {t}.sum() > {v} else {t} - 1)",
         "tbranch_log": f"(_log({t} * 2, 'big') if {t}.sum() > {v} else {t} - 1)",
+        # kept outside, then found again by identity first (`in`, list.index, a dict key): a NaN
+        # is found only as the very object
+        "stash": f"_stash({t}, {v})",
+        "keyed": f"_keyed({t}, {v})",
     }[use]
 
 
@@ -329,6 +334,9 @@ def render(spec: Spec) -> str:
                        "def _log(t, s):", "    LOG.append(s)", "    return t",
                        "def _positive(t, v):", "    if v < 0:", "        raise ValueError('negative')", "    return t * v",
                        "def _repeat(t, v):", "    for _ in range(int(abs(v)) % 3):", "        t = t + 1", "    return t",
+                       "STASH = []", "def _stash(t, v):", "    STASH.append(v)",
+                       "    return t + STASH.index(v) + (1 if v in STASH else 0)",
+                       "KEYED = {}", "def _keyed(t, v):", "    KEYED.setdefault(v, len(KEYED))", "    return t * (KEYED[v] + 1)",
                        "class Tagged(list):", "    pass"]
     cls: list[str] = []           # class body lines (4-space indent)
     init: list[str] = []          # __init__ body lines after super().__init__()

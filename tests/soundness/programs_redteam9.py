@@ -134,3 +134,67 @@ def invoke(f, i):
     return out, e.args, type(e.args[1]).__name__, type(ERRS[-1].args[1]).__name__, ERRS[-1].args[1] is 2 + i % 3
 NCALLS = 6
 """)
+
+# What the fuzzer's new uses (a value kept outside, found again by identity) found next:
+
+program(F_, "distinct_nan_arguments_kept_outside_and_found_by_identity", """
+EXPECT = "dynamic"
+STASH = []
+KEYED = {}
+def f(x, s):
+    STASH.append(s)
+    KEYED.setdefault(s, len(KEYED))
+    return x + STASH.index(s) + KEYED[s]
+def make(): return f
+SCHED = [float("nan"), float("nan"), float("nan"), float("nan")]
+def inputs(i): return (torch.ones(2), SCHED[i])
+NCALLS = 4
+""")
+
+program(F_, "a_nan_read_from_a_tensor_kept_outside_across_a_split", """
+EXPECT = "split"
+import io
+BUF = io.StringIO()
+STASH = []
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = nn.Parameter(torch.tensor(1.5))
+    def forward(self, x):
+        w = self.s.item()
+        fn = lambda t: t + len(STASH) + STASH.index(w) if STASH.append(w) is None else t
+        BUF.write(f'{float(x.sum()):.3f}')
+        return fn(x)
+m = M()
+def make(): return m
+def step(i):
+    with torch.no_grad():
+        m.s.fill_([1.5, 1.5, float("nan"), float("nan"), float("nan")][i])
+def inputs(i): return (torch.ones(2),)
+NCALLS = 5
+""")
+
+program(F_, "a_lifted_int_in_a_closure_cell_across_a_split", """
+EXPECT = "split"
+import io
+BUF = io.StringIO()
+STASH = []
+def _stash(t, v):
+    STASH.append(v)
+    return t + STASH.index(v)
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+    def forward(self, x, s):
+        h = self.lin(x)
+        w = s
+        fn = lambda t: _stash(t, w)
+        BUF.write(f'{float(h.sum()):.3f}')
+        return fn(h)
+m = M()
+def make(): return m
+def inputs(i): return (torch.ones(3, 4), [1, 1, 1, 1, -1, 2, 3][i])
+def state(): return [type(v).__name__ for v in STASH]
+NCALLS = 7
+""")
