@@ -236,6 +236,9 @@ class Runner:
             # (a record made outside them still serves hits, unless it speculates: its mock
             # declines to run the graph under them, see codegen.speculation)
             return "saved-tensor hooks are active with grad mode on: calls run eagerly inside them"
+        if torch.is_inference_mode_enabled():
+            # (inference tensors keep no version counter: in-place changes could not be seen)
+            return "torch.inference_mode is on: calls run eagerly inside it (records serve the calls outside it)"
         return None
 
     def start(self, args: tuple, kwargs: dict, lift: Callable | None, plan: RunPlan) -> MonitorRun:

@@ -109,6 +109,16 @@ def set_data(t: torch.Tensor, value: torch.Tensor) -> None:
     t.data = value
 
 
+
+_TORCH_FUNCTION_DEFAULTS = (torch.Tensor.__torch_function__.__func__, torch._C._disabled_torch_function_impl)
+
+
+def _own_torch_function(cls: type) -> bool:
+    """Does tensor subclass ``cls`` override ``__torch_function__`` with code of its own (not
+    torch's default, not disabled as ``nn.Parameter`` does, not a class of torch itself)?"""
+    fn = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
+    return fn not in _TORCH_FUNCTION_DEFAULTS and not (getattr(fn, "__module__", None) or "").startswith("torch")
+
 class OpRecorder:
     """Tensor operations of the monitor run become operator-graph nodes (mixed into ``Monitor``).
 
@@ -129,7 +139,12 @@ class OpRecorder:
     def pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
         tensors = T.tensors_in(args, kwargs)
-        if tensors and name not in T.META_METHODS and self.inside_except():
+        own = next((t for t in tensors if type(t) is not torch.Tensor and _own_torch_function(type(t))), None)
+        if own is not None and self.inside_except((Exception,)):
+            # (the graph runs the subclass's Python code again, unmonitored: whether it raises, and
+            # what, is whatever state it reads, not what the guards fix)
+            raise BreakCompile(f"a tensor operation `{name}` inside `try`/`except` on a `{type(own).__qualname__}`, "
+                               "a tensor subclass with its own `__torch_function__`")
             if not self.raising_ok:
                 self.go_dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                               "tensor values, so the branch taken cannot be guarded")

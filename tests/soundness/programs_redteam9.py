@@ -198,3 +198,40 @@ def inputs(i): return (torch.ones(3, 4), [1, 1, 1, 1, -1, 2, 3][i])
 def state(): return [type(v).__name__ for v in STASH]
 NCALLS = 7
 """)
+
+# Red team round 10:
+
+program(F_, "a_subclass_torch_function_that_raises_on_a_flag_inside_try", """
+EXPECT = "dynamic"
+class Unit(torch.Tensor):
+    strict = True
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if cls.strict and func is torch.Tensor.mul:
+            raise TypeError("unit mismatch")
+        return super().__torch_function__(func, types, args, kwargs or {})
+def f(x, w):
+    try:
+        return x * w
+    except TypeError:
+        return x * 0
+def make(): return f
+def step(i): Unit.strict = i in (0, 1, 4)
+def inputs(i): return (torch.full((2,), 3.0), torch.full((2,), 2.0).as_subclass(Unit))
+def invoke(f, i):
+    r = f(*inputs(i))
+    return type(r).__name__, r.as_subclass(torch.Tensor)
+NCALLS = 5
+""")
+
+program(F_, "calls_under_inference_mode_and_outside_it", """
+EXPECT = "record"
+m = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+def make(): return m
+def inputs(i): return (torch.ones(2, 3) * (i + 1),)
+def context(i): return torch.inference_mode() if i % 2 else contextlib.nullcontext()
+def invoke(f, i):
+    out = f(*inputs(i))
+    return out.detach().clone(), out.is_inference()
+NCALLS = 6
+""")
