@@ -109,7 +109,6 @@ def set_data(t: torch.Tensor, value: torch.Tensor) -> None:
     t.data = value
 
 
-
 _TORCH_FUNCTION_DEFAULTS = (torch.Tensor.__torch_function__.__func__, torch._C._disabled_torch_function_impl)
 
 
@@ -118,6 +117,7 @@ def _own_torch_function(cls: type) -> bool:
     torch's default, not disabled as ``nn.Parameter`` does, not a class of torch itself)?"""
     fn = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
     return fn not in _TORCH_FUNCTION_DEFAULTS and not (getattr(fn, "__module__", None) or "").startswith("torch")
+
 
 class OpRecorder:
     """Tensor operations of the monitor run become operator-graph nodes (mixed into ``Monitor``).
@@ -145,6 +145,7 @@ class OpRecorder:
             # what, is whatever state it reads, not what the guards fix)
             raise BreakCompile(f"a tensor operation `{name}` inside `try`/`except` on a `{type(own).__qualname__}`, "
                                "a tensor subclass with its own `__torch_function__`")
+        if tensors and name not in T.META_METHODS and self.inside_except():
             if not self.raising_ok:
                 self.go_dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                               "tensor values, so the branch taken cannot be guarded")
