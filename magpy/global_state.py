@@ -97,6 +97,7 @@ class GlobalState:
     cpp: Callable[[], bool] | None = None
     depths: tuple[int, int] = (0, 0)
     hook_tables: tuple | None = None   # ((module __dict__, name), ...), all empty when captured
+    grad_enabled: bool = True          # grad mode when captured (what a graph's `with` blocks set back)
 
     @staticmethod
     def capture() -> GlobalState:
@@ -126,7 +127,7 @@ class GlobalState:
                 f"deterministic={torch.are_deterministic_algorithms_enabled()}, "
                 f"matmul_precision={torch.get_float32_matmul_precision()}, threads={torch.get_num_threads()}, "
                 f"function/dispatch modes={depths}, global module hooks={hooks}")
-        return GlobalState(check, desc, cpp, depths, tables)
+        return GlobalState(check, desc, cpp, depths, tables, torch.is_grad_enabled())
 
     def guard_line(self, ns: dict) -> str:
         """The per-call check for a generated guard (names it uses go into ``ns``). With

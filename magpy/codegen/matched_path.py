@@ -30,6 +30,9 @@ from .speculation import (
     changes_global_state,
     check_code,
     feeds_graph,
+    mode_state,
+    modes_scoped,
+    restore_modes,
     restore_state,
     same_values,
     speculation_declined,
@@ -181,6 +184,12 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         if keeps_state:
             mlines.append("    _restore_state(_state)")
         mlines.append("    return _UNHELD")
+    elif (gm_needed or prints) and modes_scoped(trace):
+        # The run left grad mode and autocast as it found them (its `with` blocks closed): if the
+        # graph raises inside one, they are put back, as the blocks' `__exit__` does in eager.
+        mlines += draws
+        mlines += ["_modes = _mode_state()", "try:", f"    o = {graph_call}", "except BaseException:",
+                   "    _restore_modes(_modes)", "    raise"]
     elif gm_needed or prints:
         mlines += draws
         mlines.append(f"o = {graph_call}")
@@ -196,6 +205,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
 
     ns.update(pool.namespace())
     ns.update(_speculation_state=speculation_state, _restore_state=restore_state, _UNHELD=UNHELD,
+              _mode_state=mode_state, _restore_modes=restore_modes,
               _undo_save=undo_save, _undo_restore=undo_restore,
               _speculation_declined=speculation_declined)
     ns.update(_same_values=same_values, _storage_pattern=storage_pattern, **REBUILD_HELPERS)

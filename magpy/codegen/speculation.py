@@ -22,7 +22,7 @@ except ImportError:   # pragma: no cover
     _np = None
 
 from ..annotations.torch_ops import RANDOM_OPS
-from ..global_state import saved_tensor_hooks_active
+from ..global_state import is_state_setter_name, saved_tensor_hooks_active
 from ..graph import Unsupported, loop_index, range_len
 from ..guards import TensorGuard
 from ..objmodel import storage_key
@@ -65,7 +65,7 @@ _SIZE_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator
 def speculation_state() -> tuple:
     """What a speculative graph may change besides its outputs: the RNG states and grad mode."""
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
-    return torch.get_rng_state(), cuda, torch.is_grad_enabled()
+    return torch.get_rng_state(), cuda, mode_state()
 
 
 def changes_global_state(trace: Trace) -> bool:
@@ -81,11 +81,55 @@ def changes_global_state(trace: Trace) -> bool:
 
 
 def restore_state(state: tuple) -> None:
-    cpu, cuda, grad = state
+    cpu, cuda, modes = state
     torch.set_rng_state(cpu)
     if cuda is not None:
         torch.cuda.set_rng_state_all(cuda)
+    restore_modes(modes)
+
+
+def _autocast_nesting() -> int:
+    n = torch.autocast_increment_nesting()
+    torch.autocast_decrement_nesting()
+    return n - 1
+
+
+def mode_state() -> tuple:
+    """Grad mode and autocast (per device: enabled, dtype; its cache switch and nesting depth): what
+    a graph's ``with torch.no_grad()`` / ``with torch.autocast(...)`` nodes set and, run to their
+    end, set back. A graph that raises between them leaves them set; eager's ``__exit__`` would
+    have run (:func:`restore_modes`)."""
+    devices = ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+    return (torch.is_grad_enabled(), _autocast_nesting(), torch.is_autocast_cache_enabled(),
+            tuple((d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in devices))
+
+
+def restore_modes(state: tuple) -> None:
+    """Put back what :func:`mode_state` read, leaving the autocast levels entered since as their
+    ``__exit__`` leaves them (the cache cleared when the outermost one closes)."""
+    grad, nesting, cache, per_device = state
     torch.set_grad_enabled(grad)
+    n = _autocast_nesting()
+    while n > nesting:
+        n = torch.autocast_decrement_nesting()
+        if n == 0:
+            torch.clear_autocast_cache()
+    for d, enabled, dtype in per_device:
+        torch.set_autocast_enabled(d, enabled)
+        torch.set_autocast_dtype(d, dtype)
+    torch.set_autocast_cache_enabled(cache)
+
+
+def modes_scoped(trace: Trace) -> bool:
+    """Does the graph switch grad mode or autocast only inside blocks it closes again (``with
+    torch.no_grad()``, ``with torch.autocast(...)``): run to its end, it leaves them as it found them?"""
+    names = [getattr(n.target, "__name__", "") for n in trace.graph.graph.nodes if n.op == "call_function"]
+    grads = [n.args[0] for n in trace.graph.graph.nodes if n.op == "call_function"
+             and getattr(n.target, "__name__", "") in ("_set_grad_enabled", "set_grad_enabled") and n.args]
+    if not any(is_state_setter_name(name) for name in names):
+        return False
+    return (not grads or grads[-1] is trace.global_state.grad_enabled) \
+        and names.count("autocast_increment_nesting") == names.count("autocast_decrement_nesting")
 
 
 def assumption_checks(trace: Trace, mb, pool: ConstPool) -> tuple[list, list, list[str], list[int]]:

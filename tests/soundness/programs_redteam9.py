@@ -235,3 +235,22 @@ def invoke(f, i):
     return out.detach().clone(), out.is_inference()
 NCALLS = 6
 """)
+
+program(F_, "an_operator_raising_inside_no_grad_and_autocast_blocks", """
+EXPECT = "record"
+def f(x, idx):
+    with torch.no_grad():
+        z = x[idx] * 2
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        w = torch.mm(x, x)[idx].float()
+    return z + w + x.sum()
+def make(): return f
+def inputs(i): return (torch.ones(2, 2, requires_grad=True), torch.tensor([0, 1, 5, 0, 7][i]))
+def invoke(f, i):
+    try:
+        out = f(*inputs(i))
+    except IndexError:
+        out = None
+    return out, torch.is_grad_enabled(), torch.is_autocast_enabled("cpu"), torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype
+NCALLS = 5
+""")
