@@ -635,7 +635,12 @@ class ScalarFlow:
 
     def _post_numpy(self, fs, stack, data):
         kind, target, args, kwargs = data
-        self.track_value(fs, stack, self.python_node(kind, target, args, kwargs))
+        node = self.python_node(kind, target, args, kwargs)
+        if self.inside_except(_NUMBER_ERRORS):
+            # (`try: np.log(a)` / `except FloatingPointError`, `np.linalg.inv` / `LinAlgError`: a
+            # call on which the graph's numpy raises is a miss, as for tensor operations)
+            self.speculative_ops.append(self.where())
+        self.track_value(fs, stack, node)
 
     def track_value(self, fs: Any, stack: list, node: Any) -> None:
         """The result on top of the stack is what ``node`` computes from tensor values: a numpy

@@ -109,14 +109,17 @@ def set_data(t: torch.Tensor, value: torch.Tensor) -> None:
     t.data = value
 
 
-_TORCH_FUNCTION_DEFAULTS = (torch.Tensor.__torch_function__.__func__, torch._C._disabled_torch_function_impl)
+_TORCH_FUNCTION_DEFAULTS = (torch.Tensor.__torch_function__.__func__, torch._C._disabled_torch_function_impl,
+                            torch._C._disabled_torch_dispatch_impl)
 
 
 def _own_torch_function(cls: type) -> bool:
-    """Does tensor subclass ``cls`` override ``__torch_function__`` with code of its own (not
-    torch's default, not disabled as ``nn.Parameter`` does, not a class of torch itself)?"""
+    """Does tensor subclass ``cls`` override ``__torch_function__`` or ``__torch_dispatch__`` with
+    code of its own (not torch's default, not disabled as ``nn.Parameter`` does, not torch's)?"""
     fn = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
-    return fn not in _TORCH_FUNCTION_DEFAULTS and not (getattr(fn, "__module__", None) or "").startswith("torch")
+    dispatch = getattr(cls.__torch_dispatch__, "__func__", cls.__torch_dispatch__)
+    return any(f not in _TORCH_FUNCTION_DEFAULTS and not (getattr(f, "__module__", None) or "").startswith("torch")
+               for f in (fn, dispatch))
 
 
 class OpRecorder:
@@ -144,7 +147,7 @@ class OpRecorder:
             # (the graph runs the subclass's Python code again, unmonitored: whether it raises, and
             # what, is whatever state it reads, not what the guards fix)
             raise BreakCompile(f"a tensor operation `{name}` inside `try`/`except` on a `{type(own).__qualname__}`, "
-                               "a tensor subclass with its own `__torch_function__`")
+                               "a tensor subclass with its own `__torch_function__`/`__torch_dispatch__`")
         if tensors and name not in T.META_METHODS and self.inside_except():
             if not self.raising_ok:
                 self.go_dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "

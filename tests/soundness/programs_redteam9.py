@@ -254,3 +254,58 @@ def invoke(f, i):
     return out, torch.is_grad_enabled(), torch.is_autocast_enabled("cpu"), torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype
 NCALLS = 5
 """)
+
+program(F_, "numpy_inside_try_except_floating_point_and_linalg_errors", """
+EXPECT = "record"
+def f(x, A):
+    a = x.numpy()
+    with np.errstate(all="raise"):
+        try:
+            b = np.log(a)
+        except FloatingPointError:
+            b = np.zeros_like(a)
+    try:
+        inv = np.linalg.inv(A.numpy())
+    except np.linalg.LinAlgError:
+        inv = np.eye(2)
+    return torch.from_numpy(b) + float(inv.sum())
+def make(): return f
+def inputs(i):
+    v = [1.0, 2.0, 0.0, 3.0, 2.0][i]
+    A = torch.tensor([[1.0, 2.0], [2.0, 4.0]]) if i in (2, 3) else torch.eye(2) * 2
+    return (torch.tensor([v, 1.0]), A)
+NCALLS = 5
+""")
+
+program(F_, "a_dispatch_subclass_that_raises_on_a_flag_inside_try", """
+EXPECT = "dynamic"
+class LogT(torch.Tensor):
+    strict = False
+    @staticmethod
+    def __new__(cls, elem):
+        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+    def __init__(self, elem):
+        self.elem = elem
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        if cls.strict and "mul" in func.__name__:
+            raise TypeError("strict")
+        un = lambda t: t.elem if isinstance(t, LogT) else t
+        out = func(*[un(a) for a in args], **{k: un(v) for k, v in (kwargs or {}).items()})
+        return LogT(out) if isinstance(out, torch.Tensor) else out
+def f(x, y):
+    try:
+        z = x * y
+    except TypeError:
+        z = x + y
+    return z
+def make(): return f
+def inputs(i): return (LogT(torch.ones(2)), torch.full((2,), 3.0))
+def invoke(f, i):
+    LogT.strict = i >= 2
+    try:
+        return f(*inputs(i)).elem
+    finally:
+        LogT.strict = False
+NCALLS = 4
+""")
