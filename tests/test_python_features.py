@@ -1223,3 +1223,44 @@ def test_attribute_set_on_a_parameter_is_read_by_a_plain_load():
         assert same(cm(x), m(x))
     st = magpy.stats(cm)
     assert (st.records, st.fallbacks, st.guard_hits) == (2, 0, 2) and not st.break_reasons, st
+
+
+def test_a_dispatch_subclass_that_raises_on_a_flag_inside_try_is_a_break():
+    """A wrapper subclass with its own ``__torch_dispatch__`` raising (a class flag) inside ``try``:
+    the graph would run that Python code again unmonitored (a record made while it did not raise
+    raised where eager caught). The operation is a break: every call answers as eager does."""
+    class LogT(torch.Tensor):
+        strict = False
+
+        @staticmethod
+        def __new__(cls, elem):
+            return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+
+        def __init__(self, elem):
+            self.elem = elem
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            if cls.strict and "mul" in func.__name__:
+                raise TypeError("strict")
+            def un(t):
+                return t.elem if isinstance(t, LogT) else t
+            out = func(*[un(a) for a in args], **{k: un(v) for k, v in (kwargs or {}).items()})
+            return LogT(out) if isinstance(out, torch.Tensor) else out
+
+    def f(x, y):
+        try:
+            return x * y
+        except TypeError:
+            return x + y
+
+    cm = magpy.compile(f, backend="eager")
+    for i in range(4):
+        LogT.strict = i >= 2
+        try:
+            want = f(LogT(torch.ones(2)), torch.full((2,), 3.0)).elem
+            got = cm(LogT(torch.ones(2)), torch.full((2,), 3.0)).elem
+        finally:
+            LogT.strict = False
+        assert same(got, want), (i, got, want)
+    assert any("__torch_dispatch__" in r for r in magpy.stats(cm).break_reasons)

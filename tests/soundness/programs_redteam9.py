@@ -276,36 +276,3 @@ def inputs(i):
     return (torch.tensor([v, 1.0]), A)
 NCALLS = 5
 """)
-
-program(F_, "a_dispatch_subclass_that_raises_on_a_flag_inside_try", """
-EXPECT = "dynamic"
-class LogT(torch.Tensor):
-    strict = False
-    @staticmethod
-    def __new__(cls, elem):
-        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
-    def __init__(self, elem):
-        self.elem = elem
-    @classmethod
-    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-        if cls.strict and "mul" in func.__name__:
-            raise TypeError("strict")
-        un = lambda t: t.elem if isinstance(t, LogT) else t
-        out = func(*[un(a) for a in args], **{k: un(v) for k, v in (kwargs or {}).items()})
-        return LogT(out) if isinstance(out, torch.Tensor) else out
-def f(x, y):
-    try:
-        z = x * y
-    except TypeError:
-        z = x + y
-    return z
-def make(): return f
-def inputs(i): return (LogT(torch.ones(2)), torch.full((2,), 3.0))
-def invoke(f, i):
-    LogT.strict = i >= 2
-    try:
-        return f(*inputs(i)).elem
-    finally:
-        LogT.strict = False
-NCALLS = 4
-""")
