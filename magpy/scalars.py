@@ -43,7 +43,7 @@ import torch
 
 from . import capture
 from .breaks import BreakCompile
-from .codegen.speculation import size_expr
+from .codegen.speculation import checked_before_the_mock, size_expr
 from .lifted import LiftedInt, delift
 from .objmodel import SEQUENCE_ITERATORS
 from .redraw import SizedArg, as_argument
@@ -236,8 +236,7 @@ class ScalarFlow:
         """Has the run assumed something the guard cannot check before the mock runs (a value the
         graph computes, checked after it; see codegen.speculation.assumption_checks)? Then what
         the mock does before the graph is speculative: a failed check makes the call a miss."""
-        return any(kind not in ("scalar", "truth", "atleast") or size_expr(node, ConstPool()) is None
-                   for kind, node, _ in self.assumptions)
+        return not all(checked_before_the_mock(kind, node) for kind, node, _ in self.assumptions)
 
     def describe_assumptions(self) -> list[str]:
         """One line per assumption: what the graph recomputes, the value the run saw, where."""

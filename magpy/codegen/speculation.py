@@ -132,6 +132,16 @@ def modes_scoped(trace: Trace) -> bool:
         and names.count("autocast_increment_nesting") == names.count("autocast_decrement_nesting")
 
 
+#: The kinds of assumption that can be a guard when what they assume is computed from input sizes.
+SIZE_CHECK_KINDS = ("scalar", "truth", "atleast")
+
+
+def checked_before_the_mock(kind: str, node: Any) -> bool:
+    """Is the assumption ``(kind, node)`` a guard (a number computed from the inputs' sizes alone),
+    rather than a check after the graph ran (:func:`assumption_checks`)?"""
+    return kind in SIZE_CHECK_KINDS and size_expr(node, ConstPool()) is not None
+
+
 def assumption_checks(trace: Trace, mb, pool: ConstPool) -> tuple[list, list, list[str], list[int]]:
     """The assumptions of the run (see :meth:`ScalarFlow.assume`): ``(shape_checks, draw_checks,
     checks, undo_inputs)``.
@@ -145,11 +155,11 @@ def assumption_checks(trace: Trace, mb, pool: ConstPool) -> tuple[list, list, li
     and the program runs again."""
     shape_checks, draw_checks, rest = [], [], []
     for a in trace.assumptions:
-        expr = size_expr(a[1], pool) if a[0] in ("scalar", "truth", "atleast") else None
+        expr = size_expr(a[1], pool) if a[0] in SIZE_CHECK_KINDS else None
         if expr is not None:
             shape_checks.append((expr, a[2], a[0]))
             continue
-        expr = size_expr(a[1], pool, draws=True) if a[0] in ("scalar", "truth", "atleast") and trace.draws else None
+        expr = size_expr(a[1], pool, draws=True) if a[0] in SIZE_CHECK_KINDS and trace.draws else None
         if expr is not None:
             draw_checks.append((expr, a[2], a[0]))
         else:

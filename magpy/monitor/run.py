@@ -498,8 +498,9 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
     def _delift_stack(self, frame, stack: list) -> None:
         n = len(stack)
         for i, v in enumerate(stack):
-            if type(v) is LiftedInt or (type(v) is float and delift(v) is not v):
-                capture.replace_top(frame, delift(v), below=n - 1 - i)
+            if type(v) in (LiftedInt, float):
+                if (plain := delift(v)) is not v:   # (a float copy the run handed out: its original)
+                    capture.replace_top(frame, plain, below=n - 1 - i)
             elif type(v) in (tuple, list, dict) and v:
                 new = delift(v)   # (lists and dicts in place; a tuple `(b, n)` about to be pushed somewhere is rebuilt)
                 if new is not v:
