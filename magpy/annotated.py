@@ -13,7 +13,9 @@ host provides the state and helpers ``CallRules`` lists).
 """
 from __future__ import annotations
 
+import collections
 import functools
+import operator
 import sys
 import types
 from typing import TYPE_CHECKING
@@ -75,6 +77,28 @@ def _constant_input(v) -> bool:
 
 #: Builtins that compare their elements, or the results of a ``key=`` function when given one.
 KEYED_READERS = frozenset({sorted, min, max, list.sort})
+
+_ITEM_SEQUENCES = (list, tuple, type({}.items()), type(collections.OrderedDict().items()))
+
+
+def item_keys_are_values(key, args) -> bool:
+    """``sorted(d.items(), key=operator.itemgetter(0))``: are the keys a native ``itemgetter``
+    hands the comparison all immutable values (no tensor is compared, only moved)? They are
+    computed here, from plain tuples and lists, where ``itemgetter`` runs no Python code."""
+    if type(key) is not operator.itemgetter or len(args) != 1 or type(args[0]) not in _ITEM_SEQUENCES \
+            or len(args[0]) > 4096:
+        return False
+    for element in args[0]:
+        if type(element) not in (tuple, list):
+            return False
+        try:
+            k = key(element)
+        except Exception:
+            return False
+        if not is_immutable(k):
+            return False
+    return True
+
 
 class AnnotatedRules:
     """The annotation of a native callee applied to the call (a base of ``CallRules``)."""
@@ -201,7 +225,8 @@ class AnnotatedRules:
                 return
         key = kwargs.get("key")
         if fn in KEYED_READERS and key is not None and not isinstance(getattr(key, "__func__", key), types.FunctionType) \
-                and (T.contains_tensor(getattr(key, "__self__", None)) or any(may_hold_tensors(a) for a in args)):
+                and (T.contains_tensor(getattr(key, "__self__", None)) or any(may_hold_tensors(a) for a in args)) \
+                and not item_keys_are_values(key, args):
             # a native key (`max(scores, key=scores.get)`) hands tensors to the comparison, in C
             self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensors a native key gives")
         if fn in KEYED_READERS and key is not None and not isinstance(getattr(key, "__func__", key), types.FunctionType):

@@ -189,16 +189,18 @@ def test_branch_on_a_lifted_size_is_a_guard_not_a_speculation():
 
 
 def test_loop_over_the_rows_of_a_lifted_input_is_checked_in_the_guard():
-    """``for x_t in x.unbind(0)`` (an RNN's time loop) over a lifted length: each trip count is a
-    record, and which record fits is decided by the guard from ``x.size(0)``, before any graph
+    """``for x_t in x.unbind(0)`` (an RNN's time loop) over a lifted length, unrolled since a
+    Python number changes every iteration: each trip count is a record, and which record fits is decided by the guard from ``x.size(0)``, before any graph
     runs (as a speculation each call would run the graphs of the records before the right one)."""
     torch.manual_seed(0)
     cell = nn.Linear(6, 3)
 
     def rnn(x, h):
         outs = []
+        decay = 1.0   # (a Python number that changes every iteration: the loop stays unrolled)
         for x_t in x.unbind(0):
-            h = torch.tanh(cell(torch.cat([x_t, h], -1)))
+            h = torch.tanh(cell(torch.cat([x_t, h], -1))) * decay
+            decay = decay * 0.5
             outs.append(h)
         return torch.stack(outs), h
 

@@ -215,6 +215,15 @@ WRITING_BUILTINS = (builtins.setattr, builtins.delattr, object.__setattr__, obje
 _VALUES = (int, float, complex, str, bytes, tuple, frozenset, type(None), type, types.ModuleType)
 
 
+def _is_torch_operator(fn) -> bool:
+    """Is ``fn`` a native function of torch's operator namespaces (``torch.cat``, ``torch.nn.functional``'s
+    and ``torch.linalg``'s natives), as opposed to a method bound to some object?"""
+    module = getattr(fn, "__module__", None) or ""
+    return module == "torch" or module.startswith(("torch.nn.functional", "torch._C._nn", "torch._C._linalg",
+                                                    "torch._C._special", "torch._C._fft", "torch.linalg",
+                                                    "torch.special", "torch.fft"))
+
+
 def native_writes(fn, args: list):
     """``(name, obj)`` when the native call ``fn(*args)`` may write ``obj`` (a builtin that changes
     its object's state, a native given an object it may change; ``obj`` None when unknown), else None."""
@@ -230,6 +239,10 @@ def native_writes(fn, args: list):
                 return getattr(fn, "__qualname__", repr(fn)), a
     if isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType, types.WrapperDescriptorType,
                        types.MethodWrapperType)):
+        if owner is None and _is_torch_operator(fn):
+            # a torch operator (``torch.cat([a, h])``, ``torch.stack(outs)``) reads the lists and
+            # tuples it is given; what it changes in place is a tensor, which the graph records
+            return None
         if owner is None or isinstance(owner, type):
             owner = args[0] if args else None
         name = getattr(fn, "__name__", "")

@@ -230,7 +230,9 @@ class AttrReads:
             return
         rel = ("attr", name)
         if self.rg.read(node, rel) is not None:
-            self.pend(fs, self._post_new_attr, method, opaque=isinstance(obj, torch.nn.Module))
+            # read before: the value is the one the first read guarded, taken the same way (a
+            # module class's `__getattr__`, torch._VF's, ran unmonitored then, and does again)
+            self.pend(fs, self._post_new_attr, method, opaque=isinstance(obj, (torch.nn.Module, types.ModuleType)))
             return
         where, via = attr_location(obj, name)
         if where in ("class_fn", "property", "class_value"):

@@ -103,6 +103,25 @@ def _count_follows_rank(name: str, args: Any, kwargs: dict) -> bool:
     return False
 
 
+_SCHEMA_RETURNS: dict[str, frozenset | None] = {}
+
+
+def _count_fixed_by_schema(name: str, output: Any) -> bool:
+    """Does the operator return a fixed number of tensors whatever its inputs (``lstm_cell``'s
+    ``(h, c)``, ``sort``'s values and indices), as every ATen schema of that name says: no list
+    among its returns, and as many returns as ``output`` holds? Then no size decides the count."""
+    if name not in _SCHEMA_RETURNS:
+        try:
+            schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+        except Exception:
+            schemas = []
+        fixed = bool(schemas) and not any("List" in str(r.type) or "[]" in str(r.type)
+                                          for sch in schemas for r in sch.returns)
+        _SCHEMA_RETURNS[name] = frozenset(len(sch.returns) for sch in schemas) if fixed else None
+    counts = _SCHEMA_RETURNS[name]
+    return counts is not None and type(output) is tuple and len(output) in counts
+
+
 def set_data(t: torch.Tensor, value: torch.Tensor) -> None:
     """``t.data = value`` as a node of the eager graph: ``t`` takes ``value``'s data and metadata
     (its storage shared with ``value``), as in the program."""
@@ -387,7 +406,8 @@ class OpRecorder:
                     # the output's shape may follow a lifted size; how many tensors it holds is assumed
                     for t in T.tensors_in([output], {}):
                         self.mark_lifted_shape(t)
-                    if isinstance(output, (tuple, list)) and not _count_follows_rank(name, args, kwargs):
+                    if isinstance(output, (tuple, list)) and not _count_follows_rank(name, args, kwargs) \
+                            and not _count_fixed_by_schema(name, output):
                         count = self.graph.call("function", len, (n,), {})
                         self.assume("scalar", count, len(output))
                         self.count_assumed(output, count)   # (its uses are watched: magpy.dynamic.loops)
