@@ -113,7 +113,7 @@ def test_lstm_cell_with_a_tuple_state_under_enumerate():
         def forward(self, xs, h):
             state = (h, torch.zeros_like(h))
             outs = []
-            for i, x in enumerate(xs.unbind(0)):
+            for _step, x in enumerate(xs.unbind(0)):
                 state = self.cell(x, state)
                 outs.append(state[0])
             return torch.stack(outs, 0), state
