@@ -750,8 +750,8 @@ def _explanation(probe: _Compiled, compiled: _Compiled | None) -> Explanation:
                        guards=guards, op_count=sum(o.op_count for o in runs), dynamic=st.dynamic,
                        graph=top.graph_module if top is not None else None,
                        assumptions=[a for o in runs for a in o.assumptions], splits=splits,
-                       branches=[b for o in runs for b in o.branches], breaks=breaks, split_count=st.splits,
-                       loop_regions=st.loop_regions, conditionals=st.conditionals,
+                       branches=[b for o in runs for b in o.branches], loops=[lp for o in runs for lp in o.loops],
+                       breaks=breaks, split_count=st.splits, loop_regions=st.loop_regions, conditionals=st.conditionals,
                        graphs_served=stats(compiled).graphs_served if compiled is not None else [])
 
 

@@ -79,6 +79,7 @@ class RunOutcome:
     op_count: int = 0
     assumptions: list = field(default_factory=list)
     branches: list = field(default_factory=list)
+    loops: list = field(default_factory=list)
     log: list = field(default_factory=list)
     trace: Trace | None = field(default=None, repr=False)
 
@@ -149,6 +150,7 @@ def _described(mon: Any, out: RunOutcome) -> RunOutcome:
     trace = out.trace
     out.op_count = trace.graph.op_count
     out.assumptions = list(trace.assumption_lines)
+    out.loops = list(trace.loop_report)   # (roll_loops said what became of each counted loop)
     if trace.branch_report is not None:   # (merge_branches said what became of each branch)
         out.branches = list(trace.branch_report)
     elif mon.branch_spans or mon.branch_notes:

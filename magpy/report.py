@@ -128,6 +128,9 @@ class Explanation:
     #: branches on tensor values (magpy.dynamic.merging): whether each one's arm can become one side of a
     #: conditional node once a run takes the other side, or why it stays an assumption
     branches: list = field(default_factory=list)
+    #: loops whose trip count changes between calls (magpy.dynamic.loops): rolled into one body, or
+    #: unrolled and why (with the loop's file:line)
+    loops: list = field(default_factory=list)
     #: the break reasons and splits, typed (:class:`magpy.breaks.BreakReason`)
     breaks: list = field(default_factory=list)
     #: what the call recorded, counted as :class:`Stats` counts them: split points (continuations,
@@ -150,6 +153,8 @@ class Explanation:
         lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.splits)]
         lines.append(f"Branches on tensor values ({len(self.branches)}):")
         lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.branches)]
+        lines.append(f"Loops over a changing count ({len(self.loops)}):")
+        lines += [f"  {i + 1}. {a}" for i, a in enumerate(self.loops)]
         lines.append("Guards:")
         lines += ["  " + g for g in self.guards.splitlines()]
         if self.graphs_served:

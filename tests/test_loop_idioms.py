@@ -244,3 +244,35 @@ def test_sorted_by_a_tensor_through_itemgetter_is_decided_per_call():
         x = torch.randn(3, generator=g)
         assert cf(x) == f(x)
     assert magpy.stats(cf).fallbacks + magpy.stats(cf).splits >= 1
+
+
+def test_explain_says_why_a_loop_stays_unrolled_with_its_line():
+    lin = nn.Linear(2 * N, N)
+
+    def rnn(xs, h):
+        decay = 1.0
+        for x in xs.unbind(0):
+            h = torch.tanh(lin(torch.cat([x, h], -1))) * decay
+            decay = decay * 0.9
+        return h
+    cf = magpy.compile(rnn, backend="eager")
+    for t in (4, 5, 6):
+        cf(torch.randn(t, 2, N), torch.randn(2, N))
+    text = str(magpy.explain(cf)(torch.randn(7, 2, N), torch.randn(2, N)))
+    line = rnn.__code__.co_firstlineno + 2
+    assert f"unrolled: the loop at {__file__}:{line}" in text
+    assert "its Python state changes between iterations" in text
+
+
+def test_explain_says_a_loop_rolled():
+    lin = nn.Linear(2 * N, N)
+
+    def rnn(xs, h):
+        for x in xs.unbind(0):
+            h = torch.tanh(lin(torch.cat([x, h], -1)))
+        return h
+    cf = magpy.compile(rnn, backend="eager")
+    for t in (4, 5):
+        cf(torch.randn(t, 2, N), torch.randn(2, N))
+    exp = magpy.explain(cf)(torch.randn(7, 2, N), torch.randn(2, N))
+    assert any(s.startswith("rolled: the loop at") for s in exp.loops), exp.loops
