@@ -201,7 +201,11 @@ class AnnotatedRules:
                         self.pend(fs, self.post_new, 1, opaque=True)
                         return
                     raise BreakCompile(f"`{name}` on a tensor")
-                if node is not None and node.source is not None and is_immutable(rel[1]) \
+                # a key compared by identity (a class, function or module from outside, or a tuple
+                # of them: a registry keyed by types) names one item as a constant key does
+                key_ok = is_immutable(rel[1]) or (rel[0] == "item" and isinstance(obj, dict)
+                                                  and self._outside_identity_key(rel[1]))
+                if node is not None and node.source is not None and key_ok \
                         and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
                     if rel[0] == "hasattr":
                         self.pend(fs, self._post_hasattr, (node, rel), opaque=True)
@@ -221,6 +225,11 @@ class AnnotatedRules:
                     default = len(args) > 2 or (rel[0] == "item" and fn is dict.get)
                     self.pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
                     return
+                if node is not None and node.source is not None and rel[0] == "item" and not key_ok \
+                        and isinstance(obj, (list, tuple, dict)):
+                    # an item named by a key that has no source of its own: the container from
+                    # outside is guarded whole (its keys and items), as a subscript is
+                    self.full_read(obj)
                 self.pend(fs, self.post_new, 1, opaque=isinstance(obj, torch.nn.Module))
                 return
         key = kwargs.get("key")
