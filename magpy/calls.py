@@ -35,6 +35,7 @@ from __future__ import annotations
 import _abc
 import functools
 import logging
+import operator
 import os
 import random
 import sys
@@ -48,7 +49,7 @@ from . import capture, effects
 from .annotated import NATIVE_CALLABLES, STATE_GETTERS, AnnotatedRules
 from .annotations import lookup
 from .annotations import torch_ops as T
-from .annotations.builtins import native_writes
+from .annotations.builtins import native_attribute_reader, native_writes
 from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .callsite import CallSite
@@ -139,6 +140,7 @@ def _instantiates_python_class(fn: object, args: object) -> bool:
 #: for it, and the handler (a method of the run) that decides what the call means. The handlers
 #: marked "natives" are in :mod:`magpy.natives`, "annotated" in :mod:`magpy.annotated`, the rest here.
 FIGURE_12 = {
+    "native attribute reader": "_native_attribute_reader",   # may decline: objects made in the call only
     "partial": "_call_partial",                         # natives: f(*a, *args) of the partial's fields
     "native map": "_map_natively",                      # never decides: map(torch.relu, xs) made of a Python applier
     "map consumer": "_consume_map",                     # may decline: sum(map(f, xs)), decided after it ran
@@ -281,6 +283,9 @@ class CallRules(NativeRules, AnnotatedRules):
         caller runs its handler before the next check runs, so a restated call is checked as
         restated). Ends with "unannotated native", whose handler always decides."""
         fn, args, kwargs = c.fn, c.args, c.kwargs
+        c.attribute_reader = native_attribute_reader(fn, args, kwargs)
+        if c.attribute_reader is not None:
+            yield "native attribute reader"
         if type(fn) is _functools_partial:
             yield "partial"
         if fn is map:
@@ -736,6 +741,35 @@ class CallRules(NativeRules, AnnotatedRules):
         self.read_args([a for a in [*c.args, *c.kwargs.values()] if not isinstance(a, torch.Tensor)], None, c.fn)
         self.pend(fs, self.post_new, 1, opaque=True)
         return True
+
+    def _native_attribute_reader(self, fs: FrameState, c: CallSite) -> bool:
+        """A native that reads attributes or items in C (``sorted(xs, key=attrgetter('prio'))``,
+        ``"{0.k}".format(cfg)``): harmless over values and objects the call made (their state is
+        the run's), a break when it reaches an object from outside or of unknown origin, whose
+        attributes no guard would then cover."""
+        owner = getattr(c.fn, "__self__", None)   # (the text of `"{0.k}".format`; builtins' module)
+        if all(self._made_here(v, 0) for v in (*c.args, *c.kwargs.values(), owner if type(owner) is str else None)):
+            return False
+        name = getattr(c.fn, "__qualname__", None) or getattr(c.fn, "__name__", None) or type(c.fn).__name__
+        raise BreakCompile(f"`{name}` reads attributes of objects from outside in native code ({c.attribute_reader}), "
+                           "which no guard covers")
+
+    def _made_here(self, v, depth: int) -> bool:
+        """Is ``v`` a value, a reader, or an object made in the call holding only such (to depth 2)?"""
+        if is_immutable(v) or v is getattr or type(v) in (operator.attrgetter, operator.methodcaller) \
+                or isinstance(v, (types.BuiltinFunctionType, types.FunctionType, type)):
+            return True
+        node = self.node(v)
+        if isinstance(v, torch.Tensor):
+            return node is None or node.source is None
+        if node is None or node.source is not None or depth > 2:
+            return False
+        if type(v) in (list, tuple, set, frozenset):
+            return all(self._made_here(e, depth + 1) for e in v)
+        if type(v) is dict:
+            return all(self._made_here(e, depth + 1) for e in (*v.keys(), *v.values()))
+        d = getattr(v, "__dict__", None)
+        return type(d) is dict and all(self._made_here(e, depth + 1) for e in d.values())
 
     def _unannotated_native(self, fs: FrameState, c: CallSite) -> bool:
         """Figure 12, step 1: stop here. Reported as unsupported, not as dynamic behaviour: an

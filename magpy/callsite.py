@@ -13,7 +13,7 @@ class CallSite:
     the tensor method name, the script method, the annotation, what runs when an object dies)."""
 
     __slots__ = ("fn", "args", "kwargs", "text", "draw", "legacy", "fn_cls", "mname", "script", "ann", "writes",
-                 "finalizer")
+                 "attribute_reader", "finalizer")
 
     def __init__(self, fn, args: list, kwargs: dict) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs

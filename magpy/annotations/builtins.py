@@ -12,6 +12,7 @@ import itertools
 import math
 import operator
 import random
+import string
 import time
 import types
 
@@ -249,4 +250,29 @@ def native_writes(fn, args: list):
         if not isinstance(owner, (torch.Tensor, int, float, str, bytes, tuple, frozenset, type(None),
                                   types.ModuleType, torch.nn.Module)) and name not in READING_METHODS:
             return f"{type(owner).__name__}.{name}", owner
+    return None
+
+
+_ATTRIBUTE_READERS = (operator.attrgetter, operator.methodcaller)
+_FORMATTER = string.Formatter()
+
+
+def native_attribute_reader(fn, args: list, kwargs: dict) -> str | None:
+    """What reads attributes (or items) of objects in native code in the call ``fn(*args,
+    **kwargs)``, or None: an ``operator.attrgetter``/``methodcaller`` or ``getattr`` handed to
+    another native (``sorted(xs, key=attrgetter('prio'))``, ``map(attrgetter('w'), xs)``,
+    ``functools.reduce(getattr, path, obj)``), or ``str.format`` with a field that names an
+    attribute or item (``"{0.k}".format(cfg)``). No monitored frame sees those reads."""
+    handed = [v for v in (*args, *kwargs.values()) if type(v) in _ATTRIBUTE_READERS or v is getattr]
+    if handed and fn not in (getattr, *_ATTRIBUTE_READERS):
+        return repr(handed[0]) if handed[0] is not getattr else "getattr"
+    owner = getattr(fn, "__self__", None)
+    if getattr(fn, "__name__", "") in ("format", "format_map") and (type(owner) is str or (fn in (str.format, str.format_map) and args)):
+        text = owner if type(owner) is str else args[0]
+        try:
+            fields = [f for _, f, _, _ in _FORMATTER.parse(text) if f]
+        except (ValueError, TypeError):
+            return "str.format"
+        if any("." in f or "[" in f for f in fields):
+            return f"str.format of {text!r}"
     return None
