@@ -62,7 +62,7 @@ import torch.fx as fx
 from .. import capture
 from ..bytecode.flow import EXIT, RETURNS, flow_of
 from ..objmodel import exact_key
-from ..torch_support import last_node
+from ..source import ArgSource
 from .watcher import Watcher, WatcherHost
 from .writes import arm_write, write_counters, write_mark
 
@@ -92,7 +92,7 @@ class Span:
     writes_at: int               # the RefGraph's write mark when the arm began
     j_nodes: dict                # name of a live local at J -> the node of its tensor
     j_canon: dict                # node -> the first name (sorted) that held it at J
-    j_made: set                  # names whose tensor was made in the call
+    j_made: set                  # names whose tensor was made in the call or is an argument
     stack_ids: tuple             # ids of the frame's value stack below the condition at J
     private: set | None = None   # names whose tensor only the frame held at J (None: not searched)
     ok: bool = True
@@ -196,9 +196,12 @@ class BranchWatcher(Watcher):
                     shadow = self.host.node(v)
                     if n.op not in ("placeholder", "get_attr") and (shadow is None or shadow.source is None):
                         made.add(name)
+                    elif n.op == "placeholder" and shadow is not None and type(shadow.source) is ArgSource \
+                            and shadow.source.kind in ("pos", "kw"):
+                        made.add(name)   # (an argument: held above the call too, which runs no code meanwhile)
         v = None
         span = Span(fs, shape, j, m, bool(expected), node, where, key,
-                    last_node(self.host.graph.graph), self._branch_counters(), write_mark(self.host),
+                    _op_tail(self.host.graph.graph), self._branch_counters(), write_mark(self.host),
                     j_nodes, j_canon, made, tuple(id(v) for v in stack[:-1]))
         del local, stack
         lib = self.host.branch_library
@@ -311,6 +314,7 @@ class BranchWatcher(Watcher):
             frame = getattr(other, "frame", None)
             if frame is None:
                 continue
+            allowed.add(id(frame))   # (the frame object: what its live locals hold is searched below)
             try:
                 loc = capture.frame_locals(frame)
                 if type(loc) is dict:
@@ -357,8 +361,17 @@ class BranchWatcher(Watcher):
                 except Exception:
                     return False
             elif id(frame) not in self.host.frames:
-                break   # (above the compiled function: what the user passed in is not made in the call)
+                break
             frame = frame.f_back
+        while frame is not None:
+            # above the compiled function: the caller's frames hold what it passed in (an argument)
+            # and run no code until the call returns; any other holder (a module's globals, a
+            # list, an attribute) is a referrer the check below refuses
+            allowed.add(id(frame))
+            frame = frame.f_back
+        if type(self.host.node(obj).source if self.host.node(obj) is not None else None) is ArgSource:
+            # (an argument is also in the run's own tables: the parameters it bound, its sources)
+            allowed.update(_containers_in(vars(self.host), 3))
         return _only_magpy_holds(obj, allowed, values)
 
     # -- every instruction while arms are watched ----------------------------------------------------------
@@ -415,7 +428,7 @@ class BranchWatcher(Watcher):
                 names.append(name)
                 span.m_nodes[name] = n
         span.m_names = tuple(names)
-        span.end_tail = last_node(self.host.graph.graph)
+        span.end_tail = _op_tail(self.host.graph.graph)
 
     def _check_writes(self, span: Span) -> None:
         """Ask the RefGraph what the arm wrote."""
@@ -470,7 +483,7 @@ class BranchWatcher(Watcher):
                 names.append(name)
                 span.m_nodes[name] = n
         span.m_names = tuple(names)
-        span.end_tail = last_node(self.host.graph.graph)
+        span.end_tail = _op_tail(self.host.graph.graph)
 
     def on_finish(self) -> list[Span]:
         """The clean arms of the run (those still open at its end are not)."""
@@ -526,6 +539,16 @@ def _modes() -> tuple:
             any_autocast() if any_autocast is not None else None)
 
 
+def _op_tail(graph: fx.Graph) -> fx.Node | None:
+    """The graph's last node that is no placeholder, or None: where an arm starts or ends.
+    (A placeholder made at the branch, for a tensor from outside first read there, moves to the
+    front of the graph when another branch is merged; its position marks nothing.)"""
+    for n in reversed(graph.nodes):
+        if n.op != "placeholder":
+            return n
+    return None
+
+
 def _is_magpy(obj: Any) -> bool:
     mod = getattr(type(obj), "__module__", "") or ""
     return mod == "magpy" or mod.startswith("magpy.")
@@ -544,18 +567,60 @@ def _only_magpy_holds(obj: Any, allowed: set, frame_values: set) -> bool:
             continue
         if isinstance(r, types.FrameType) and "/magpy/" in r.f_code.co_filename.replace("\\", "/"):
             continue
-        if type(r) in (tuple, list, dict) and id(r) not in frame_values and _only_running_frames_hold(r, holders):
+        if type(r) in (tuple, list, dict) and id(r) not in frame_values \
+                and (_only_running_frames_hold(r, holders, allowed) or _magpy_owned(r, [holders], 0)):
             continue
         return False
     return True
 
 
-def _only_running_frames_hold(r: Any, mine: list) -> bool:
-    """Does nothing the garbage collector knows hold ``r``, but cells that nothing it knows
-    holds (a running frame's cell variables)?"""
+def _containers_in(table: dict, depth: int) -> set:
+    """The ids of the plain containers among ``table``'s values and inside them, to ``depth``
+    levels (MagPy's own tables, which no path of the program reaches)."""
+    out: set = set()
+    todo = [(v, 1) for v in table.values()]
+    while todo:
+        v, d = todo.pop()
+        if type(v) not in (dict, list, tuple, set) or id(v) in out or len(v) > 100_000:
+            continue
+        out.add(id(v))
+        if d < depth:
+            todo += [(e, d + 1) for e in (v.values() if type(v) is dict else v)]
+    return out
+
+
+def _magpy_owned(r: Any, mine: list, depth: int) -> bool:
+    """Is the plain container ``r`` held only by MagPy's own objects (the lists, tuples and
+    dicts inside them, to a few levels: a run's table of the parameters it bound, the operator
+    graph's inputs)? No path of the program reaches it. (Written without comprehensions or
+    closures: a cell of this frame holding a container would be a referrer too.)"""
+    if depth > 4:
+        return False
+    outer = gc.get_referrers(r)
+    mine = [*mine, outer]
+    ids = set()
+    for m in mine:
+        ids.add(id(m))
+    try:
+        for h in outer:
+            if id(h) in ids or _is_magpy(h):
+                continue
+            if type(h) in (tuple, list, dict) and _magpy_owned(h, mine, depth + 1):
+                continue
+            return False
+        return bool(outer)
+    finally:
+        del outer, mine
+
+
+def _only_running_frames_hold(r: Any, mine: list, frames: set) -> bool:
+    """Does nothing the garbage collector knows hold ``r``, but the frames in ``frames`` (ids:
+    a frame object's stale locals dict, the ``*args`` tuple it was called with) and cells that
+    nothing it knows holds (a running frame's cell variables)?"""
     outer = gc.get_referrers(r)
     for h in outer:
-        if h is mine or h is outer:
+        if h is mine or h is outer or (type(h) is types.FrameType and (
+                id(h) in frames or "/magpy/" in h.f_code.co_filename.replace("\\", "/"))):
             continue
         if type(h) is not types.CellType:
             return False
