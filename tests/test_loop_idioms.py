@@ -276,3 +276,103 @@ def test_explain_says_a_loop_rolled():
         cf(torch.randn(t, 2, N), torch.randn(2, N))
     exp = magpy.explain(cf)(torch.randn(7, 2, N), torch.randn(2, N))
     assert any(s.startswith("rolled: the loop at") for s in exp.loops), exp.loops
+
+
+# -- while loops on a counter ---------------------------------------------------------------------------
+
+
+def test_while_on_a_counter_below_a_size():
+    class M(CatRNN):
+        def forward(self, xs, h):
+            t = 0
+            while t < xs.size(0):
+                h = self.step(xs[t], h)
+                t += 1
+            return h
+    _one_record(*_run(M()))
+
+
+def test_while_with_the_bound_in_a_local_and_the_size_on_the_left():
+    class M(CatRNN):
+        def forward(self, xs, h):
+            steps = xs.shape[0]
+            t = 0
+            while steps > t:
+                h = self.step(xs[t], h)
+                t = t + 1
+            return h
+    _one_record(*_run(M()))
+
+
+def test_while_counting_down_from_a_size():
+    class M(CatRNN):
+        def forward(self, xs, h):
+            t = xs.size(0) - 1
+            while t >= 0:
+                h = self.step(xs[t], h)
+                t -= 1
+            return h
+    _one_record(*_run(M()))
+
+
+def test_while_with_outputs_appended_after_a_first_step():
+    class M(CatRNN):
+        def forward(self, xs, h):
+            outs = []
+            t = 0
+            while t < len(xs):
+                h = self.step(xs[t], h)
+                outs.append(h)
+                t += 1
+            return torch.stack(outs)
+    _one_record(*_run(M()))
+
+
+def test_while_stepping_by_two_is_right_for_odd_and_even_lengths():
+    class M(CatRNN):
+        def forward(self, xs, h):
+            t = 0
+            while t < xs.size(0):
+                h = self.step(xs[t], h)
+                t += 2
+            return h
+    st, rolled = _run(M())
+    assert st.fallbacks == 0 and st.monitor_runs <= 3 and rolled >= 1
+
+
+def test_while_whose_counter_python_reads_stays_unrolled_and_right():
+    class M(CatRNN):
+        def forward(self, xs, h):
+            t = 0
+            while t < xs.size(0):
+                h = self.step(xs[t], h) * (2.0 if t == 3 else 1.0)
+                t += 1
+            return h
+    st, rolled = _run(M(), lengths=(3, 5, 6, 4))
+    assert st.monitor_runs == 4 and rolled == 0 and st.fallbacks == 0
+
+
+def test_while_whose_bound_grows_inside_stays_unrolled_and_right():
+    class M(CatRNN):
+        def forward(self, xs, h):
+            t, n = 0, xs.size(0)
+            while t < n:
+                h = self.step(xs[t % xs.size(0)], h)
+                t += 1
+                if t == 2:
+                    n = n + 1
+            return h
+    st, rolled = _run(M(), lengths=(3, 5, 6, 4))
+    assert st.fallbacks == 0 and rolled == 0
+
+
+def test_for_loop_after_a_first_step_outside_it():
+    """``outs = [h]`` before the loop: the accumulator's first item is no iteration's."""
+    class M(CatRNN):
+        def forward(self, xs, h):
+            outs = [h]
+            for x in xs.unbind(0):
+                h = self.step(x, h)
+                outs += [h]
+            return torch.stack(outs)
+    _one_record(*_run(M()))

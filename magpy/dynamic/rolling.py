@@ -151,11 +151,16 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
     after = [n for n in all_nodes[bounds[-1] + 1:] if n.op not in ("placeholder", "get_attr")]
 
     def after_arg(a):
-        if isinstance(a, (list, tuple)) and a and all(isinstance(e, fx.Node) and e in where for e in a):
-            hits = [where[e] for e in a]
-            if len(a) == T and [h[0] for h in hits] == list(range(T)) and len({h[1] for h in hits}) == 1:
-                coll_pos.setdefault(hits[0][1], len(coll_pos))
-                return _Ref("coll", hits[0][1])
+        if isinstance(a, (list, tuple)) and len(a) >= T and not hasattr(a, "_fields"):
+            # an accumulator: a value of every iteration, in order, after what it held before
+            # the loop (`outs = [h]` first, or an iteration run before the loop's own)
+            prefix, rest = a[:len(a) - T], a[len(a) - T:]
+            if all(isinstance(e, fx.Node) and e in where for e in rest) \
+                    and not any(isinstance(leaf, fx.Node) and leaf in where for leaf in _leaves(prefix)):
+                hits = [where[e] for e in rest]
+                if [h[0] for h in hits] == list(range(T)) and len({h[1] for h in hits}) == 1:
+                    coll_pos.setdefault(hits[0][1], len(coll_pos))
+                    return _Ref("coll", hits[0][1], list(prefix))
         if isinstance(a, (list, tuple)) and not hasattr(a, "_fields"):
             return type(a)(after_arg(e) for e in a)
         if isinstance(a, dict):
@@ -270,18 +275,25 @@ def roll(mon: Any, loop: Loop, other_loops: frozenset = frozenset()) -> fx.Node:
         if shape is not None:
             gi.meta["example_value_shape"] = shape
 
-    def resolve(a):
+    def resolve(a, before):
         if isinstance(a, _Ref):
-            return last_node[a.p] if a.kind == "last" else coll_node[a.p]
+            if a.kind == "last":
+                return last_node[a.p]
+            if not a.prefix:
+                return coll_node[a.p]
+            with g.inserting_before(before):
+                joined = g.call_function(operator.add, (a.prefix, coll_node[a.p]))
+            joined.meta["magpy_python"] = True
+            return joined
         if isinstance(a, (list, tuple)) and not hasattr(a, "_fields"):
-            return type(a)(resolve(e) for e in a)
+            return type(a)(resolve(e, before) for e in a)
         if isinstance(a, dict):
-            return {k: resolve(e) for k, e in a.items()}
+            return {k: resolve(e, before) for k, e in a.items()}
         return a
 
     for n, a, kw in rewired:
-        n.args = resolve(a)
-        n.kwargs = resolve(kw)
+        n.args = resolve(a, n)
+        n.kwargs = resolve(kw, n)
     # (a tensor bound to the last iteration's value is the loop node's; to an earlier one's, none)
     mon.graph.rebind({n: last_node[p] if k == T - 1 and p in last_node else None for n, (k, p) in where.items()})
     for key, (value, node) in list(mon.scalar_nodes.items()):
@@ -310,10 +322,11 @@ def _erase_unused_elements(mon: Any, seq_nodes: set) -> None:
 
 class _Ref:
     """A value the rolled loop node gives the code after the loop: the last iteration's value at
-    position ``p``, or the list of the values at ``p`` of every iteration."""
+    position ``p``, or the list of the values at ``p`` of every iteration (after ``prefix``, the
+    values the list held before the loop)."""
 
-    def __init__(self, kind: str, p: int) -> None:
-        self.kind, self.p = kind, p
+    def __init__(self, kind: str, p: int, prefix: list | None = None) -> None:
+        self.kind, self.p, self.prefix = kind, p, prefix or []
 
 
 def check_no_other_references(mon: Any, inside: set, own: set) -> None:

@@ -442,6 +442,7 @@ class UpdateRules:
         if self.holds_scalar(a) or self.holds_scalar(b):
             if self._numpy_operator(fs, ins.argval, a, b):
                 return   # (3.13's comparison used as a condition leaves a bool: its outcome is assumed)
+            self.loop_compare(fs, ins, a, b)   # (a counted while loop's test: magpy.dynamic.loops)
             self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
         capture.announce_operator(ins.argval, a, b)

@@ -332,7 +332,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 # iterating or unpacking text made from tensor values (`for ch in s`, `[*s]`):
                 # native code hands out its characters, which nobody follows: the text is assumed
                 self.scalar_escape(f"{ins.real} of", [v for v in stack[-3:] if type(v) is str])
-            if self.watched or self.active_loops:
+            if self.watched or self.active_loops or self.pending_whiles:
                 self.loop_event(fs, ins, stack)   # (magpy.dynamic.loops: what a loop to be rolled may not do)
             if self.branch_active:
                 self.branch_event(fs, ins, offset, stack)   # (magpy.dynamic.branches: arms, merge points)
