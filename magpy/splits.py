@@ -520,8 +520,52 @@ def _made_in_call(mon: Any, fn: types.FunctionType) -> bool:
 
 def _frame_cell(mon: Any, frame: Any, name: str) -> Any:
     """The cell ``name`` of ``frame``, where a function made in the call captured it (else None:
-    frames do not hand out their cells)."""
-    return mon.split_frame_cells.get((id(frame), name))
+    frames do not hand out their cells). In a continuation's run, a resumed frame took its cells
+    from the closures an earlier split passed it (:meth:`_Image.cell`): a function among its
+    locals, passed in by that split and made by this very code, holds the frame's cell."""
+    hit = mon.split_frame_cells.get((id(frame), name))
+    if hit is not None:
+        return hit
+    passed = {id(v) for v in mon.param_values.values() if isinstance(v, types.FunctionType)}
+    if not passed:
+        return None
+    try:
+        local = capture.frame_locals(frame)
+    except Exception:
+        return None
+    for v in list(local.values()):
+        if isinstance(v, types.FunctionType) and id(v) in passed and v.__closure__ \
+                and any(v.__code__ == k for k in frame.f_code.co_consts) and name in v.__code__.co_freevars:
+            cell = v.__closure__[v.__code__.co_freevars.index(name)]
+            if _is_frame_cell(frame, name, cell):
+                return cell
+    return None
+
+
+class _Probe:
+    """A value no program holds (what :func:`_is_frame_cell` puts in a cell for a moment)."""
+
+
+def _is_frame_cell(frame: Any, name: str, cell: Any) -> bool:
+    """Is ``cell`` the very cell ``frame`` keeps ``name`` in? (A function made by the same code
+    in an earlier call holds a cell of that name too.) Asked by putting a value no program holds
+    in ``cell`` for a moment and reading the frame's ``name``; the locals are read once more
+    after, so that a snapshot CPython writes back into the frame (3.10, 3.11) holds the value
+    again."""
+    try:
+        old = cell.cell_contents
+    except ValueError:
+        return False
+    probe = _Probe()
+    try:
+        cell.cell_contents = probe
+        seen = capture.frame_locals(frame).get(name) is probe
+    except Exception:
+        seen = False
+    finally:
+        cell.cell_contents = old
+        capture.frame_locals(frame)
+    return seen
 
 
 def _shared_cells(mon: Any, chain: list) -> dict:
@@ -538,11 +582,28 @@ def _shared_cells(mon: Any, chain: list) -> dict:
                 made[id(c)] = c
                 frame_cells[(id(creator), name)] = c
     mon.split_frame_cells = frame_cells
+    for state in chain:
+        for name in state.frame.f_code.co_cellvars:
+            if (id(state.frame), name) not in frame_cells:
+                c = _frame_cell(mon, state.frame, name)
+                if c is not None:
+                    frame_cells[(id(state.frame), name)] = c
     fns = [capture_backend().frame_function(state.frame) for state in chain]
     outside = [c for f, state in zip(fns, chain) if isinstance(f, types.FunctionType)
                and (state.is_top or not _made_in_call(mon, f)) for c in (f.__closure__ or ())]
     outside += list(mon.top_closure)
     shared: dict = {}
+    # every cell a split frame made and a function made in the call captured, wherever that
+    # function is now (a local, an attribute, a list): the continuation runs with the cell
+    # itself, so the closure and the frame go on sharing it (`g = lambda: k; <split>; k = 2`)
+    chain_frames = {id(state.frame) for state in chain}
+    for (creator, _name), c in frame_cells.items():
+        if creator in chain_frames:
+            try:
+                _ = c.cell_contents
+            except ValueError:
+                continue   # (unbound at the split: the frame's own cell starts empty, as before)
+            shared[id(c)] = c
     for f, state in zip(fns, chain):
         if state.is_top or not isinstance(f, types.FunctionType) or not f.__closure__ or not _made_in_call(mon, f):
             continue
@@ -647,6 +708,15 @@ class _Image:
         hit = self.memo.get(id(c))
         if hit is not None:
             return hit
+        holders = [fn for fn, _creator in self.mon.made_functions.values()]
+        holders += [v for v in self.values if isinstance(v, types.FunctionType)]
+        for fn in holders:
+            # a function made in the call holds it (a closure in a local, on `self`, in a list):
+            # the continuation takes the very cell of that function, so both go on sharing it
+            for k, held in enumerate(fn.__closure__ or ()):
+                if held is c:
+                    self.memo[id(c)] = expr = f"{self.add(fn)}.__closure__[{k}]"
+                    return expr
         content = self.add(c.cell_contents)
         k = len(self.prelude)
         self.prelude.append(f"_k{k} = {content}")

@@ -7,12 +7,16 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from fuzz import fuzz_pass  # noqa: E402
+from fuzz import FAMILIES, fuzz_pass  # noqa: E402
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python tests/fuzz", description=__doc__)
     ap.add_argument("--programs", type=int, default=500, help="how many programs to draw (default 500)")
+    ap.add_argument("--grammar", choices=list(FAMILIES), default="values",
+                    help="the grammar family programs are drawn from: values (where a value lives, how it is "
+                         "read and changed between calls; the default) or loops (recurrent loops over changing "
+                         "lengths, branches on tensor values)")
     ap.add_argument("--seed", type=int, default=0, help="the stream of programs (default 0)")
     ap.add_argument("--start", type=int, default=0, help="first program index of the stream")
     ap.add_argument("--against", choices=["magpy", "dynamo", "dynamo-fullgraph"], default="magpy",
@@ -29,7 +33,7 @@ def main(argv=None) -> int:
     mode = {"magpy": "magpy", "dynamo": "dynamo_partial", "dynamo-fullgraph": "dynamo"}[args.against]
     res = fuzz_pass(args.programs, args.seed, mode, do_shrink=not args.no_shrink,
                     time_budget_s=args.time_budget, shrink_budget_s=args.shrink_budget,
-                    max_finds=args.max_finds, start=args.start, log=lambda s: print(s, flush=True))
+                    max_finds=args.max_finds, start=args.start, family=args.grammar, log=lambda s: print(s, flush=True))
     print(res.summary())
     for sig, n in sorted(res.signatures().items(), key=lambda kv: -kv[1]):
         print(f"  {n:4d}  {sig}")

@@ -1,10 +1,16 @@
-"""The differential fuzzer: draw programs from the grammar, run each eagerly and compiled on the
+"""The differential fuzzer: draw programs from a grammar, run each eagerly and compiled on the
 same call sequence with the soundness harness (results, prints, outside state, identities, RNG and
 torch global state compared after every call), and shrink every failure to a minimal program.
 
     python tests/fuzz --programs 2000 --seed 1           # a pass against MagPy
     python tests/fuzz --programs 300 --against dynamo    # the same programs through torch.compile
     ./reproduce.sh fuzz --programs 20000                 # the long pass
+    python tests/fuzz --grammar loops --programs 1000    # recurrent loops and tensor branches
+
+Programs come from one of the grammar families (:data:`FAMILIES`): ``values`` (grammar.py: where
+a value lives x how the program reads it x how it changes between calls) or ``loops``
+(grammar_loops.py: loops over a sequence whose length changes between calls, branches on tensor
+values, the outside state they read and write).
 
 A *find* is a program on which the compiled world returns something else than eager, leaves other
 outside state, or raises where eager does not. Before it is reported it is checked to be a
@@ -25,15 +31,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "soundness"))
 sys.path.insert(0, HERE)
 
+import grammar  # noqa: E402
 import harness  # noqa: E402
-from grammar import MEMO_KEYS, USES, Spec, draw_spec, render, use_kind  # noqa: E402, F401
+from grammar import MEMO_KEYS, USES, Spec, draw_spec, use_kind  # noqa: E402, F401
+from grammar_loops import LoopSpec, draw_loop_spec, loop_candidates, render_loops  # noqa: E402
 
 
-def program_of(spec: Spec, name: str = "p") -> harness.Program:
+@dataclass(frozen=True)
+class Family:
+    """A grammar family: how a spec is drawn, rendered and made simpler."""
+    name: str
+    spec_type: type
+    draw: object          # random.Random -> spec
+    render: object        # spec -> soundness-program source
+    candidates: object    # spec -> simpler specs, most structural first
+    stream: str           # prefix of the per-program random seed ("" keeps the values streams as they were)
+
+
+def _family_of(spec) -> Family:
+    for fam in FAMILIES.values():
+        if isinstance(spec, fam.spec_type):
+            return fam
+    raise TypeError(f"no grammar family draws {type(spec).__name__}")
+
+
+def render(spec) -> str:
+    """The soundness-program source for a spec of any family."""
+    return _family_of(spec).render(spec)
+
+
+def program_of(spec, name: str = "p") -> harness.Program:
     return harness.Program("fuzz", name, render(spec))
 
 
-def run_spec(spec: Spec, mode: str = "magpy", name: str = "p") -> harness.Result:
+def run_spec(spec, mode: str = "magpy", name: str = "p") -> harness.Result:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return harness.run_program(program_of(spec, name), mode)
@@ -43,7 +74,7 @@ def is_failure(res: harness.Result) -> bool:
     return res.verdict in ("wrong", "raised") and not res.detail.startswith("setup:")
 
 
-def is_valid(spec: Spec) -> bool:
+def is_valid(spec) -> bool:
     """A program the grammar should not have made is one eager cannot even run twice the same way."""
     res = run_spec(spec, "eager")
     return res.verdict == "correct"
@@ -55,7 +86,7 @@ def is_valid(spec: Spec) -> bool:
 
 
 def _candidates(spec: Spec):
-    """Simpler variants of ``spec``, most structural first."""
+    """Simpler variants of a ``values`` spec, most structural first."""
     R = dataclasses.replace
     for k in range(len(spec.slots)):
         if len(spec.slots) > 1:
@@ -101,14 +132,15 @@ def failure_kind(res: harness.Result) -> tuple:
     return res.verdict, part.split(":", 1)[0].split("[", 1)[0].split(".", 1)[0][:40]
 
 
-def shrink(spec: Spec, mode: str, kind: tuple, budget_s: float = 60.0) -> Spec:
-    """Greedily replace ``spec`` by simpler variants that still fail the same way (``kind``, from
-    :func:`failure_kind`)."""
+def shrink(spec, mode: str, kind: tuple, budget_s: float = 60.0):
+    """Greedily replace ``spec`` by simpler variants (of its own family) that still fail the same
+    way (``kind``, from :func:`failure_kind`)."""
+    candidates = _family_of(spec).candidates
     t0 = time.monotonic()
     progress = True
     while progress and time.monotonic() - t0 < budget_s:
         progress = False
-        for cand in _candidates(spec):
+        for cand in candidates(spec):
             if time.monotonic() - t0 >= budget_s:
                 break
             res = run_spec(cand, mode)
@@ -128,8 +160,8 @@ class Find:
     index: int                 # which program of the pass
     verdict: str
     detail: str
-    spec: Spec
-    shrunk: Spec
+    spec: object               # a spec of the pass's family
+    shrunk: object
     shrunk_detail: str
 
     def report(self) -> str:
@@ -140,6 +172,7 @@ class Find:
 @dataclass
 class PassResult:
     mode: str
+    family: str = "values"
     programs: int = 0
     correct: int = 0
     failures: int = 0
@@ -155,26 +188,34 @@ class PassResult:
         return out
 
     def summary(self) -> str:
-        return (f"[fuzz] {self.mode}: {self.programs} programs in {self.seconds:.0f}s: {self.correct} correct, "
+        return (f"[fuzz] {self.mode}, {self.family} grammar: {self.programs} programs in {self.seconds:.0f}s: {self.correct} correct, "
                 f"{self.failures} failing ({len(self.signatures())} distinct after shrinking), "
                 f"{self.invalid} invalid; {self.answered_from_records} correct programs had calls "
                 f"answered from a record")
 
 
-def spec_for(seed: int, index: int) -> Spec:
-    return draw_spec(random.Random(f"{seed}:{index}"))
+FAMILIES: dict[str, Family] = {
+    "values": Family("values", Spec, draw_spec, grammar.render, _candidates, ""),
+    "loops": Family("loops", LoopSpec, draw_loop_spec, render_loops, loop_candidates, "loops:"),
+}
+
+
+def spec_for(seed: int, index: int, family: str = "values"):
+    fam = FAMILIES[family]
+    return fam.draw(random.Random(f"{fam.stream}{seed}:{index}"))
 
 
 def fuzz_pass(n: int, seed: int = 0, mode: str = "magpy", *, do_shrink: bool = True,
               time_budget_s: float | None = None, shrink_budget_s: float = 60.0, max_finds: int = 50,
-              start: int = 0, log=None) -> PassResult:
-    """Run programs ``start .. start+n-1`` of the stream ``seed`` against ``mode``."""
-    out = PassResult(mode)
+              start: int = 0, family: str = "values", log=None) -> PassResult:
+    """Run programs ``start .. start+n-1`` of the stream ``seed`` of grammar ``family`` against
+    ``mode``."""
+    out = PassResult(mode, family)
     t0 = time.monotonic()
     for idx in range(start, start + n):
         if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
             break
-        spec = spec_for(seed, idx)
+        spec = spec_for(seed, idx, family)
         res = run_spec(spec, mode, name=f"s{seed}_{idx}")
         out.programs += 1
         if not is_failure(res):
