@@ -37,6 +37,7 @@ import builtins
 import math
 import operator
 import types
+import warnings
 from typing import Any
 
 import torch
@@ -45,7 +46,7 @@ from . import capture
 from .breaks import BreakCompile
 from .codegen.speculation import checked_before_the_mock, size_expr
 from .lifted import LiftedInt, delift
-from .objmodel import SEQUENCE_ITERATORS
+from .objmodel import NO_VALUE, SEQUENCE_ITERATORS
 from .redraw import SizedArg, as_argument
 from .refgraph import forget_when_dead
 from .source import ConstPool
@@ -627,10 +628,30 @@ class ScalarFlow:
         """A graph node that runs Python, not a tensor operator (numpy on read values, text): a
         backend other than eager compiles the regions around it (``backends.compile_regions``);
         ``explain()`` lists it with the user's file:line."""
+        changed = self.mode_set_in_call()
+        if changed is not None:
+            # numpy reads its error state (np.errstate, a context variable) and Python its
+            # warning filters in C, as the call left them at this point; the graph's node runs
+            # under what the call started with
+            self.go_dynamic(f"runs `{getattr(target, '__name__', target)}` on values read from tensors while "
+                            f"{changed} the call set differs from the call's start: the graph would run it "
+                            "without that mode")
         node = self.graph.call(kind, target, args, kwargs)
         node.meta["magpy_python"] = True
         node.meta["magpy_where"] = self.where()
         return node
+
+    def mode_set_in_call(self) -> str | None:
+        """What process-wide mode natives read in C the call changed and has not put back yet: a
+        context variable (numpy's error state under ``np.errstate``, ``decimal.localcontext``)
+        or the warning filters (``warnings.catch_warnings``, ``simplefilter``); else None."""
+        for var, entry in self.contextvars.values():
+            if var.get(NO_VALUE) is not entry:
+                return f"context variable {var.name!r}"
+        filters, entry = self.warning_filters
+        if warnings.filters is not filters or tuple(filters) != entry:
+            return "the warning filters"
+        return None
 
     def _post_numpy(self, fs, stack, data):
         kind, target, args, kwargs = data

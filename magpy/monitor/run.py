@@ -40,6 +40,7 @@ import collections
 import inspect
 import sys
 import types
+import warnings
 from typing import Any
 
 import torch
@@ -148,6 +149,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.return_collectors: dict[Any, tuple] = {}        # code -> (what it returned, the caller counted or None)
         self.star_maps: dict[Any, tuple] = {}                # code of f in g(*map(f, ..)) -> (returns, g's frame)
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
+        self.warning_filters = (warnings.filters, tuple(warnings.filters))   # at the start (mode_set_in_call)
         self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
         self.uses_modules = False
         self.top_frame = None
