@@ -48,7 +48,6 @@ RANDOM_OPS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "poisson"
               "geometric", "cauchy", "rng_state")
 
 DATA_DEPENDENT = frozenset({
-    "histc",
     "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__complex__",
     "data_ptr", "equal", "allclose", "is_nonzero", "__contains__", "__array__", "__repr__", "__str__",
     "__format__", "backward", "register_hook", "retain_grad", "_local_scalar_dense", "untyped_storage",

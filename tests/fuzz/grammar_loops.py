@@ -40,7 +40,7 @@ import random
 from dataclasses import dataclass, field
 
 N = 4              # feature width of every cell
-LIMIT = 5.0        # the tensor threshold of early exits: |h|.sum() over a (2, 4) state of a tanh cell
+LENGTHS = [1] + list(range(2, 10)) * 6   # sequence lengths: 2..9, now and then a single step
 
 # loop shape -> (lines before the loop, the loop header, the step's input, its index name or None,
 # lines ending the body). ``{T}`` is the sequence length expression.
@@ -63,15 +63,20 @@ LOOPS: dict[str, tuple[list[str], str, str, str | None, list[str]]] = {
 }
 
 CELLS = ["elman", "gru", "lstm", "lstm_tuple", "func_dict", "func_attr"]
+# per cell, an early exit's threshold on |h|.sum() that about one step in six exceeds (the states'
+# scales differ), so that some sequences exit early and others run to their end
+LIMITS = {"elman": 3.3, "gru": 2.5, "lstm": 1.5, "lstm_tuple": 1.5, "func_dict": 5.8, "func_attr": 5.8}
 ACCS = ["none", "append", "plus_eq", "rebind", "prefix"]
-RESULTS = ["last", "stack", "cat", "counter", "len_outs"]
+RESULTS = ["last", "stack", "cat", "counter", "len_outs", "list", "middle"]
 
 # hazard -> the body lines after the cell's update; ``{i}`` is the index (the loop's, or a counter
-# ``k`` kept by the body of a loop without one), ``{ret}`` the function's return expression
+# ``k`` kept by the body of a loop without one), ``{ret}`` the function's return expression. The
+# early exits compare |h|.sum() over a (2, 4) state with ``self.limit`` (:data:`LIMITS`)
 HAZARDS: dict[str, list[str]] = {
-    "break_tensor": [f"if h.abs().sum() > {LIMIT}:", "    break"],
-    "return_tensor": [f"if h.abs().sum() > {LIMIT}:", "    return {ret}"],
+    "break_tensor": ["if h.abs().sum() > self.limit:", "    break"],
+    "return_tensor": ["if h.abs().sum() > self.limit:", "    return {ret}"],
     "index_eq": ["if {i} == 3:", "    h = h * 0.5"],
+    "index_late": ["if {i} >= 6:", "    h = h * 0.5"],
     "index_mod": ["if {i} % 2 == 1:", "    h = h.flip(-1)"],
     "index_arith": ["h = h + 0.1 * {i}"],
     "outside_append": ["if {i} % 2 == 0:", "    LOG.append({i})"],
@@ -81,11 +86,19 @@ HAZARDS: dict[str, list[str]] = {
     "print_value": ["print(f'{{float(h.sum()):.3f}}', file=BUF)"],
     "py_number": ["h = h * scale", "scale = scale * 0.8"],
     "ifexp": ["h = h * 0.5 if h.sum() > 0 else h + 0.1"],
+    "acc_read": ["if outs:", "    h = h + 0.1 * outs[-1]"],
 }
 # hazards that need an index, and those that rebind h (an LSTM kept as a tuple puts h back)
-NEEDS_INDEX = {"index_eq", "index_mod", "index_arith", "outside_append", "tensor_append", "attr_counter",
+NEEDS_INDEX = {"index_eq", "index_late", "index_mod", "index_arith", "outside_append", "tensor_append", "attr_counter",
                "print_index"}
-REBINDS_H = {"index_eq", "index_mod", "index_arith", "py_number", "ifexp"}
+REBINDS_H = {"index_eq", "index_late", "index_mod", "index_arith", "py_number", "ifexp", "acc_read"}
+# hazards that keep the loop's iterations alike (the loop can still roll), and the other choices
+# after which MagPy keeps a loop unrolled (a program drawn rollable has none of them)
+ROLLABLE = ["break_tensor", "return_tensor", "index_arith"]
+UNROLLED_LOOPS = {"enumerate_tensor"}
+UNROLLED_ACCS = {"rebind"}
+UNROLLED_RESULTS = {"len_outs", "list", "middle"}
+UNROLLED_KNOBS = {"global_bound"}
 
 BRANCHES = ["gates_policy_pre", "gates_arg_pre", "gates_policy_post", "gates_arg_post", "exit_post", "ifexp_post"]
 
@@ -99,6 +112,7 @@ KNOBS: dict[str, list] = {
     "config_flag": [False, True],
     "train_eval": [True, False],
     "no_grad": [False, True],
+    "limit": [1.0, 0.8, 100.0],     # the early exits' threshold, times the cell's LIMITS (only with one)
 }
 
 
@@ -157,6 +171,17 @@ def _repeating(rng: random.Random, pool: list, n: int) -> list:
     return out
 
 
+def draw_lengths(rng: random.Random, n: int) -> list:
+    """A sequence length per call: the first two differ mostly (the second call is where a loop
+    rolls), later ones repeat or not."""
+    out = [rng.choice(LENGTHS)]
+    out.append(out[0] if rng.random() < 0.15 else rng.choice([v for v in LENGTHS if v != out[0]]))
+    for _ in range(n - 2):
+        r = rng.random()
+        out.append(out[-1] if r < 0.2 else rng.choice(out) if r < 0.45 else rng.choice(LENGTHS))
+    return out
+
+
 def draw_gates(rng: random.Random, nblocks: int, n: int) -> list:
     """A gate vector per call; every block skipped (the state passes through) is likely."""
     pool = [tuple(0.0 for _ in range(nblocks))] + [tuple(float(rng.random() < 0.5) for _ in range(nblocks))
@@ -165,21 +190,37 @@ def draw_gates(rng: random.Random, nblocks: int, n: int) -> list:
 
 
 def draw_loop_spec(rng: random.Random) -> LoopSpec:
+    """A program. Half are drawn *rollable*: only the loop shapes, accumulators, results, hazards
+    (:data:`ROLLABLE`) and knobs MagPy rolls, so that rolled bodies, and the outside state they
+    read, meet the changes between calls; the other half draw from everything, and mostly stay
+    unrolled (the index read by Python, outside writes in the loop, a per-iteration number...)."""
     n = rng.randint(5, 8)
-    spec = LoopSpec(loop=rng.choice(list(LOOPS)), cell=rng.choice(CELLS), nested=rng.random() < 0.15)
-    spec.lengths = _repeating(rng, list(range(2, 10)), n)
+    rollable = rng.random() < 0.5
+    loops = [lp for lp in LOOPS if not rollable or lp not in UNROLLED_LOOPS]
+    spec = LoopSpec(loop=rng.choice(loops), cell=rng.choice(CELLS), nested=rng.random() < 0.15)
+    spec.lengths = draw_lengths(rng, n)
     spec.seeds = [rng.randrange(4) if rng.random() < 0.3 else 10 + k for k in range(n)]
-    spec.result = rng.choice(RESULTS)
-    spec.acc = rng.choice(ACCS[1:]) if spec.result in ("stack", "cat", "len_outs") or spec.nested or \
-        rng.random() < 0.3 else "none"
-    nh = rng.choice([0, 1, 1, 2, 2])
-    spec.hazards = rng.sample([h for h in HAZARDS if h != "print_value" or rng.random() < 0.3], nh)
+    spec.result = rng.choice([r for r in RESULTS if not rollable or r not in UNROLLED_RESULTS])
+    accs = [a for a in ACCS[1:] if not rollable or a not in UNROLLED_ACCS]
+    spec.acc = rng.choice(accs) if _uses_outs(spec) or rng.random() < 0.3 else "none"
+    r = rng.random()
+    if r < 0.35:
+        spec.hazards = []
+    elif rollable:
+        spec.hazards = rng.sample(ROLLABLE, rng.choice([1, 1, 2]))
+    else:
+        pool = [h for h in HAZARDS if h != "print_value" or rng.random() < 0.3]
+        spec.hazards = rng.sample(pool, rng.choice([1, 1, 2, 2, 3]))
+    if "acc_read" in spec.hazards and spec.acc == "none":
+        spec.acc = "append"
     if rng.random() < 0.5:
         spec.branch = rng.choice(BRANCHES)
         spec.nblocks = rng.randint(2, 4)
         if spec.branch.startswith("gates_arg"):
             spec.gates = draw_gates(rng, spec.nblocks, n)
-    spec.knobs = [Knob(k, _repeating(rng, KNOBS[k], n)) for k in rng.sample(list(KNOBS), rng.choice([0, 1, 1, 2]))]
+    exits = {"break_tensor", "return_tensor"} & set(spec.hazards)
+    names = [k for k in KNOBS if (k != "limit" or exits) and not (rollable and k in UNROLLED_KNOBS)]
+    spec.knobs = [Knob(k, _repeating(rng, KNOBS[k], n)) for k in rng.sample(names, rng.choice([0, 1, 1, 2, 2, 3]))]
     return spec
 
 
@@ -242,20 +283,23 @@ def _result_expr(spec: LoopSpec, idx: str | None) -> str:
         "cat": "torch.cat(outs, 0)",
         "counter": f"{state}, {idx}",
         "len_outs": "torch.stack(outs), len(outs)",
+        "list": "outs",
+        "middle": "outs[len(outs) // 2]",
     }[spec.result]
-    if spec.result in ("stack", "cat") and spec.branch and spec.branch.endswith("_post"):
+    if spec.result in ("stack", "cat", "list", "middle") and spec.branch and spec.branch.endswith("_post"):
         main += ", h"          # what the branch after the loop computed is returned
     return main
 
 
 def _gates(spec: LoopSpec, src: str) -> list[str]:
     p = ("gate" if "_arg_" in spec.branch else
-         f"torch.sigmoid(self.policy({src}) * 4)")
+         f"torch.sigmoid(self.policy({src}))")
     return [f"p = {p}", "for j, blk in enumerate(self.blocks):", "    if p[j] > 0.5:", "        h = h + blk(h)"]
 
 
 def _uses_outs(spec: LoopSpec) -> bool:
-    return spec.acc != "none" or spec.result in ("stack", "cat", "len_outs") or spec.nested
+    return spec.acc != "none" or spec.result in ("stack", "cat", "len_outs", "list", "middle") or spec.nested or \
+        "acc_read" in spec.hazards
 
 
 def render_loops(spec: LoopSpec) -> str:
@@ -318,7 +362,7 @@ def render_loops(spec: LoopSpec) -> str:
     if spec.branch and spec.branch.startswith("gates") and spec.branch.endswith("_post"):
         fwd += _gates(spec, "h.mean(0)")
     elif spec.branch == "exit_post":
-        fwd += ["if h.abs().mean() > 0.3:", f"    return {ret}", "h = h * 2 + 1"]
+        fwd += ["if h.sum() > 0:", f"    return {ret}", "h = h * 2 + 1"]
     elif spec.branch == "ifexp_post":
         fwd += ["h = h * 2 if h.mean() > 0 else h - 1"]
     if spec.cell == "lstm_tuple" and spec.branch and spec.branch.endswith("_post") and spec.result in ("last", "counter"):
@@ -335,11 +379,14 @@ def render_loops(spec: LoopSpec) -> str:
     if spec.branch and spec.branch.startswith("gates"):
         init.append(f"self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(N, N), nn.ReLU()) for _ in range({spec.nblocks})])")
         if "_policy_" in spec.branch:
-            init.append(f"self.policy = nn.Linear(N, {spec.nblocks})")
+            # no bias: the decisions follow the signs of the input, so they change between calls
+            init.append(f"self.policy = nn.Linear(N, {spec.nblocks}, bias=False)")
     if "train_eval" in knobs:
         init.append("self.drop = nn.Dropout(0.3)")
     if "attr_counter" in spec.hazards:
         init.append("self.count = 0")
+    if {"break_tensor", "return_tensor"} & set(spec.hazards):
+        init.append(f"self.limit = {LIMITS[spec.cell] * knobs.get('limit', [1.0])[0]!r}")
     if "config_gain" in knobs or "config_flag" in knobs:
         init.append(f"self.cfg = types.SimpleNamespace(gain={knobs.get('config_gain', [1.0])[0]!r}, "
                     f"flip={knobs.get('config_flag', [False])[0]!r})")
@@ -379,6 +426,8 @@ def render_loops(spec: LoopSpec) -> str:
         step.append("m.cfg.flip = SCHED_config_flag[i]")
     if "train_eval" in knobs:
         step.append("m.train(SCHED_train_eval[i])")
+    if "limit" in knobs and {"break_tensor", "return_tensor"} & set(spec.hazards):
+        step.append(f"m.limit = {LIMITS[spec.cell]!r} * SCHED_limit[i]")
 
     args = ["xs", "h"] + (["ys"] if spec.loop == "zip" else []) + \
         (["torch.tensor(GATES[i])"] if spec.gates is not None and spec.branch and "_arg_" in spec.branch else [])
@@ -417,7 +466,8 @@ def loop_candidates(spec: LoopSpec):
     if spec.result != "last":
         yield R(spec, result="last")
     if spec.acc != "none":
-        yield R(spec, acc="none", result="last" if spec.result in ("stack", "cat", "len_outs") else spec.result)
+        yield R(spec, acc="none", result="last" if spec.result in ("stack", "cat", "len_outs", "list", "middle")
+                else spec.result, hazards=[h for h in spec.hazards if h != "acc_read"])
     if spec.loop != "range_size":
         yield R(spec, loop="range_size")
     if spec.cell != "elman":
@@ -432,7 +482,7 @@ def loop_candidates(spec: LoopSpec):
                     gates=cut(spec.gates) if spec.gates else None,
                     knobs=[Knob(k.name, cut(k.schedule)) for k in spec.knobs])
     for p in range(spec.ncalls):
-        if spec.lengths[p] > 2:
+        if spec.lengths[p] > 1:
             yield R(spec, lengths=spec.lengths[:p] + [spec.lengths[p] - 1] + spec.lengths[p + 1:])
     for k, kn in enumerate(spec.knobs):
         for p in range(1, len(kn.schedule)):

@@ -213,3 +213,17 @@ def inputs(i):
 def state(): return m.sol.clone(), m.count.clone(), [o.clone() for o in outs]
 NCALLS = 8
 """)
+
+program(F_, "histogram_of_routed_experts_is_an_operator", """
+EXPECT = "record"
+E = 4
+def route(x, w):
+    idx = (x @ w).argmax(-1)
+    counts = torch.histc(idx.float(), bins=E, min=0, max=E - 1)
+    offsets = torch.cumsum(counts, 0)
+    return counts, offsets, x * counts.max()
+W = torch.randn(6, E, generator=torch.Generator().manual_seed(0))
+def make(): return route
+def inputs(i):
+    return (torch.randn(8, 6, generator=torch.Generator().manual_seed(i)), W)
+""")
