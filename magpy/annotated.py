@@ -204,7 +204,7 @@ class AnnotatedRules:
                 # a key compared by identity (a class, function or module from outside, or a tuple
                 # of them: a registry keyed by types) names one item as a constant key does
                 key_ok = is_immutable(rel[1]) or (rel[0] == "item" and isinstance(obj, dict)
-                                                  and self._outside_identity_key(rel[1]))
+                                                  and self.outside_identity_key(rel[1]))
                 if node is not None and node.source is not None and key_ok \
                         and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
                     if rel[0] == "hasattr":

@@ -35,7 +35,6 @@ from __future__ import annotations
 import _abc
 import functools
 import logging
-import operator
 import os
 import random
 import sys
@@ -58,7 +57,7 @@ from .dynamic.writes import arm_write, write_counters, write_mark
 from .global_state import global_hooks_present
 from .graph import OpGraph
 from .lifted import LiftedInt
-from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS
+from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS, attribute_reader_break
 from .natives import (
     CONTEXTVAR_METHODS,
     LEGACY_TENSOR_TYPES,
@@ -743,33 +742,12 @@ class CallRules(NativeRules, AnnotatedRules):
         return True
 
     def _native_attribute_reader(self, fs: FrameState, c: CallSite) -> bool:
-        """A native that reads attributes or items in C (``sorted(xs, key=attrgetter('prio'))``,
-        ``"{0.k}".format(cfg)``): harmless over values and objects the call made (their state is
-        the run's), a break when it reaches an object from outside or of unknown origin, whose
-        attributes no guard would then cover."""
-        owner = getattr(c.fn, "__self__", None)   # (the text of `"{0.k}".format`; builtins' module)
-        if all(self._made_here(v, 0) for v in (*c.args, *c.kwargs.values(), owner if type(owner) is str else None)):
-            return False
-        name = getattr(c.fn, "__qualname__", None) or getattr(c.fn, "__name__", None) or type(c.fn).__name__
-        raise BreakCompile(f"`{name}` reads attributes of objects from outside in native code ({c.attribute_reader}), "
-                           "which no guard covers")
-
-    def _made_here(self, v, depth: int) -> bool:
-        """Is ``v`` a value, a reader, or an object made in the call holding only such (to depth 2)?"""
-        if is_immutable(v) or v is getattr or type(v) in (operator.attrgetter, operator.methodcaller) \
-                or isinstance(v, (types.BuiltinFunctionType, types.FunctionType, type)):
-            return True
-        node = self.node(v)
-        if isinstance(v, torch.Tensor):
-            return node is None or node.source is None
-        if node is None or node.source is not None or depth > 2:
-            return False
-        if type(v) in (list, tuple, set, frozenset):
-            return all(self._made_here(e, depth + 1) for e in v)
-        if type(v) is dict:
-            return all(self._made_here(e, depth + 1) for e in (*v.keys(), *v.values()))
-        d = getattr(v, "__dict__", None)
-        return type(d) is dict and all(self._made_here(e, depth + 1) for e in d.values())
+        """A native that reads attributes or items in C (``sorted(xs, key=attrgetter('prio'))``):
+        a break when it reaches an object from outside (:func:`~magpy.monitor.elements.attribute_reader_break`)."""
+        why = attribute_reader_break(self.node, c.fn, c.args, c.kwargs, c.attribute_reader)
+        if why is not None:
+            raise BreakCompile(why)
+        return False
 
     def _unannotated_native(self, fs: FrameState, c: CallSite) -> bool:
         """Figure 12, step 1: stop here. Reported as unsupported, not as dynamic behaviour: an

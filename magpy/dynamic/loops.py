@@ -37,23 +37,12 @@ bodies compiled once"):
 A loop that fails any check stays unrolled, with its count assumed, as before.
 
 A ``while`` loop on a counter (``t = 0; while t < xs.size(0): ...; t += 1``) is a counted loop
-too (:class:`WhileCounter`): at its first test, a plain ``int`` local compared with a tracked
-number, the test being a loop's, the counter is noted; its first iteration runs unrolled, and
-where it stores the counter's next value the program goes on with a tracked copy of it (a
-number the graph computes from constants). From the second test on, every test whose counter is
-that tracked local marks an iteration, and the first false one ends the loop; the trip count of
-the rest is ``len(range(next, bound, step))``, with the step the first iteration made, checked
-against the count the run saw. The tests themselves are assumptions inside the loop (checked in
-every iteration) and after it (the last one, false), so a count formula that does not fit the
-program fails a check, never a result.
+too: :mod:`magpy.dynamic.while_loops` finds it and marks its iterations.
 """
 from __future__ import annotations
 
 import builtins
 import collections
-import dis
-import functools
-import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +57,7 @@ from ..scalars import replace_top as _replace_top
 from ..torch_support import last_node
 from .nodes import range_value
 from .watcher import Watcher, WatcherHost
+from .while_loops import WhileLoops
 from .writes import loop_write, write_counters, write_mark
 
 
@@ -124,48 +114,6 @@ _OPERANDS_BY_OPCODE = {"RETURN_VALUE": 1, "LIST_APPEND": 1, "SET_ADD": 1, "MAP_A
 _STACKERS = (torch.stack, torch.cat, torch.concat, torch.concatenate)
 
 
-@dataclass
-class WhileCounter:
-    """A ``while`` loop on a counter local (see the module docstring): noted at its first test."""
-
-    fs: Any
-    name: str                    # the counter's local
-    op: str                      # the test, the counter on the left
-    start: int                   # the counter at the first test
-    bound: int                   # the bound at the first test
-    bound_node: Any              # its graph node (read before the loop)
-    where: str
-    value: Any = None            # the tracked counter of the rolled iterations (by identity)
-    step: int = 0
-    loop: Loop | None = None
-
-
-#: Tests a counted ``while`` loop may make, and the stop of ``range(next, stop, step)`` each
-#: gives (from the bound), with the sign its step must have.
-_COUNTING_TESTS = {"<": (0, 1), "<=": (1, 1), ">": (0, -1), ">=": (-1, -1), "!=": (0, 0)}
-_SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!=", "==": "=="}
-_TESTS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "!=": operator.ne}
-
-
-@functools.lru_cache(maxsize=256)
-def _loop_test(code: Any, offset: int) -> bool:
-    """Is the comparison at ``offset`` the test of a loop: the conditional jump after it jumps
-    back, or leaves a stretch of code that jumps back to where the jump falls through?"""
-    ins = list(dis.get_instructions(code))
-    at = next((k for k, i in enumerate(ins) if i.offset == offset), None)
-    if at is None:
-        return False
-    jump = next((i for i in ins[at + 1:at + 4] if "JUMP" in i.opname and "IF" in i.opname), None)
-    if jump is None or not isinstance(jump.argval, int):
-        return False
-    if jump.argval <= offset:
-        return True   # (a test at the loop's bottom, jumping back while true)
-    after = next((i.offset for i in ins if i.offset > jump.offset), None)
-    return after is not None and any(
-        "JUMP" in i.opname and isinstance(i.argval, int) and i.argval < i.offset and i.argval <= after
-        for i in ins if jump.offset < i.offset < jump.argval)
-
-
 class LoopWatcher(Watcher):
     """The counted loops of a monitor run (a :class:`~magpy.dynamic.watcher.Watcher`).
 
@@ -188,8 +136,8 @@ class LoopWatcher(Watcher):
         self.enumerations: set = set()              # ids of enumerate objects over counted sequences
         self.drawn_ranges: set = set()              # ids of ranges a random draw took (take_range)
         self.zips: dict = {}                        # id of a zip of counted sequences -> [(seq, len node)]
-        self.whiles: dict[int, WhileCounter] = {}   # id(frame state) -> its counted while loop
-        self.pending_whiles: dict = {}              # id(frame state) -> a while loop in its first iteration
+        self.whiles = WhileLoops(self)               # counted `while` loops (magpy.dynamic.while_loops)
+        self.pending_whiles = self.whiles.pending   # (frame states whose while loop waits for its counter)
 
     @property
     def active(self) -> bool:
@@ -410,14 +358,26 @@ class LoopWatcher(Watcher):
         loop = Loop(fs, node, count, seq, self.host.where())
         loop.index = index
         loop.seqs = [(seq, node)] if seq is not None else []
+        self.add_loop(loop)
+        self.loop_iters[id(iterator)] = loop
+        loop.iterator = iterator
+
+    def new_loop(self, fs: Any, count_node: fx.Node, where: str, iterator: Any) -> Loop:
+        """A counted loop without a sequence or an index (a ``while`` on a counter,
+        :mod:`magpy.dynamic.while_loops`): its count is known when it ends."""
+        loop = Loop(fs, count_node, 0, None, where)
+        loop.index, loop.iterator = False, iterator
+        self.add_loop(loop)
+        return loop
+
+    def add_loop(self, loop: Loop) -> None:
+        """A counted loop starts: one inside another is not rolled, nor is the outer one."""
         if self.active_loops:
             loop.nested = True
             loop.fail("a counted loop inside another")
             for outer in self.active_loops:
                 outer.fail("holds a counted loop")
         self.loops.append(loop)
-        self.loop_iters[id(iterator)] = loop
-        loop.iterator = iterator
 
     def on_loop_back(self, fs: Any, it: Any) -> bool:
         """A ``FOR_ITER`` (before it runs). True if it is a counted loop's (handled here)."""
@@ -434,6 +394,21 @@ class LoopWatcher(Watcher):
         if left < 0 or (hint is not None and hint() != left):
             loop.fail("its iterator was advanced by something else")
             left = max(hint() if hint is not None else 0, 0)
+        self.mark_iteration(loop, fs)
+        if left == 0:
+            self.end_loop(loop)
+            self.hooks.pend(fs, self.hooks.post_new, 1)
+            return True
+        if loop.index:
+            self.hooks.pend(fs, self._post_index, (loop, k), opaque=True)
+        else:
+            self.hooks.pend(fs, self.hooks.post_new, 1)   # (an element: a tensor the graph already has)
+        return True
+
+    def mark_iteration(self, loop: Loop, fs: Any) -> None:
+        """An iteration of ``loop`` starts (or, after the last, the loop's exit): the graph's tail
+        and the Python state there; at the first, what the loop may not change from now on."""
+        k = len(loop.marks)
         tail = last_node(self.host.graph.graph)
         if k == 0:
             loop.counters = write_counters(self.host)
@@ -447,15 +422,6 @@ class LoopWatcher(Watcher):
         loop.marks.append((tail, self._snapshot(loop)))
         for key, acc in loop.accs.items():
             loop.acc_sizes.setdefault(key, []).append(len(acc))
-        if left == 0:
-            self._end_loop(loop)
-            self.hooks.pend(fs, self.hooks.post_new, 1)
-            return True
-        if loop.index:
-            self.hooks.pend(fs, self._post_index, (loop, k), opaque=True)
-        else:
-            self.hooks.pend(fs, self.hooks.post_new, 1)   # (an element: a tensor the graph already has)
-        return True
 
     def _post_index(self, fs, stack, data):
         loop, k = data
@@ -474,7 +440,7 @@ class LoopWatcher(Watcher):
         self.host.track_scalar(fs, stack, node)
         self.loop_indexes[id(stack[-1])] = (stack[-1], loop)
 
-    def _end_loop(self, loop: Loop) -> None:
+    def end_loop(self, loop: Loop) -> None:
         loop.done = True
         if loop in self.active_loops:
             self.active_loops.remove(loop)
@@ -515,125 +481,11 @@ class LoopWatcher(Watcher):
             loop.assumed.append((len(loop.marks) - 1, kind, node, expected))
 
     def on_frame_left(self, fs: Any, value: Any = None) -> None:
-        self.pending_whiles.pop(id(fs), None)
-        self.whiles.pop(id(fs), None)
+        self.whiles.frame_left(fs)
         for loop in list(self.active_loops):
             if loop.fs is fs:
                 loop.fail("left before its iterator was exhausted (break, return or an exception)")
                 self.active_loops.remove(loop)
-
-    # -- while loops on a counter ------------------------------------------------------------------------
-    def on_compare(self, fs: Any, ins: Any, offset: int, a: Any, b: Any) -> None:
-        """A comparison with a tracked number, about to run: a counted while loop's test (its
-        first, one of its iterations, its end), or the first test of one."""
-        op = ins.argval if isinstance(ins.argval, str) else None
-        w = self.whiles.get(id(fs))
-        if w is not None and w.fs is fs:
-            if w.value is not None and (a is w.value or b is w.value):
-                self._while_test(w, fs, a if a is w.value else b, b if a is w.value else a,
-                                 op if a is w.value else _SWAPPED.get(op))
-            return
-        if op not in _COUNTING_TESTS or self.active_loops or not _loop_test(fs.code, offset):
-            return
-        sides = [(a, b, op), (b, a, _SWAPPED[op])]
-        if type(b) is int and type(a) is LiftedInt:
-            sides.reverse()   # (a plain int beside a tracked number is the counter: `while n > t`)
-        for counter, bound, test in sides:
-            if type(counter) not in (int, LiftedInt) or type(bound) not in (int, LiftedInt):
-                continue
-            tracked = type(counter) is LiftedInt
-            node = self.host.scalar_node(bound) if type(bound) is LiftedInt else int(bound)
-            if node is None or (tracked and self.host.scalar_node(counter) is None) \
-                    or (not tracked and type(node) is int) or not _TESTS[test](int(counter), int(bound)):
-                continue   # (one of the two is a number the run follows; the test holds)
-            try:
-                names = [k for k, v in capture.frame_locals(fs.frame).items()
-                         if (v is counter if tracked else type(v) is int and v == counter)]
-            except Exception:
-                return
-            if len(names) == 1:
-                w = WhileCounter(fs, names[0], test, int(counter), int(bound), node, self.host.where())
-                self.whiles[id(fs)] = self.pending_whiles[id(fs)] = w
-                return
-
-    def _counter_stored(self, fs: Any, ins: Any, stack: list) -> None:
-        """In a while loop's first iteration: the counter's next value is stored; the program
-        goes on with a tracked copy of it (``start + step``, from constants)."""
-        w = self.pending_whiles.get(id(fs))
-        if w is None or w.fs is not fs or ins.opname != "STORE_FAST" or ins.argval != w.name or not stack:
-            return
-        del self.pending_whiles[id(fs)]
-        v = stack[-1]
-        if w.loop is not None:
-            # an iteration of the rolled part: the counter it stores is the next test's
-            if type(v) is LiftedInt and self.host.scalar_node(v) is not None:
-                w.value = v
-            else:
-                w.loop.fail(f"its counter is set to a number the graph does not compute ({self.host.where()})")
-            return
-        sign = _COUNTING_TESTS[w.op][1]
-        tracked = type(v) is LiftedInt and self.host.scalar_node(v) is not None
-        if type(v) not in (int, LiftedInt) or (type(v) is LiftedInt and not tracked) or v == w.start \
-                or (sign and (v - w.start) * sign < 0) or (w.op == "!=" and abs(v - w.start) != 1):
-            del self.whiles[id(fs)]
-            return
-        w.step = int(v) - w.start
-        if not tracked:
-            node = self.host.graph.call("function", operator.add, (w.start, w.step), {})
-            self.host.track_scalar(fs, stack, node)
-        w.value = stack[-1]
-
-    def _while_test(self, w: WhileCounter, fs: Any, counter: Any, bound: Any, test: str | None) -> None:
-        """A test of the tracked counter: an iteration starts (true) or the loop ends (false)."""
-        loop = w.loop
-        if test != w.op:
-            if loop is not None:
-                loop.fail(f"its counter is tested otherwise ({self.host.where()})")
-            return
-        holds = _TESTS[test](int(counter), int(bound))
-        if loop is None:
-            if not holds:
-                del self.whiles[id(fs)]   # (one iteration: nothing to roll)
-                return
-            delta, _ = _COUNTING_TESTS[w.op]
-            if type(w.bound_node) is int:
-                stop = w.bound_node + delta
-            elif delta:
-                stop = self.host.graph.call("function", operator.add, (w.bound_node, delta), {})
-            else:
-                stop = w.bound_node
-            count_node = self.host.graph.call("function", range_len, (self.host.scalar_node(counter), stop, w.step), {})
-            loop = w.loop = Loop(fs, count_node, 0, None, w.where)
-            loop.index, loop.iterator = False, w
-            if self.active_loops:
-                loop.fail("a counted loop inside another")
-                for outer in self.active_loops:
-                    outer.fail("holds a counted loop")
-            self.loops.append(loop)
-        k = len(loop.marks)
-        if k == 0:
-            loop.counters = write_counters(self.host)
-            loop.writes_seen = write_mark(self.host)
-            self.active_loops.append(loop)
-            self._watch_locals(loop, fs)
-        else:
-            self._check_writes(loop)
-        if k == 1:
-            loop.guards_after_first = (len(self.host.guards), len(self.host.lifted_value_nodes))
-        loop.marks.append((last_node(self.host.graph.graph), self._snapshot(loop)))
-        for key, acc in loop.accs.items():
-            loop.acc_sizes.setdefault(key, []).append(len(acc))
-        if holds:
-            w.value = None   # (the next test's counter is whatever the iteration stores)
-            self.pending_whiles[id(fs)] = w
-            return
-        loop.count = len(loop.marks) - 1
-        delta, _ = _COUNTING_TESTS[w.op]
-        if loop.count != len(range(int(counter) - loop.count * w.step, w.bound + delta, w.step)) \
-                or int(bound) != w.bound:
-            loop.fail("its count is not the count of its counter's range (the bound or the step changed)")
-        del self.whiles[id(fs)]
-        self._end_loop(loop)
 
     # -- the Python state --------------------------------------------------------------------------------
     def _watch_locals(self, loop: Loop, fs: Any) -> None:
@@ -712,7 +564,7 @@ class LoopWatcher(Watcher):
     # -- every instruction while loops are watched ---------------------------------------------------------
     def on_instruction(self, fs: Any, ins: Any, offset: Any, stack: list) -> None:
         if self.pending_whiles and ins.opname == "STORE_FAST":
-            self._counter_stored(fs, ins, stack)
+            self.whiles.counter_stored(fs, ins, stack)
         if not self.watched:
             return
         operands, fn, args = self._operands(fs, ins, stack)
@@ -781,7 +633,7 @@ class LoopWatcher(Watcher):
         loop = ref
         if not loop.done:
             if id(obj) not in loop.acc_reads and not self._accumulates(ins, stack, fn, args, obj):
-                # (a read: fails the loop at its end if the list grew, see _end_loop)
+                # (a read: fails the loop at its end if the list grew, see end_loop)
                 loop.acc_reads[id(obj)] = f"{ins.real} ({self.host.where()})"
             return
         if ins.opname == "CALL" and fn in _STACKERS and args and args[0] is obj \
@@ -892,7 +744,7 @@ class LoopWatch(WatcherHost):
         return self.loop_watcher.on_loop_back(fs, it)
 
     def loop_compare(self, fs: Any, ins: Any, a: Any, b: Any) -> None:
-        self.loop_watcher.on_compare(fs, ins, self.at_instruction[1], a, b)
+        self.loop_watcher.whiles.on_compare(fs, ins, self.at_instruction[1], a, b)
 
     def loop_event(self, fs: Any, ins: Any, stack: list) -> None:
         self.loop_watcher.on_instruction(fs, ins, None, stack)

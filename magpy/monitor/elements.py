@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from ..annotations import torch_ops as T
+from ..objmodel import is_immutable
 
 #: Builtin iterator types whose ``__reduce__`` names the iterables they draw from.
 _SEE_THROUGH = tuple(dict.fromkeys((
@@ -139,3 +140,36 @@ def element_read(fn: Any, args: list, readers: frozenset) -> tuple[str | None, l
             return f"`{name}` reads the values of tensors an iterator hands out", []
         gens += g
     return None, gens
+
+
+def made_in_call_only(node_of: Any, v: Any, depth: int = 0) -> bool:
+    """Is ``v`` a value, an attribute reader, a function or class, a tensor made in the call, or
+    an object made in the call holding only such (to depth 2)? What a native reading attributes
+    in C (``sorted(xs, key=attrgetter('prio'))``) may read of it is then the run's own state,
+    not state from outside that no guard covers. ``node_of``: the run's ShadowNode lookup."""
+    if is_immutable(v) or v is getattr or type(v) in (operator.attrgetter, operator.methodcaller) \
+            or isinstance(v, (types.BuiltinFunctionType, types.FunctionType, type)):
+        return True
+    node = node_of(v)
+    if isinstance(v, torch.Tensor):
+        return node is None or node.source is None
+    if node is None or node.source is not None or depth > 2:
+        return False
+    if type(v) in (list, tuple, set, frozenset):
+        return all(made_in_call_only(node_of, e, depth + 1) for e in v)
+    if type(v) is dict:
+        return all(made_in_call_only(node_of, e, depth + 1) for e in (*v.keys(), *v.values()))
+    d = getattr(v, "__dict__", None)
+    return type(d) is dict and all(made_in_call_only(node_of, e, depth + 1) for e in d.values())
+
+
+def attribute_reader_break(node_of: Any, fn: Any, args: Any, kwargs: dict, reader: str) -> str | None:
+    """Why a native that reads attributes or items in C (``reader``: what reads, see
+    :func:`~magpy.annotations.builtins.native_attribute_reader`) cannot be part of a record: it
+    reaches an object from outside or of unknown origin, whose attributes no guard would cover.
+    None over values and objects the call made (their state is the run's)."""
+    owner = getattr(fn, "__self__", None)   # (the text of `"{0.k}".format`; builtins' module)
+    if all(made_in_call_only(node_of, v) for v in (*args, *kwargs.values(), owner if type(owner) is str else None)):
+        return None
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return f"`{name}` reads attributes of objects from outside in native code ({reader}), which no guard covers"

@@ -649,7 +649,7 @@ class Reads:
         if T.tensor_in_index(key):   # (`xs[t]`, `words[:n]`: the items named depend on tensor values)
             raise BreakCompile("indexes a Python container with a tensor")
         if node is not None and node.source is not None and type(key) is not slice \
-                and (is_immutable(key) or (isinstance(container, dict) and self._outside_identity_key(key))) \
+                and (is_immutable(key) or (isinstance(container, dict) and self.outside_identity_key(key))) \
                 and isinstance(container, (list, tuple, *MAPPINGS, collections_deque)) \
                 and (type(key) is int or not isinstance(container, collections_deque)) \
                 and not hasattr(type(container), "__missing__"):
@@ -670,7 +670,7 @@ class Reads:
             self.unguarded_items(container, "reads an item of")
         self.pend(fs, self.post_new, 1)
 
-    def _outside_identity_key(self, key: Any) -> bool:
+    def outside_identity_key(self, key: Any) -> bool:
         """A dict key found by identity, of objects from outside: a class, function or module, or
         a tuple of them (``_KL_MEMOIZE[type(p), type(q)]``)."""
         parts = key if type(key) is tuple and key else (key,)

@@ -14,22 +14,27 @@ A :class:`LoopSpec` is a plain, printable tree of choices:
   cells whose weights come from a dict or from attributes;
 * how the outputs are accumulated (:data:`ACCS`: ``outs.append(h)``, ``outs += [h]``, ``outs =
   outs + [h]``, ``outs = [h]`` before the loop) and what is returned (:data:`RESULTS`: the last
-  state, the stacked or concatenated outputs, the counter, ``len(outs)``);
+  state, the stacked or concatenated outputs, the counter, ``len(outs)``, the list itself, an
+  item picked by its length);
 * hazards inside the body (:data:`HAZARDS`): an early ``break`` or ``return`` on a tensor value,
-  the loop index read by Python (``t == 3``, ``t % 2``, arithmetic), outside writes in some
-  iterations only (a list append, an attribute counter, a print, one decided by a tensor value),
-  a Python number that changes per iteration, a conditional expression on tensor values;
+  the loop index read by Python (``t == 3``, ``t >= 6``, ``t % 2``, arithmetic), outside writes
+  in some iterations only (a list append, an attribute counter, a print, one decided by a tensor
+  value), a Python number that changes per iteration, a conditional expression on tensor values,
+  the accumulator read back;
 * a branch before or after the loop (:data:`BRANCHES`): BlockDrop-like per-block gates ``if
   p[j] > 0.5: h = h + blk(h)`` with ``p`` computed from the input or passed as an argument (the
   gates before the loop work on the caller's state argument, which passes through when the first
   blocks are skipped), an early exit, a conditional expression;
 * outside state changed between calls (:data:`KNOBS`): a weight module or parameter swapped for
   another, a weight scaled in place, a global step or bound, a config attribute read inside the
-  loop, the module put in train/eval (a dropout in the body), ``torch.no_grad()`` or not;
+  loop, the module put in train/eval (a dropout in the body), ``torch.no_grad()`` or not, the
+  early exits' threshold;
 * optionally layers outer x time inner (``nested``).
 
-Each call draws a sequence length from 2..9 (with repeats, so that the records made on a miss are
-hit later) and an input seed; branch decisions change with the inputs and the gate schedules.
+Each call draws a sequence length from 2..9, now and then 1 (with repeats, so that the records
+made on a miss are hit later), and an input seed; branch decisions change with the inputs and the
+gate schedules. Half the programs are drawn *rollable* (:func:`draw_loop_spec`). Inputs and
+weights come from seeded generators, so eager runs every program the same way twice.
 :func:`render_loops` turns a spec into a soundness program (the format of
 ``tests/soundness/harness.py``); :func:`loop_candidates` lists its simpler variants for the shrinker.
 """
@@ -43,7 +48,7 @@ N = 4              # feature width of every cell
 LENGTHS = [1] + list(range(2, 10)) * 6   # sequence lengths: 2..9, now and then a single step
 
 # loop shape -> (lines before the loop, the loop header, the step's input, its index name or None,
-# lines ending the body). ``{T}`` is the sequence length expression.
+# lines ending the body)
 LOOPS: dict[str, tuple[list[str], str, str, str | None, list[str]]] = {
     "range_size": ([], "for t in range(xs.size(0)):", "xs[t]", "t", []),
     "range_shape": ([], "for t in range(xs.shape[0]):", "xs[t]", "t", []),
@@ -171,10 +176,14 @@ def _repeating(rng: random.Random, pool: list, n: int) -> list:
     return out
 
 
-def draw_lengths(rng: random.Random, n: int) -> list:
+def draw_lengths(rng: random.Random, n: int, fixed: bool = False) -> list:
     """A sequence length per call: the first two differ mostly (the second call is where a loop
-    rolls), later ones repeat or not."""
+    rolls), later ones repeat or not; ``fixed``: one length for every call (only the branch
+    decisions change: MagPy merges branches into conditionals where the loop around them does not
+    roll)."""
     out = [rng.choice(LENGTHS)]
+    if fixed:
+        return out * n
     out.append(out[0] if rng.random() < 0.15 else rng.choice([v for v in LENGTHS if v != out[0]]))
     for _ in range(n - 2):
         r = rng.random()
@@ -198,7 +207,6 @@ def draw_loop_spec(rng: random.Random) -> LoopSpec:
     rollable = rng.random() < 0.5
     loops = [lp for lp in LOOPS if not rollable or lp not in UNROLLED_LOOPS]
     spec = LoopSpec(loop=rng.choice(loops), cell=rng.choice(CELLS), nested=rng.random() < 0.15)
-    spec.lengths = draw_lengths(rng, n)
     spec.seeds = [rng.randrange(4) if rng.random() < 0.3 else 10 + k for k in range(n)]
     spec.result = rng.choice([r for r in RESULTS if not rollable or r not in UNROLLED_RESULTS])
     accs = [a for a in ACCS[1:] if not rollable or a not in UNROLLED_ACCS]
@@ -218,6 +226,8 @@ def draw_loop_spec(rng: random.Random) -> LoopSpec:
         spec.nblocks = rng.randint(2, 4)
         if spec.branch.startswith("gates_arg"):
             spec.gates = draw_gates(rng, spec.nblocks, n)
+    branchy = spec.branch or {"break_tensor", "return_tensor", "ifexp", "tensor_append"} & set(spec.hazards)
+    spec.lengths = draw_lengths(rng, n, fixed=rng.random() < (0.35 if branchy else 0.1))
     exits = {"break_tensor", "return_tensor"} & set(spec.hazards)
     names = [k for k in KNOBS if (k != "limit" or exits) and not (rollable and k in UNROLLED_KNOBS)]
     spec.knobs = [Knob(k, _repeating(rng, KNOBS[k], n)) for k in rng.sample(names, rng.choice([0, 1, 1, 2, 2, 3]))]

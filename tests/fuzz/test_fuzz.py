@@ -1,6 +1,7 @@
-"""The differential fuzzer in CI: a bounded pass over fixed seeds must find nothing, every
-construct of the grammar renders to a program eager runs deterministically, and the fuzzer does
-find a deliberately weakened guard (so the bounded pass is a check that can fail)."""
+"""The differential fuzzer in CI: a bounded pass over fixed seeds of each grammar family (values,
+loops) must find nothing, every construct of each grammar renders to a program eager runs
+deterministically, and the fuzzer does find a deliberately weakened guard (so the bounded pass is
+a check that can fail)."""
 from __future__ import annotations
 
 import os
@@ -12,10 +13,13 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import grammar  # noqa: E402
+import grammar_loops  # noqa: E402
 from fuzz import fuzz_pass, is_valid, render, run_spec  # noqa: E402
 
 # Programs of the bounded CI pass (about 0.1 s each); ./reproduce.sh fuzz runs long passes.
 CI_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_PROGRAMS", "400"))
+# Programs of the bounded CI pass over the loops grammar (about 0.3 s each: several monitor runs)
+CI_LOOP_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_LOOP_PROGRAMS", "120"))
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -60,6 +64,57 @@ def _specs_covering_the_grammar():
 def test_every_construct_renders_to_a_deterministic_program():
     bad = [s.signature() for s in _specs_covering_the_grammar() if not is_valid(s)]
     assert not bad, f"{len(bad)} constructs do not run deterministically in eager: {bad[:5]}"
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_bounded_loops_pass_finds_nothing(seed):
+    res = fuzz_pass(CI_LOOP_PROGRAMS // 2, seed, "magpy", family="loops", shrink_budget_s=20, max_finds=3)
+    assert res.programs == CI_LOOP_PROGRAMS // 2
+    assert res.invalid == 0, "the loops grammar drew programs eager cannot run deterministically"
+    # most programs reach a record (a rolled loop, or one per length or policy seen again)
+    assert res.answered_from_records > res.correct // 2, res.summary()
+    assert res.failures == 0, res.summary() + "\n\n" + "\n\n".join(f.report() for f in res.finds)
+
+
+def _loop_specs_covering_the_grammar():
+    """One program per loop shape (cells cycled), and one per cell, accumulator, result, hazard
+    (loop shapes cycled: index hazards also meet loops that keep their own counter), branch and
+    knob, plus nested layers."""
+    L = grammar_loops
+    base = dict(lengths=[3, 5, 1, 5, 2], seeds=[0, 1, 2, 3, 0])
+    loops = list(L.LOOPS)
+    out = [L.LoopSpec(loop=lp, cell=L.CELLS[k % len(L.CELLS)], **base) for k, lp in enumerate(loops)]
+    out += [L.LoopSpec(cell=cell, loop="while_countdown", **base) for cell in L.CELLS]
+    out += [L.LoopSpec(acc=acc, result="stack", loop=loops[k], **base) for k, acc in enumerate(L.ACCS)]
+    out += [L.LoopSpec(result=res, loop=loops[-k - 1], cell=L.CELLS[k % len(L.CELLS)], **base)
+            for k, res in enumerate(L.RESULTS)]
+    out += [L.LoopSpec(hazards=[hz], loop=loops[k % len(loops)], cell=L.CELLS[k % len(L.CELLS)], **base)
+            for k, hz in enumerate(L.HAZARDS)]
+    for k, branch in enumerate(L.BRANCHES):
+        gates = L.draw_gates(random.Random(k), 3, 5) if "_arg_" in branch else None
+        out.append(L.LoopSpec(branch=branch, gates=gates, cell=L.CELLS[k % len(L.CELLS)], **base))
+    for k, (name, pool) in enumerate(L.KNOBS.items()):
+        sched = [pool[j % len(pool)] for j in (0, 1, 1, 0, len(pool) - 1)]
+        out.append(L.LoopSpec(knobs=[L.Knob(name, sched)], hazards=["break_tensor"] if name == "limit" else [],
+                              cell=L.CELLS[k % len(L.CELLS)], **base))
+    out += [L.LoopSpec(nested=True, acc="append", cell=cell, loop=lp, **base)
+            for cell, lp in (("lstm_tuple", "zip"), ("func_dict", "while_step2"), ("gru", "iter_tensor"))]
+    return out
+
+
+def test_every_loops_construct_renders_to_a_deterministic_program():
+    bad = [s.signature() for s in _loop_specs_covering_the_grammar() if not is_valid(s)]
+    assert not bad, f"{len(bad)} constructs do not run deterministically in eager: {bad[:5]}"
+
+
+def test_loops_shrinker_keeps_the_family():
+    """Every simpler variant of a loops program is a loops program that still renders."""
+    from fuzz import spec_for
+
+    spec = spec_for(21, 0, "loops")
+    cands = list(grammar_loops.loop_candidates(spec))
+    assert cands and all(isinstance(c, grammar_loops.LoopSpec) for c in cands)
+    assert all("def forward" in render(c) for c in cands)
 
 
 def test_a_weakened_guard_is_found(monkeypatch):
