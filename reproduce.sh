@@ -54,7 +54,8 @@ fi
 CORE_TESTS=(tests/test_python_features.py tests/test_lifetimes.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
             tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py tests/test_scalar_reads.py
             tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py
-            tests/test_torch_support.py tests/test_splits_outer.py tests/test_flow_handling.py tests/test_other_side.py)
+            tests/test_torch_support.py tests/test_splits_outer.py tests/test_flow_handling.py tests/test_other_side.py
+            tests/test_loop_idioms.py tests/test_branch_idioms.py)
 TORCH_PIN="${MAGPY_TORCH:-2.13.0}"   # pyproject.toml declares the supported range; this is the tested pin
 LOCK="$ROOT/requirements.lock"   # the full closure the numbers were measured in (pip freeze)
 # What every pip install below gets as constraints (-c): the lock without its torch line, since torch
