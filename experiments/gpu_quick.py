@@ -109,15 +109,26 @@ def run_step(step: Step, *, device: str, size: str, run_id: str, warmup: int, re
     try:
         rc = proc.wait(timeout=max(left, 1))
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            rc = proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            rc = proc.wait()
+        rc = _stop(proc)
         step.note = "stopped at the budget's end"
+    except KeyboardInterrupt:
+        # (its own session sees no Ctrl-C from the terminal: it is passed on, and the tree ends
+        # with this process, not after it)
+        _stop(proc)
+        raise
     step.seconds = time.monotonic() - start
     step.status = "ok" if rc == 0 else f"exit {rc}"
+
+
+def _stop(proc: subprocess.Popen) -> int:
+    """Ctrl-C to the step's whole process tree (the runner keeps its finished cells), then a kill
+    if it has not ended within 20 s; its exit status."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        return proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait()
 
 
 def gather(steps: list[Step], *, device: str, run_id: str, out: Path, card: str, budget_s: float,
@@ -221,6 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.device is None and device != "cuda" and not args.gather_only:
+        print("error: torch sees no GPU here, and gpu-quick measures the paper size on one; "
+              "`./reproduce.sh gpu-quick --device cpu` runs the same plan at smoke size on the CPU (a dry run)",
+              file=sys.stderr)
+        return 2
     if args.device is None:
         print(f"[gpu-quick] device: {describe_device(device)}", flush=True)
     size = "paper" if device == "cuda" else "smoke"
@@ -241,10 +257,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[gpu-quick] summary: {out / 'README.md'}", flush=True)
         return 0
     print(f"[gpu-quick] {card}: {len(steps)} steps, budget {args.budget_s:.0f} s, size {size}", flush=True)
-    for step in steps:
-        run_step(step, device=device, size=size, run_id=run_id, warmup=warmup, repeat=repeat, deadline=deadline,
-                 min_step_s=20.0 if device == "cuda" else 5.0, python=sys.executable,
-                 results=args.results_dir.resolve())
+    try:
+        for step in steps:
+            run_step(step, device=device, size=size, run_id=run_id, warmup=warmup, repeat=repeat, deadline=deadline,
+                     min_step_s=20.0 if device == "cuda" else 5.0, python=sys.executable,
+                     results=args.results_dir.resolve())
+    except KeyboardInterrupt:
+        done = sum(s.status == "ok" for s in steps)
+        print(f"[gpu-quick] interrupted: {done} of {len(steps)} steps finished (their cells are kept; "
+              "`--gather-only` writes the summary of what ran)", file=sys.stderr, flush=True)
+        return 130
     where = gather(steps, device=device, run_id=run_id, out=out, card=card, budget_s=args.budget_s,
                    wall_s=time.monotonic() - start, warmup=warmup, repeat=repeat, size=size,
                    results=args.results_dir.resolve())

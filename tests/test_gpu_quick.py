@@ -49,3 +49,33 @@ def test_cpu_dry_run_writes_every_table(tmp_path):
     assert "magpy-eager" in readme and "no cell finished" not in readme
     steps = json.loads((out / "steps.json").read_text())
     assert [s["status"] for s in steps] == ["ok"] * 3
+
+
+def test_without_a_gpu_it_names_the_dry_run_flag_instead_of_starting_one(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.fail("this test expects a machine without a GPU (as CI is)")
+    proc = subprocess.run([sys.executable, "-m", "experiments.gpu_quick", "--results-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "--device cpu" in proc.stderr and "no GPU" in proc.stderr
+    assert not any(tmp_path.iterdir())   # (nothing ran)
+
+
+def test_ctrl_c_stops_every_child_and_says_one_line(tmp_path):
+    import os
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.gpu_quick", "--device", "cpu", "--backend", "eager",
+                             "--models", "quantized", "--budget-s", "400", "--results-dir", str(tmp_path / "results"),
+                             "--out", str(tmp_path / "summary")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(8)   # (a step's child is running by now)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out[-2000:] + err[-2000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("[gpu-quick] interrupted")
+    left = subprocess.run(["pgrep", "-f", f"results_dir={tmp_path / 'results'}"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "a step's process outlived gpu-quick"
+    assert os.path.exists(tmp_path)

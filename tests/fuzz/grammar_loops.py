@@ -180,10 +180,11 @@ def draw_lengths(rng: random.Random, n: int, fixed: bool = False) -> list:
     """A sequence length per call: the first two differ mostly (the second call is where a loop
     rolls), later ones repeat or not; ``fixed``: one length for every call (only the branch
     decisions change: MagPy merges branches into conditionals where the loop around them does not
-    roll)."""
-    out = [rng.choice(LENGTHS)]
+    roll; a fixed length is at most 6: merging the branches of an unrolled loop costs a monitor
+    run per length)."""
     if fixed:
-        return out * n
+        return [rng.randint(2, 6)] * n
+    out = [rng.choice(LENGTHS)]
     out.append(out[0] if rng.random() < 0.15 else rng.choice([v for v in LENGTHS if v != out[0]]))
     for _ in range(n - 2):
         r = rng.random()
