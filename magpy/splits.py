@@ -533,6 +533,11 @@ def _frame_cell(mon: Any, frame: Any, name: str) -> Any:
         local = capture.frame_locals(frame)
     except Exception:
         return None
+    held = local.get(name)
+    if type(held) is types.CellType and name in frame.f_code.co_cellvars and origin_of(frame.f_code) is not None:
+        # (3.12+: a resumed frame got the cell from its prologue, not from a MAKE_CELL the frame
+        # ran, so its locals show the cell object itself)
+        return held
     for v in list(local.values()):
         if isinstance(v, types.FunctionType) and id(v) in passed and v.__closure__ \
                 and any(v.__code__ == k for k in frame.f_code.co_consts) and name in v.__code__.co_freevars:
@@ -559,7 +564,8 @@ def _is_frame_cell(frame: Any, name: str, cell: Any) -> bool:
     probe = _Probe()
     try:
         cell.cell_contents = probe
-        seen = capture.frame_locals(frame).get(name) is probe
+        shown = capture.frame_locals(frame).get(name)
+        seen = shown is probe or shown is cell
     except Exception:
         seen = False
     finally:

@@ -19,7 +19,7 @@ from fuzz import fuzz_pass, is_valid, render, run_spec  # noqa: E402
 # Programs of the bounded CI pass (about 0.1 s each); ./reproduce.sh fuzz runs long passes.
 CI_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_PROGRAMS", "400"))
 # Programs of the bounded CI pass over the loops grammar (about 0.3 s each: several monitor runs)
-CI_LOOP_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_LOOP_PROGRAMS", "120"))
+CI_LOOP_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_LOOP_PROGRAMS", "100"))
 
 
 @pytest.mark.parametrize("seed", [11, 12])
