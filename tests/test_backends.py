@@ -221,6 +221,32 @@ def test_inductor_runs_a_conditional_node():
     assert rec.regions == 1 and rec.graph_module.code.count("higher_order.cond(") == 2
 
 
+def test_inductor_returns_the_argument_itself_when_every_gated_block_is_skipped():
+    """Gated blocks over the argument itself: with every gate off eager returns the caller's
+    tensor; torch.cond would return a copy, so that record keeps its conditionals as Python
+    nodes (regions around them), and the result is the argument, as in eager."""
+    class GatedArg(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+
+        def forward(self, x, gate):
+            for i, blk in enumerate(self.blocks):
+                if gate[i] > 0.5:
+                    x = torch.relu(blk(x)) + x
+            return x
+
+    torch.manual_seed(7)
+    model = GatedArg().eval()
+    cf = magpy.compile(model, backend="inductor")
+    with torch.no_grad():
+        for k, bits in enumerate([(1, 1), (0, 0), (1, 0), (0, 1), (0, 0), (1, 1)]):
+            x, gate = torch.randn(2, 4), torch.tensor(bits, dtype=torch.float32)
+            out, ref = cf(x, gate), model(x, gate)
+            assert same(out, ref) and (out is x) == (ref is x), f"call {k}"
+    assert magpy.stats(cf).fallbacks == 0
+
+
 class GatedConv(torch.nn.Module):
     """BlockDrop's skipped blocks over a conv net: Inductor's layout optimization would give the
     buffers channels-last strides that the torch.cond arms were not compiled for."""

@@ -12,7 +12,8 @@ A node is rewritten only where ``torch.cond`` means exactly what the Python node
 * both arms return the same live locals (same names, in the same order), none a tensor read from
   outside (its identity may be observed); a local an arm passes through is copied (``torch.cond``'s
   outputs may not alias its operands, and merging made a conditional only where nothing observes
-  that identity);
+  that identity), but for an argument of the call passed on to the graph's result, sides after
+  sides (every gated block skipped: the caller gets its own tensor back);
 * no operand needs a gradient while autograd records (the compiled graph serves inference);
 * the predicate is a tensor node (``bool(t)`` on a one-element tensor: ``t != 0``);
 * an operand that may be a view of another is copied (the operands may not alias each other).
@@ -90,6 +91,26 @@ def _rewritable(node: fx.Node, example_of: dict) -> bool:
     return True
 
 
+def _returns_a_passed_argument(gm: fx.GraphModule, nodes: list) -> bool:
+    """May the graph return one of its inputs itself through sides that pass it on (every gated
+    block skipped: the result *is* the caller's argument)? ``torch.cond`` would return a copy,
+    and the caller can tell; the Python node returns the very tensor."""
+    maybe_input: set = {n for n in gm.graph.nodes if n.op == "placeholder"}
+    passed: set = set()
+    for n in nodes:   # (in graph order: a side may pass on what an earlier one passed)
+        cond: Conditional = n.target
+        for arm, operands in zip(cond.arms, n.args[1:3]):
+            for k, out in enumerate(arm.out_names):
+                j = arm.passes.get(out)
+                if j is not None and j in arm.in_names and operands[arm.in_names.index(j)] in maybe_input:
+                    for u in n.users:
+                        if u.target is operator.getitem and u.args[1] == k:
+                            maybe_input.add(u)
+                            passed.add(u)
+    out_node = next((n for n in gm.graph.nodes if n.op == "output"), None)
+    return out_node is not None and any(leaf in passed for leaf in out_node.all_input_nodes)
+
+
 def as_torch_cond(gm: fx.GraphModule, example_inputs: list) -> fx.GraphModule | None:
     """A copy of ``gm`` whose conditional nodes are ``torch.cond`` calls, or None when any of them
     cannot be (then the graph keeps its Python nodes, compiled as regions)."""
@@ -101,7 +122,7 @@ def as_torch_cond(gm: fx.GraphModule, example_inputs: list) -> fx.GraphModule | 
     for n in gm.graph.nodes:   # (parameters and buffers: their requires_grad matters too)
         if n.op == "get_attr":
             example_of[n] = _attr(gm, n.target)
-    if not all(_rewritable(n, example_of) for n in nodes):
+    if not all(_rewritable(n, example_of) for n in nodes) or _returns_a_passed_argument(gm, nodes):
         return None
     conds = set(nodes)
     new = fx.GraphModule(gm, fx.Graph())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import operator
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,6 +245,11 @@ def _merge(mon: Any, span: Span, mine: Arm, inside: set, out_nodes: dict, entry:
             if passed is not None and (span.private is None or passed not in span.private):
                 raise NotMerged(f"a side passes `{passed}` through to `{name}`, and something besides the "
                                 "frame's locals holds that tensor (or it is not made in the call)")
+        if a is not None and span.j_nodes[a].op == "placeholder" and _holds(getattr(mon, "result", None),
+                                                                            out_nodes[name], mon):
+            # this run passes an argument on to what the call returns: the mock hands the caller
+            # that argument by its source, not the conditional node's output
+            raise NotMerged(f"this run's side passes the argument `{a}` on to the call's result")
         differ.append(name)
     if any(name not in span.j_nodes for name in other.in_names):
         raise NotMerged("the other side takes a tensor local that this run's graph does not hold")
@@ -332,6 +338,23 @@ def _merge(mon: Any, span: Span, mine: Arm, inside: set, out_nodes: dict, entry:
     mon.assumed_at[:] = [w for w, k in zip(mon.assumed_at, keep) if k]
     for n in reversed([n for n in nodes if n in inside]):
         g.erase_node(n)
+
+
+def _holds(v: Any, node: fx.Node, mon: Any, depth: int = 0) -> bool:
+    """Is a tensor bound to graph node ``node`` ``v`` or inside it (tuples, lists, dicts, an
+    object's attributes: what the mock returns)?"""
+    if depth > 5:
+        return True   # (too deep to tell: as if it did)
+    if isinstance(v, torch.Tensor):
+        return mon.graph.node_of(v) is node
+    if isinstance(v, (tuple, list)):
+        return any(_holds(e, node, mon, depth + 1) for e in v)
+    if isinstance(v, dict):
+        return any(_holds(e, node, mon, depth + 1) for e in v.values())
+    d = getattr(v, "__dict__", None)
+    if type(d) is dict and not isinstance(v, (type, types.ModuleType, torch.nn.Module)):
+        return any(_holds(e, node, mon, depth + 1) for e in d.values())
+    return False
 
 
 def _conflicting_guard(mon: Any, guards: list) -> str | None:

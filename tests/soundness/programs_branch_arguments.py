@@ -121,3 +121,29 @@ def invoke(f, i):
     out = f(x, gate)
     return out, out is HELD[0]
 """)
+
+program(F_, "every_block_skipped_returns_the_argument_then_blocks_run", """
+EXPECT = "record"
+def context(i):
+    return torch.no_grad()
+GATES = [(1, 1), (0, 0), (1, 0), (0, 1), (0, 0), (1, 1)]
+NCALLS = len(GATES)
+def inputs(i):
+    g = torch.Generator().manual_seed(i)
+    return torch.randn(2, 4, generator=g), torch.tensor(GATES[i], dtype=torch.float32)
+class Drop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+    def forward(self, x, gate):
+        for i, blk in enumerate(self.blocks):
+            if gate[i] > 0.5:
+                x = torch.relu(blk(x)) + x
+        return x
+m = Drop()
+def make(): return m
+def invoke(f, i):
+    x, gate = inputs(i)
+    out = f(x, gate)
+    return out, out is x
+""")
