@@ -25,6 +25,7 @@ import random
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,10 +43,10 @@ class Family:
     """A grammar family: how a spec is drawn, rendered and made simpler."""
     name: str
     spec_type: type
-    draw: object          # random.Random -> spec
-    render: object        # spec -> soundness-program source
-    candidates: object    # spec -> simpler specs, most structural first
-    stream: str           # prefix of the per-program random seed ("" keeps the values streams as they were)
+    draw: Callable[[random.Random], object]
+    render: Callable[[object], str]                  # the soundness-program source
+    candidates: Callable[[object], Iterator[object]]  # simpler specs, most structural first
+    stream: str                                      # prefix of each program's random seed
 
 
 def _family_of(spec) -> Family:
@@ -188,7 +189,8 @@ class PassResult:
         return out
 
     def summary(self) -> str:
-        return (f"[fuzz] {self.mode}, {self.family} grammar: {self.programs} programs in {self.seconds:.0f}s: {self.correct} correct, "
+        return (f"[fuzz] {self.mode}, {self.family} grammar: {self.programs} programs in {self.seconds:.0f}s: "
+                f"{self.correct} correct, "
                 f"{self.failures} failing ({len(self.signatures())} distinct after shrinking), "
                 f"{self.invalid} invalid; {self.answered_from_records} correct programs had calls "
                 f"answered from a record")

@@ -180,8 +180,7 @@ def draw_lengths(rng: random.Random, n: int, fixed: bool = False) -> list:
     """A sequence length per call: the first two differ mostly (the second call is where a loop
     rolls), later ones repeat or not; ``fixed``: one length for every call (only the branch
     decisions change: MagPy merges branches into conditionals where the loop around them does not
-    roll; a fixed length is at most 6: merging the branches of an unrolled loop costs a monitor
-    run per length)."""
+    roll; at most 6, which keeps merging the branches of an unrolled loop quick)."""
     if fixed:
         return [rng.randint(2, 6)] * n
     out = [rng.choice(LENGTHS)]

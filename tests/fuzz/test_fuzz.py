@@ -126,6 +126,16 @@ def test_a_weakened_guard_is_found(monkeypatch):
     assert res.failures >= 3, res.summary()
 
 
+def test_a_weakened_rolled_loop_check_is_found(monkeypatch):
+    """The checks a rolled loop's body makes in every iteration (an early exit on a tensor value
+    that the run saw go one way) switched off: the loops fuzzer must notice within a short pass."""
+    from magpy.dynamic import nodes
+
+    monkeypatch.setattr(nodes, "_holds", lambda kind, v, expected: True)
+    res = fuzz_pass(40, 21, "magpy", family="loops", do_shrink=False)
+    assert res.failures >= 1, res.summary()
+
+
 def test_a_find_is_shrunk_to_a_small_program(monkeypatch):
     from fuzz import failure_kind, shrink
 
