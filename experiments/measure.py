@@ -62,7 +62,11 @@ def time_calls(fn: Callable[..., Any], inputs: Inputs, *, warmup: int, repeat: i
                sync: Callable[[], None] = no_sync) -> dict[str, float]:
     """:func:`call_times`, summarised: ``mean_s``, ``std_s``, ``min_s``, ``median_s``, ``max_s``
     (seconds) and the count ``n``."""
-    times = call_times(fn, inputs, warmup=warmup, repeat=repeat, sync=sync)
+    return summarize_times(call_times(fn, inputs, warmup=warmup, repeat=repeat, sync=sync))
+
+
+def summarize_times(times: Sequence[float]) -> dict[str, float]:
+    """``mean_s``, ``std_s``, ``min_s``, ``median_s``, ``max_s`` and ``n`` of per-call seconds."""
     return {
         "mean_s": statistics.fmean(times),
         "std_s": statistics.stdev(times) if len(times) > 1 else 0.0,

@@ -554,8 +554,8 @@ def plot_breakdown(run_dir: Path, title: str) -> plt.Figure:
     ax_a.set_yticklabels([model_labels.get(m, m) for m in models])
     fig.tight_layout(w_pad=1.0)
     notes = _outcome_notes(summary, "model", labels, model_labels, hatched=False)
-    notes.insert(0, f"(b): the number is the {statistic} time of a timed call; the fractions are guard vs mock "
-                    "time per matched call, from MagPy's profile counters (profile=True)")
+    notes.insert(0, f"(b): the number is the {statistic} time of a timed call; the fractions are the {statistic} "
+                    "guard vs mock time per matched call, from MagPy's profile counters (profile=True)")
     notes += _model_notes(run_dir, models)
     _finish(fig, title, run_dir, notes, TEXT_WIDTH_IN)
     return fig

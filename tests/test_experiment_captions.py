@@ -83,6 +83,20 @@ def test_fig16_matched_run_plots_the_statistic_its_caption_names(tmp_path: Path,
     assert "other" not in text.split("\n")  # no legend entry for a part that is nowhere visible
 
 
+@pytest.mark.parametrize("statistic", ["median", "mean"])
+def test_fig16_guard_and_mock_parts_use_the_statistic_of_the_bar(tmp_path: Path, statistic: str) -> None:
+    """One slow call weighs on the means of guard and mock time, not on their medians: the parts
+    of a median bar are median guard and median mock time, those of a mean bar the means."""
+    row = {**_breakdown("bert", statistic), "guard_s": 0.066e-3, "mock_s": 0.871e-3,
+           "guard_median_s": 0.02e-3, "mock_median_s": 0.18e-3}
+    _write_run(tmp_path, "fig16", [row], _meta())
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    guard, mock = (0.02, 0.18) if statistic == "median" else (0.066, 0.871)
+    assert summary["guard_ms"].item() == pytest.approx(guard)
+    assert summary["mock_ms"].item() == pytest.approx(mock)
+    assert summary["guard_frac"].item() == pytest.approx(guard / (guard + mock))
+
+
 def test_an_overridden_statistic_reaches_the_figure_and_meta(tmp_path: Path) -> None:
     """``statistic=mean repeat=5`` on smoke (whose defaults are median and 10): the figure says
     mean, and meta.json records 5 and mean, not the defaults beside them."""
