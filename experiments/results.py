@@ -48,7 +48,8 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.units import Reuse, identity_changes, reuse, source_digest
+from experiments.units import MEASURED_SOURCES as MEASURED
+from experiments.units import NOT_MEASURED, Reuse, identity_changes, reuse, source_digest
 
 #: Columns that lead raw.csv, in this order, when present.
 LEADING = ["experiment", "model", "kind", "compiler", "bs", "status", "correct", "error", "mean_s", "std_s",
@@ -83,8 +84,8 @@ _PER_CELL = ("model", "compiler", "kind", "dynamic", "region")
 
 #: The project's code a cell runs: MagPy, the benchmark models and the harness (its figure drawing
 #: aside: rewording a caption does not change a measured number).
-MEASURED_SOURCES = ("magpy", "models", "experiments")
-_NOT_MEASURED = ("experiments/plot.py", "experiments/markdown.py")
+# (the names the cells' environment reads: experiments.units says what they hold, for ParityBench too)
+MEASURED_SOURCES, _NOT_MEASURED = MEASURED, NOT_MEASURED
 
 
 def environment(device: str) -> dict[str, Any]:

@@ -56,6 +56,7 @@ def source_digest(packages: Iterable[str], exclude: Iterable[str] = ()) -> str:
         True
     """
     digest, skip = hashlib.sha1(), set(exclude)
+    folders = tuple(e for e in skip if e.endswith("/"))   # (`package/folder/`: everything under it)
     for package in packages:
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
@@ -64,9 +65,24 @@ def source_digest(packages: Iterable[str], exclude: Iterable[str] = ()) -> str:
         root = Path(next(iter(spec.submodule_search_locations)))
         for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c") and "__pycache__" not in p.parts):
             name = f"{package}/{path.relative_to(root)}"
-            if name not in skip:
+            if name not in skip and not name.startswith(folders):
                 digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+#: The code whose change can change a measured number: the compiler, the benchmark programs, the
+#: runners with their comparator, isolation and measurement, ParityBench's runner, stubs, loader
+#: and compiler adapters. Not the drawing of figures and tables, nor ParityBench's own programs
+#: (each case's file is part of that case's identity).
+MEASURED_SOURCES = ("magpy", "models", "experiments", "paritybench")
+NOT_MEASURED = ("experiments/plot.py", "experiments/markdown.py", "paritybench/corpus/")
+
+
+def measured_digest() -> str:
+    """The one source identity of every measured cell: the experiments' cells
+    (:func:`experiments.results.environment`) and ParityBench's stages
+    (:func:`paritybench.compilers.stage_builds`) both carry it."""
+    return source_digest(MEASURED_SOURCES, NOT_MEASURED)
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:

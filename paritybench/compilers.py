@@ -257,15 +257,14 @@ COMPILERS: dict[str, Callable[[TestCase, RunConfig, EagerTrace], dict[str, Any]]
 
 
 def stage_builds(compilers: list[str]) -> dict[str, str]:
-    """Which code makes each stage's results: torch for every stage, MagPy's sources for its own.
+    """Which code makes each stage's results: torch and the measured sources (the compiler, the
+    comparator, this runner, its stubs and loader: :func:`experiments.units.measured_digest`, the
+    experiments' cells' identity too).
 
     A recorded stage whose build differs from the current one is run again on resume
     (:func:`paritybench.runner.stage_reuse`), so a run directory never mixes results of two MagPy
     versions under one table."""
-    base = f"torch {torch.__version__}"
-    builds = {name: base for name in ("eager", *compilers)}
-    if "magpy" in builds:
-        from experiments.units import source_digest
+    from experiments.units import measured_digest
 
-        builds["magpy"] = f"{base}; magpy {source_digest(['magpy'])}"
-    return builds
+    build = f"torch {torch.__version__}; sources {measured_digest()}"
+    return {name: build for name in ("eager", *compilers)}

@@ -277,6 +277,21 @@ def _load_events(out: Path) -> list[dict[str, Any]]:
     return [e for p in sorted((out / "files").glob("*.jsonl")) for e in read_events(p) if e.get("event") == "load"]
 
 
+def _coverage_note(table: Table3, meta: dict[str, Any]) -> list[str]:
+    """A line saying the table covers part of the directory's files (`--limit`, `--files`, a run
+    not finished), so a partial table is never read as the whole benchmark's."""
+    from .loader import find_testfiles
+
+    try:
+        total = len(find_testfiles(meta.get("directory", "")))
+    except (FileNotFoundError, OSError):
+        return []
+    if not total or table.files >= total:
+        return []
+    return [f"**Partial: this table covers {table.files} of the {total} test files in that directory** "
+            "(a `--limit` or `--files` selection, or a run not finished).", ""]
+
+
 def _every_case_section(table: Table3) -> list[str]:
     """Every eager-runnable case counted for every compiler: nothing set apart by anyone's say."""
     total = sum(table.all_statuses[table.compilers[0]].values()) if table.compilers else 0
@@ -309,6 +324,7 @@ def _table3_md(
         f"Programs: `{meta.get('directory', '?')}`; backend `{cfg.get('backend', '?')}`, {cfg.get('calls', '?')} calls per case, "
         f"torch {meta.get('torch', '?')}, Python {meta.get('python', '?')}, magpy {meta.get('magpy', '?')}.",
         "",
+        *_coverage_note(table, meta),
         *_every_case_section(table),
         "",
         "## The paper's table" + (" over MagPy's own static split" if table.counted_over == "static" else ""),

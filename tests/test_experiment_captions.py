@@ -277,10 +277,32 @@ def test_a_cells_identity_changes_with_an_edit_of_the_code_it_ran(tmp_path: Path
 
 
 def test_source_digest_is_shared_with_paritybench() -> None:
-    from experiments.results import source_digest
+    """One identity for the figures' cells and Table 3's stages, over every file that can change a
+    number: the comparator and ParityBench's runner and stubs too, not the corpus or the plots."""
+    from experiments.units import MEASURED_SOURCES, NOT_MEASURED, measured_digest
     from paritybench.compilers import stage_builds
 
-    assert stage_builds(["magpy"])["magpy"].endswith(f"magpy {source_digest(['magpy'])}")
+    builds = stage_builds(["magpy", "dynamo"])
+    assert set(builds.values()) == {f"torch {torch.__version__}; sources {measured_digest()}"}
+    assert {"magpy", "experiments", "paritybench"} <= set(MEASURED_SOURCES)
+    assert "paritybench/corpus/" in NOT_MEASURED and "experiments/plot.py" in NOT_MEASURED
+
+
+def test_an_edit_of_the_comparator_changes_the_measured_identity(tmp_path: Path, monkeypatch) -> None:
+    from experiments import units
+
+    pkg = tmp_path / "harnesspkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "compare.py").write_text("TOL = 1\n")
+    (pkg / "corpus").mkdir()
+    (pkg / "corpus" / "case.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = units.source_digest(["harnesspkg"], ["harnesspkg/corpus/"])
+    (pkg / "corpus" / "case.py").write_text("X = 2\n")
+    assert units.source_digest(["harnesspkg"], ["harnesspkg/corpus/"]) == before
+    (pkg / "compare.py").write_text("TOL = 2\n")
+    assert units.source_digest(["harnesspkg"], ["harnesspkg/corpus/"]) != before
 
 
 def test_meta_git_dirty_describes_the_cells_not_the_tree_at_write_time(tmp_path: Path) -> None:
