@@ -7,20 +7,23 @@ A :class:`LoopSpec` is a plain, printable tree of choices:
 
 * the loop's shape (:data:`LOOPS`): ``range(xs.size(0))``, ``range(xs.shape[0])``, ``range(len(
   xs.unbind(0)))``, iterating the tensor or its ``unbind(0)``, ``enumerate``, ``zip`` of two
-  unbinds, ``reversed(range(T))``, ``range`` with a step, and ``while`` loops on a counter (``t +=
-  1``, ``t = t + 1``, the bound on the left, counting down, stepping by two);
+  unbinds (now and then of unequal lengths), ``reversed`` of a range or of an unbind,
+  ``enumerate`` from 1, a slice, ``range`` with a step or from 1 after a first step outside the
+  loop, ``range`` counting down or to ``T - 1``, a list of tensors passed in, and ``while`` loops
+  on a counter (``t += 1``, ``t = t + 1``, the bound on the left, ``<=``, ``!=``, ``while True``
+  with a ``break``, starting from an attribute, counting down, stepping by two);
 * the cell its body runs (:data:`CELLS`): an Elman cell over ``torch.cat([inp(x), h], -1)``,
   ``nn.GRUCell``, ``nn.LSTMCell`` with its ``(h, c)`` state unpacked or kept as a tuple, functional
   cells whose weights come from a dict or from attributes;
 * how the outputs are accumulated (:data:`ACCS`: ``outs.append(h)``, ``outs += [h]``, ``outs =
   outs + [h]``, ``outs = [h]`` before the loop) and what is returned (:data:`RESULTS`: the last
   state, the stacked or concatenated outputs, the counter, ``len(outs)``, the list itself, an
-  item picked by its length);
+  item picked by its length, the last item, the outputs stacked in reverse);
 * hazards inside the body (:data:`HAZARDS`): an early ``break`` or ``return`` on a tensor value,
   the loop index read by Python (``t == 3``, ``t >= 6``, ``t % 2``, arithmetic), outside writes
   in some iterations only (a list append, an attribute counter, a print, one decided by a tensor
   value), a Python number that changes per iteration, a conditional expression on tensor values,
-  the accumulator read back;
+  the accumulator read back, the state detached now and then (truncated backpropagation);
 * a branch before or after the loop (:data:`BRANCHES`): BlockDrop-like per-block gates ``if
   p[j] > 0.5: h = h + blk(h)`` with ``p`` computed from the input or passed as an argument (the
   gates before the loop work on the caller's state argument, which passes through when the first
@@ -28,8 +31,9 @@ A :class:`LoopSpec` is a plain, printable tree of choices:
 * outside state changed between calls (:data:`KNOBS`): a weight module or parameter swapped for
   another, a weight scaled in place, a global step or bound, a config attribute read inside the
   loop, the module put in train/eval (a dropout in the body), ``torch.no_grad()`` or not, the
-  early exits' threshold;
-* optionally layers outer x time inner (``nested``).
+  early exits' threshold, the batch size of the inputs;
+* optionally layers outer x time inner (``nested``), and backward from the outputs after each
+  call, into the parameters or also into the state argument (:data:`BACKWARDS`).
 
 Each call draws a sequence length from 2..9, now and then 1 (with repeats, so that the records
 made on a miss are hit later), and an input seed; branch decisions change with the inputs and the
@@ -65,18 +69,34 @@ LOOPS: dict[str, tuple[list[str], str, str, str | None, list[str]]] = {
     "while_gt": (["T = xs.size(0)", "t = 0"], "while T > t:", "xs[t]", "t", ["t += 1"]),
     "while_countdown": (["t = xs.size(0) - 1"], "while t >= 0:", "xs[t]", "t", ["t -= 1"]),
     "while_step2": (["t = 0"], "while t < xs.size(0):", "xs[t]", "t", ["t += 2"]),
+    "enumerate_start": ([], "for t, x in enumerate(xs.unbind(0), 1):", "x", "t", []),
+    "reversed_unbind": ([], "for x in reversed(xs.unbind(0)):", "x", None, []),
+    "iter_slice": ([], "for x in xs[1:]:", "x", None, []),
+    "range_from1": ([], "for t in range(1, xs.size(0)):", "xs[t]", "t", []),   # the first step before it
+    "iter_list": ([], "for x in xs:", "x", None, []),
+    "range_len_list": ([], "for t in range(len(xs)):", "xs[t]", "t", []),
+    "range_down": ([], "for t in range(xs.size(0) - 1, -1, -1):", "xs[t]", "t", []),
+    "range_minus1": ([], "for t in range(xs.size(0) - 1):", "xs[t + 1]", "t", []),
+    "while_le": (["t = 0"], "while t <= xs.size(0) - 1:", "xs[t]", "t", ["t += 1"]),
+    "while_ne": (["t = 0"], "while t != xs.size(0):", "xs[t]", "t", ["t += 1"]),
+    "while_true": (["t = 0"], "while True:", "xs[t]", "t", ["t += 1"]),       # its test is the body's break
+    "while_from_attr": (["t = self.start"], "while t < xs.size(0):", "xs[t]", "t", ["t += 1"]),
 }
+# lines that open the body of some loops (before anything else)
+LOOP_TESTS = {"while_true": ["if t >= xs.size(0):", "    break"]}
+# loops over a list of tensors passed in (its length changes between calls) instead of a tensor
+LIST_LOOPS = {"iter_list", "range_len_list"}
 
 CELLS = ["elman", "gru", "lstm", "lstm_tuple", "func_dict", "func_attr"]
 # per cell, an early exit's threshold on |h|.sum() that about one step in six exceeds (the states'
 # scales differ), so that some sequences exit early and others run to their end
 LIMITS = {"elman": 3.3, "gru": 2.5, "lstm": 1.5, "lstm_tuple": 1.5, "func_dict": 5.8, "func_attr": 5.8}
 ACCS = ["none", "append", "plus_eq", "rebind", "prefix"]
-RESULTS = ["last", "stack", "cat", "counter", "len_outs", "list", "middle"]
+RESULTS = ["last", "stack", "cat", "counter", "len_outs", "list", "middle", "stack_rev", "last_item"]
 
 # hazard -> the body lines after the cell's update; ``{i}`` is the index (the loop's, or a counter
 # ``k`` kept by the body of a loop without one), ``{ret}`` the function's return expression. The
-# early exits compare |h|.sum() over a (2, 4) state with ``self.limit`` (:data:`LIMITS`)
+# early exits compare |h|.sum() of the state with ``self.limit`` (:data:`LIMITS`)
 HAZARDS: dict[str, list[str]] = {
     "break_tensor": ["if h.abs().sum() > self.limit:", "    break"],
     "return_tensor": ["if h.abs().sum() > self.limit:", "    return {ret}"],
@@ -92,18 +112,25 @@ HAZARDS: dict[str, list[str]] = {
     "py_number": ["h = h * scale", "scale = scale * 0.8"],
     "ifexp": ["h = h * 0.5 if h.sum() > 0 else h + 0.1"],
     "acc_read": ["if outs:", "    h = h + 0.1 * outs[-1]"],
+    "tbptt": ["if {i} % 3 == 2:", "    h = h.detach()"],
 }
 # hazards that need an index, and those that rebind h (an LSTM kept as a tuple puts h back)
 NEEDS_INDEX = {"index_eq", "index_late", "index_mod", "index_arith", "outside_append", "tensor_append", "attr_counter",
-               "print_index"}
-REBINDS_H = {"index_eq", "index_late", "index_mod", "index_arith", "py_number", "ifexp", "acc_read"}
+               "print_index", "tbptt"}
+REBINDS_H = {"index_eq", "index_late", "index_mod", "index_arith", "py_number", "ifexp", "acc_read", "tbptt"}
 # hazards that keep the loop's iterations alike (the loop can still roll), and the other choices
 # after which MagPy keeps a loop unrolled (a program drawn rollable has none of them)
 ROLLABLE = ["break_tensor", "return_tensor", "index_arith"]
-UNROLLED_LOOPS = {"enumerate_tensor"}
+UNROLLED_LOOPS = {"enumerate_tensor", "enumerate_start", "reversed_unbind", "iter_list", "range_len_list", "while_true"}
 UNROLLED_ACCS = {"rebind"}
-UNROLLED_RESULTS = {"len_outs", "list", "middle"}
+UNROLLED_RESULTS = {"len_outs", "list", "middle", "stack_rev", "last_item"}
 UNROLLED_KNOBS = {"global_bound"}
+# results made from the accumulator (they need one)
+OUTS_RESULTS = {"stack", "cat", "len_outs", "list", "middle", "stack_rev", "last_item"}
+
+# backward after each call (the harness compares what post() returns, and the parameters' and
+# arguments' grads): into the parameters, or into the state argument too (it requires grad)
+BACKWARDS = ["params", "inputs"]
 
 BRANCHES = ["gates_policy_pre", "gates_arg_pre", "gates_policy_post", "gates_arg_post", "exit_post", "ifexp_post"]
 
@@ -118,6 +145,8 @@ KNOBS: dict[str, list] = {
     "train_eval": [True, False],
     "no_grad": [False, True],
     "limit": [1.0, 0.8, 100.0],     # the early exits' threshold, times the cell's LIMITS (only with one)
+    "batch": [2, 3, 1],             # the inputs' batch size
+    "start": [0, 1, 2],             # where a while loop's counter starts (only with while_from_attr)
 }
 
 
@@ -139,6 +168,8 @@ class LoopSpec:
     nested: bool = False
     nblocks: int = 3
     gates: list | None = None     # the gate vector of each call (branches gates_arg_*)
+    ylengths: list | None = None  # zip: the second sequence's length in each call, None: the first's
+    backward: str | None = None   # after each call, backward from the outputs (BACKWARDS)
     lengths: list[int] = field(default_factory=lambda: [3, 5, 5, 2, 7])
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])
 
@@ -159,6 +190,10 @@ class LoopSpec:
         parts += [f"knob:{k.name}" for k in self.knobs]
         if self.nested:
             parts.append("nested")
+        if self.ylengths and self.loop == "zip":
+            parts.append("zip_uneven")
+        if self.backward:
+            parts.append(f"backward:{self.backward}")
         return " ".join(parts)
 
 
@@ -228,8 +263,13 @@ def draw_loop_spec(rng: random.Random) -> LoopSpec:
             spec.gates = draw_gates(rng, spec.nblocks, n)
     branchy = spec.branch or {"break_tensor", "return_tensor", "ifexp", "tensor_append"} & set(spec.hazards)
     spec.lengths = draw_lengths(rng, n, fixed=rng.random() < (0.35 if branchy else 0.1))
+    if spec.loop == "zip" and rng.random() < 0.4:
+        spec.ylengths = [max(1, v + rng.choice([0, 0, 1, -1, 2])) for v in spec.lengths]
+    if rng.random() < 0.25:
+        spec.backward = rng.choice(BACKWARDS)
     exits = {"break_tensor", "return_tensor"} & set(spec.hazards)
-    names = [k for k in KNOBS if (k != "limit" or exits) and not (rollable and k in UNROLLED_KNOBS)]
+    names = [k for k in KNOBS if (k != "limit" or exits) and (k != "start" or spec.loop == "while_from_attr")
+             and not (rollable and k in UNROLLED_KNOBS)]
     spec.knobs = [Knob(k, _repeating(rng, KNOBS[k], n)) for k in rng.sample(names, rng.choice([0, 1, 1, 2, 2, 3]))]
     return spec
 
@@ -295,8 +335,10 @@ def _result_expr(spec: LoopSpec, idx: str | None) -> str:
         "len_outs": "torch.stack(outs), len(outs)",
         "list": "outs",
         "middle": "outs[len(outs) // 2]",
+        "stack_rev": "torch.stack(outs[::-1])",
+        "last_item": "outs[-1]",
     }[spec.result]
-    if spec.result in ("stack", "cat", "list", "middle") and spec.branch and spec.branch.endswith("_post"):
+    if spec.result in OUTS_RESULTS and spec.branch and spec.branch.endswith("_post"):
         main += ", h"          # what the branch after the loop computed is returned
     return main
 
@@ -308,8 +350,7 @@ def _gates(spec: LoopSpec, src: str) -> list[str]:
 
 
 def _uses_outs(spec: LoopSpec) -> bool:
-    return spec.acc != "none" or spec.result in ("stack", "cat", "len_outs", "list", "middle") or spec.nested or \
-        "acc_read" in spec.hazards
+    return spec.acc != "none" or spec.result in OUTS_RESULTS or spec.nested or "acc_read" in spec.hazards
 
 
 def render_loops(spec: LoopSpec) -> str:
@@ -324,7 +365,7 @@ def render_loops(spec: LoopSpec) -> str:
     o = "layer" if spec.nested else "self"
 
     # the loop's body
-    body = []
+    body = list(LOOP_TESTS.get(spec.loop, []))
     if "global_bound" in knobs:
         body += [f"if {i} >= G_BOUND:", "    break"]
     if spec.loop == "zip":
@@ -359,14 +400,17 @@ def render_loops(spec: LoopSpec) -> str:
     if acc != "none":
         before.append("outs = [h]" if acc == "prefix" else "outs = []")
     before += _state_init(spec.cell)
+    if spec.loop == "range_from1":
+        before += _cell_step(spec.cell, o, "xs[0]") + (["outs.append(h)"] if acc != "none" else [])
     loop = before + [header] + _indent(body, 4)
 
     fwd: list[str] = []
+    listed = spec.loop in LIST_LOOPS
     if spec.branch and spec.branch.endswith("_pre"):
-        fwd += _gates(spec, "xs.mean((0, 1))")
+        fwd += _gates(spec, "torch.stack(xs).mean((0, 1))" if listed else "xs.mean((0, 1))")
     if spec.nested:
         fwd += ["h_init = h", "for layer in self.layers:", "    h = h_init"] + _indent(loop, 4) + \
-               ["    xs = torch.stack(outs)"]
+               ["    xs = outs" if listed else "    xs = torch.stack(outs)"]
     else:
         fwd += loop
     if spec.branch and spec.branch.startswith("gates") and spec.branch.endswith("_post"):
@@ -395,6 +439,8 @@ def render_loops(spec: LoopSpec) -> str:
         init.append("self.drop = nn.Dropout(0.3)")
     if "attr_counter" in spec.hazards:
         init.append("self.count = 0")
+    if spec.loop == "while_from_attr":
+        init.append(f"self.start = {knobs.get('start', [0])[0]!r}")
     if {"break_tensor", "return_tensor"} & set(spec.hazards):
         init.append(f"self.limit = {LIMITS[spec.cell] * knobs.get('limit', [1.0])[0]!r}")
     if "config_gain" in knobs or "config_flag" in knobs:
@@ -403,6 +449,8 @@ def render_loops(spec: LoopSpec) -> str:
 
     out = ["import io", "BUF = io.StringIO()", "LOG = []", f"N = {N}", f"LENGTHS = {spec.lengths!r}",
            f"SEEDS = {spec.seeds!r}"]
+    if spec.loop == "zip" and spec.ylengths:
+        out.append(f"YLENGTHS = {spec.ylengths!r}")
     for name, sched in knobs.items():
         out.append(f"SCHED_{name} = {sched!r}")
     if spec.gates is not None:
@@ -438,19 +486,35 @@ def render_loops(spec: LoopSpec) -> str:
         step.append("m.train(SCHED_train_eval[i])")
     if "limit" in knobs and {"break_tensor", "return_tensor"} & set(spec.hazards):
         step.append(f"m.limit = {LIMITS[spec.cell]!r} * SCHED_limit[i]")
+    if "start" in knobs and spec.loop == "while_from_attr":
+        step.append("m.start = SCHED_start[i]")
 
-    args = ["xs", "h"] + (["ys"] if spec.loop == "zip" else []) + \
+    args = ["list(xs.unbind(0))" if listed else "xs", "h"] + (["ys"] if spec.loop == "zip" else []) + \
         (["torch.tensor(GATES[i])"] if spec.gates is not None and spec.branch and "_arg_" in spec.branch else [])
     out += ["def make():", "    return m",
             "def inputs(i):",
             "    g = torch.Generator().manual_seed(SEEDS[i])",
-            "    xs = torch.randn(LENGTHS[i], 2, N, generator=g)",
-            "    h = torch.randn(2, N, generator=g) * 0.5"]
+            f"    B = {'SCHED_batch[i]' if 'batch' in knobs else 2}",
+            "    xs = torch.randn(LENGTHS[i], B, N, generator=g)",
+            "    h = torch.randn(B, N, generator=g) * 0.5"]
+    if spec.backward == "inputs":
+        out.append("    h.requires_grad_(True)")
     if spec.loop == "zip":
-        out.append("    ys = torch.randn(LENGTHS[i], 2, N, generator=g)")
+        ys_len = "YLENGTHS[i]" if spec.ylengths else "LENGTHS[i]"
+        out.append(f"    ys = torch.randn({ys_len}, B, N, generator=g)")
     out.append(f"    return ({', '.join(args)},), {{}}")
     if step:
         out += ["def step(i):"] + _indent(step, 4)
+    if spec.backward:
+        out += ["def _tensors(o):",
+                "    if isinstance(o, torch.Tensor):",
+                "        return [o]",
+                "    return [t for e in o for t in _tensors(e)] if isinstance(o, (tuple, list)) else []",
+                "def post(out, i):",
+                "    ts = [t for t in _tensors(out) if t.requires_grad]",
+                "    if ts:",
+                "        sum(t.sum() for t in ts).backward()",
+                "    return [p.grad for p in m.parameters()]"]
     if "no_grad" in knobs:
         out += ["def context(i):", "    return torch.no_grad() if SCHED_no_grad[i] else contextlib.nullcontext()"]
     out += ["def state():", "    return BUF.getvalue()", f"NCALLS = {spec.ncalls}"]
@@ -473,11 +537,15 @@ def loop_candidates(spec: LoopSpec):
         yield R(spec, branch=None, gates=None)
     if spec.nested:
         yield R(spec, nested=False)
+    if spec.ylengths:
+        yield R(spec, ylengths=None)
+    if spec.backward:
+        yield R(spec, backward=None)
     if spec.result != "last":
         yield R(spec, result="last")
     if spec.acc != "none":
-        yield R(spec, acc="none", result="last" if spec.result in ("stack", "cat", "len_outs", "list", "middle")
-                else spec.result, hazards=[h for h in spec.hazards if h != "acc_read"])
+        yield R(spec, acc="none", result="last" if spec.result in OUTS_RESULTS else spec.result,
+                hazards=[h for h in spec.hazards if h != "acc_read"])
     if spec.loop != "range_size":
         yield R(spec, loop="range_size")
     if spec.cell != "elman":
@@ -490,6 +558,7 @@ def loop_candidates(spec: LoopSpec):
                 return xs[:d] + xs[d + 1:]
             yield R(spec, lengths=cut(spec.lengths), seeds=cut(spec.seeds),
                     gates=cut(spec.gates) if spec.gates else None,
+                    ylengths=cut(spec.ylengths) if spec.ylengths else None,
                     knobs=[Knob(k.name, cut(k.schedule)) for k in spec.knobs])
     for p in range(spec.ncalls):
         if spec.lengths[p] > 1:

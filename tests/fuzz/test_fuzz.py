@@ -79,7 +79,7 @@ def test_bounded_loops_pass_finds_nothing(seed):
 def _loop_specs_covering_the_grammar():
     """One program per loop shape (cells cycled), and one per cell, accumulator, result, hazard
     (loop shapes cycled: index hazards also meet loops that keep their own counter), branch and
-    knob, plus nested layers."""
+    knob, plus nested layers, a zip of unequal lengths and backward passes."""
     L = grammar_loops
     base = dict(lengths=[3, 5, 1, 5, 2], seeds=[0, 1, 2, 3, 0])
     loops = list(L.LOOPS)
@@ -96,9 +96,15 @@ def _loop_specs_covering_the_grammar():
     for k, (name, pool) in enumerate(L.KNOBS.items()):
         sched = [pool[j % len(pool)] for j in (0, 1, 1, 0, len(pool) - 1)]
         out.append(L.LoopSpec(knobs=[L.Knob(name, sched)], hazards=["break_tensor"] if name == "limit" else [],
+                              loop="while_from_attr" if name == "start" else "range_size",
                               cell=L.CELLS[k % len(L.CELLS)], **base))
     out += [L.LoopSpec(nested=True, acc="append", cell=cell, loop=lp, **base)
-            for cell, lp in (("lstm_tuple", "zip"), ("func_dict", "while_step2"), ("gru", "iter_tensor"))]
+            for cell, lp in (("lstm_tuple", "zip"), ("func_dict", "while_step2"), ("gru", "iter_list"),
+                             ("elman", "range_from1"))]
+    out.append(L.LoopSpec(loop="zip", ylengths=[4, 3, 1, 6, 2], **base))
+    out += [L.LoopSpec(backward=bw, cell=cell, branch="gates_arg_pre", nblocks=2, gates=[(0.0, 0.0), (1.0, 0.0)] * 2 + [(0.0, 0.0)],
+                       hazards=["tbptt"], acc="append", result="stack", **base)
+            for bw in L.BACKWARDS for cell in ("lstm_tuple", "func_attr")]
     return out
 
 
