@@ -71,9 +71,15 @@ def test_ctrl_c_stops_every_child_and_says_one_line(tmp_path):
                              "--models", "quantized", "--budget-s", "400", "--results-dir", str(tmp_path / "results"),
                              "--out", str(tmp_path / "summary")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    time.sleep(8)   # (a step's child is running by now)
+    seen = []
+    for line in proc.stdout:   # (until the first step starts: it prints the time left)
+        seen.append(line)
+        if "s left)" in line:
+            break
+    time.sleep(3)   # (its child process is running by now)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
+    out = "".join(seen) + out
     assert proc.returncode == 130, out[-2000:] + err[-2000:]
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("[gpu-quick] interrupted")
     marker = f"results_dir={tmp_path / 'results'}".encode()
