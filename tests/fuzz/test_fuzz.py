@@ -18,8 +18,9 @@ from fuzz import fuzz_pass, is_valid, render, run_spec  # noqa: E402
 
 # Programs of the bounded CI pass (about 0.1 s each); ./reproduce.sh fuzz runs long passes.
 CI_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_PROGRAMS", "400"))
-# Programs of the bounded CI pass over the loops grammar (about 0.3 s each: several monitor runs)
-CI_LOOP_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_LOOP_PROGRAMS", "100"))
+# Programs of the bounded CI pass over the loops grammar (about 0.4 s each: several monitor runs,
+# other-side runs; now and then one of several seconds)
+CI_LOOP_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_LOOP_PROGRAMS", "80"))
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -138,8 +139,8 @@ def test_a_weakened_rolled_loop_check_is_found(monkeypatch):
     from magpy.dynamic import nodes
 
     monkeypatch.setattr(nodes, "_holds", lambda kind, v, expected: True)
-    res = fuzz_pass(40, 21, "magpy", family="loops", do_shrink=False)
-    assert res.failures >= 1, res.summary()
+    res = fuzz_pass(20, 21, "magpy", family="loops", do_shrink=False)
+    assert res.failures >= 2, res.summary()
 
 
 def test_a_find_is_shrunk_to_a_small_program(monkeypatch):
