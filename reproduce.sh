@@ -34,6 +34,9 @@
 #                                       (random programs run eagerly and compiled, finds shrunk; --help)
 #   ./reproduce.sh fig1|fig15|table2|fig16|fig17|fig18 [hydra overrides...]
 #   ./reproduce.sh table3 [runner flags...]    (needs PARITYBENCH_DIR)
+#   ./reproduce.sh zoo [--models bert,gpt2] [--train] [runner flags...]   coverage on every base model
+#                                       type of the installed transformers (small configs, random weights);
+#                                       results in results/zoo/transformers-<version>-<backend>[-train]/
 #   ./reproduce.sh gpu-quick [--budget-s 540 ...]  a paper-size subset (fig15/table2/fig16 for BERT, ResNet,
 #                                       DeBERTa, Quantized) that fits in 10 minutes on one GPU; results in
 #                                       results/gpu/<card>/ (--device cpu: the same plan at smoke size)
@@ -322,6 +325,7 @@ case "$cmd" in
     fuzz) exec "$PY" tests/fuzz "$@" ;;
     fig1|fig15|table2|fig16|fig17|fig18) exec "$PY" -m experiments.run "experiment=$cmd" "$@" ;;
     table3) exec "$PY" -m paritybench table3 "$@" ;;
+    zoo) exec "$PY" -m paritybench zoo "$@" ;;
     gpu-quick) exec "$PY" -m experiments.gpu_quick "$@" ;;
     estimate) exec "$PY" -m experiments.estimate "$@" ;;
     all)

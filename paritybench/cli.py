@@ -2,13 +2,15 @@
 
     python -m paritybench run    [--dir PATH] [flags]   # default PATH: our corpus
     python -m paritybench table3 [flags]                # PATH from $PARITYBENCH_DIR
+    python -m paritybench zoo    [--models a,b] [--train] [flags]   # the transformers model zoo
     python -m paritybench report --out DIR              # rewrite the tables of a finished run
 
 Flags: ``--compilers magpy,dynamo,torchscript --jobs N --limit K --filter TEXT --timeout S
 --out DIR | --run-id ID --backend eager|inductor --calls N --memory-gb G --seed N --fresh``, and
 ``--launcher slurm|local --shards N`` to run shards as submitit jobs (:mod:`paritybench.launch`).
-Results go to ``results/table3/<run-id>/`` (run id by default ``<dir name>-<backend>``); a
-rerun with the same flags resumes where the last one stopped.
+Results go to ``results/table3/<run-id>/`` (run id by default ``<dir name>-<backend>``; the
+zoo's go to ``results/zoo/transformers-<version>-<backend>[-train]/``); a rerun with the same
+flags resumes where the last one stopped.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .report import write_reports
 from .runner import RunConfigMismatch, RunOptions, run
 
 RESULTS_ROOT = Path(__file__).resolve().parent.parent / "results" / "table3"
+ZOO_ROOT = RESULTS_ROOT.parent / "zoo"
 PARITYBENCH_HINT = (
     "set PARITYBENCH_DIR to the generated/ directory of ParityBench: "
     "git clone https://github.com/jansel/pytorch-jit-paritybench and use its generated/ folder "
@@ -68,12 +71,50 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_run_flags(sub.add_parser("run", help="run a directory of ParityBench-format files"), "default: paritybench/corpus")
     _add_run_flags(sub.add_parser("table3", help="run $PARITYBENCH_DIR and write Table 3"), "default: $PARITYBENCH_DIR")
+    zoo = sub.add_parser("zoo", help="run every base model type of the installed transformers (paritybench.zoo)")
+    _add_run_flags(zoo, "unused: the zoo writes its programs into <out>/programs")
+    zoo.add_argument("--models", default=None,
+                     help="comma-separated model types (default: every base model type of transformers)")
+    zoo.add_argument("--train", action="store_true",
+                     help="a training step per call (train mode, backward, optimizer step) instead of inference")
     rep = sub.add_parser("report", help="rewrite cases.csv/table3/failures of a run directory")
     rep.add_argument("--out", type=Path, required=True)
     return parser
 
 
+def _zoo_options(args: argparse.Namespace) -> RunOptions:
+    """The zoo's run: one generated program per model type in ``<out>/programs``."""
+    try:
+        import transformers
+
+        from .zoo import base_model_types, write_programs
+    except ImportError as exc:
+        raise SystemExit(f"paritybench zoo: needs transformers ({exc}); run ./reproduce.sh setup") from None
+    if args.dir is not None:
+        raise SystemExit("paritybench zoo: --dir is not used (the zoo's programs are generated); use --out")
+    known = base_model_types()
+    chosen = known
+    if args.models:
+        chosen = [m.strip() for m in args.models.split(",") if m.strip()]
+        unknown = [m for m in chosen if m not in known]
+        if unknown:
+            raise SystemExit(f"paritybench zoo: unknown model type(s) {unknown}; transformers "
+                             f"{transformers.__version__} has {len(known)} base model types, e.g. {known[:5]}")
+    suffix = "-train" if args.train else ""
+    out = (args.out or ZOO_ROOT / (args.run_id or f"transformers-{transformers.__version__}-{args.backend}{suffix}"))
+    out = out.resolve()
+    programs = out / "programs"
+    write_programs(programs, chosen)
+    config = RunConfig(compilers=args.compilers, backend=args.backend, calls=args.calls, seed=args.seed,
+                       no_grad=not (args.grad or args.train), train=args.train)
+    return RunOptions(directory=programs, out=out, config=config, jobs=args.jobs, limit=args.limit,
+                      name_filter=args.name_filter, timeout_s=args.timeout, memory_gb=args.memory_gb,
+                      fresh=args.fresh, suite="zoo")
+
+
 def _options(args: argparse.Namespace) -> RunOptions:
+    if args.command == "zoo":
+        return _zoo_options(args)
     directory, origin = args.dir, "--dir"
     if directory is None and args.command == "table3":
         env = os.environ.get("PARITYBENCH_DIR")

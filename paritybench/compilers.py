@@ -112,7 +112,10 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
         result["warnings"] = magpy_warnings[:_MAX_REASONS]
 
     # A record that keeps changing is dynamic behaviour; a record dropped after a fallback is not evidence.
-    before_last, after_last = monitor_runs[-2], monitor_runs[-1]
+    # The evidence is the last call whose input shapes an earlier call had (every call's, on ParityBench;
+    # a case whose shapes change between calls, the zoo's, needs a new record per new shape).
+    repeat = _last_repeated_shape_call(case, cfg)
+    before_last, after_last = (monitor_runs[repeat], monitor_runs[repeat + 1]) if repeat is not None else (None, None)
     # MagPy gave up on the program: calls after the one that broke count as fallbacks, and a
     # break on the last call shows only in the break reasons.
     # A split (magpy.splits) is not giving up: the code on both sides of it runs compiled, as
@@ -120,10 +123,11 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
     gave_up = [r for r in (getattr(stats, "break_reasons", None) or []) if not str(r).startswith("split at ")]
     fell_back = (result["stats_fallbacks"] or 0) > 0 or (result.get("stats_resumed_fallbacks") or 0) > 0 \
         or bool(gave_up)
-    if before_last is not None and after_last is not None and after_last > before_last and not fell_back and cfg.calls > 1:
+    if before_last is not None and after_last is not None and after_last > before_last and not fell_back:
         result["dynamic"] = True
         result["dynamic_reason"] = (
-            f"call {cfg.calls} of {cfg.calls} still needed a new monitor run (records: {result['stats_records']})"
+            f"call {repeat + 1} of {cfg.calls} (input shapes seen before) still needed a new monitor run "
+            f"(records: {result['stats_records']})"
         )
     result["graphs"] = result.get("explain_graphs", result["stats_graph_count"])
     if result.get("stats_splits"):
@@ -148,6 +152,29 @@ def run_magpy(case: TestCase, cfg: RunConfig, reference: EagerTrace) -> dict[str
         )
     result["time_s"] = time.perf_counter() - start
     return result
+
+
+def _last_repeated_shape_call(case: TestCase, cfg: RunConfig) -> int | None:
+    """The last call (0-based) whose inputs have the shapes and dtypes of an earlier call's."""
+    seen: set[str] = set()
+    last = None
+    for k in range(cfg.calls):
+        args, kwargs = make_inputs(case, cfg, k)
+        key = repr(_shapes((args, kwargs)))
+        if key in seen:
+            last = k
+        seen.add(key)
+    return last
+
+
+def _shapes(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return (tuple(value.shape), str(value.dtype))
+    if isinstance(value, dict):
+        return {k: _shapes(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_shapes(v) for v in value]
+    return type(value).__name__
 
 
 def _explain(magpy: Any, case: TestCase, cfg: RunConfig) -> dict[str, Any]:

@@ -55,9 +55,15 @@ class RunConfig:
     no_grad: bool = True
     rtol: float = 1e-4
     atol: float = 1e-4
+    #: A training step per call instead of an inference call: train mode (dropout on), autograd on,
+    #: backward through a loss on the outputs, an optimizer step; gradients and updated parameters
+    #: are compared too (:func:`training_step`).
+    train: bool = False
 
     def __post_init__(self) -> None:
         self.compilers = tuple(self.compilers)
+        if self.train and self.no_grad:
+            raise ValueError("a training step needs autograd: train=True with no_grad=True")
         unknown = [c for c in self.compilers if c not in ALL_COMPILERS]
         if unknown:
             raise ValueError(f"unknown compiler(s) {unknown}; choose from {list(ALL_COMPILERS)}")
@@ -89,13 +95,15 @@ def build_module(case: TestCase, cfg: RunConfig) -> Any:
     args, kwargs = _split_args(case.get_init_args(), "init")
     module = case.module_class(*args, **kwargs)
     if isinstance(module, torch.nn.Module):
-        module.eval()
+        module.train(cfg.train)
     return module
 
 
 def make_inputs(case: TestCase, cfg: RunConfig, call: int) -> tuple[list[Any], dict[str, Any]]:
     """The forward arguments of call number ``call`` (its own seed: same shapes, new values)."""
     seed_all(cfg.seed + 1 + 7919 * call)
+    if case.get_call_args is not None:
+        return _split_args(case.get_call_args(call), "forward")
     return _split_args(case.get_forward_args(), "forward")
 
 
@@ -120,8 +128,10 @@ class EagerTrace:
     def difference(self, other: EagerTrace, rtol: float, atol: float) -> str | None:
         """Where ``other`` first departs from this trace, or None."""
         for k, (mine, theirs) in enumerate(zip(self.calls, other.calls)):
-            for part in ("output", "inputs"):
-                found = difference(mine[part], theirs[part], rtol, atol, where=f"call {k + 1} {part}")
+            for part in ("output", "inputs", "grads"):
+                if part not in mine:
+                    continue
+                found = difference(mine[part], theirs.get(part), rtol, atol, where=f"call {k + 1} {part}")
                 if found:
                     return found
         if self.state is not None and other.state is not None:
@@ -156,6 +166,7 @@ def call_sequence(
     calls = []
     owner = state_owner() if state_owner is not None else None
     initial = _state(owner)
+    optimizer = _optimizer(owner) if cfg.train else None
     for k in range(cfg.calls):
         args, kwargs = make_inputs(case, cfg, k)
         if before_call is not None:
@@ -163,9 +174,52 @@ def call_sequence(
         seed_all(cfg.seed + 100_003 + k)
         with grad_mode(cfg):
             out = fn(*args, **kwargs)
-        calls.append({"output": snapshot(out), "inputs": snapshot((args, kwargs))})
+        call = {"output": snapshot(out), "inputs": snapshot((args, kwargs))}
+        if optimizer is not None:
+            call["grads"] = training_step(out, owner, optimizer)
+        calls.append(call)
     owner = state_owner() if state_owner is not None else None
     return EagerTrace(calls, _state(owner), initial)
+
+
+def _optimizer(owner: Any) -> torch.optim.Optimizer:
+    if not isinstance(owner, torch.nn.Module):
+        raise TypeError("a training step needs the module whose parameters it updates")
+    params = [p for p in owner.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("a training step needs trainable parameters; the module has none")
+    return torch.optim.SGD(params, lr=0.05, momentum=0.9)
+
+
+def training_loss(out: Any) -> torch.Tensor:
+    """The loss of a training step: the mean square of every floating output that carries a
+    gradient (a model's hidden states, logits, pooled outputs), summed."""
+    terms = [t.float().square().mean() for t in _tensors(out) if t.requires_grad and t.is_floating_point()]
+    if not terms:
+        raise ValueError("a training step needs an output that carries a gradient; the module returned none")
+    return torch.stack(terms).sum()
+
+
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v)
+
+
+def training_step(out: Any, owner: Any, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """Backward through :func:`training_loss` and one optimizer step; returns the gradients (by
+    parameter name, ``None`` where none arrived) that the step applied."""
+    loss = training_loss(out)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    grads = {name: (None if p.grad is None else p.grad.detach().clone()) for name, p in owner.named_parameters()}
+    optimizer.step()
+    return {"loss": loss.detach().clone(), "grads": grads}
 
 
 def build_like(case: TestCase, cfg: RunConfig, reference: EagerTrace | None) -> Any:

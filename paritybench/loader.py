@@ -53,6 +53,9 @@ class TestCase:
     get_forward_args: Callable[[], tuple[list[Any], dict[str, Any]]]
     jit_compiles: Any = None
     expected: dict[str, Any] | None = None
+    #: Forward args by call number (0, 1, ...), for cases whose shapes change between calls (the
+    #: transformers zoo's); ParityBench's own cases draw every call from ``get_forward_args``.
+    get_call_args: Callable[[int], tuple[list[Any], dict[str, Any]]] | None = None
 
 
 @dataclass
@@ -176,6 +179,9 @@ def _read_testcases(module: ModuleType, path: Path) -> list[TestCase]:
     cases: list[TestCase] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(raw):
+        if isinstance(entry, TestCase):   # made by a program generator (paritybench.zoo)
+            cases.append(entry)
+            continue
         if not isinstance(entry, (list, tuple)) or len(entry) not in (3, 4):
             raise LoadError(
                 f"{path.name}: TESTCASES[{i}] is not (module class, init-args lambda, forward-args lambda[, flag])"

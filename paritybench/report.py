@@ -319,7 +319,8 @@ def _table3_md(
     static_title = "Static cases" if table.counted_over == "static" else "Unclassified cases"
     base = table.static_cases if table.counted_over == "static" else table.unclassified_cases
     lines = [
-        "# Table 3: coverage on ParityBench-format programs",
+        "# Coverage on the transformers model zoo" if meta.get("suite") == "zoo"
+        else "# Table 3: coverage on ParityBench-format programs",
         "",
         f"Programs: `{meta.get('directory', '?')}`; backend `{cfg.get('backend', '?')}`, {cfg.get('calls', '?')} calls per case, "
         f"torch {meta.get('torch', '?')}, Python {meta.get('python', '?')}, magpy {meta.get('magpy', '?')}.",

@@ -54,7 +54,7 @@ __all__ = ["FileProgress", "RunOptions", "file_progress", "run"]
 _POLL_S = 0.05
 #: Settings every result of a run directory shares (the compilers may differ between reruns:
 #: each stage is recorded per compiler, and the directory holds the union).
-_CONFIG_KEYS = ("backend", "calls", "seed", "no_grad", "rtol", "atol")
+_CONFIG_KEYS = ("backend", "calls", "seed", "no_grad", "rtol", "atol", "train")
 
 
 class RunConfigMismatch(RuntimeError):
@@ -78,6 +78,7 @@ class RunOptions:
     max_restarts: int | None = None  # per file; default: one per stage of the file, plus two
     files: tuple[str, ...] | None = None  # only these files (names): a shard (paritybench.launch)
     prepared: bool = False  # the run directory is prepared (by the driver of the shards)
+    suite: str = "paritybench"  # "zoo": generated programs of the transformers zoo (paritybench.zoo)
 
 
 @dataclass
@@ -265,7 +266,8 @@ def prepare_out(opts: RunOptions) -> None:
     meta_path = out / "run.json"
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
-        have = {k: meta.get("config", {}).get(k) for k in _CONFIG_KEYS}
+        # (a run directory from before a setting existed holds its default)
+        have = {k: meta.get("config", {}).get(k, getattr(RunConfig, k, None)) for k in _CONFIG_KEYS}
         verdict = reuse(meta, have, wanted, on_change="refuse")
         if verdict.action == "refuse":  # said as the experiments say it
             raise RunConfigMismatch(
@@ -278,7 +280,7 @@ def prepare_out(opts: RunOptions) -> None:
         order = ("magpy", "dynamo", "torchscript")
         compilers = sorted(set(recorded) | set(compilers), key=lambda c: (order.index(c) if c in order else 9, c))
     wanted["compilers"] = compilers
-    meta = {"config": wanted, "directory": str(opts.directory), "python": sys.version.split()[0]}
+    meta = {"config": wanted, "directory": str(opts.directory), "suite": opts.suite, "python": sys.version.split()[0]}
     meta.update(_versions())
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
 
@@ -287,6 +289,9 @@ def _versions() -> dict[str, str]:
     import torch
 
     out = {"torch": torch.__version__}
+    transformers = sys.modules.get("transformers")   # (a zoo run imported it; others need not pay for it)
+    if transformers is not None:
+        out["transformers"] = getattr(transformers, "__version__", "unknown")
     try:
         import magpy
 

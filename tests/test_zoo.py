@@ -1,0 +1,99 @@
+"""The transformers model zoo as coverage programs (paritybench.zoo) and the training-step stage.
+
+A zoo case is a base model type built from a small configuration; its calls change shape (a guard
+hit, then a new sequence length and batch), so "dynamic" means a call with shapes seen before still
+needed a new monitor run. The training step (``RunConfig(train=True)``) compares gradients and the
+updated parameters with eager's, dropout on.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from paritybench import zoo  # noqa: E402
+from paritybench.cli import main  # noqa: E402
+from paritybench.compilers import run_magpy  # noqa: E402
+from paritybench.evaluate import EagerTrace, RunConfig, make_inputs, run_eager_stage  # noqa: E402
+from paritybench.loader import TestCase  # noqa: E402
+
+
+def test_small_config_shrinks_every_size_in_nested_configs():
+    config = zoo.build_config("clip")
+    for part in (config.text_config, config.vision_config):
+        assert part.hidden_size <= zoo.WIDTH and part.num_hidden_layers <= zoo.LAYERS
+        assert part.intermediate_size <= zoo.FFN
+    assert config.vision_config.image_size <= zoo.IMAGE
+
+
+def test_per_layer_lists_follow_the_new_layer_count():
+    config = zoo.build_config("gemma3_text")
+    assert config.num_hidden_layers == zoo.LAYERS
+    assert len(config.layer_types) == zoo.LAYERS
+
+
+def test_a_zoo_case_keeps_a_shape_for_two_calls_then_changes_it():
+    (case,) = zoo.testcases("bert")
+    cfg = RunConfig(compilers=("magpy",))
+    shapes = [make_inputs(case, cfg, k)[1]["input_ids"].shape for k in range(3)]
+    assert shapes[0] == shapes[1] != shapes[2]
+    values = [make_inputs(case, cfg, k)[1]["input_ids"] for k in range(2)]
+    assert not torch.equal(*values)   # same shape, new values
+
+
+def test_one_record_per_shape_is_not_dynamic():
+    (case,) = zoo.testcases("bert")
+    cfg = RunConfig(compilers=("magpy",))
+    eager, reference = run_eager_stage(case, cfg)
+    assert eager["status"] == "ok"
+    result = run_magpy(case, cfg, reference)
+    assert result["status"] == "ok", result
+    assert not result.get("dynamic"), result.get("dynamic_reason")
+    assert result["stats_records"] == 2 and result["graphs"] == 1
+
+
+def test_an_unknown_model_type_is_named(capsys):
+    with pytest.raises(SystemExit) as ended:
+        main(["zoo", "--models", "bert,no_such_model", "--out", "/tmp/unused-zoo-run"])
+    assert "no_such_model" in str(ended.value)
+
+
+class _DropoutNet(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(6, 6)
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.lin(self.drop(torch.relu(self.lin(x))))
+
+
+_CASE = TestCase(index=0, name="DropoutNet", module_class=_DropoutNet, get_init_args=lambda: ([], {}),
+                 get_forward_args=lambda: ([torch.randn(4, 6)], {}))
+
+
+def test_a_training_step_compares_gradients_and_updates_with_dropout_on():
+    cfg = RunConfig(compilers=("magpy",), train=True, no_grad=False)
+    eager, reference = run_eager_stage(_CASE, cfg)
+    assert eager["status"] == "ok"
+    assert all("grads" in call for call in reference.calls)
+    assert reference.state is not None
+    result = run_magpy(_CASE, cfg, reference)
+    assert result["status"] == "ok", result
+
+
+def test_a_gradient_that_differs_is_wrong():
+    cfg = RunConfig(compilers=("magpy",), train=True, no_grad=False)
+    _, reference = run_eager_stage(_CASE, cfg)
+    calls = [dict(call) for call in reference.calls]
+    grads = dict(calls[1]["grads"]["grads"])
+    grads["lin.weight"] = grads["lin.weight"] * 2
+    calls[1]["grads"] = {**calls[1]["grads"], "grads": grads}
+    gap = reference.difference(EagerTrace(calls, reference.state, reference.initial), cfg.rtol, cfg.atol)
+    assert gap is not None and "call 2 grads" in gap
+
+
+def test_a_training_step_needs_autograd():
+    with pytest.raises(ValueError, match="autograd"):
+        RunConfig(train=True, no_grad=True)
