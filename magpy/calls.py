@@ -506,7 +506,14 @@ class CallRules(NativeRules, AnnotatedRules):
         """A bound builtin method (``lst.append`` fetched by LOAD_ATTR), restated in the unbound
         form the annotations name (``list.append(lst, ...)``)."""
         self_ = c.fn.__self__
-        if self_ is not None and not isinstance(self_, torch.Tensor) and not isinstance(self_, type):
+        if isinstance(self_, type):
+            # A classmethod of a builtin type called on that type (``dict.fromkeys(keys)``): every
+            # access binds anew, so the annotations name the descriptor in the type's namespace.
+            descriptor = self_.__dict__.get(c.fn.__name__)
+            if descriptor is not None and lookup(descriptor) is not None:
+                c.fn, c.args = descriptor, [self_, *c.args]
+            return False
+        if self_ is not None and not isinstance(self_, torch.Tensor):
             unbound = getattr(type(self_), c.fn.__name__, None)
             if unbound is not None:
                 c.fn, c.args = unbound, [self_, *c.args]

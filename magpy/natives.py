@@ -614,7 +614,12 @@ class NativeRules:
         v = c.args[0]
         node = self.node(v)
         if not is_immutable(v) and (node is None or node.source is None):
-            self.go_dynamic(f"uses `{c.fn.__name__}()` of an object created in this call (a new number every call)")
+            # The number of an object made in the call is new on every call, in eager too: a memo
+            # (``copy.deepcopy``'s) may key its own dicts by it, where only which objects are the same
+            # matters. It may not reach anything that outlives the call: a guard keyed by it, an
+            # output, a write outside (reads.add_guard and the mock refuse those).
+            self.identity_numbers.add(c.fn(v))
+            return False
         if isinstance(v, torch.Tensor):
             # The number stands for this very tensor (a memo key, an f-string key): a tensor
             # from outside is otherwise guarded by its metadata only, and another tensor of

@@ -387,3 +387,17 @@ def finalizer_reason(fn, args: list, kwargs: dict) -> str | None:
         if isinstance(hook, types.FunctionType) and is_python_class(fn):
             return f"makes a `{fn.__qualname__}`, whose class has `__del__` (run when it is dropped)"
     return None
+
+
+def mentions_number(value: Any, numbers: set[int] | frozenset[int], depth: int = 0) -> bool:
+    """Does ``value`` (a guard, a source, a tuple of them, a number) hold one of ``numbers``?"""
+    if depth > 12:
+        return False
+    if type(value) is int:
+        return value in numbers
+    if isinstance(value, (tuple, list, frozenset)):
+        return any(mentions_number(v, numbers, depth + 1) for v in value)
+    fields = getattr(type(value), "__dataclass_fields__", None)
+    if fields is not None:
+        return any(mentions_number(getattr(value, name, None), numbers, depth + 1) for name in fields)
+    return False

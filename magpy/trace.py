@@ -66,6 +66,7 @@ class Trace:
     effect_marks: tuple              # per effect, how many of ``rg.writes`` the run had made before it
     run_writes: int                  # len(rg.writes) when the run ended (later ones: changes no event showed)
     made_functions: Mapping          # id -> function made in the call (MAKE_FUNCTION in a monitored frame)
+    identity_numbers: frozenset      # id() / identity hash() of objects made in the call: never outlive it
     call_cells: Mapping              # id -> closure cell made in the call (a monitored frame's own variable)
     outside_cells: Mapping           # id -> closure cell that outlives the call (see MonitorRun.outside_cells)
     param_cells: Mapping             # id -> source of the argument a call cell still holds (None: not told)
@@ -120,6 +121,7 @@ class Trace:
             contextvars=_frozen(mon.contextvars), effects=tuple(mon.effects),
             effect_marks=tuple(mon.effect_marks), run_writes=run_writes,
             made_functions=_frozen({k: f for k, (f, _) in mon.made_functions.items()}),
+            identity_numbers=frozenset(mon.identity_numbers),
             call_cells=_frozen(_call_cells(mon)), outside_cells=_frozen(mon.outside_cells),
             param_cells=_frozen(_param_cells(mon)), graph_mutates=bool(mon.graph_mutates),
             mutates_outside=bool(mon.mutates_outside), mutated_storages=frozenset(mon.mutated_storages),

@@ -134,10 +134,13 @@ for _name in ("keys", "values", "items", "__len__", "__contains__", "__iter__", 
 _add(list.__getitem__, Annotation(value_read=(True, True)))
 for _cls in (dict, list, set, tuple, collections.OrderedDict, collections.deque, str, int, float, frozenset):
     _add(_cls, PURE)
-_add(collections.OrderedDict.fromkeys, PURE)
 for _cls in (tuple, list, dict, set, frozenset, int, float, str):
     _add(_cls.__new__, Annotation(value_read=(False,)))
-_add(dict.fromkeys, PURE)
+# Classmethods of builtin types bind anew on every access (``dict.fromkeys is dict.fromkeys`` is
+# false): the descriptor in the type's namespace is what a call is looked up by.
+for _cls, _name in ((dict, "fromkeys"), (collections.OrderedDict, "fromkeys"), (int, "from_bytes"),
+                    (float, "fromhex"), (bytes, "fromhex")):
+    _add(_cls.__dict__[_name], PURE)
 _add(collections.defaultdict, PURE)
 _add(collections.Counter, PURE)
 

@@ -26,7 +26,7 @@ from .. import effects
 from ..capture import set_layout
 from ..graph import Unsupported
 from ..guards import TensorGuard
-from ..objmodel import NO_VALUE, is_identity_key, is_immutable, write_hook
+from ..objmodel import NO_VALUE, is_identity_key, is_immutable, mentions_number, write_hook
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
 from ..side_effects import Step
@@ -309,6 +309,7 @@ class MockBuilder:
         if type(v) is float and v != v:
             return self._nan(v)
         if is_immutable(v) and not (type(v) is tuple and self.trace.holds_scalar(v)) and type(v) is not slice:
+            self._no_identity_number(v)
             return literal(v, self.pool)   # (a tuple holding numbers read from tensors is the call's; a slice is made anew)
         hit = self.memo.get(id(v))
         if hit is not None:
@@ -431,7 +432,13 @@ class MockBuilder:
             return self.value(k)   # (classes, functions: the very objects, as the program's dict holds them)
         if not is_immutable(k):
             raise Unsupported(f"output dict with a non-constant key of type {type(k).__name__}")
+        self._no_identity_number(k)
         return literal(k, self.pool)
+
+    def _no_identity_number(self, v) -> None:
+        """The ``id()`` of an object the call made is a new number every call: never a constant."""
+        if self.trace.identity_numbers and mentions_number(v, self.trace.identity_numbers):
+            raise Unsupported("returns or stores the `id()` of an object created in the call (a new number every call)")
 
     def _set(self, v, depth) -> str:
         """A set made in the call: its iteration order (and how it grows, pops) depends on the

@@ -67,6 +67,7 @@ from ..objmodel import (
     is_identity_key,
     is_immutable,
     items_unguarded,
+    mentions_number,
 )
 from ..refgraph import Const, ShadowNode
 from ..source import (
@@ -239,6 +240,9 @@ class Reads:
         key = guard.dedup_key()
         if key in self.guarded_keys:
             return
+        if self.identity_numbers and mentions_number(guard, self.identity_numbers):
+            self.go_dynamic("reads outside state by the `id()` of an object created in this call "
+                            "(a new number every call)")
         self.guarded_keys.add(key)
         if self.lifted_dims and isinstance(guard, TensorGuard) and guard.source in self.lifted_dims:
             guard.dynamic_dims = self.lifted_dims[guard.source]
@@ -777,3 +781,4 @@ class Reads:
             return False
         self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))
         return True
+

@@ -140,6 +140,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.finished = False
         self.mutated: set[int] = set()                       # node ids changed in place
         self.immutable_sources: dict[int, tuple] = {}        # id -> (a value read from outside, its sources) (op_IS_OP)
+        self.identity_numbers: set[int] = set()              # id() / identity hash() of objects made in the call
         self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
         self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
