@@ -387,3 +387,4 @@ def finalizer_reason(fn, args: list, kwargs: dict) -> str | None:
         if isinstance(hook, types.FunctionType) and is_python_class(fn):
             return f"makes a `{fn.__qualname__}`, whose class has `__del__` (run when it is dropped)"
     return None
+
