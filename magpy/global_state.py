@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -52,6 +53,25 @@ def active_mode() -> str | None:
 
         stack = list(_get_current_dispatch_mode_stack())
     return type(stack[-1]).__name__ if stack else "a mode"
+
+
+def torch_mode_entered(manager: Any) -> str | None:
+    """Why entering ``manager`` with ``with`` inside the call cannot be part of a record (None
+    where it can): a ``TorchFunctionMode`` or ``TorchDispatchMode`` (and ``torch.device``, whose
+    ``with`` pushes a function mode) makes every torch call in its block run the mode's Python
+    ``__torch_function__``/``__torch_dispatch__``, which a compiled graph would not run, and
+    MagPy's own reads of tensors in the run would go through it too. The call runs eagerly."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    if isinstance(manager, torch.device):
+        return (f"enters `with torch.device({str(manager)!r})` inside the call: a torch function mode, "
+                "whose block MagPy does not trace (the call runs eagerly)")
+    if isinstance(manager, (TorchFunctionMode, TorchDispatchMode)):
+        hook = "__torch_function__" if isinstance(manager, TorchFunctionMode) else "__torch_dispatch__"
+        return (f"enters the torch mode `{type(manager).__qualname__}` inside the call: every torch call "
+                f"in its block runs the mode's `{hook}`, which MagPy does not trace (the call runs eagerly)")
+    return None
 
 
 def saved_tensor_hooks_active() -> bool:

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Protocol
 import torch
 
 from .objmodel import exact_by_eq, exact_key
+from .redraw import same_draw
 from .source import ConstPool, ConstSource, Source, literal
 
 
@@ -620,6 +621,31 @@ class AbcTokenGuard(Guard):
 
     def describe(self):
         return f"abc.get_cache_token() == {self.token} (no ABC.register since)"
+
+
+@dataclass(eq=False)
+class CacheEntryGuard(Guard):
+    """The cache of a ``functools.lru_cache`` function still answers the call with the run's
+    result, without running the function's body: the program called it, and the record holds
+    only while that call is a hit on the same result (:meth:`~magpy.objmodel.CacheEntry.answers`).
+    ``source`` holds the cache's table; ``link`` and ``misses`` are the bounded cache's entry and
+    miss count when the record was made (a fast check while neither moved)."""
+
+    entry: Any
+    result: Any
+    link: Any
+    misses: int
+    kind: ClassVar[str] = "cache_entry"
+
+    def dedup_payload(self):
+        return self.entry.key
+
+    def check_expr(self, var, vars_, pool):
+        return (f"{pool.ref(self.entry.answers)}({pool.ref(self.result)}, {pool.ref(self.link)}, "
+                f"{self.misses!r}, {pool.ref(same_draw)})")
+
+    def describe(self):
+        return f"{self.source.describe()} answers {self.entry.key!r} with {self.result!r}"[:200]
 
 
 @dataclass(eq=False)

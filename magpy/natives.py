@@ -3,7 +3,7 @@
 A native function (C code) hides what it does from the monitor. Most natives are described by
 their annotation (:mod:`magpy.annotations`); the ones here need a rule of their own, because
 what they do to the record depends on their arguments or on state the annotation cannot name:
-``functools.partial`` and ``functools.lru_cache``, ``sum`` and ``functools.reduce`` over
+``functools.partial`` and ``functools.lru_cache`` (:mod:`magpy.cached_calls`), ``sum`` and ``functools.reduce`` over
 tensors, ``max``/``min`` of one-element tensors, the text builtins, random draws and clocks,
 numpy on values read from tensors, ``torch.equal``/``torch.allclose``, the legacy tensor
 constructors, ``print``/logging/``time.sleep`` (replayed by the mock), ABC checks, context
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import effects
+from . import cached_calls, effects
 from .annotations import lookup
 from .annotations import torch_ops as T
 from .annotations.numpy_ops import NUMPY as NUMPY_PURE
@@ -37,7 +37,7 @@ from .annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
 from .breaks import BreakCompile
 from .graph import Unsupported
 from .guards import is_numeric_array
-from .lifted import LiftedInt, delift
+from .lifted import LiftedInt
 from .objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is_python_class, peek_items
 from .redraw import DrawSource, as_argument, pinnable
 from .scalars import TEXT_BUILTINS, call_text
@@ -635,54 +635,13 @@ class NativeRules:
         return False
 
     def _cached_call(self, fs: FrameState, c: CallSite) -> bool:
-        """A ``functools.lru_cache`` function: its result is whatever the cache holds for the
-        (hashable) arguments, computed by the Python function on a miss. Eager runs the function
-        only on a miss, and so does the monitor run (unmonitored: after it, eager would not run
-        it again either). What the cache holds is state the record cannot see (``cache_clear()``,
-        an eviction, then a function of changed globals), so the mock calls the cached function
-        again, where the program did, and the record holds only for the same result: equal for
-        values, the very object otherwise (a draw pinned to its value, magpy.redraw). Arguments
-        must be values (guarded) or objects the cache keys by identity (guarded so); a call on a
-        path a tensor value chose is a break (the mock would make it speculatively)."""
-        fn, args, kwargs = c.fn, c.args, c.kwargs
-        for v in [*args, *kwargs.values()]:
-            if isinstance(v, torch.Tensor):
-                raise BreakCompile(f"passes a tensor to the cached function `{fn.__qualname__}` "
-                                   "(the cache keys it by identity)")
-            if is_immutable(v):
-                continue
-            node = self.node(v)
-            if node is None or node.source is None:
-                raise BreakCompile(f"passes an object made in the call ({type(v).__name__}) to the cached function `{fn.__qualname__}`")
-            self.guard_identity(v)
-        if self._changed_outside():   # (the mock calls it before it replays them: a miss would read the state before)
-            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` after changing state outside the call")
-        if self.assumed_beyond_sizes():
-            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` on a path chosen by a tensor value")
-        fn_node = self.node(fn)
-        if fn_node is None or fn_node.source is None:
-            raise BreakCompile(f"calls the cached function `{fn.__qualname__}` made in the call")
-        if self.holds_scalar(args) or self.holds_scalar(kwargs):
-            self.scalar_escape("passes to a cached function", args, kwargs)
-        self.guard_identity(fn)
-        self.pend(fs, self._post_cached_call, (fn, tuple(delift(a) for a in args),
-                                                {k: delift(v) for k, v in kwargs.items()}), opaque=True)
-        return True
+        """A ``functools.lru_cache`` function (:func:`magpy.cached_calls.decide`)."""
+        return cached_calls.decide(self, fs, c)
 
-    def _changed_outside(self) -> bool:
+    def changed_outside(self) -> bool:
         """Has the run so far changed state that exists outside the call (or replayed an effect)?"""
         return bool(self.attr_writes or self.global_writes or self.cell_writes or self.appends or self.effects
                     or self.mutates_outside or any(self.rg.sn[n].source is not None for n in self.mutated))
-
-    def _post_cached_call(self, fs, stack, data):
-        fn, args, kwargs = data
-        out = stack[-1]
-        pinned = (out,)
-        self.draws.append(DrawSource(len(self.draws), fn, None, args, kwargs, f"cached {fn.__qualname__}",
-                                     self.where(), pinned))
-        if is_immutable(out) or self.node(out) is not None:
-            return
-        self.on_read(out, ConstSource(out, f"a result kept by the cache of {fn.__qualname__}"))
 
     def _tensor_protocol_builtin(self, fs: FrameState, c: CallSite) -> bool:
         """abs(t) and pow(t, e) call the tensor's own operators (__abs__, __pow__, __rpow__),

@@ -320,7 +320,14 @@ class AttrReads:
         node, rel, src, method = data
         value, unbound = DECODER.method_result(stack) if method else (stack[-1], False)
         if unbound:
-            return   # an unbound function from the class; `self` stays as it was
+            # An unbound function from the class; `self` stays as it was. A callable object that
+            # binds like a function (a method descriptor: an lru_cache function on a class) is
+            # called as itself: it is read from the class dict the lookup found it in.
+            if not isinstance(value, types.FunctionType) and node.obj is not None:
+                klass = next((k for k in type(node.obj).__mro__ if k.__dict__.get(rel[1]) is value), None)
+                if klass is not None:
+                    self.on_read(value, ItemSource(class_dict_source(klass), rel[1]))
+            return
         if self.lifted_values and not method and self.lift_value(fs, stack, src):
             return
         self.on_read(value, src, rel, node)

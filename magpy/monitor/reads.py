@@ -38,6 +38,7 @@ from ..bytecode import DECODER
 from ..guards import (
     AbcTokenGuard,
     AbsentGuard,
+    CacheEntryGuard,
     ContainsGuard,
     Guard,
     HasAttrGuard,
@@ -279,6 +280,11 @@ class Reads:
         owner = getattr(value, "__self__", None) if isinstance(value, BOUND_METHODS) else None
         if owner is not None and not is_immutable(owner) and not isinstance(owner, (type, types.ModuleType)):
             self.on_read(owner, AttrSource(source, "__self__"), ("attr", "__self__"), node)
+        func = value.__func__ if isinstance(value, types.MethodType) else None
+        if func is not None and not isinstance(func, types.FunctionType):
+            # A callable object bound by its own __get__ (an lru_cache function set on a class):
+            # CPython calls it unbound, ``func(self, ...)``, and the call decides on that object.
+            self.on_read(func, AttrSource(source, "__func__"), ("attr", "__func__"), node)
 
     def _log_read(self, value: Any, source: Source) -> None:
         """Check mode: keep what was read where (lifted numbers change between calls by design)."""
@@ -346,6 +352,12 @@ class Reads:
         """``isinstance``/``issubclass`` against an ABC: its answer holds while no ``register``
         changed the ABC registries (``abc.get_cache_token()``)."""
         self.add_guard(AbcTokenGuard(ConstSource(abc_module, "abc"), token))
+
+    def read_cache_entry(self, entry: Any, label: str, result: Any) -> None:
+        """A ``functools.lru_cache`` call answered from (or stored in) ``entry`` of its cache: the
+        record holds while the cache still answers it with ``result`` without running the body."""
+        self.add_guard(CacheEntryGuard(ConstSource(entry.table, f"the cache of {label}"), entry, result,
+                                       entry.link(), entry.fn.cache_info().misses))
 
     def read_type(self, source: Source, value: Any) -> None:
         """A number read from outside and lifted: its value is a graph input, its type is guarded."""

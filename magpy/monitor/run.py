@@ -54,7 +54,7 @@ from ..bytecode.flow import suspended_in_handler
 from ..calls import CallRules
 from ..dynamic.branches import BranchWatch
 from ..dynamic.loops import LoopWatch
-from ..global_state import GlobalState
+from ..global_state import GlobalState, torch_mode_entered
 from ..graph import OpGraph, Unsupported
 from ..guards import Guard
 from ..lifted import LiftedInt, delift, restores_any, restoring
@@ -326,6 +326,9 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 self.guard_protocol(ins, stack)
                 if ins.real in _WITH_ENTRIES:
                     fs.managers[offset] = stack[-1]   # (may it swallow an operator's error? ops.inside_except)
+                    mode = torch_mode_entered(stack[-1])
+                    if mode is not None:
+                        self.go_dynamic(mode)
             if self.scalar_nodes and ins.opname in _NUMPY_OPAQUE_EVENTS and self.holds_numpy(stack[-3:]):
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed

@@ -1,0 +1,151 @@
+"""``functools.lru_cache`` functions called in the program: answered from their cache, whose
+entries change between calls (``cache_clear()``, an eviction, a refill with another result, a
+global the body reads changed), called after the program changed state outside, as a method
+set on a class (a ``warning_once`` on a logger), with keyword arguments and ``typed=True``.
+Every program compares ``cache_info()`` too: a hit the mock makes is a hit eager makes."""
+from harness import program
+
+F_ = "cached_calls"
+
+program(F_, "cached_helper_called_after_a_write_outside", """
+EXPECT = "record"
+LOG = {}
+SEEN = []
+@functools.lru_cache
+def available():
+    SEEN.append("probe")
+    return True
+def f(x):
+    LOG["batch"] = x.shape[0]
+    if available():
+        x = x * 2
+    return x + 1
+def make(): return f
+def inputs(i): return (torch.randn(2, 3),)
+def state(): return available.cache_info(), list(SEEN)
+""")
+
+program(F_, "cache_cleared_between_calls_runs_the_body_again", """
+EXPECT = "record"
+TABLE = {"a": 2.0}
+HISTORY = []
+@functools.lru_cache(maxsize=None)
+def factor(name):
+    HISTORY.append(name)
+    return TABLE[name]
+def f(x):
+    HISTORY.append("call")
+    return x * factor("a")
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: TABLE["a"] = 7.0       # eager keeps answering 2.0 from the cache
+    if i == 3: factor.cache_clear()    # now the body runs again, after the write: 7.0
+    if i == 5: TABLE["a"] = 2.0; factor.cache_clear()
+def state(): return factor.cache_info(), list(HISTORY)
+NCALLS = 7
+""")
+
+program(F_, "bounded_cache_refilled_with_another_result_between_calls", """
+EXPECT = "record"
+TABLE = {"a": 2.0}
+@functools.lru_cache(maxsize=4)
+def factor(name):
+    return TABLE[name]
+def f(x):
+    return x * factor("a")
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2:
+        TABLE["a"] = 7.0
+        factor.cache_clear()
+        factor("a")                      # the cache holds 7.0 before the call
+    if i == 4:
+        TABLE["a"] = 2.0
+        factor.cache_clear()
+        factor("a")                      # back to 2.0: the first record holds again
+def state(): return factor.cache_info()
+NCALLS = 6
+""")
+
+program(F_, "bounded_cache_evicted_between_calls", """
+EXPECT = "record"
+COMPUTED = []
+@functools.lru_cache(maxsize=2)
+def coef(k):
+    COMPUTED.append(k)
+    return k * 1.5
+def f(x):
+    return x * coef(3) + coef(4)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: coef(5); coef(6)          # evicts both keys: the call computes them again
+    if i == 4: coef(5)                   # evicts the least recently used one (3)
+def state(): return coef.cache_info(), list(COMPUTED)
+NCALLS = 6
+""")
+
+program(F_, "cached_helper_with_keywords_and_types", """
+EXPECT = "record"
+GLOBAL = {"k": 1}
+@functools.lru_cache(maxsize=8, typed=True)
+def scale(a, b=1, *, c=2.0):
+    return (a + b) * c * GLOBAL["k"]
+def f(x):
+    GLOBAL["last"] = 1
+    return x * scale(1, b=2, c=0.5) + scale(1.0)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: GLOBAL["k"] = 3
+    if i == 3: scale.cache_clear()
+def state(): return scale.cache_info()
+""")
+
+program(F_, "warning_once_on_a_logger_class", """
+EXPECT = "record"
+import logging
+MESSAGES = []
+class Collect(logging.Handler):
+    def emit(self, record):
+        MESSAGES.append(record.getMessage())
+class Logger(logging.Logger):
+    pass
+def _warning_once(self, *args):
+    self.warning(*args)
+Logger.warning_once = functools.lru_cache(None)(_warning_once)
+log = Logger("soundness-warning-once")
+log.addHandler(Collect())
+log.propagate = False
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+    def forward(self, x):
+        log.warning_once("the input has %d rows", 2)
+        return self.lin(x)
+def make(): return M()
+def inputs(i): return (torch.randn(2, 3),)
+def step(i):
+    if i == 2: Logger.warning_once.cache_clear()   # warned again, as eager does
+def state(): return list(MESSAGES), Logger.warning_once.cache_info()
+NCALLS = 5
+""")
+
+program(F_, "cached_helper_reads_a_global_written_by_the_call", """
+EXPECT = "record"
+CONFIG = {"mode": "a"}
+@functools.lru_cache(maxsize=None)
+def pick(name):
+    return 2.0 if CONFIG["mode"] == "a" else 5.0
+def f(x, mode):
+    CONFIG["mode"] = mode                # the body, when it runs, reads this call's write
+    return x * pick("scale")
+def make(): return f
+def inputs(i): return (torch.randn(3), "a" if i < 2 else "b")
+def step(i):
+    if i == 3: pick.cache_clear()        # the body runs after the write: eager sees 5.0
+def state(): return pick.cache_info(), dict(CONFIG)
+""")
