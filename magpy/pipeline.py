@@ -337,6 +337,7 @@ class MonitorRun:
                 result = self.fn(self.self_obj, *args, **kwargs)
             else:
                 result = self.fn(*args, **kwargs)
+            mon.after_call()
         finally:
             capture.stop()
             mark(None)

@@ -39,6 +39,7 @@ calls the mock repeats (:meth:`RefGraph.log_call`) or taken whole (:meth:`RefGra
 """
 from __future__ import annotations
 
+import types
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -222,11 +223,14 @@ class RefGraph:
         """An object created during the monitor run.
 
         Tensors made in the run are not kept alive by their node (activations would pile up):
-        the node forgets the object, and its id is dropped when the tensor dies."""
+        the node forgets the object, and its id is dropped when the tensor dies. Nor are
+        generators: one dropped unfinished is closed where its last reference goes, which runs
+        its ``finally``/``__exit__`` there, as in eager; a node keeping it alive would move that
+        code past what the program does next."""
         node = self._by_id.get(id(obj))
         if node is not None:
             return node
-        if isinstance(obj, torch.Tensor):
+        if isinstance(obj, (torch.Tensor, types.GeneratorType)):
             key = id(obj)
             if not forget_when_dead(obj, self, "_by_id", key):
                 return self._new_node(obj, None)

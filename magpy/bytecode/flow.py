@@ -385,6 +385,58 @@ def suspended_in_handler(code: types.CodeType, lasti: int) -> bool:
     return at is not None and any(start <= at < end for start, end in _yield_handlers(code))
 
 
+#: What a handler may run on a GeneratorExit it does not catch: entering the handler, loading the
+#: names of the ``except`` clauses, testing the match, jumping past a clause, and leaving.
+_CLAUSE_TESTS = frozenset({"PUSH_EXC_INFO", "CHECK_EXC_MATCH", "BUILD_TUPLE", "COPY", "POP_EXCEPT", "NOP",
+                           "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_IF_FALSE", "JUMP_FORWARD", "RERAISE"})
+_CLAUSE_JUMPS = frozenset({"POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_IF_FALSE", "JUMP_FORWARD"})
+
+
+@lru_cache(maxsize=512)
+def close_tests_only(code: types.CodeType, lasti: int) -> tuple | None:
+    """Closing a generator suspended at ``lasti`` throws GeneratorExit at its yield. When every
+    handler it meets is an ``except`` whose clauses name global exception classes (``except
+    IndexError: return`` in ``Sequence.__iter__``), the close only tests those clauses and
+    leaves: the names (to be read and checked: none may catch GeneratorExit). None when the
+    close may run code of the program (``finally``, a ``with``'s ``__exit__``, an ``except``
+    of another form), or on 3.10 (block instructions, not a table)."""
+    at = _yields(code).get(lasti)
+    if at is None or sys.version_info < (3, 11):
+        return None
+    from ..capture._stackdepth import exception_table
+
+    table = exception_table(code)
+    ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    index = {i.offset: k for k, i in enumerate(ins)}
+    names: list = []
+
+    def handler_at(offset: int) -> int | None:
+        # (the table is flat: one entry per offset; 3.12+'s generator-wide entry, which turns a
+        # StopIteration into a RuntimeError, lets a GeneratorExit through: as if none)
+        for e in table:
+            if e.start <= offset < e.end:
+                target = ins[index[e.target]]
+                return None if target.argrepr == "INTRINSIC_STOPITERATION_ERROR" else index[e.target]
+        return None
+
+    k = handler_at(at)
+    for _ in range(200):
+        if k is None:
+            return tuple(names)   # the exception leaves the frame: the close is over
+        i = ins[k]
+        if i.opname == "LOAD_GLOBAL":
+            names.append(i.argval)
+        elif i.opname not in _CLAUSE_TESTS:
+            return None
+        if i.opname == "RERAISE":
+            k = handler_at(i.offset)
+        elif i.opname in _CLAUSE_JUMPS:
+            k = index.get(i.argval)   # (the clause did not match: the next one, or the re-raise)
+        else:
+            k += 1
+    return None
+
+
 @lru_cache(maxsize=512)
 def flow_of(code: types.CodeType) -> FlowShape:
     """The :class:`FlowShape` of ``code`` (cached per code object)."""

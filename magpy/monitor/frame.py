@@ -39,6 +39,7 @@ class FrameState:
     #: the pending operation's operands carry no followed number (True), or only inside sequence
     #: iterators, whose StopIteration follows a length ("exhaustion") (Monitor.exception)
     blind_operands: bool | str = False
+    last_offset: int = -1   # the offset of its latest instruction event (did it leave at a yield?)
 
 
 class GuardSink(Protocol):

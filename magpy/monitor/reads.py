@@ -583,6 +583,27 @@ class Reads:
             self.add_guard(KeyAbsentGuard(ConstSource(g, f"{g.get('__name__', '?')}.__dict__"), name))
             self.pend(fs, self._post_global, (b, name, ins))
 
+    def read_clause_names(self, frame, names: tuple) -> bool:
+        """Read (as ``LOAD_GLOBAL`` does) and guard the ``except`` clauses' names a generator's close
+        would test (:func:`~magpy.bytecode.flow.close_tests_only`): True when none of them can
+        catch GeneratorExit, so that the close runs nothing a record would miss."""
+        g, b = frame.f_globals, frame.f_builtins
+        read = []
+        for name in names:
+            d = g if name in g else b if isinstance(b, dict) and name in b else None
+            if d is None or self.rg.global_written(g, name):
+                return False
+            read.append((d[name], d, name))
+            classes = d[name] if type(d[name]) is tuple else (d[name],)
+            if not all(isinstance(c, type) and issubclass(c, BaseException) and not issubclass(GeneratorExit, c)
+                       for c in classes):
+                return False
+        for value, d, name in read:
+            if d is not g:
+                self.add_guard(KeyAbsentGuard(ConstSource(g, f"{g.get('__name__', '?')}.__dict__"), name))
+            self.on_read(value, GlobalSource(d, name), ("global", id(d), name))
+        return True
+
     def _post_global(self, fs, stack, data):
         g, name, ins = data
         if self.lifted_values and DECODER.pushed(ins, stack) is stack[-1] \

@@ -50,7 +50,7 @@ from ..annotations import lookup
 from ..annotations.torch_ops import contains_tensor
 from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from ..bytecode import instructions
-from ..bytecode.flow import suspended_in_handler
+from ..bytecode.flow import close_tests_only, suspended_in_handler
 from ..calls import CallRules
 from ..dynamic.branches import BranchWatch
 from ..dynamic.loops import LoopWatch
@@ -87,6 +87,7 @@ _TEXT_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "UNPACK_SEQU
 
 _SKIP: set = set()   # the framework codes (frame.skip_codes: one set, grown in place)
 _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
+_RETURNED = object()   # Monitor.top_frame once the top frame returned (no reference kept to it)
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
@@ -159,7 +160,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.graph_mutates = False                   # an operator changed a tensor in place
         self.mutates_outside = False                 # ... one sharing memory with a tensor from outside
         self._entered: set = set()                   # generator frames whose parameters were bound
-        self.suspended: dict = {}                    # id(frame) -> code: generators left at a yield in a try/with
+        self.suspended: dict = {}                    # id(frame) -> frame: generators left at a yield in a try/with
         self.value_read_gens: dict = {}              # id(frame) -> the native reading what that generator yields
         self.truth_read_codes: dict = {}             # code of a Python filter predicate -> filter (its truth read in C)
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
@@ -216,8 +217,22 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
 
     # -- capture hooks --------------------------------------------------------------------------------
     def enter_frame(self, frame) -> bool:
+        if self.finished and self.broken is None and self.opaque_frame is None and self.closes_after_return(frame):
+            return self._enter(frame)
         if self.broken is not None or self.finished or self.opaque_frame is not None:
             return False
+        return self._enter(frame)
+
+    def closes_after_return(self, frame) -> bool:
+        """After the top frame returned, its locals are cleared before the call is over: a
+        generator they alone held, suspended inside its ``try``/``with``, is closed then, and its
+        ``finally``/``__exit__`` (and what that calls) is part of the call, monitored as such."""
+        if self.suspended.get(id(frame)) is frame:
+            return True
+        caller = self.frames.get(id(frame.f_back))
+        return caller is not None and caller.frame is frame.f_back
+
+    def _enter(self, frame) -> bool:
         code = frame.f_code
         if code in _SKIP or code.co_filename in MAGPY_RUNTIME_FILES:
             return False   # framework frames and MagPy's own (a compiled callable called inside)
@@ -302,6 +317,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                     self._delift_stack(frame, stack)
             return
         fs = self.frames.get(id(frame))
+        if fs is None and self.suspended.get(id(frame)) is frame:
+            fs = self.resumed_by_throw(frame)
         if fs is None or fs.frame is not frame:
             return
         # MagPy's own reads of tensors (shapes, versions) must not run a user subclass's
@@ -311,6 +328,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
 
     def _instruction(self, fs, frame, offset: int, stack: list) -> None:
         self.at_instruction = (fs, offset)
+        fs.last_offset = offset
+        held = fs.last_call[1] if fs.last_call is not None and self.suspended else None
         call = fs.last_call = None   # (the frame went on after its last call: drop the stack it had then)
         self.in_call_event = False
         try:
@@ -319,6 +338,12 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 fs.pending = None
                 self.opaque_frame = None
                 post(fs, stack, data)
+            if held is not None:
+                self.close_released(held)
+                self.at_instruction = (fs, offset)
+                self.in_call_event = False
+                if self.broken is not None:
+                    return
             ins = fs.instrs.get(offset)
             if ins is None:
                 return
@@ -386,8 +411,12 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 self.dynamic = True
                 self.break_run(f"`{getattr(reader, '__name__', reader)}` reads the values of tensors a generator "
                                "yields", fs, frame.f_lasti)
-            if suspended_in_handler(fs.code, frame.f_lasti):
-                self.suspended[id(frame)] = fs.code
+            last = fs.instrs.get(fs.last_offset)
+            # (left at a yield, not by an exception: a `with`'s re-raise puts f_lasti back on the yield)
+            if last is not None and last.real == "YIELD_VALUE" and suspended_in_handler(fs.code, frame.f_lasti) \
+                    and not self.close_only_tests(frame):
+                # (closing it runs its handler: monitored where the close comes, see after_call)
+                self.suspended[id(frame)] = frame
             else:
                 self.suspended.pop(id(frame), None)
         if fs.code in self.truth_read_codes and self.broken is None:
@@ -408,19 +437,82 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         mapped = self.star_maps.get(fs.code)
         if mapped is not None and frame.f_back is mapped[1]:
             mapped[0].append(value)   # (called by map from that frame: not a recursive call)
-        if fs.is_top and self.broken is None and self.suspended:
-            # Dropped unfinished, the generator is closed after the call: its `finally`/`__exit__`
-            # runs then, on every call, and no record makes the generator (it runs eagerly).
-            code = next(iter(self.suspended.values()))
-            self.dynamic = True
-            self.break_run(f"leaves generator `{code.co_name}` suspended inside `try`/`with` (closing it "
-                           "runs its handler after the call)", fs, frame.f_lasti)
         if fs.is_top and self.broken is None:
             self.finished = True
             self.result = value
+        self._let_go(fs)
+
+    def _let_go(self, fs: FrameState) -> None:
+        """A frame that returned: the run keeps no reference to its frame object, whose locals are
+        then cleared as the interpreter pops it (not kept in the frame object until the run ends):
+        what only they held dies there, as in eager (a generator is closed, runs its ``finally``)."""
+        if fs.code.co_flags & _RESUMABLE:
+            return   # (a generator's frame is its generator's: holding it keeps nothing else alive)
+        if self.at_instruction is not None and self.at_instruction[0] is fs:
+            self.at_instruction = (FrameState(None, fs.code, fs.instrs, fs.is_top), self.at_instruction[1])
+        fs.last_call = None
+        if fs.frame is self.top_frame and not any(creator is fs.frame for _, creator in self.made_functions.values()):
+            self.top_frame = _RETURNED
+
+    def close_only_tests(self, frame) -> bool:
+        """Would closing the generator suspended in ``frame`` only test ``except`` clauses that
+        cannot catch GeneratorExit (read and guarded here), so that it runs nothing of the program?"""
+        names = close_tests_only(frame.f_code, frame.f_lasti)
+        if names is None:
+            return False
+        try:
+            return self.read_clause_names(frame, names)
+        except BreakCompile:
+            return False
+
+    def close_released(self, held: list) -> None:
+        """``held`` (a stack the run kept past its instruction) is let go: a generator suspended
+        inside its ``try``/``with`` that only ``held`` still holds would die now, inside the hook,
+        where nothing is traced and its handler would run unseen. In eager it died a moment ago,
+        when the program dropped it (the call that took it returned): it is closed here, as its
+        death would close it, with tracing on, so the handler runs monitored at the same point."""
+        for i in range(len(held)):   # (not enumerate: its cached result tuple would hold v too)
+            v = held[i]
+            if type(v) is not types.GeneratorType or self.suspended.get(id(v.gi_frame)) is not v.gi_frame:
+                continue
+            ours = sum(1 for w in held if w is v)
+            if sys.getrefcount(v) - 2 == ours and not any(w is v for w in held[:i]):   # (v, and the argument)
+                sys.call_tracing(v.close, ())
+
+    def after_call(self) -> None:
+        """The call is over (the top frame and its locals are gone): a generator left suspended
+        inside its ``try``/``with`` whose close the run did not see is a break. Either it is still
+        suspended, reachable from outside or from a reference cycle, and closing it later runs
+        its handler where no record can (no record makes the generator); or it was closed where
+        the monitor could not follow (inside native code MagPy does not see into), so its handler
+        ran unmonitored."""
+        if self.broken is not None or not self.finished or not self.suspended:
+            return
+        frame = next(iter(self.suspended.values()))
+        code = frame.f_code
+        if suspended_in_handler(code, frame.f_lasti):
+            why = (f"leaves generator `{code.co_name}` suspended inside `try`/`with` when the call returns (still "
+                   "held: from outside, by the result, in a reference cycle, or by an object the call made, which "
+                   "the monitor keeps for the run): closing it later runs its handler")
+        else:
+            why = (f"generator `{code.co_name}` was closed inside its `try`/`with` where the monitor could not "
+                   "follow, so its handler ran unmonitored")
+        self.dynamic = True
+        self.break_reason = BreakReason(BreakKind.UNSUPPORTED, why, function=code.co_name,
+                                        where=f"{code.co_filename}:{frame.f_lineno}")
+        self.broken = str(self.break_reason)
+
+    def resumed_by_throw(self, frame) -> FrameState | None:
+        """A suspended generator closed (or thrown into) goes on from its yield without a
+        ``call`` event under ``sys.settrace``: its first ``exception`` or instruction event enters it."""
+        if self.broken is None and self.enter_frame(frame):
+            return self.frames.get(id(frame))
+        return None
 
     def exception(self, frame, exc) -> None:
         fs = self.frames.get(id(frame))
+        if fs is None and self.suspended.get(id(frame)) is frame:
+            fs = self.resumed_by_throw(frame)
         if fs is not None:
             propagated = exc is self._unwinding   # (an inner monitored frame saw it first and decided)
             self._unwinding = exc
@@ -457,7 +549,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
     def break_run(self, reason: str, fs: FrameState, offset: int, internal: bool = False, call: tuple | None = None) -> None:
         ins = fs.instrs.get(offset)
         at, function = self.place(fs, offset)
-        if call is not None and self.split_shape is not None and not internal:
+        if call is not None and self.split_shape is not None and not internal and not self.finished:
             # The call instruction has not run yet: the call can be split right here (magpy.splits).
             try:
                 self.split = take_split(self, fs, call, reason, self.split_shape)
@@ -574,11 +666,12 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
     def place(fs: FrameState, offset: int) -> tuple[str, str]:
         """``(file:line, function)`` of the instruction at ``offset`` in ``fs``; in the frame of a
         native mapped in C (:func:`.callbacks.native_applier`), the user's line that drew the map."""
-        if fs.code is APPLIER_CODE and fs.frame.f_back is not None:
+        if fs.code is APPLIER_CODE and fs.frame is not None and fs.frame.f_back is not None:
             back = fs.frame.f_back
             return f"{back.f_code.co_filename}:{back.f_lineno}", f"{back.f_code.co_name} (under `map`)"
         ins = fs.instrs.get(offset)
-        line = ins.line if ins is not None and ins.line else fs.frame.f_lineno
+        line = ins.line if ins is not None and ins.line else (
+            fs.frame.f_lineno if fs.frame is not None else fs.code.co_firstlineno)   # (None: it returned)
         return f"{fs.code.co_filename}:{line}", fs.code.co_name
 
     def go_dynamic(self, reason: str):

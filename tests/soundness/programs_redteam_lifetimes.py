@@ -1,8 +1,10 @@
 """Code that runs when an object made in the call dies (red-team finds): a class's ``__del__``,
 ``weakref.finalize``, a generator dropped unfinished inside its ``try``/``with`` (closing it
-runs ``finally``/``__exit__``). Eager runs that code on every call; a record never makes the
-object, so the call splits at what makes it ("split"), or runs eagerly ("dynamic"). The controls next to
-them (a generator run to its end, one dropped at a yield no handler covers) are recorded."""
+runs ``finally``/``__exit__``). Eager runs that code on every call. A record never makes the
+object, so the call splits at what makes a ``__del__``/finalizer object ("split"); a generator
+the call drops is closed where eager closes it, inside the call, so its handler is monitored
+and replayed ("record"). The controls next to them (a generator run to its end, one dropped
+at a yield no handler covers) are recorded."""
 from harness import program
 
 F_ = "redteam_lifetimes"
@@ -36,7 +38,7 @@ def state(): __import__("gc").collect(); return len(FIN)
 """)
 
 program(F_, "generator_dropped_inside_try_finally", """
-EXPECT = "dynamic"
+EXPECT = "record"   # (closed as the call ends: its handler is part of the call)
 LOG = []
 def stream(x):
     try:
@@ -54,7 +56,7 @@ def state(): __import__("gc").collect(); return list(LOG)
 """)
 
 program(F_, "generator_dropped_inside_with", """
-EXPECT = "dynamic"
+EXPECT = "record"   # (closed as the call ends: its handler is part of the call)
 LOG = []
 class Scope:
     def __enter__(self): LOG.append("enter"); return self
