@@ -74,6 +74,7 @@ from .natives import (
 )
 from .objmodel import (
     builtin_made_exception,
+    default_reduction,
     finalizer_reason,
     has_python_call,
     is_immutable,
@@ -171,6 +172,7 @@ FIGURE_12 = {
     "hash of nan": "_hash_of_nan",                      # natives: dynamic
     "identity number": "_identity_number",              # natives, note: id(v) guards v
     "next": "_next_of_iterator",                        # natives, note
+    "default reduction": "_default_reduction",          # natives: copy.deepcopy's __reduce_ex__(4)
     "checkpoint": "_checkpoint",                        # torch.utils.checkpoint: the function it runs
     "autograd function": "_autograd_function",          # may decline
     "bound method": "_inline",
@@ -358,6 +360,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "identity number"
         if fn is next and args:
             yield "next"
+        if fn is object.__reduce_ex__ and default_reduction(args):
+            yield "default reduction"
         if is_checkpoint(fn):
             yield "checkpoint"
         c.fn_cls = autograd_function_class(fn, args)

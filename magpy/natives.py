@@ -601,6 +601,23 @@ class NativeRules:
             self.pend(fs, self.post_new, 1)   # made in this call: its target was seen
         return True
 
+    def _default_reduction(self, fs: FrameState, c: CallSite) -> bool:
+        """``obj.__reduce_ex__(4)`` of a plain object (:func:`~magpy.objmodel.default_reduction`):
+        a new tuple holding the class and the object's own ``__dict__``, which is read as
+        ``obj.__dict__`` is (from outside: its items guarded where read; made in the call: made)."""
+        self.pend(fs, self._post_default_reduction, c.args[0])
+        return True
+
+    def _post_default_reduction(self, fs, stack, obj):
+        reduced = stack[-1]
+        self.new_outputs([reduced, reduced[1]])
+        state = reduced[2]
+        node = self.node(obj)
+        if node is not None and node.source is not None:
+            self.on_read(state, AttrSource(node.source, "__dict__"), ("attr", "__dict__"), node)
+        else:
+            self.new_outputs([state])
+
     def _post_deref(self, fs, stack, src):
         self.on_read(stack[-1], src)
 

@@ -401,3 +401,22 @@ def mentions_number(value: Any, numbers: set[int] | frozenset[int], depth: int =
     if fields is not None:
         return any(mentions_number(getattr(value, name, None), numbers, depth + 1) for name in fields)
     return False
+
+
+def default_reduction(args: list) -> bool:
+    """Is ``object.__reduce_ex__(obj, protocol)`` the plain reduction of an object that keeps its
+    state in its instance dict (``copy.deepcopy``, ``copy.copy`` and pickle ask for it)? Its result
+    is then ``(copyreg.__newobj__, (type(obj),), obj.__dict__, None, None)``, made of things the
+    monitor can name: the class, and the very dict of the object."""
+    if len(args) != 2 or type(args[1]) is not int or args[1] < 2:
+        return False
+    obj, cls = args[0], type(args[0])
+    if isinstance(obj, (type, types.ModuleType, list, dict, tuple, set)) or not has_instance_dict(obj):
+        return False
+    if cls.__reduce__ is not object.__reduce__ or getattr(cls, "__getstate__", None) is not getattr(object, "__getstate__", None):
+        return False
+    if getattr(cls, "__getnewargs_ex__", None) is not None or getattr(cls, "__getnewargs__", None) is not None:
+        return False
+    import copyreg
+
+    return not copyreg._slotnames(cls)

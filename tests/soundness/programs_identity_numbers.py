@@ -1,0 +1,122 @@
+"""``id()`` of objects the call makes: a new number every call, in eager too. A memo keyed by it
+inside the call (``copy.deepcopy``'s) is fine; the number reaching anything that outlives the call
+(an outside dict's key, an output, a guard) is not. Also ``copy.deepcopy`` of outside objects whose
+state changes between calls."""
+from harness import program
+
+F_ = "identity_numbers"
+
+program(F_, "deepcopy_of_an_outside_config_sees_its_changed_fields", """
+EXPECT = "record"
+import copy
+class Config:
+    def __init__(self):
+        self.layers = 2
+        self.scale = 0.5
+        self.names = ["a", "b"]
+CFG = Config()
+def f(x):
+    c = copy.deepcopy(CFG)
+    c.layers = c.layers + 1
+    return x * c.scale * c.layers + len(c.names)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2:
+        CFG.scale = 2.0
+        CFG.names.append("c")
+""")
+
+program(F_, "deepcopy_of_a_shared_list_keeps_sharing_inside_the_copy", """
+EXPECT = "record"
+import copy
+SHARED = [1, 2]
+HOLDER = {"a": SHARED, "b": SHARED}
+def f(x):
+    c = copy.deepcopy(HOLDER)
+    c["a"].append(3)          # the copy's two entries are one list, as in the original
+    return x + len(c["b"]), HOLDER
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2:
+        HOLDER["b"] = [7]
+""")
+
+program(F_, "copy_of_the_copy_is_returned", """
+EXPECT = "record"
+import copy
+class Settings:
+    def __init__(self): self.k = 3
+S = Settings()
+def f(x):
+    s = copy.deepcopy(S)
+    s.k += 1
+    return x * s.k, s
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: S.k = 10
+""")
+
+# (The tables below are held in a closure: the harness would otherwise compare their keys, which
+# are addresses, different in the eager and the compiled world by nature.)
+program(F_, "id_of_a_made_object_stored_in_an_outside_dict", """
+EXPECT = "dynamic"
+def _table():
+    seen = {}
+    return lambda: seen
+SEEN = _table()
+KEEP = []
+def f(x):
+    o = [x.shape[0]]
+    KEEP.append(o)            # kept alive: every call's number is new
+    SEEN()[id(o)] = len(SEEN())
+    return x + len(SEEN())
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def state(): return sorted(SEEN().values())
+""")
+
+program(F_, "id_of_a_made_object_looked_up_in_an_outside_dict", """
+EXPECT = "dynamic"
+def _table():
+    table = {}
+    return lambda: table
+TABLE = _table()
+KEEP = []
+def f(x):
+    o = object()
+    KEEP.append(o)
+    hit = TABLE().get(id(o))
+    TABLE()[id(o)] = 1
+    return x + (0 if hit is None else 1) + len(TABLE())
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def state(): return len(TABLE())
+""")
+
+program(F_, "id_of_a_made_object_returned", """
+EXPECT = "dynamic"
+KEEP = []
+def f(x):
+    o = [1]
+    KEEP.append(o)
+    return x + 1, id(o)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def invoke(f, i):
+    out, number = f(*inputs(i))
+    return out, number == id(KEEP[-1])   # the number names this call's object
+""")
+
+program(F_, "ids_compared_inside_the_call", """
+EXPECT = "record"
+def f(x, n):
+    items = [object() for _ in range(n)]
+    memo = {id(o): k for k, o in enumerate(items)}
+    first = items[0]
+    return x + memo[id(first)] + len(memo)
+def make(): return f
+def inputs(i): return (torch.randn(3), 3)
+""")
