@@ -388,7 +388,7 @@ class CallRules(NativeRules, AnnotatedRules):
         if c.ann is None and isinstance(fn, types.MethodType) and lookup(fn.__func__) is not None:
             yield "annotated bound method"
             fn, args = c.fn, c.args
-        if c.ann is None and T.is_torch_function(fn):
+        if c.ann is None and T.is_torch_function(fn) and not T.python_taking_code(fn, args, kwargs):
             yield "torch function"
         if c.ann is None and isinstance(fn, torch.jit.ScriptFunction):
             yield "script function"

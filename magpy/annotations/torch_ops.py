@@ -10,6 +10,7 @@ and, after the call, by what it returned:
 """
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import sys
@@ -219,6 +220,10 @@ def is_torch_function(fn) -> bool:
         # A method of a torch class that is not a tensor (FloatFunctional.cat, Normal.sample,
         # Categorical.log_prob): Python code to monitor, whose operators become graph nodes.
         return False
+    if isinstance(fn, types.FunctionType) and fn.__name__.startswith("<"):
+        # A comprehension, lambda or generator expression of torch's own Python code (followed
+        # when that code is: a function handed the program's code): not an operator.
+        return False
     if isinstance(fn, types.FunctionType) and fn.__name__.startswith("_") and not fn.__name__.startswith("__") \
             and fn not in GRAD_MODE_OPS:
         # A private Python helper (F._mha_shape_check, init._calculate_correct_fan): shape checks
@@ -227,6 +232,28 @@ def is_torch_function(fn) -> bool:
     return isinstance(fn, (types.BuiltinFunctionType, types.FunctionType, types.BuiltinMethodType)) \
         or type(fn).__name__ in ("builtin_function_or_method", "method_descriptor", "OpOverloadPacket",
                                  "_ParameterizedCall", "function")
+
+
+def _python_code(v) -> bool:
+    """Is ``v`` Python code of the program (a function, a bound method, a partial of one)?"""
+    if isinstance(v, functools.partial):
+        v = v.func
+    if isinstance(v, types.MethodType):
+        v = v.__func__
+    return isinstance(v, types.FunctionType) and not is_torch_function(v)
+
+
+def python_taking_code(fn, args: tuple, kwargs: dict) -> bool:
+    """Is ``fn`` a torch function written in Python that is handed the program's code (directly or
+    in a list, tuple or dict: a higher-order operator's ``combine_fn``)? It is followed like any
+    Python, not made one operator: the code it calls then runs monitored."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    for v in (*args, *kwargs.values()):
+        if _python_code(v) or (type(v) in (list, tuple, dict) and any(
+                _python_code(e) for e in (v.values() if type(v) is dict else v))):
+            return True
+    return False
 
 
 def _is_object_method(fn: types.FunctionType) -> bool:

@@ -19,6 +19,7 @@ Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
 """
 from __future__ import annotations
 
+import functools
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -326,6 +327,10 @@ class OpRecorder:
             raise Unsupported(f"a module ({type(v).__name__}) passed to a tensor operator")
         if isinstance(v, (float, int, bool, str)):
             return v
+        if isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
+            name = getattr(v, "__qualname__", None) or getattr(getattr(v, "func", None), "__qualname__", t.__name__)
+            raise Unsupported(f"passes the Python function `{name}` to a native tensor operator, which would call "
+                              "it where the monitor cannot follow (its reads and effects unseen)")
         raise Unsupported(f"cannot pass a {t.__name__} to a tensor operator")
 
     def _array_constant(self, arr: Any, aliasing: bool = False) -> Any:
