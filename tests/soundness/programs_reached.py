@@ -216,7 +216,7 @@ NCALLS = 6
 """)
 
 program(F_, "deepcopy_of_a_template_changed_between_calls", """
-EXPECT = "split"   # (split inside copy.deepcopy, under a `try` of its own frame: programs_trywith.py)
+EXPECT = "record"   # (copy.deepcopy followed: its memo keys by id() of the copies it makes)
 import copy
 TEMPLATE = {"w": [1.0, 2.0], "name": "a"}
 def f(x):
