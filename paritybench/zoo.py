@@ -10,8 +10,9 @@ How a model type becomes a case, generically (no model is named anywhere):
 
 * **A small configuration**: the type's config class with its defaults, every size shrunk
   (widths to 32, layers to 2, heads to 4, key/value heads to 2, experts to 4, vocabularies to 99,
-  images to 64 pixels, stage depths to 1), in nested sub-configurations (text, vision, audio) too;
-  per-layer lists (``layer_types``) cut to the new layer count; token ids kept inside the vocabulary.
+  images to 64 pixels, stage depths to 1, norm groups to 8), in nested sub-configurations (text,
+  vision, audio) too; per-layer lists (``layer_types``) cut to the new layer count, backbone stage
+  selections left to their defaults; token ids kept inside the vocabulary.
 * **Inputs the model's ``forward`` takes**: input sets are tried in a fixed order (token ids;
   pixels; both; raw audio; audio features; each with decoder token ids when ``forward`` takes
   them) and the first one that covers every required parameter and runs eagerly is used.
@@ -39,7 +40,7 @@ _WIDTHS = ("hidden_size", "d_model", "n_embd", "embed_dim", "emb_dim", "hidden_d
 _LAYERS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers", "encoder_layers", "decoder_layers",
            "num_decoder_layers", "num_encoder_layers", "depth")
 _HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads", "encoder_attention_heads",
-          "decoder_attention_heads", "num_attention_heads_per_layer")
+          "decoder_attention_heads", "num_attention_heads_per_layer", "mamba_n_heads")
 _KV_HEADS = ("num_key_value_heads", "n_kv_heads", "num_kv_heads", "multi_query_group_num")
 _FFN = ("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "n_inner", "d_ff", "ffn_hidden_size",
         "moe_intermediate_size", "shared_expert_intermediate_size", "dim_feedforward")
@@ -49,6 +50,7 @@ _VOCAB = ("vocab_size",)
 _TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id",
               "decoder_start_token_id", "mask_token_id", "unk_token_id")
 _IMAGE = ("image_size",)
+_GROUPS = ("num_groups", "norm_num_groups", "resnet_groups", "num_norm_groups")
 
 WIDTH, LAYERS, HEADS, KV_HEADS, FFN, EXPERTS, VOCAB, IMAGE = 32, 2, 4, 2, 64, 4, 99, 64
 #: (batch, sequence length) of each call: calls 1 and 2 share a shape, call 3 has a new one.
@@ -108,11 +110,17 @@ def _shrink(d: dict[str, Any]) -> dict[str, Any]:
         heads = out.get(key)
         if isinstance(heads, (list, tuple)) and heads and all(isinstance(s, int) for s in heads):
             out[key] = [min(h, 2) for h in heads]
+    _set_ints(out, _GROUPS, 8)
+    # Per-layer lists (``layer_types``, ``mlp_layer_types``): one entry per original layer, cut to
+    # the new count; backbone stage selections name stages that no longer exist: the defaults.
+    before = next((d[k] for k in _LAYERS if isinstance(d.get(k), int)), None)
     layers = next((out[k] for k in _LAYERS if isinstance(out.get(k), int)), None)
-    for key in ("layer_types", "mlp_only_layers", "attn_layer_indices", "layers_block_type"):
-        value = out.get(key)
-        if layers is not None and isinstance(value, list) and len(value) > layers and key == "layer_types":
+    for key, value in d.items():
+        if isinstance(value, list) and before and layers and len(value) == before > layers \
+                and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             out[key] = value[:layers]
+    for key in ("stage_names", "out_features", "out_indices"):
+        out.pop(key, None)
     vocab = out.get("vocab_size")
     if isinstance(vocab, int):
         for key in _TOKEN_IDS:

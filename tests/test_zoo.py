@@ -31,6 +31,13 @@ def test_per_layer_lists_follow_the_new_layer_count():
     config = zoo.build_config("gemma3_text")
     assert config.num_hidden_layers == zoo.LAYERS
     assert len(config.layer_types) == zoo.LAYERS
+    hybrid = zoo.build_config("bailing_hybrid")   # two per-layer lists, of different kinds
+    assert len(hybrid.layer_types) == len(hybrid.mlp_layer_types) == zoo.LAYERS
+
+
+def test_backbone_stages_follow_the_new_depth():
+    config = zoo.build_config("beit")
+    assert config.out_features == [config.stage_names[-1]]
 
 
 def test_a_zoo_case_keeps_a_shape_for_two_calls_then_changes_it():
