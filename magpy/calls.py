@@ -141,6 +141,7 @@ def _instantiates_python_class(fn: object, args: object) -> bool:
 #: marked "natives" are in :mod:`magpy.natives`, "annotated" in :mod:`magpy.annotated`, the rest here.
 FIGURE_12 = {
     "native attribute reader": "_native_attribute_reader",   # may decline: objects made in the call only
+    "identity key": "_identity_key",                    # natives: dynamic
     "partial": "_call_partial",                         # natives: f(*a, *args) of the partial's fields
     "native map": "_map_natively",                      # never decides: map(torch.relu, xs) made of a Python applier
     "map consumer": "_consume_map",                     # may decline: sum(map(f, xs)), decided after it ran
@@ -173,6 +174,7 @@ FIGURE_12 = {
     "identity number": "_identity_number",              # natives, note: id(v) guards v
     "next": "_next_of_iterator",                        # natives, note
     "default reduction": "_default_reduction",          # natives: copy.deepcopy's __reduce_ex__(4)
+    "reduction": "_reduction",                          # natives: dynamic (slots, custom __getstate__)
     "checkpoint": "_checkpoint",                        # torch.utils.checkpoint: the function it runs
     "autograd function": "_autograd_function",          # may decline
     "bound method": "_inline",
@@ -287,6 +289,8 @@ class CallRules(NativeRules, AnnotatedRules):
         c.attribute_reader = native_attribute_reader(fn, args, kwargs)
         if c.attribute_reader is not None:
             yield "native attribute reader"
+        if fn is not id and fn is not hash and any(v is id or v is hash for v in (*args, *kwargs.values())):
+            yield "identity key"
         if type(fn) is _functools_partial:
             yield "partial"
         if fn is map:
@@ -360,8 +364,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "identity number"
         if fn is next and args:
             yield "next"
-        if fn is object.__reduce_ex__ and default_reduction(args):
-            yield "default reduction"
+        if fn is object.__reduce_ex__ or fn is object.__reduce__:
+            yield "default reduction" if fn is object.__reduce_ex__ and default_reduction(args) else "reduction"
         if is_checkpoint(fn):
             yield "checkpoint"
         c.fn_cls = autograd_function_class(fn, args)

@@ -32,6 +32,7 @@ import torch
 from . import cached_calls, effects
 from .annotations import lookup
 from .annotations import torch_ops as T
+from .annotations.builtins import ID_MEMO_CODES
 from .annotations.numpy_ops import NUMPY as NUMPY_PURE
 from .annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
 from .breaks import BreakCompile
@@ -181,6 +182,11 @@ def text_callee(fn, args: list):
 
 
 # -- the rules ------------------------------------------------------------------------------------------
+
+#: Class attributes ``object.__reduce_ex__``, ``copy.copy`` and ``copy.deepcopy`` consult: a class that
+#: gains one between calls copies another way.
+_COPY_PROTOCOL = ("__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__getnewargs_ex__",
+                  "__getnewargs__", "__slots__", "__copy__", "__deepcopy__")
 
 class NativeRules:
     """The rules of :meth:`~magpy.calls.CallRules.decide_call` for specific natives (a base of ``CallRules``,
@@ -605,8 +611,19 @@ class NativeRules:
         """``obj.__reduce_ex__(4)`` of a plain object (:func:`~magpy.objmodel.default_reduction`):
         a new tuple holding the class and the object's own ``__dict__``, which is read as
         ``obj.__dict__`` is (from outside: its items guarded where read; made in the call: made)."""
+        cls = type(c.args[0])
+        for name in _COPY_PROTOCOL:
+            self.guard_class_attr(cls, name)   # what object.__reduce_ex__ and copy consult, present or absent
         self.pend(fs, self._post_default_reduction, c.args[0])
         return True
+
+    def _reduction(self, fs: FrameState, c: CallSite) -> bool:
+        """Any other reduction of an object (``__slots__``, a ``__getstate__`` or ``__getnewargs__``,
+        protocol 0 or 1): C code collects the state, reading attributes and calling Python hooks
+        no monitored frame sees."""
+        what = type(c.args[0]).__qualname__ if c.args else "object"
+        self.go_dynamic(f"reduces a `{what}` (copy, deepcopy or pickle) whose state native code collects "
+                        "(slots, a custom `__getstate__`, `__getnewargs__`)")
 
     def _post_default_reduction(self, fs, stack, obj):
         reduced = stack[-1]
@@ -631,10 +648,12 @@ class NativeRules:
         v = c.args[0]
         node = self.node(v)
         if not is_immutable(v) and (node is None or node.source is None):
-            # The number of an object made in the call is new on every call, in eager too: a memo
-            # (``copy.deepcopy``'s) may key its own dicts by it, where only which objects are the same
-            # matters. It may not reach anything that outlives the call: a guard keyed by it, an
-            # output, a write outside (reads.add_guard and the mock refuse those).
+            # The number of an object made in the call is new on every call, in eager too. Code
+            # that keys only its own memo by it (copy.deepcopy's, ID_MEMO_CODES) is followed; the
+            # number must still never reach what outlives the call (a memo passed in from outside:
+            # a guard keyed by it, a write, an output; reads.add_guard and the mock refuse those).
+            if fs.code not in ID_MEMO_CODES:
+                self.go_dynamic(f"uses `{c.fn.__name__}()` of an object created in this call (a new number every call)")
             self.identity_numbers.add(c.fn(v))
             return False
         if isinstance(v, torch.Tensor):
@@ -645,6 +664,14 @@ class NativeRules:
         else:
             self.guard_identity(v)
         return False
+
+    def _identity_key(self, fs: FrameState, c: CallSite) -> bool:
+        """``id`` (or ``hash``) handed to a native (``sorted(xs, key=id)``, ``map(id, xs)``): it numbers
+        objects in C, where no call is seen; an object made in the call gets a new number every
+        call, so what the native does with the numbers (an order, a pick) changes from call to call."""
+        self.go_dynamic(f"hands `{'id' if id in (*c.args, *c.kwargs.values()) else 'hash'}` to "
+                        f"`{getattr(c.fn, '__qualname__', c.fn)}`, which numbers objects in native code "
+                        "(a new number every call for an object made in the call)")
 
     def _next_of_iterator(self, fs: FrameState, c: CallSite) -> bool:
         """``next(it)``: an iterator from outside must be one MagPy can follow; the call goes on."""

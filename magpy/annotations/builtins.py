@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import copy
 import functools
 import itertools
 import math
@@ -279,3 +280,12 @@ def native_attribute_reader(fn, args: list, kwargs: dict) -> str | None:
         if any("." in f or "[" in f for f in fields):
             return f"str.format of {text!r}"
     return None
+
+
+#: Code that uses ``id()`` of the objects it is handed only as keys of its own memo dict
+#: (``copy.deepcopy`` and its helpers: ``memo.get(id(x))``, ``memo[id(x)] = y``): there the number
+#: of an object made in the call stands for which objects are the same, never for its value.
+#: Anywhere else such a number (new on every call) may be printed, ordered, hashed into a
+#: table or compared, so the call runs eagerly (magpy.natives).
+ID_MEMO_CODES = frozenset(f.__code__ for f in vars(copy).values()
+                          if isinstance(f, types.FunctionType) and f.__module__ == "copy")

@@ -79,7 +79,7 @@ def state(): return sorted(SEEN().values())
 """)
 
 program(F_, "id_of_a_made_object_looked_up_in_an_outside_dict", """
-EXPECT = "dynamic"
+EXPECT = "split"
 def _table():
     table = {}
     return lambda: table
@@ -97,7 +97,7 @@ def state(): return len(TABLE())
 """)
 
 program(F_, "id_of_a_made_object_returned", """
-EXPECT = "dynamic"
+EXPECT = "split"
 KEEP = []
 def f(x):
     o = [1]
@@ -111,7 +111,7 @@ def invoke(f, i):
 """)
 
 program(F_, "ids_compared_inside_the_call", """
-EXPECT = "record"
+EXPECT = "split"   # (a memo of the program's own may be iterated, ordered: only copy's memos are followed)
 def f(x, n):
     items = [object() for _ in range(n)]
     memo = {id(o): k for k, o in enumerate(items)}
@@ -119,4 +119,95 @@ def f(x, n):
     return x + memo[id(first)] + len(memo)
 def make(): return f
 def inputs(i): return (torch.randn(3), 3)
+""")
+
+program(F_, "objects_ordered_by_id_in_native_code", """
+EXPECT = "split"
+def _kept():
+    kept = []
+    return lambda: kept                 # (held in a closure: the harness compares state() only)
+KEEP = _kept()
+def f(x):
+    a = ['a']; b = ['b']; c = ['c']
+    s = sorted([c, a, b], key=id)       # an order of addresses: new on every call
+    KEEP().append(s)
+    return x + 1
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def state(): return [[id(o) for o in s] == sorted(id(o) for o in s) for s in KEEP()]
+""")
+
+program(F_, "a_branch_on_ids_of_objects_made_in_the_call", """
+EXPECT = "split"
+KEEP = []
+OUT = [1, 2]
+def f(x):
+    o = [1]
+    KEEP.append(o)
+    return x - 1 if id(o) < id(OUT) else x + 1
+def make(): return f
+def inputs(i): return (torch.ones(3),)
+def invoke(f, i):
+    out = f(*inputs(i))
+    return bool(out[0] == 0) == (id(KEEP[-1]) < id(OUT))
+""")
+
+program(F_, "deepcopy_of_an_object_with_slots_sees_a_changed_slot", """
+EXPECT = "split"
+import copy
+class S:
+    __slots__ = ("a",)
+    def __init__(self): self.a = 1.0
+O = S()
+def f(x):
+    return x * copy.deepcopy(O).a
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 1: O.a = 4.0
+""")
+
+program(F_, "deepcopy_after_the_class_gains_getstate", """
+EXPECT = "split"
+import copy
+class C:
+    def __init__(self): self.v = 1.0; self.w = 2.0
+O = C()
+def f(x):
+    c = copy.deepcopy(O)
+    return x * c.v + getattr(c, "w", 100.0)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: C.__getstate__ = lambda self: {"v": self.v}
+""")
+
+program(F_, "deepcopy_after_the_class_gains_setstate", """
+EXPECT = "record"
+import copy
+class C:
+    def __init__(self): self.v = 1.0
+O = C()
+def f(x):
+    return x * copy.deepcopy(O).v
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: C.__setstate__ = lambda self, st: setattr(self, "v", 50.0)
+""")
+
+program(F_, "copy_after_the_class_gains_copy", """
+EXPECT = "record"
+import copy
+class C:
+    def __init__(self): self.v = 1.0
+class D:
+    v = 8.0
+O = C()
+def f(x):
+    return x * copy.copy(O).v
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: C.__copy__ = lambda self: D()
 """)
