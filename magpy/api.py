@@ -317,6 +317,9 @@ class _Compiled(CompiledCallable):
                 self._check_report(rec, differs, suspects)
             raise
         differs = compare(found, None, result, self._caps.name, roots)
+        for note in found.notes:   # (what the comparison left out: objects compared only by the program's code)
+            if note not in st.check_notes:
+                st.check_notes.append(note)
         if differs:
             self._check_report(rec, differs, suspects)
         return result

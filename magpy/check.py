@@ -2,24 +2,33 @@
 
 ``magpy.compile(f, check=True)`` (or ``MAGPY_CHECK=1`` in the environment when compiling) makes
 each call run the real program, so what the user sees is exactly eager's. Before that, MagPy
-finds the record whose guard passes and evaluates its mock on a *sandbox*: one ``copy.deepcopy``
-(one memo, so aliasing is kept) of what the guard fetched and of the objects the mock refers to
-itself (the compiled module, module globals, cells), with the prints and logging it replays
-silenced and the random generators put back afterwards. The real objects are never touched by
-the mock. Then eager runs on the real objects, and the record's return value and the state the
-mock left on the copies are compared with eager's return value and the state eager left on the
-originals (tensors with a tolerance suited to the backend, structure, types, identity of outside
-objects). The first difference is a *divergence*: it names the record, the value read from
-outside whose guard should have failed (where the record's run read it, file:line), and what
-differed. See :func:`evaluate` and :func:`compare`.
+finds the record whose guard passes and evaluates its mock on a *sandbox* that runs none of the
+program's code and changes none of its objects: one ``copy.deepcopy`` (one memo, so aliasing is
+kept) of what the guard fetched and of the objects the mock refers to itself, in which objects
+whose copying would run the program's code (its ``__deepcopy__``, ``__getstate__``,
+``__setstate__``, ``__new__``, ``__getattr__``...) are copied field by field instead
+(:class:`_Isolation`); writes on classes, functions and modules, which no copy can stand for, are
+kept aside (:class:`_SharedWrites`); a ``functools.lru_cache`` function the mock calls is answered
+from its table without a hit; prints and logging are silenced; the random generators are put
+back. What cannot be evaluated so (:class:`NotIsolated`) is not: only the guard is checked, and
+the reason is a check note. Then eager runs on the real objects, and the record's return value,
+the state the mock left on the copies and the writes it kept aside are compared with eager's
+return value and the state eager left (tensors with a tolerance suited to the backend,
+structure, types, identity of outside objects). The first difference is a *divergence*: it names
+the record, the value read from outside whose guard should have failed (where the record's run
+read it, file:line), and what differed. See :func:`evaluate` and :func:`compare`.
 """
 from __future__ import annotations
 
 import collections
 import copy
+import enum
+import functools
 import math
+import os
 import re
 import sys
+import sysconfig
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +37,9 @@ import torch
 
 from . import effects
 from .cache import UNHELD, Record
+from .cached_calls import lru_cache_entry
 from .compiled_module import CompiledCallable
+from .objmodel import NO_VALUE
 from .redraw import restore_states, save_states
 from .source import ConstPool
 from .torch_support import rng_and_grad_state, set_rng_and_grad_state
@@ -56,6 +67,8 @@ class Evaluation:
     memo: dict = field(default_factory=dict)
     originals: list = field(default_factory=list)
     notes: list = field(default_factory=list)   # parts not compared
+    shared: dict = field(default_factory=dict)       # id -> (class/function/module, its attributes before the call)
+    kept_writes: dict = field(default_factory=dict)  # id -> (class/function/module, {name: what the record writes})
 
 
 _ATOMIC = (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, types.MethodDescriptorType,
@@ -86,33 +99,297 @@ def _silenced(fn: Any):
     return silent
 
 
-def _preseed(x: Any, memo: dict, keep: list, deep: bool = False) -> None:
-    """Tensors ``deepcopy`` refuses (non-leaf tensors: the call's arguments often are), copied by
-    value: in the arguments, or (``deep``) anywhere in the state."""
-    todo, seen = [x], set()
-    while todo:
-        t = todo.pop()
-        if id(t) in seen or id(t) in memo or isinstance(t, _ATOMIC):
-            continue
-        seen.add(id(t))
-        if isinstance(t, torch.Tensor):
-            if t.is_leaf or type(t) is not torch.Tensor:
-                continue   # (a subclass's copy could run its __torch_function__ on state that is not copied)
-            c = t.detach().clone()
-            if t.requires_grad:
-                c.requires_grad_(True)
-            memo[id(t)] = c
-            keep.append(t)
-        elif type(t) in (tuple, list):
-            todo.extend(t)
-        elif type(t) is dict:
-            todo.extend(t.values())
-        elif deep and type(getattr(t, "__dict__", None)) is dict and not isinstance(t, types.ModuleType):
-            todo.extend(t.__dict__.values())
+# -- the sandbox: copies that run none of the program's code ----------------------------------------------
+
+# Code that is not the program's: the standard library (not its site-packages), torch, numpy, MagPy.
+_STDLIB = tuple({os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib")})
+_LIBRARIES = tuple(os.path.join(os.path.dirname(m.__file__), "")
+                   for m in (torch, sys.modules[__package__], *((_np,) if _np is not None else ())))
+
+# What ``copy.deepcopy`` may call on an object besides C code: where the class (or a base) defines
+# one of these in the program's code, the copy is made without it (:meth:`_Isolation.shell`).
+_COPY_HOOKS = ("__getattribute__", "__deepcopy__", "__getattr__", "__reduce_ex__", "__reduce__", "__getstate__",
+               "__getnewargs_ex__", "__getnewargs__", "__new__", "__setstate__")
+_ITEM_HOOKS = ("append", "extend", "__setitem__")
+_HEAPTYPE = 1 << 9
+_BASES = (dict, list, set, collections.deque, bytearray, collections.OrderedDict, collections.defaultdict)
+
+
+class NotIsolated(Exception):
+    """The record's evaluation would reach the program's own objects or code: it is not evaluated."""
+
+
+def _library(fn: Any) -> bool:
+    """Is ``fn`` C code, or Python of the standard library, torch, numpy or MagPy (not the program's)?"""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_filename == "<string>" and str(getattr(fn, "__module__", "")).startswith("namedtuple_"):
+        return True   # (a namedtuple's generated __new__)
+    if code is None or code.co_filename.startswith(_LIBRARIES):
+        return True
+    return code.co_filename.startswith(_STDLIB) and not any(
+        part in code.co_filename for part in ("site-packages", "dist-packages"))
+
+
+def _copy_hook(cls: type) -> str | None:
+    """The program's code ``copy.deepcopy`` would run to copy an object of class ``cls``, named, or
+    None: a ``__deepcopy__`` of a library (a tensor's, an enum's) is all it runs."""
+    if _program_hook(cls, ("__getattribute__",)):
+        return "__getattribute__"
+    for klass in cls.__mro__:
+        if "__deepcopy__" in klass.__dict__:
+            return None if _library(klass.__dict__["__deepcopy__"]) else "__deepcopy__"
+    hooks = _COPY_HOOKS[2:] + (_ITEM_HOOKS if issubclass(cls, (list, dict)) else ())
+    return _program_hook(cls, hooks)
+
+
+def _program_hook(cls: type, hooks: tuple) -> str | None:
+    """The first of ``hooks`` that ``cls`` finds in the program's code (not C, stdlib, torch), or None."""
+    mro = getattr(cls, "__mro__", ())
+    for name in hooks:
+        for klass in mro:
+            if name in klass.__dict__:
+                if not _library(klass.__dict__[name]):
+                    return name
+                break
+    return None
+
+
+def _own_dict(o: Any) -> dict | None:
+    """``o.__dict__`` read without the program's ``__getattribute__``/``__getattr__``."""
+    try:
+        d = object.__getattribute__(o, "__dict__")
+    except Exception:
+        return None
+    return d if type(d) is dict else None
+
+
+def _slots(cls: type) -> list:
+    """(slot descriptor) of every ``__slots__`` name along ``cls``'s MRO."""
+    out = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for s in [slots] if isinstance(slots, str) else slots if isinstance(slots, (tuple, list)) else ():
+            if s in ("__dict__", "__weakref__"):
+                continue
+            if s.startswith("__") and not s.endswith("__"):
+                s = f"_{klass.__name__.lstrip('_')}{s}"
+            desc = klass.__dict__.get(s)
+            if desc is not None and hasattr(desc, "__get__") and hasattr(desc, "__set__"):
+                out.append(desc)
+    return out
+
+
+class _Isolation:
+    """Prepares the memo of one ``copy.deepcopy`` so that copying runs none of the program's code:
+    tensors ``deepcopy`` refuses (non-leaf) are copied by value; an object whose class has a copy
+    hook written in the program (``__deepcopy__``, ``__getstate__``, ``__setstate__``, ``__new__``,
+    ``__getattr__``, ...) or a subclass of a builtin container is copied field by field (a *shell*
+    of its exact class, made with ``object.__new__``, filled with copies of its ``__dict__``, slots
+    and items); what cannot be copied so raises :class:`NotIsolated`. ``seen`` is every original
+    object reached."""
+
+    def __init__(self, memo: dict, keep: list):
+        self.memo, self.keep = memo, keep
+        self.shells: list = []
+        self.seen: set = set()
+
+    def walk(self, roots: list) -> None:
+        todo = list(roots)
+        memo, seen = self.memo, self.seen
+        while todo:
+            t = todo.pop()
+            if id(t) in seen or id(t) in memo or isinstance(t, _ATOMIC) or isinstance(t, enum.Enum):
+                continue   # (an enum member is its class's: shared, like the class)
+            seen.add(id(t))
+            cls = type(t)
+            if isinstance(t, torch.Tensor):
+                hook = _copy_hook(cls) or _program_hook(cls, ("__torch_function__", "__torch_dispatch__"))
+                if hook:
+                    raise NotIsolated(f"a {cls.__qualname__} tensor cannot be copied without running its {hook}")
+                if not t.is_leaf and cls is torch.Tensor:
+                    c = t.detach().clone()
+                    if t.requires_grad:
+                        c.requires_grad_(True)
+                    memo[id(t)] = c
+                    self.keep.append(t)
+                continue
+            if _np is not None and type(t) is _np.ndarray:
+                continue
+            if cls is types.CellType:
+                try:
+                    todo.append(t.cell_contents)
+                except ValueError:
+                    pass
+                continue
+            if cls is types.MethodType:
+                todo.append(t.__self__)
+                continue
+            if cls is functools.partial:
+                todo.extend([t.func, *t.args, *t.keywords.values()])
+                continue
+            if cls in (dict, set, frozenset):
+                for k in t:
+                    hook = _program_hook(type(k), ("__hash__", "__eq__"))
+                    if hook and not isinstance(k, _ATOMIC):
+                        raise NotIsolated(f"a {cls.__name__} holds a {type(k).__qualname__} key, whose {hook} is the "
+                                          "program's code and would run on its copy")
+            if cls in (tuple, list, set, frozenset, collections.deque):
+                todo.extend(t)
+                continue
+            if cls is dict and _module_dict(t):
+                continue   # (module globals are copied shallowly: their values only where reached otherwise)
+            if cls is dict:
+                todo.extend(t.keys())
+                todo.extend(t.values())
+                continue
+            if (isinstance(t, _BASES) and cls not in _BASES) or _copy_hook(cls):
+                self.shell(t)
+            d = _own_dict(t)
+            if d is not None:
+                todo.append(d)
+            todo.extend(desc.__get__(t) for desc in _slots(cls) if _has_slot(desc, t))
+            if isinstance(t, dict):
+                todo.extend(dict.keys(t))
+                todo.extend(dict.values(t))
+            elif isinstance(t, (list, tuple, set, frozenset, collections.deque, bytearray)):
+                base = next(k for k in cls.__mro__ if not k.__flags__ & _HEAPTYPE)
+                todo.extend(base.__iter__(t))   # (the builtin's items, not a subclass's __iter__)
+
+    def shell(self, o: Any) -> None:
+        """An empty object of ``o``'s exact class, made without the program's code (filled by :meth:`fill`)."""
+        cls = type(o)
+        base = next(k for k in cls.__mro__ if not k.__flags__ & _HEAPTYPE)
+        if base is object:
+            c = object.__new__(cls)
+        elif base in _BASES:
+            c = base.__new__(cls)
+            if base is collections.deque:
+                collections.deque.__init__(c, (), o.maxlen)
+        else:
+            raise NotIsolated(f"a {cls.__qualname__} (a {base.__name__} whose copy would run the program's code) "
+                              "cannot be copied")
+        self.memo[id(o)] = c
+        self.keep.append(o)
+        d, cd = _own_dict(o), _own_dict(c)
+        if d is not None and cd is not None:
+            self.memo[id(d)] = cd
+            self.keep.append(d)
+        self.shells.append((o, c, base))
+
+    def fill(self) -> None:
+        """Copies of each shell's original's fields, in the one memo (aliasing is kept)."""
+        memo = self.memo
+        for o, c, base in self.shells:
+            d, cd = _own_dict(o), _own_dict(c)
+            if d is not None and cd is not None:
+                for k, v in d.items():
+                    cd[k] = copy.deepcopy(v, memo)
+            for desc in _slots(type(o)):
+                if _has_slot(desc, o):
+                    desc.__set__(c, copy.deepcopy(desc.__get__(o), memo))
+            if base in (dict, collections.OrderedDict, collections.defaultdict):
+                if base is collections.defaultdict:
+                    c.default_factory = copy.deepcopy(o.default_factory, memo)
+                for k, v in dict.items(o):
+                    base.__setitem__(c, copy.deepcopy(k, memo), copy.deepcopy(v, memo))
+            elif base in (list, collections.deque, bytearray):
+                base.extend(c, [copy.deepcopy(x, memo) for x in base.__iter__(o)])
+            elif base is set:
+                set.update(c, [copy.deepcopy(x, memo) for x in set.__iter__(o)])
+
+
+def _has_slot(desc: Any, o: Any) -> bool:
+    try:
+        desc.__get__(o)
+    except AttributeError:
+        return False
+    return True
+
+
+_DELETED = object()
+
+
+class _SharedWrites:
+    """The sandbox's ``setattr``/``delattr``/``hasattr`` (and ``object.__setattr__``/``__delattr__``):
+    a write on a copy is made on the copy; a write on a class, function or module (which no copy
+    can stand for: they are shared by identity) is kept aside, in ``writes``, and compared with
+    what eager left on the object; a write on any other original object raises NotIsolated."""
+
+    def __init__(self, memo: dict, seen: set):
+        self.copies = {id(c) for k, c in memo.items() if k != id(c) and k != id(memo)}
+        self.originals = seen | {k for k, c in memo.items() if k == id(c)}
+        self.writes: dict[int, tuple[Any, dict]] = {}
+
+    def _where(self, t: Any, name: str) -> bool:
+        """True: write ``t`` itself (a copy, or an object the mock made); False: keep it aside."""
+        if id(t) in self.copies:
+            return True
+        if isinstance(t, (type, types.FunctionType, types.ModuleType)):
+            return False
+        if id(t) in self.originals:
+            raise NotIsolated(f"the record writes `{name}` on a {type(t).__name__} that check mode shares with "
+                              "the program (it could not be copied)")
+        return True
+
+    def setattr(self, t: Any, name: str, v: Any, _set: Any = setattr) -> None:
+        if self._where(t, name):
+            _set(t, name, v)
+        else:
+            self.writes.setdefault(id(t), (t, {}))[1][name] = v
+
+    def delattr(self, t: Any, name: str, _del: Any = delattr) -> None:
+        if self._where(t, name):
+            _del(t, name)
+        else:
+            self.writes.setdefault(id(t), (t, {}))[1][name] = _DELETED
+
+    def hasattr(self, t: Any, name: str) -> bool:
+        kept = self.writes.get(id(t))
+        if kept is not None and name in kept[1]:
+            return kept[1][name] is not _DELETED
+        return hasattr(t, name)
+
+    def namespace(self) -> dict:
+        return {"setattr": self.setattr, "delattr": self.delattr, "hasattr": self.hasattr}
+
+    def object_setattr(self, t: Any, name: str, v: Any) -> None:
+        self.setattr(t, name, v, object.__setattr__)
+
+    def object_delattr(self, t: Any, name: str) -> None:
+        self.delattr(t, name, object.__delattr__)
+
+
+def _cache_answer(fn: Any):
+    """The sandbox's stand-in for a ``functools.lru_cache`` function the mock calls (for the hit eager
+    makes): the result the cache holds for the call, read without a hit, a miss or a change of order."""
+    def answer(*args, **kwargs):
+        entry = lru_cache_entry(fn, args, kwargs)
+        got = entry.result() if entry is not None else NO_VALUE
+        if got is NO_VALUE:
+            raise NotIsolated(f"the cache of `{fn.__qualname__}` holds no answer the record's call could read "
+                              "without running the function")
+        return got
+    answer.__name__ = getattr(fn, "__name__", "cached")
+    return answer
+
+
+def _shared_state(values: list) -> dict[int, tuple[Any, dict]]:
+    """The attributes of the classes, functions and modules among ``values`` before the call
+    (shallow): what eager changes on them is compared with the record's writes kept aside."""
+    out = {}
+    for v in values:
+        if isinstance(v, (type, types.FunctionType, types.ModuleType)) and id(v) not in out and \
+                not (isinstance(v, types.ModuleType) and v.__name__.split(".")[0] in ("torch", "builtins", "magpy")):
+            d = _own_dict(v) if not isinstance(v, type) else v.__dict__
+            if d is not None:
+                out[id(v)] = (v, dict(d))
+    return out
 
 
 def evaluate(record: Record, fetched: Any) -> Evaluation:
-    """Run ``record``'s mock on a sandbox copy of what it reads and writes; the real state is not touched."""
+    """Run ``record``'s mock on a sandbox copy of what it reads and writes: no object of the program
+    is changed and none of its code runs (what cannot be evaluated so is not: ``skipped`` says why)."""
     ev = Evaluation(record)
     if record.split is not None:
         ev.skipped = ("the record is split at a dynamic operation and its continuation runs the program's own "
@@ -121,33 +398,46 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
     mock = record.mock
     g = mock.__globals__
     names = sorted(set(re.findall(r"\bK\d+\b", record.mock_source)))
-    memo: dict = {}
-    compiled = CompiledCallable
-    gens = g.get("_G")
-    for gen in gens or ():
-        # The generators the mock draws from stay shared (a copy of one and a draw from the other
-        # would part ways): their states are put back after the sandbox run.
-        memo[id(gen)] = gen
-    shared = dict(memo)
-    for deep in (False, True):
-        # (a tensor deepcopy refuses deep in the state: once more, with every such tensor copied by value)
-        memo, keep, ns, ev.notes = dict(shared), [], dict(g), []
-        memo[id(memo)] = keep   # (deepcopy's keep-alive list: every original that was copied)
-        try:
-            for name in names:
-                v = g[name]
-                if isinstance(v, compiled):
-                    memo[id(v)] = v   # (a compiled callable is MagPy's, not the program's state)
-            with torch._C.DisableTorchFunctionSubclass():   # (copying is MagPy's, not the program's)
-                _preseed([fetched] + [g[n] for n in names] if deep else fetched, memo, keep, deep)
-                new_fetched, deferred, dicts = _copy_state(g, ns, names, fetched, memo, keep, ev, compiled)
-            break
-        except Exception as e:
-            if not deep and isinstance(e, RuntimeError) and "deepcopy" in str(e):
-                continue
-            ev.skipped = (f"the state the record reads could not be copied ({type(e).__name__}: {e}): only its "
-                          "guard was checked")
+    for name in sorted(set(re.findall(r"\b(K\d+)\(", record.mock_source))):
+        fn = g[name]
+        if isinstance(fn, (types.FunctionType, types.MethodType)) and not _library(fn) and not _effect(fn):
+            ev.skipped = (f"the record calls the program's function `{getattr(fn, '__qualname__', fn)}`, which check "
+                          "mode does not run a second time: only its guard was checked")
             return ev
+    gens = g.get("_G")
+    # The generators the mock draws from stay shared (a copy of one and a draw from the other would
+    # part ways): their states are put back after the sandbox run. A compiled callable is MagPy's.
+    memo: dict = {id(v): v for v in [*(gens or ()), *(g[n] for n in names)]
+                  if v is not None and (isinstance(v, CompiledCallable) or v in (gens or ()))}
+    keep: list = []
+    memo[id(memo)] = keep   # (deepcopy's keep-alive list: every original that was copied)
+    ns = dict(g)
+    roots = [fetched] + [g[n] for n in names]
+    iso = _Isolation(memo, keep)
+    try:
+        with torch._C.DisableTorchFunctionSubclass():   # (copying is MagPy's, not the program's)
+            iso.walk(roots)
+            new_fetched = _copy_state(g, ns, names, fetched, memo, keep, ev)
+            iso.fill()
+            _own_dicts(memo, keep)
+    except NotIsolated as e:
+        ev.skipped = f"{e}: only the record's guard was checked"
+        return ev
+    except Exception as e:
+        ev.skipped = (f"the state the record reads could not be copied ({type(e).__name__}: {e}): only its "
+                      "guard was checked")
+        return ev
+    writes = _SharedWrites(memo, iso.seen)
+    ns.update(writes.namespace())
+    for name in names:
+        v = g[name]
+        if v is object.__setattr__:
+            ns[name] = writes.object_setattr
+        elif v is object.__delattr__:
+            ns[name] = writes.object_delattr
+        elif isinstance(v, functools._lru_cache_wrapper):
+            ns[name] = _cache_answer(v)
+    ev.shared = _shared_state(roots[1:] + (list(fetched) if type(fetched) in (tuple, list) else [fetched]))
     sandbox = types.FunctionType(mock.__code__, ns, mock.__name__, mock.__defaults__, mock.__closure__)
     state = rng_and_grad_state()
     gen_states = save_states(gens) if gens else None
@@ -157,18 +447,24 @@ def evaluate(record: Record, fetched: Any) -> Evaluation:
             ev.unheld = True
         else:
             ev.out = out
+    except NotIsolated as e:
+        ev.skipped = f"{e}: only the record's guard was checked"
+        return ev
     except Exception as e:
         ev.raised = e
     finally:
         set_rng_and_grad_state(state)
         if gens:
             restore_states(gens, gen_states)
-    ev.memo, ev.originals = memo, _reachable(keep, memo, [fetched] + [g[n] for n in names])
+    ev.kept_writes = writes.writes
+    for key, (obj, _) in writes.writes.items():
+        if key not in ev.shared:   # (not written by the sandbox: its attributes are still those before the call)
+            ev.shared.update(_shared_state([obj]))
+    ev.memo, ev.originals = memo, _reachable(keep, memo, roots)
     return ev
 
 
-def _copy_state(g: dict, ns: dict, names: list, fetched: Any, memo: dict, keep: list, ev: Evaluation,
-                compiled: type) -> tuple:
+def _copy_state(g: dict, ns: dict, names: list, fetched: Any, memo: dict, keep: list, ev: Evaluation) -> Any:
     """Copies of what the guard fetched and of the mock's own constants into ``ns``, one memo."""
     new_fetched = copy.deepcopy(fetched, memo)
     deferred, dicts = [], []
@@ -179,7 +475,7 @@ def _copy_state(g: dict, ns: dict, names: list, fetched: Any, memo: dict, keep: 
         elif _effect(v):
             ns[name] = _silenced(v)
             ev.notes.append(f"what the record prints or logs ({getattr(v, '__name__', v)}) is not compared")
-        elif isinstance(v, _ATOMIC) or isinstance(v, compiled):
+        elif isinstance(v, _ATOMIC) or isinstance(v, CompiledCallable) or isinstance(v, enum.Enum):
             continue
         elif _module_dict(v):
             deferred.append(name)
@@ -205,7 +501,7 @@ def _copy_state(g: dict, ns: dict, names: list, fetched: Any, memo: dict, keep: 
             memo[id(d)] = {k: memo.get(id(x), x) for k, x in d.items()}
             keep.append(d)
         ns[name] = memo[id(d)]
-    return new_fetched, deferred, dicts
+    return new_fetched
 
 
 def _reachable(keep: list, memo: dict, roots: list) -> list:
@@ -238,8 +534,8 @@ def _reachable(keep: list, memo: dict, roots: list) -> list:
         elif isinstance(o, types.MethodType):
             todo.append(o.__self__)
         else:
-            d = getattr(o, "__dict__", None)
-            if type(d) is dict:
+            d = _own_dict(o)
+            if d is not None:
                 todo.append(d)
             for klass in type(o).__mro__:
                 for slot in klass.__dict__.get("__slots__", ()) if isinstance(klass.__dict__.get("__slots__", ()), (tuple, list)) else ():
@@ -373,16 +669,18 @@ class _Compare:
             return None if e == m else f"{path}: eager has {e!r}, the record would have {m!r}"
         if isinstance(e, CompiledCallable):
             return None   # (MagPy's own: its original module is compared)
-        de, dm = getattr(e, "__dict__", None), getattr(m, "__dict__", None)
-        if type(de) is dict and type(dm) is dict and not isinstance(e, (type, types.ModuleType, types.FunctionType)):
+        de, dm = _own_dict(e), _own_dict(m)
+        if de is not None and dm is not None and not isinstance(e, (type, types.ModuleType, types.FunctionType)):
             return self.contents(de, dm, f"{path} (attributes)", depth + 1)
         try:
             if type(e).__eq__ is object.__eq__:
                 # (equal only to itself: compare what pickling it would keep, e.g. a bit generator's state)
-                re_, rm = e.__reduce_ex__(4), m.__reduce_ex__(4)
-                if type(re_) is tuple and type(rm) is tuple:
-                    return self.contents(tuple(re_[1:3]), tuple(rm[1:3]), path, depth + 1)
-            else:
+                if _program_hook(type(e), ("__reduce_ex__", "__reduce__", "__getstate__", "__getnewargs_ex__",
+                                           "__getnewargs__")) is None:
+                    re_, rm = e.__reduce_ex__(4), m.__reduce_ex__(4)
+                    if type(re_) is tuple and type(rm) is tuple:
+                        return self.contents(tuple(re_[1:3]), tuple(rm[1:3]), path, depth + 1)
+            elif _program_hook(type(e), ("__eq__",)) is None:   # (the program's __eq__ is not run again)
                 eq = e == m
                 if type(eq) is bool:
                     return None if eq else f"{path}: eager has {_short(e)}, the record would have {_short(m)}"
@@ -458,9 +756,9 @@ def _names(roots: list, limit: int = 50000) -> dict[int, str]:
                 todo.append((name, obj.cell_contents))
             except ValueError:
                 pass
-        elif isinstance(getattr(obj, "__dict__", None), dict) and not isinstance(obj, torch.Tensor):
-            todo.append((f"{name} (attributes)", obj.__dict__, name))
-            for k, v in obj.__dict__.items():
+        elif _own_dict(obj) is not None and not isinstance(obj, torch.Tensor):
+            todo.append((f"{name} (attributes)", _own_dict(obj), name))
+            for k, v in _own_dict(obj).items():
                 todo.append((f"{name}.{k}", v))
     return names
 
@@ -509,6 +807,9 @@ def _compare(ev: Evaluation, raised: BaseException | None, result: Any, backend:
     d = cmp.same(result, ev.out, "return value")
     if d:
         return d
+    d = _compare_shared(ev, cmp)
+    if d:
+        return "outside state " + d
     owned = {id(o.__dict__) for o in ev.originals if type(getattr(o, "__dict__", None)) is dict}
     module_dicts = []
     for o in ev.originals:
@@ -530,6 +831,33 @@ def _compare(ev: Evaluation, raised: BaseException | None, result: Any, backend:
             if d:
                 return "outside state " + d
     return None
+
+
+def _compare_shared(ev: Evaluation, cmp: _Compare) -> str | None:
+    """The attributes of the classes, functions and modules the record reads or writes: each one
+    eager changed, or the record writes (kept aside, see _SharedWrites), must be what the record
+    would leave."""
+    kept = ev.kept_writes
+    for key, (obj, before) in ev.shared.items():
+        after = obj.__dict__ if isinstance(obj, type) else (_own_dict(obj) or {})
+        writes = kept.get(key, (obj, {}))[1]
+        changed = [k for k in set(after) | set(before) if after.get(k, _DELETED) is not before.get(k, _DELETED)]
+        for k in sorted(set(changed) | set(writes), key=str):
+            e = after.get(k, _DELETED)
+            m = writes[k] if k in writes else before.get(k, _DELETED)
+            path = f"{_owner_name(obj)}.{k}"
+            if e is _DELETED or m is _DELETED:
+                if e is not m:
+                    return f"{path}: {'only eager' if m is _DELETED else 'only the record'} binds it"
+                continue
+            d = cmp.same(e, m, path)
+            if d:
+                return d
+    return None
+
+
+def _owner_name(obj: Any) -> str:
+    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
 
 
 def _state_name(cmp: _Compare, o: Any) -> str:

@@ -1,5 +1,8 @@
 """Check mode (magpy.check): every call runs eagerly, the record MagPy would have used is
 evaluated on a sandbox beside it and compared with what eager returned and left."""
+import functools
+import random
+import types
 import warnings
 
 import pytest
@@ -263,3 +266,217 @@ def test_state_holding_a_non_leaf_tensor_is_copied():
     assert torch.allclose(out, m.lin(x) + m.memory)
     st = magpy.stats(cm)
     assert st.checks == 2 and not any("could not be copied" in n for n in st.check_notes)
+
+
+# -- a checked program's every observable is eager's ------------------------------------------------------
+# Each program runs N calls compiled with check=True and N calls plainly, from the same start;
+# what it leaves outside (class and function attributes, a cache's statistics, copy hooks that
+# count, the random generators, prints, a global list, hook counts) must be the same.
+
+N = 6
+
+
+class Bumped:
+    calls = 0
+
+
+def bumped_helper(x):
+    bumped_helper.calls += 1
+    return x + 1
+
+
+bumped_helper.calls = 0
+
+
+@functools.cache
+def cached_scale(k):
+    return k * 3
+
+
+class CopyCounted:
+    """A user class whose copy hooks count every call: check mode must not run them."""
+
+    deepcopies = 0
+    getstates = 0
+    setstates = 0
+
+    def __init__(self):
+        self.factor = 2.0
+
+    def __deepcopy__(self, memo):
+        CopyCounted.deepcopies += 1
+        c = CopyCounted.__new__(CopyCounted)
+        c.__dict__.update(self.__dict__)
+        return c
+
+
+class StateCounted:
+    getstates = 0
+    setstates = 0
+
+    def __init__(self):
+        self.seen = 0
+
+    def __getstate__(self):
+        StateCounted.getstates += 1
+        return dict(self.__dict__)
+
+    def __setstate__(self, state):
+        StateCounted.setstates += 1
+        self.__dict__.update(state)
+
+
+COPY_COUNTED = CopyCounted()
+STATE_COUNTED = StateCounted()
+APPENDED: list = []
+
+
+def everything(x):
+    Bumped.calls += 1
+    y = bumped_helper(x) * cached_scale(2) * COPY_COUNTED.factor
+    STATE_COUNTED.seen = STATE_COUNTED.seen + 1
+    APPENDED.append(Bumped.calls)
+    print("step", Bumped.calls)
+    return y + random.random() + torch.rand(1)
+
+
+def _observed() -> tuple:
+    return (Bumped.calls, bumped_helper.calls, cached_scale.cache_info(), CopyCounted.deepcopies,
+            StateCounted.getstates, StateCounted.setstates, STATE_COUNTED.seen, list(APPENDED),
+            random.getstate(), torch.get_rng_state())
+
+
+def _reset_everything() -> None:
+    Bumped.calls = 0
+    bumped_helper.calls = 0
+    cached_scale.cache_clear()
+    CopyCounted.deepcopies = StateCounted.getstates = StateCounted.setstates = 0
+    STATE_COUNTED.seen = 0
+    APPENDED.clear()
+    random.seed(0)
+    torch.manual_seed(0)
+
+
+def _run(fn, capsys) -> tuple:
+    _reset_everything()
+    x = torch.ones(2)
+    outs = [fn(x) for _ in range(N)]
+    printed = capsys.readouterr().out
+    return outs, _observed(), printed
+
+
+def test_checked_program_leaves_eager_state(capsys):
+    ref_outs, ref_state, ref_printed = _run(everything, capsys)
+    cf = magpy.compile(everything, backend="eager", check="raise")
+    outs, state, printed = _run(cf, capsys)
+    assert all(torch.equal(a, b) for a, b in zip(outs, ref_outs))
+    (calls, fcalls, info, deepcopies, getstates, setstates, seen, appended, py_rng, torch_rng) = state
+    assert (calls, fcalls, info, seen, appended) == ref_state[:3] + ref_state[6:8]
+    assert (deepcopies, getstates, setstates) == (0, 0, 0)
+    assert py_rng == ref_state[8] and torch.equal(torch_rng, ref_state[9])
+    assert printed == ref_printed
+    st = magpy.stats(cf)
+    assert st.checks >= 2 and st.check_divergences == 0
+
+
+def test_class_and_function_attribute_writes_are_compared(monkeypatch):
+    """A record that would write a wrong class attribute (its guard on the value read is dropped)
+    is found, though check mode never writes the class itself."""
+    add = Monitor.add_guard
+
+    def add_guard(self, guard):
+        if isinstance(guard, ValueGuard) and guard.source.describe().endswith(".calls"):
+            return
+        add(self, guard)
+
+    monkeypatch.setattr(Monitor, "add_guard", add_guard)
+
+    class Ticks:
+        calls = 0
+
+    def tick(x):
+        Ticks.calls = Ticks.calls + 1
+        return x * 2
+
+    cf = magpy.compile(tick, backend="eager", check=True)
+    x = torch.ones(2)
+    with pytest.warns(magpy.CheckError, match=r"outside state .*Ticks\.calls: eager has 2, the record would have 1"):
+        for _ in range(3):
+            cf(x)
+    assert Ticks.calls == 3
+
+
+def test_copy_hooks_of_state_the_record_writes_do_not_run():
+    class Box:
+        copies = 0
+
+        def __init__(self):
+            self.items = [0]
+
+        def __deepcopy__(self, memo):
+            Box.copies += 1
+            return Box()
+
+        def __getattr__(self, name):
+            raise AttributeError(name)
+
+    box = Box()
+
+    def put(x):
+        box.items[0] = box.items[0] + 1
+        box.last = x * 2
+        return x + 1
+
+    cf = magpy.compile(put, backend="eager", check="raise")
+    for _ in range(N):
+        cf(torch.ones(2))
+    assert Box.copies == 0 and box.items == [N] and torch.equal(box.last, torch.full((2,), 2.0))
+    st = magpy.stats(cf)
+    assert st.checks >= 2 and st.check_divergences == 0
+
+
+def test_forward_hook_runs_once_per_call():
+    runs = []
+
+    def make():
+        torch.manual_seed(0)
+        m = torch.nn.Linear(3, 3)
+        m.register_forward_hook(lambda mod, inp, out: runs.append(1))
+        return m
+
+    x = torch.randn(2, 3)
+    m = make()
+    for _ in range(N):
+        m(x)
+    eager_runs, runs[:] = len(runs), []
+    cm = magpy.compile(make(), backend="eager", check=True)
+    for _ in range(N):
+        cm(x)
+    assert len(runs) == eager_runs == N
+
+
+def test_state_that_cannot_be_copied_without_the_programs_code_is_not_evaluated():
+    """A record that writes a tensor subclass whose ``__torch_function__`` is the program's code is
+    not evaluated on a copy (copying would run that code): only its guard is, and check_notes says why."""
+
+    class Tagged(torch.Tensor):
+        seen = 0
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    holder = types.SimpleNamespace(t=torch.ones(2).as_subclass(Tagged))
+
+    def f(x):
+        holder.t.add_(1)
+        return x + 1
+
+    cf = magpy.compile(f, backend="eager", check=True)
+    for _ in range(3):
+        cf(torch.ones(2))
+    assert torch.equal(holder.t.as_subclass(torch.Tensor), torch.full((2,), 4.0))
+    st = magpy.stats(cf)
+    assert st.check_divergences == 0
+    assert st.guard_hits == 2 and st.checks == 0
+    assert any("Tagged tensor cannot be copied without running its __torch_function__" in n for n in st.check_notes)
