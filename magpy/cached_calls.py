@@ -130,8 +130,7 @@ def lru_cache_entry(fn: Any, args: Any, kwargs: dict) -> CacheEntry | None:
 def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
     """The call rule (Figure 12's "lru cache") for the monitor run ``mon``. Arguments must be
     values (guarded) or objects the cache keys by identity (guarded so). Where the entry cannot
-    be read (``maxsize=0``), a miss of the mock's call would run the body before the mock
-    replays the writes outside: a call after writes is a break. A call on a path a tensor value
+    be read (``maxsize=0``), the mock's call could miss and run the body: a break. A call on a path a tensor value
     chose is a break (the mock would make it speculatively, touching the LRU order where eager
     does not)."""
     fn, args, kwargs = c.fn, c.args, c.kwargs
@@ -147,8 +146,11 @@ def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
         mon.guard_identity(v)
     plain_args, plain_kwargs = tuple(delift(a) for a in args), {k: delift(v) for k, v in kwargs.items()}
     entry = lru_cache_entry(fn, plain_args, plain_kwargs)
-    if entry is None and mon.changed_outside():
-        raise BreakCompile(f"calls the cached function `{fn.__qualname__}` after changing state outside the call")
+    if entry is None:
+        # (``maxsize=0``, a wrapper not made by the decorator): the mock's call could miss and run
+        # the body, its writes and its result unseen, beside the one eager runs
+        raise BreakCompile(f"calls the cached function `{fn.__qualname__}`, whose cache MagPy cannot read "
+                           "(maxsize=0, or not made by the decorator)")
     if mon.assumed_beyond_sizes():
         raise BreakCompile(f"calls the cached function `{fn.__qualname__}` on a path chosen by a tensor value")
     fn_node = mon.node(fn)
@@ -157,6 +159,10 @@ def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
     if mon.holds_scalar(args) or mon.holds_scalar(kwargs):
         mon.scalar_escape("passes to a cached function", args, kwargs)
     mon.guard_identity(fn)
+    if not entry.holds():
+        # A miss runs the body; one that raises caches nothing, and eager runs the body again on
+        # every call: the run ends dynamic unless the call returns (MonitorRun.after_call).
+        mon.cached_misses[id(entry)] = fn.__qualname__
     mon.pend(fs, functools.partial(_post_cached_call, mon), (fn, plain_args, plain_kwargs, entry), opaque=True)
     return True
 
@@ -164,6 +170,7 @@ def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
 def _post_cached_call(mon: Any, fs: FrameState, stack: list, data: tuple) -> None:
     fn, args, kwargs, entry = data
     out = stack[-1]
+    mon.cached_misses.pop(id(entry), None)
     if entry is not None:
         if entry.result() is not out:
             raise BreakCompile(f"calls the cached function `{fn.__qualname__}`, whose cache kept no entry "

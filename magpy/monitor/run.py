@@ -142,6 +142,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.mutated: set[int] = set()                       # node ids changed in place
         self.immutable_sources: dict[int, tuple] = {}        # id -> (a value read from outside, its sources) (op_IS_OP)
         self.identity_numbers: set[int] = set()              # id() / identity hash() of objects made in the call
+        self.cached_misses: dict[int, str] = {}              # lru_cache calls that missed and have not returned
         self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
         self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
@@ -486,6 +487,14 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         its handler where no record can (no record makes the generator); or it was closed where
         the monitor could not follow (inside native code MagPy does not see into), so its handler
         ran unmonitored."""
+        if self.broken is None and self.finished and self.cached_misses:
+            name = next(iter(self.cached_misses.values()))
+            self.dynamic = True
+            self.break_reason = BreakReason(BreakKind.UNSUPPORTED, f"the cached function `{name}` raised on a miss "
+                                            "(an exception is not cached: eager runs its body again on every call)",
+                                            function=name)
+            self.broken = str(self.break_reason)
+            return
         if self.broken is not None or not self.finished or not self.suspended:
             return
         frame = next(iter(self.suspended.values()))

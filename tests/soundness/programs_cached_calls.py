@@ -149,3 +149,37 @@ def step(i):
     if i == 3: pick.cache_clear()        # the body runs after the write: eager sees 5.0
 def state(): return pick.cache_info(), dict(CONFIG)
 """)
+
+program(F_, "a_cache_of_size_zero_runs_its_body_on_every_call", """
+EXPECT = "split"
+import functools
+C = [0]
+@functools.lru_cache(maxsize=0)
+def g():
+    C[0] += 1
+    return float(C[0])
+def f(x):
+    return x * g()
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def state(): return C[0], g.cache_info()
+""")
+
+program(F_, "a_cached_function_that_raises_runs_again_on_every_call", """
+EXPECT = "dynamic"
+import functools
+C = [0]
+@functools.lru_cache(maxsize=None)
+def g(n):
+    C[0] += 1
+    raise ValueError(n)
+def f(x):
+    try:
+        g(1)
+    except ValueError:
+        pass
+    return x * C[0]
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def state(): return C[0], g.cache_info()
+""")
