@@ -24,7 +24,7 @@ from .evaluate import ALL_COMPILERS, BACKENDS, RunConfig
 from .launch import LAUNCHERS, LaunchOptions, launch
 from .loader import CORPUS_DIR
 from .report import write_reports
-from .runner import RunConfigMismatch, RunOptions, run
+from .runner import RunConfigMismatch, RunOptions, refuse_foreign, run
 
 RESULTS_ROOT = Path(__file__).resolve().parent.parent / "results" / "table3"
 ZOO_ROOT = RESULTS_ROOT.parent / "zoo"
@@ -94,8 +94,10 @@ def _zoo_options(args: argparse.Namespace) -> RunOptions:
         raise SystemExit("paritybench zoo: --dir is not used (the zoo's programs are generated); use --out")
     known = base_model_types()
     chosen = known
-    if args.models:
+    if args.models is not None:
         chosen = [m.strip() for m in args.models.split(",") if m.strip()]
+        if not chosen:
+            raise SystemExit("paritybench zoo: --models names no model type (leave it out for every type)")
         unknown = [m for m in chosen if m not in known]
         if unknown:
             raise SystemExit(f"paritybench zoo: unknown model type(s) {unknown}; transformers "
@@ -103,13 +105,20 @@ def _zoo_options(args: argparse.Namespace) -> RunOptions:
     suffix = "-train" if args.train else ""
     out = (args.out or ZOO_ROOT / (args.run_id or f"transformers-{transformers.__version__}-{args.backend}{suffix}"))
     out = out.resolve()
-    programs = out / "programs"
-    write_programs(programs, chosen)
     config = RunConfig(compilers=args.compilers, backend=args.backend, calls=args.calls, seed=args.seed,
                        no_grad=not (args.grad or args.train), train=args.train)
-    return RunOptions(directory=programs, out=out, config=config, jobs=args.jobs, limit=args.limit,
+    opts = RunOptions(directory=out / "programs", out=out, config=config, jobs=args.jobs, limit=args.limit,
                       name_filter=args.name_filter, timeout_s=args.timeout, memory_gb=args.memory_gb,
                       fresh=args.fresh, suite="zoo")
+    if args.jobs < 1 or (args.limit is not None and args.limit < 1) or args.timeout <= 0:
+        raise ValueError(f"jobs and limit must be at least 1 and timeout positive (got {args.jobs}, {args.limit}, "
+                         f"{args.timeout})")
+    try:
+        refuse_foreign(opts)   # (before the programs are written: a refused run changes nothing)
+    except RunConfigMismatch as exc:
+        raise SystemExit(f"paritybench: {exc}") from None
+    write_programs(opts.directory, chosen)
+    return opts
 
 
 def _options(args: argparse.Namespace) -> RunOptions:

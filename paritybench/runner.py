@@ -252,8 +252,33 @@ def _context() -> mp.context.BaseContext:
     return mp.get_context("spawn")
 
 
+def refuse_foreign(opts: RunOptions) -> None:
+    """Raise :class:`RunConfigMismatch` when ``opts.out`` cannot take this run: it is a file, or it
+    holds results of another configuration or of another suite of programs (changes nothing)."""
+    out = opts.out
+    if out.exists() and not out.is_dir():
+        raise RunConfigMismatch(f"--out names {out}, which is a file, not a run directory")
+    meta_path = out / "run.json"
+    if opts.fresh or not meta_path.exists():
+        return
+    meta = json.loads(meta_path.read_text())
+    if meta.get("suite", "paritybench") != opts.suite:
+        raise RunConfigMismatch(f"{out} holds a run of the {meta.get('suite', 'paritybench')} programs, not of the "
+                                f"{opts.suite}; pass --fresh to discard it or choose another --out / --run-id")
+    wanted = {k: opts.config.as_json()[k] for k in _CONFIG_KEYS}
+    # (a run directory from before a setting existed holds its default)
+    have = {k: meta.get("config", {}).get(k, getattr(RunConfig, k, None)) for k in _CONFIG_KEYS}
+    verdict = reuse(meta, have, wanted, on_change="refuse")
+    if verdict.action == "refuse":  # said as the experiments say it
+        raise RunConfigMismatch(
+            f"{out} holds results of another configuration ({'; '.join(verdict.changes)}); "
+            "pass --fresh to discard them or choose another --out / --run-id"
+        )
+
+
 def prepare_out(opts: RunOptions) -> None:
     """Create (or, with ``fresh``, clear) the run directory; refuse a foreign configuration."""
+    refuse_foreign(opts)
     out = opts.out
     if opts.fresh and out.exists():
         for sub in ("files", "logs"):
@@ -264,16 +289,6 @@ def prepare_out(opts: RunOptions) -> None:
     (out / "logs").mkdir(parents=True, exist_ok=True)
     wanted = {k: opts.config.as_json()[k] for k in _CONFIG_KEYS}
     meta_path = out / "run.json"
-    if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
-        # (a run directory from before a setting existed holds its default)
-        have = {k: meta.get("config", {}).get(k, getattr(RunConfig, k, None)) for k in _CONFIG_KEYS}
-        verdict = reuse(meta, have, wanted, on_change="refuse")
-        if verdict.action == "refuse":  # said as the experiments say it
-            raise RunConfigMismatch(
-                f"{out} holds results of another configuration ({'; '.join(verdict.changes)}); "
-                "pass --fresh to discard them or choose another --out / --run-id"
-            )
     compilers = list(opts.config.compilers)
     if meta_path.exists():
         recorded = json.loads(meta_path.read_text()).get("config", {}).get("compilers", [])
@@ -308,6 +323,8 @@ def run(opts: RunOptions, progress: Callable[[str], None] | None = None) -> Path
         raise ValueError(f"jobs must be at least 1, got {opts.jobs}")
     if opts.timeout_s <= 0:
         raise ValueError(f"timeout must be positive, got {opts.timeout_s}")
+    if opts.limit is not None and opts.limit < 1:
+        raise ValueError(f"limit must be at least 1, got {opts.limit}")
     files = find_testfiles(opts.directory)
     if not files:
         raise FileNotFoundError(f"no test_*.py files in {opts.directory}")

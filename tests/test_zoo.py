@@ -104,3 +104,46 @@ def test_a_gradient_that_differs_is_wrong():
 def test_a_training_step_needs_autograd():
     with pytest.raises(ValueError, match="autograd"):
         RunConfig(train=True, no_grad=True)
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--models", ""], "names no model type"),
+    (["--models", "bert", "--limit", "0"], "limit"),
+    (["--models", "bert", "--jobs", "0"], "jobs"),
+    (["--models", "bert", "--calls", "0"], "calls"),
+])
+def test_bad_zoo_flags_end_with_one_line_and_write_nothing(tmp_path, flags, words):
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as ended:
+        main(["zoo", *flags, "--compilers", "magpy", "--out", str(out)])
+    assert words in str(ended.value)
+    assert not (out / "programs").exists()
+
+
+def test_a_file_as_out_is_named(tmp_path):
+    target = tmp_path / "run.json"
+    target.write_text("{}")
+    with pytest.raises(SystemExit) as ended:
+        main(["zoo", "--models", "bert", "--compilers", "magpy", "--out", str(target)])
+    assert "is a file" in str(ended.value)
+
+
+def test_a_run_directory_of_other_programs_or_settings_is_refused_untouched(tmp_path):
+    import json
+
+    out = tmp_path / "run"
+    (out / "programs").mkdir(parents=True)
+    kept = out / "programs" / "test_bert.py"
+    kept.write_text("# kept\n")
+    (out / "run.json").write_text(json.dumps({"config": RunConfig(compilers=("magpy",)).as_json(),
+                                              "suite": "paritybench"}))
+    with pytest.raises(SystemExit) as ended:
+        main(["zoo", "--models", "gpt2", "--compilers", "magpy", "--out", str(out)])
+    assert "paritybench programs" in str(ended.value)
+    (out / "run.json").write_text(json.dumps({"config": RunConfig(compilers=("magpy",), calls=5).as_json(),
+                                              "suite": "zoo"}))
+    with pytest.raises(SystemExit) as ended:
+        main(["zoo", "--models", "gpt2", "--compilers", "magpy", "--out", str(out)])
+    assert "another configuration" in str(ended.value)
+    assert sorted(p.name for p in (out / "programs").iterdir()) == ["test_bert.py"]
+    assert kept.read_text() == "# kept\n"
