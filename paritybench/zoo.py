@@ -90,7 +90,12 @@ def _shrink(d: dict[str, Any]) -> dict[str, Any]:
     _set_ints(out, _WIDTHS, WIDTH)
     _set_ints(out, _LAYERS, LAYERS)
     _set_ints(out, _HEADS, HEADS)
-    _set_ints(out, _KV_HEADS, KV_HEADS)
+    # key/value heads: as many as the query heads where the defaults have as many (some models
+    # require it), otherwise a divisor of them
+    heads_before = next((d[k] for k in _HEADS if isinstance(d.get(k), int)), None)
+    for key in _KV_HEADS:
+        if isinstance(d.get(key), int) and not isinstance(d.get(key), bool):
+            out[key] = HEADS if d[key] == heads_before else min(d[key], KV_HEADS)
     _set_ints(out, _FFN, FFN)
     _set_ints(out, _EXPERTS, EXPERTS)
     _set_ints(out, _EXPERTS_PER_TOKEN, 2)
@@ -119,6 +124,9 @@ def _shrink(d: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, list) and before and layers and len(value) == before > layers \
                 and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             out[key] = value[:layers]
+        if isinstance(value, dict) and before and layers and value and all(type(k) is int for k in value) \
+                and max(value) >= layers:
+            out[key] = {k: v for k, v in value.items() if k < layers}   # settings per layer index
     for key in ("stage_names", "out_features", "out_indices"):
         out.pop(key, None)
     vocab = out.get("vocab_size")

@@ -35,6 +35,15 @@ def test_per_layer_lists_follow_the_new_layer_count():
     assert len(hybrid.layer_types) == len(hybrid.mlp_layer_types) == zoo.LAYERS
 
 
+def test_key_value_heads_stay_equal_to_the_heads_where_the_defaults_have_them_equal():
+    assert zoo.build_config("esmc").num_key_value_heads == zoo.build_config("esmc").num_attention_heads
+    llama = zoo.build_config("llama")   # (the defaults: as many as the heads)
+    mixtral = zoo.build_config("mixtral")   # (the defaults: fewer, grouped)
+    assert llama.num_key_value_heads == llama.num_attention_heads
+    assert mixtral.num_attention_heads % mixtral.num_key_value_heads == 0
+    assert mixtral.num_key_value_heads < mixtral.num_attention_heads
+
+
 def test_backbone_stages_follow_the_new_depth():
     config = zoo.build_config("beit")
     assert config.out_features == [config.stage_names[-1]]
