@@ -2,6 +2,7 @@
 evaluated on a sandbox beside it and compared with what eager returned and left."""
 import functools
 import random
+import re
 import types
 import warnings
 
@@ -480,3 +481,323 @@ def test_state_that_cannot_be_copied_without_the_programs_code_is_not_evaluated(
     assert st.check_divergences == 0
     assert st.guard_hits == 2 and st.checks == 0
     assert any("Tagged tensor cannot be copied without running its __torch_function__" in n for n in st.check_notes)
+
+
+# -- state whose copying or comparison would run the program's code --------------------------------------
+# Each program keeps, on an outside object the record writes, objects whose hooks count every call;
+# it runs plainly and compiled with check="raise" from the same start: what it observes (the hook
+# counts too) must be the same, and no CheckError is raised.
+
+def _eager_and_checked(build, calls: int = N):
+    """``build()`` -> (f, observe, step): a fresh program. Runs it plainly, then compiled in check mode."""
+    runs = []
+    for checked in (False, True):
+        f, observe, step = build()
+        g = magpy.compile(f, backend="eager", check="raise") if checked else f
+        seen = []
+        for i in range(calls):
+            step(i)
+            seen.append((g(torch.ones(3)).tolist(), observe()))
+        runs.append(seen)
+    return runs[0], runs[1], magpy.stats(g)
+
+
+class _Holder:
+    pass
+
+
+def _counting_key_class(counts: list):
+    class Key:
+        def __init__(self, n):
+            self.n = n
+
+        def __hash__(self):
+            counts[0] += 1
+            return hash(self.n)
+
+        def __eq__(self, other):
+            counts[0] += 100
+            return type(other) is Key and other.n == self.n
+
+    return Key
+
+
+def _holder_program(fill, counts: list):
+    """A record that reads ``h.scale`` and writes ``h.last``; ``fill(h)`` adds the state under test."""
+    h = _Holder()
+    h.scale = 2.0
+    fill(h)
+
+    def f(x):
+        h.last = x.sum()
+        return x * h.scale
+
+    def step(i):
+        if i == 3:
+            h.scale = 3.0
+
+    return f, lambda: list(counts), step
+
+
+@pytest.mark.parametrize("kind", ["tuple key", "OrderedDict", "dict subclass", "set of tuples", "WeakKeyDictionary"])
+def test_keys_holding_objects_with_the_programs_hash_are_not_hashed(kind):
+    import collections
+    import weakref
+
+    class Table(dict):
+        pass
+
+    def build():
+        counts = [0]
+        key = _counting_key_class(counts)
+        keep = [key(1)]
+
+        def fill(h):
+            h.keep = keep
+            h.table = {"tuple key": lambda: {(keep[0], "a"): 2.0},
+                       "OrderedDict": lambda: collections.OrderedDict({keep[0]: 2.0}),
+                       "dict subclass": lambda: Table({keep[0]: 2.0}),
+                       "set of tuples": lambda: {(keep[0], 1)},
+                       "WeakKeyDictionary": lambda: weakref.WeakKeyDictionary({keep[0]: 2.0})}[kind]()
+            counts[0] = 0
+        return _holder_program(fill, counts)
+
+    eager, checked, st = _eager_and_checked(build)
+    assert checked == eager
+    assert any("whose __hash__ is the program's code" in n for n in st.check_notes)
+    assert st.check_divergences == 0
+
+
+def test_slots_object_with_the_programs_setattr_is_copied_without_it():
+    def build():
+        counts = [0, 0]
+
+        class Point:
+            __slots__ = ("a", "b")
+
+            def __init__(self):
+                object.__setattr__(self, "a", 1.0)
+                object.__setattr__(self, "b", 2.0)
+
+            def __setattr__(self, name, value):
+                counts[0] += 1
+                object.__setattr__(self, name, value)
+
+            def __delattr__(self, name):
+                counts[1] += 1
+                object.__delattr__(self, name)
+
+        return _holder_program(lambda h: setattr(h, "p", Point()), counts)
+
+    eager, checked, st = _eager_and_checked(build)
+    assert checked == eager and st.checks >= 2 and st.check_divergences == 0
+
+
+def test_container_subclasses_are_compared_through_the_builtins_methods():
+    def build():
+        counts = [0, 0, 0, 0]
+
+        class Items(list):
+            def __len__(self):
+                counts[0] += 1
+                return list.__len__(self)
+
+            def __iter__(self):
+                counts[1] += 1
+                return list.__iter__(self)
+
+            def __getitem__(self, i):
+                counts[2] += 1
+                return list.__getitem__(self, i)
+
+        class Table(dict):
+            def __iter__(self):
+                counts[1] += 10
+                return dict.__iter__(self)
+
+            def __getitem__(self, k):
+                counts[2] += 10
+                return dict.__getitem__(self, k)
+
+            def __contains__(self, k):
+                counts[3] += 1
+                return dict.__contains__(self, k)
+
+            def items(self):
+                counts[3] += 10
+                return dict.items(self)
+
+            def keys(self):
+                counts[3] += 100
+                return dict.keys(self)
+
+        def fill(h):
+            h.items = Items([1.0, 2.0])
+            h.table = Table(a=1.0, b=[3.0])
+        return _holder_program(fill, counts)
+
+    eager, checked, st = _eager_and_checked(build)
+    assert checked == eager and st.checks >= 2 and st.check_divergences == 0
+
+
+def test_class_property_and_getattribute_of_the_program_do_not_run():
+    """``isinstance`` reads ``__class__`` (a property may answer) and attribute reads run a
+    ``__getattribute__``, on the object or on its class (a metaclass's): the checker reads types."""
+    def build():
+        counts = [0, 0, 0]
+
+        class Masked:
+            def __init__(self):
+                self.v = 1.0
+
+            @property
+            def __class__(self):
+                counts[0] += 1
+                return Masked
+
+        class Watched:
+            def __init__(self):
+                self.v = 1.0
+
+            def __getattribute__(self, name):
+                counts[1] += 1
+                return object.__getattribute__(self, name)
+
+        class Meta(type):
+            def __getattribute__(cls, name):
+                counts[2] += 1
+                return type.__getattribute__(cls, name)
+
+        class Configured(metaclass=Meta):
+            def __init__(self):
+                self.v = 1.0
+
+        def fill(h):
+            h.masked, h.watched, h.configured = Masked(), Watched(), Configured()
+            counts[:] = [0, 0, 0]
+        return _holder_program(fill, counts)
+
+    eager, checked, st = _eager_and_checked(build)
+    assert checked == eager and st.checks >= 2 and st.check_divergences == 0
+
+
+def test_number_subclasses_in_outside_state_are_compared_as_objects():
+    def build():
+        counts = [0]
+
+        class Fraction(float):
+            def __eq__(self, other):
+                counts[0] += 1
+                return float.__eq__(self, other)
+
+            def __ne__(self, other):
+                counts[0] += 1
+                return float.__ne__(self, other)
+
+            __hash__ = float.__hash__
+
+        class Count(int):
+            pass
+
+        class Name(str):
+            pass
+
+        def fill(h):
+            h.fraction, h.count, h.name = Fraction(1.5), Count(3), Name("abc")
+            h.count.tag = "kept"
+        return _holder_program(fill, counts)
+
+    eager, checked, st = _eager_and_checked(build)
+    assert checked == eager and st.checks >= 2 and st.check_divergences == 0
+
+
+def test_cached_call_with_an_argument_of_the_programs_hash_is_not_looked_up():
+    """The cache's table would hash and compare the argument (the program's code): the record is not
+    evaluated (a check note says why); check mode adds no hash beyond what MagPy's own run makes."""
+    def build():
+        counts = [0]
+        key = _counting_key_class(counts)(2)
+
+        @functools.lru_cache(maxsize=8)
+        def table(k):
+            return 2.0
+
+        def f(x):
+            return x * table(key)
+
+        return f, lambda: [counts[0], table.cache_info()], lambda i: None
+
+    _, checked, st = _eager_and_checked(build)
+    f, observe, _ = build()
+    plain = magpy.compile(f, backend="eager")
+    assert [(plain(torch.ones(3)).tolist(), observe()) for _ in range(N)] == checked
+    assert st.guard_hits == N - 1 and st.checks == 0
+    assert any("the record calls the cached `" in n and "__hash__ is the program's code" in n for n in st.check_notes)
+
+
+class Chooser(torch.nn.Module):
+    reprs = 0
+    eqs = 0
+
+    class Choice:
+        def __init__(self, v):
+            self.v = v
+
+        def __repr__(self):
+            Chooser.reprs += 1
+            return f"Choice({self.v})"
+
+        def __eq__(self, other):
+            Chooser.eqs += 1
+            return self is other
+
+        __hash__ = object.__hash__
+
+    def __init__(self):
+        super().__init__()
+        self.scale = 0
+        self.choices = [Chooser.Choice(1.0), Chooser.Choice(2.0)]
+
+    def forward(self, x):
+        return x + 1, self.choices[self.scale]
+
+
+def test_report_runs_no_repr_or_eq_of_the_program(weak_scale_guard):
+    m = Chooser()
+    cm = magpy.compile(m, backend="eager", check=True)
+    x = torch.ones(2)
+    cm(x)
+    cm(x)
+    m.scale = 1
+    with pytest.warns(magpy.CheckError, match=r"return value\[1\]: eager has <.*Choice object at 0x[0-9a-f]+>, "
+                                              r"the record would have the outside object self\.choices\[0\]"):
+        _, got = cm(x)
+    assert got is m.choices[1]
+    assert Chooser.reprs == 0 and Chooser.eqs == 0
+
+
+class Tripler(torch.nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.scale = 1.0
+        self.factor = factor
+        self.last = None
+
+    def forward(self, x):
+        self.last = self.scale * self.factor
+        return x + 1
+
+
+@pytest.mark.parametrize("factor, scale, said", [(3.0, 1.000001, "eager has 3.00000299"),
+                                                 (0.0, -1.0, "eager has -0.0, the record would have 0.0")])
+def test_python_floats_are_compared_exactly(weak_scale_guard, factor, scale, said):
+    """With the eager backend a Python float the record computes is eager's exactly (a zero's sign too)."""
+    m = Tripler(factor)
+    cm = magpy.compile(m, backend="eager", check=True)
+    x = torch.ones(2)
+    cm(x)
+    cm(x)
+    m.scale = scale
+    with pytest.warns(magpy.CheckError, match=rf"outside state self\.last: {re.escape(said)}"):
+        cm(x)
+    assert m.last == scale * factor
