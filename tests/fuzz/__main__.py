@@ -15,8 +15,9 @@ def main(argv=None) -> int:
     ap.add_argument("--programs", type=int, default=500, help="how many programs to draw (default 500)")
     ap.add_argument("--grammar", choices=list(FAMILIES), default="values",
                     help="the grammar family programs are drawn from: values (where a value lives, how it is "
-                         "read and changed between calls; the default) or loops (recurrent loops over changing "
-                         "lengths, branches on tensor values)")
+                         "read and changed between calls; the default), loops (recurrent loops over changing "
+                         "lengths, branches on tensor values) or state (closures that outlive a split, "
+                         "identity-keyed registries, natives that read attributes, modes entered in the call)")
     ap.add_argument("--seed", type=int, default=0, help="the stream of programs (default 0)")
     ap.add_argument("--start", type=int, default=0, help="first program index of the stream")
     ap.add_argument("--against", choices=["magpy", "dynamo", "dynamo-fullgraph"], default="magpy",

@@ -6,6 +6,11 @@ fuzzer rediscovers them on a commit before their fixes:
 1 an argument read only in a comprehension / genexpr / lambda / inner def; 2 split and resume;
 3 objects rebuilt by the mock; 4 container items and attribute precedence; 5 value guards that
 compare with == (-0.0); 6 id() as a key; 7 BatchNorm with momentum=None.
+
+    python tests/fuzz/classes.py --grammar state --programs 300 --seed 1
+
+groups the finds of the ``state`` family by the classes of issue #45 instead (the class of the
+shrunk program's pieces: closure, registry, native, mode).
 """
 from __future__ import annotations
 
@@ -55,10 +60,14 @@ def main(argv=None) -> int:
     ap.add_argument("--programs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--grammar", choices=["values", "state"], default="values")
+    ap.add_argument("--shrink-budget", type=float, default=30.0)
     a = ap.parse_args(argv)
-    res = fuzz_pass(a.programs, a.seed, "magpy", shrink_budget_s=30, max_finds=10**6,
-                    log=lambda m: print(m, flush=True))
+    res = fuzz_pass(a.programs, a.seed, "magpy", shrink_budget_s=a.shrink_budget, max_finds=10**6,
+                    family=a.grammar, log=lambda m: print(m, flush=True))
     print(res.summary())
+    if a.grammar == "state":
+        return _state_classes(res, a.out)
     first: dict[int, int] = {}
     count: dict[int, int] = {}
     for f in res.finds:
@@ -71,6 +80,30 @@ def main(argv=None) -> int:
         print(f"  {c} {NAMES[c]:42s} {count[c]:4d} finds, first after {first[c]} programs")
     if a.out:
         with open(a.out, "w") as fh:
+            for f in res.finds:
+                fh.write(f.report() + "\n\n")
+    return 0
+
+
+def _state_classes(res, out) -> int:
+    from grammar_state import piece_class
+
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    example: dict[str, Find] = {}
+    for f in res.finds:
+        c = piece_class(f.shrunk)
+        count[c] = count.get(c, 0) + 1
+        first.setdefault(c, f.index + 1)
+        example.setdefault(c, f)
+        print(f"  program {f.index}: {c}: {f.shrunk.signature()}")
+    print("[classes] found (class of the shrunk program: finds, first found after N programs):")
+    for c in sorted(count):
+        print(f"  {c:20s} {count[c]:4d} finds, first after {first[c]} programs")
+    for c in sorted(example):
+        print(f"\n# one shrunk find of class {c}\n{example[c].report()}")
+    if out:
+        with open(out, "w") as fh:
             for f in res.finds:
                 fh.write(f.report() + "\n\n")
     return 0

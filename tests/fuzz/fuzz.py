@@ -6,11 +6,14 @@ torch global state compared after every call), and shrink every failure to a min
     python tests/fuzz --programs 300 --against dynamo    # the same programs through torch.compile
     ./reproduce.sh fuzz --programs 20000                 # the long pass
     python tests/fuzz --grammar loops --programs 1000    # recurrent loops and tensor branches
+    python tests/fuzz --grammar state --programs 300     # closures, registries, native readers, modes
 
 Programs come from one of the grammar families (:data:`FAMILIES`): ``values`` (grammar.py: where
-a value lives x how the program reads it x how it changes between calls) or ``loops``
+a value lives x how the program reads it x how it changes between calls), ``loops``
 (grammar_loops.py: loops over a sequence whose length changes between calls, branches on tensor
-values, the outside state they read and write).
+values, the outside state they read and write) or ``state`` (grammar_state.py: closures that
+outlive a split, identity-keyed registries, natives that read attributes, modes entered inside
+the call).
 
 A *find* is a program on which the compiled world returns something else than eager, leaves other
 outside state, or raises where eager does not. Before it is reported it is checked to be a
@@ -36,6 +39,7 @@ import grammar  # noqa: E402
 import harness  # noqa: E402
 from grammar import MEMO_KEYS, USES, Spec, draw_spec, use_kind  # noqa: E402, F401
 from grammar_loops import LoopSpec, draw_loop_spec, loop_candidates, render_loops  # noqa: E402
+from grammar_state import StateSpec, draw_state_spec, render_state, state_candidates  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,7 @@ class PassResult:
 FAMILIES: dict[str, Family] = {
     "values": Family("values", Spec, draw_spec, grammar.render, _candidates, ""),
     "loops": Family("loops", LoopSpec, draw_loop_spec, render_loops, loop_candidates, "loops:"),
+    "state": Family("state", StateSpec, draw_state_spec, render_state, state_candidates, "state:"),
 }
 
 

@@ -1,5 +1,5 @@
 """The differential fuzzer in CI: a bounded pass over fixed seeds of each grammar family (values,
-loops) must find nothing, every construct of each grammar renders to a program eager runs
+loops, state) must find nothing, every construct of each grammar renders to a program eager runs
 deterministically, and the fuzzer does find a deliberately weakened guard (so the bounded pass is
 a check that can fail)."""
 from __future__ import annotations
@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import grammar  # noqa: E402
 import grammar_loops  # noqa: E402
+import grammar_state  # noqa: E402
 from fuzz import fuzz_pass, is_valid, render, run_spec  # noqa: E402
 
 # Programs of the bounded CI pass (about 0.1 s each); ./reproduce.sh fuzz runs long passes.
@@ -21,6 +22,8 @@ CI_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_PROGRAMS", "400"))
 # Programs of the bounded CI pass over the loops grammar (about 0.4 s each: several monitor runs,
 # other-side runs; now and then one of several seconds)
 CI_LOOP_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_LOOP_PROGRAMS", "80"))
+# Programs of the bounded CI pass over the state grammar (about 0.15 s each)
+CI_STATE_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_STATE_PROGRAMS", "120"))
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -157,3 +160,54 @@ def test_a_find_is_shrunk_to_a_small_program(monkeypatch):
     small = shrink(spec, "magpy", failure_kind(res), budget_s=60)
     assert len(small.slots) == 1 and small.made is None and small.layer == "linear"
     assert len(render(small)) < len(render(spec))
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_bounded_state_pass_finds_nothing(seed):
+    res = fuzz_pass(CI_STATE_PROGRAMS // 2, seed, "magpy", family="state", shrink_budget_s=20, max_finds=3)
+    assert res.programs == CI_STATE_PROGRAMS // 2
+    assert res.invalid == 0, "the state grammar drew programs eager cannot run deterministically"
+    # most programs reach a record (modes that MagPy runs dynamically are the rest)
+    assert res.answered_from_records > res.correct // 2, res.summary()
+    assert res.failures == 0, res.summary() + "\n\n" + "\n\n".join(f.report() for f in res.finds)
+
+
+def _state_specs_covering_the_grammar():
+    """One program per class x form x variant (sources, splits before the piece and schedules
+    cycled)."""
+    L = grammar_state
+    out = []
+    for cls, forms in L.FORMS.items():
+        for k, (form, variants) in enumerate(forms.items()):
+            for v, var in enumerate(variants):
+                if cls == "registry" and form in L.REGISTRY_WRITERS and var == "made_pair":
+                    continue
+                p = L.Piece(cls, form, var, [], L.SOURCES[(k + v) % 3], after_split=cls != "closure" and (k + v) % 4 == 0)
+                pool = L._pool(p)
+                p.schedule = [pool[q % len(pool)] for q in (0, 0, 1, 2, 1)]
+                out.append(L.StateSpec(pieces=[p], zs=[0, 1, 1, 2, 5]))
+    return out
+
+
+def test_every_state_construct_renders_to_a_deterministic_program():
+    bad = [s.signature() for s in _state_specs_covering_the_grammar() if not is_valid(s)]
+    assert not bad, f"{len(bad)} constructs do not run deterministically in eager: {bad[:5]}"
+
+
+def test_state_shrinker_keeps_the_family():
+    from fuzz import spec_for
+
+    spec = spec_for(31, 0, "state")
+    cands = list(grammar_state.state_candidates(spec))
+    assert cands and all(isinstance(c, grammar_state.StateSpec) for c in cands)
+    assert all("def forward" in render(c) for c in cands)
+
+
+def test_a_weakened_guard_is_found_by_the_state_grammar(monkeypatch):
+    """Value guards switched off: closures over a value from outside, flags and precisions read in
+    the call are served stale; the state fuzzer must notice within a short pass."""
+    from magpy import guards
+
+    monkeypatch.setattr(guards.ValueGuard, "check_line", lambda self, var, vars_, pool: None)
+    res = fuzz_pass(20, 31, "magpy", family="state", do_shrink=False)
+    assert res.failures >= 3, res.summary()
