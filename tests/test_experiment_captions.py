@@ -276,6 +276,55 @@ def test_a_cells_identity_changes_with_an_edit_of_the_code_it_ran(tmp_path: Path
     assert "experiments/plot.py" in results._NOT_MEASURED
 
 
+def test_torch_xla_is_in_the_identity_of_xla_cells_only(tmp_path: Path) -> None:
+    """Installing torch_xla (in .venv-xla or here) changes no eager or Inductor cell's identity: a
+    smoke run measured before it is resumed, its eager cells kept; an XLA cell's identity carries
+    torch_xla's version, and its `unavailable` row is measured now rather than refusing the run."""
+    from experiments.results import cell_settings
+
+    eager = {"name": "eager", "frontend": "eager", "requires": []}
+    inductor = {"name": "magpy-inductor", "frontend": "magpy", "backend": "inductor", "requires": ["magpy"]}
+    xla = {"name": "lazytensor-xla", "frontend": "lazytensor", "requires": ["torch_xla"]}
+    here = {"python": "3.11.9", "torch": "2.13.0", "transformers": "4.57.1", "source": "abc"}
+    before, after = {**here, "torch_xla": None}, {**here, "torch_xla": "2.9.0"}
+    xla_venv = {**here, "torch": "2.9.0", "torch_xla": "2.9.0"}
+    run = {"repeat": 10}
+
+    def spec(compiler: dict) -> dict:
+        return {"cell_id": compiler["name"], "key": {"compiler": compiler["name"]}, "compiler": compiler}
+
+    # the identity: torch_xla's version for the XLA cell only
+    assert "torch_xla" not in cell_settings(spec(eager), run, after)["environment"]
+    assert cell_settings(spec(eager), run, after) == cell_settings(spec(eager), run, before)
+    assert cell_settings(spec(xla), run, xla_venv)["environment"]["torch_xla"] == "2.9.0"
+    assert cell_settings(spec(xla), run, xla_venv) != cell_settings(spec(xla), run, before)
+
+    # a run directory written before torch_xla was there (rows recorded `torch_xla: None` for every cell)
+    store = RunStore(tmp_path / "run")
+    old = {c["name"]: {**run, "compiler": c, "environment": before} for c in (eager, inductor, xla)}
+    for name, settings in old.items():
+        status = "unavailable" if name == "lazytensor-xla" else "ok"
+        store.save(name, {"cell_id": name, "compiler": name, "status": status, "settings": settings})
+    wanted = {"eager": cell_settings(spec(eager), run, after),
+              "magpy-inductor": cell_settings(spec(inductor), run, after),
+              "lazytensor-xla": cell_settings(spec(xla), run, xla_venv)}
+    assert store.stale(wanted, {**run, "environment": after}) == {}
+    assert store.reuse("eager", wanted["eager"]).action == "skip"
+    assert store.reuse("magpy-inductor", wanted["magpy-inductor"]).action == "skip"
+    assert store.reuse("lazytensor-xla", wanted["lazytensor-xla"]).action == "rerun"
+    # eager's cells alone requested: the others are compared on their own environment
+    assert store.stale({"eager": wanted["eager"]}, {**run, "environment": after}) == {}
+    # a measured XLA row is refused when torch_xla changes; a measured eager row when torch does
+    store.save("lazytensor-xla", {"cell_id": "lazytensor-xla", "status": "ok",
+                                  "settings": cell_settings(spec(xla), run, xla_venv)})
+    newer_xla = cell_settings(spec(xla), run, {**xla_venv, "torch_xla": "2.10.0"})
+    assert store.stale({"lazytensor-xla": newer_xla}, {**run, "environment": after}) == {
+        "lazytensor-xla": ["environment.torch_xla: 2.9.0 recorded, 2.10.0 requested"]}
+    newer_torch = cell_settings(spec(eager), run, {**after, "torch": "2.14.0"})
+    assert store.stale({"eager": newer_torch}, {**run, "environment": {**after, "torch": "2.14.0"}})["eager"] == [
+        "environment.torch: 2.13.0 recorded, 2.14.0 requested"]
+
+
 def test_source_digest_is_shared_with_paritybench() -> None:
     """One identity for the figures' cells and Table 3's stages, over every file that can change a
     number: the comparator and ParityBench's runner and stubs too, not the corpus or the plots."""
