@@ -490,7 +490,7 @@ def _fig15_rows(models: list[str], value: dict[tuple[str, str], float]) -> list[
 
 def test_value_labels_stay_inside_the_frame(tmp_path: Path) -> None:
     """A 0.0092x label under its bar must not run into the model names, nor a GeoMean's '4.6 (1/8)'
-    over the tallest bar out of the frame."""
+    over the tallest bar into or out of the frame: every label keeps plot.LABEL_HEADROOM_PT from it."""
     models = ["align", "bert", "deberta", "densenet", "monodepth", "quantized", "resnet", "tridentnet"]
     value = {(m, "dynamo-inductor"): 0.0092 if m == "align" else 1.3 for m in models}
     value |= {(m, "torchscript"): 4.6 if m == "bert" else None for m in models}
@@ -501,10 +501,31 @@ def test_value_labels_stay_inside_the_frame(tmp_path: Path) -> None:
         ax = fig.axes[0]
         frame = ax.get_window_extent(renderer)
         labels = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+        pad = renderer.points_to_pixels(plot.LABEL_HEADROOM_PT) - 0.5
     plt.close(fig)
     assert {"0.0092", "4.6 (1/8)"} <= set(labels)
-    outside = [text for text, box in labels.items() if box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5]
-    assert not outside, outside
+    touching = [text for text, box in labels.items() if box.y0 < frame.y0 + pad or box.y1 > frame.y1 - pad]
+    assert not touching, touching
+
+
+@pytest.mark.parametrize("geomean", [2.3, 2.5, 3.0, 3.5, 5.5])
+def test_a_geomean_label_does_not_touch_the_top_of_the_frame(tmp_path: Path, geomean: float) -> None:
+    """'2.3 (2/2)' over the tallest bar of an axis reaching down to ALIGN's 0.025x keeps its headroom
+    (2.3 and 3.0 touched the frame when labels only had to stay inside it)."""
+    models = ["align", "bert"]
+    value = {("align", "dynamo-inductor"): 0.025, ("bert", "dynamo-inductor"): 1.3}
+    value |= {(m, "torchscript"): geomean for m in models}
+    _write_run(tmp_path, "fig15", _fig15_rows(models, value), _meta())
+    with plt.rc_context(plot._STYLE):
+        fig = plot.plot_speedups(tmp_path, "Figure 15")
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        top = ax.get_window_extent(renderer).y1
+        gaps = {t.get_text(): top - t.get_window_extent(renderer).y1 for t in ax.texts}
+        pad = renderer.points_to_pixels(plot.LABEL_HEADROOM_PT) - 0.5
+    plt.close(fig)
+    assert f"{geomean:.2g} (2/2)" in gaps
+    assert min(gaps.values()) >= pad, gaps
 
 
 def test_a_model_a_compiler_did_not_run_says_so(tmp_path: Path) -> None:
@@ -547,3 +568,13 @@ def test_fig17_says_when_its_input_streams_are_cut(tmp_path) -> None:
     assert note(dict(plot.PAPER_STREAM)) is None
     text = note({**plot.PAPER_STREAM, "bs_range": [1, 4], "seqlen_batch": 1})
     assert text == "input streams cut from the paper's: bs_range [1, 4] (paper [2, 16]), seqlen_batch 1 (paper 8)"
+
+
+def test_a_reason_names_the_projects_files_relative_to_the_checkout_that_measured_it() -> None:
+    """A committed run redrawn in another checkout writes the same notes (its figure is reproducible)."""
+    row = {"status": "error", "error": "limit in 'f' (/elsewhere/chk/models/quantized.py:218); "
+                                       "/usr/lib/python3.11/site-packages/torch/nn/x.py:3"}
+    assert outcome(row) == OUTCOMES["error"]
+    from experiments.outcomes import reason
+
+    assert reason(row) == "limit in 'f' (models/quantized.py:218); /usr/lib/python3.11/site-packages/torch/nn/x.py:3"
