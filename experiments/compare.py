@@ -1,6 +1,7 @@
 """Comparing what a compiled program returned with what eager returned: the one comparator of the
 artifact (the timing experiments, ParityBench's Table 3, ``models.timing``, the soundness suite with
-its fuzzer and benchmarks/soundness_vs_dynamo.py, and the tests all use it).
+its fuzzer and benchmarks/soundness_vs_dynamo.py, and the tests all use it; MagPy's check mode,
+``magpy/check.py``, compares tensor values with its :func:`tensor_gap`).
 
 Outputs are nested: tensors in tuples, lists, dicts, named tuples, ``ModelOutput`` objects, plus
 plain numbers, strings and user objects. :func:`compare` walks two outputs in step with
@@ -29,7 +30,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-__all__ = ["EXACT", "Comparison", "Tolerance", "compare", "difference", "snapshot"]
+__all__ = ["EXACT", "Comparison", "Tolerance", "compare", "difference", "snapshot", "tensor_gap"]
 
 #: How deep :func:`compare` follows user objects' ``__dict__`` (cycles end here).
 _MAX_DEPTH = 8
@@ -223,7 +224,7 @@ class _Walk:
             atol *= max(1.0, _chunked_max(e, lambda c: c.abs().double().nan_to_num(0.0)))
         # Chunk by chunk: a double copy of a large activation (several of them at once) could
         # exceed the worker's memory cap while the program itself fits.
-        worst, bad = _chunked_gap(e, a, rtol, atol)
+        worst, bad = tensor_gap(e, a, rtol, atol)
         self.worst = max(self.worst, worst)
         if bad:
             self.fail(f"{where}: values differ (max abs diff {worst:.3g})")
@@ -268,9 +269,16 @@ def _chunked_max(t: torch.Tensor, fn) -> float:
     return max(fn(c).max().item() for c in _chunks(t))
 
 
-def _chunked_gap(e: torch.Tensor, a: torch.Tensor, rtol: float, atol: float) -> tuple[float, bool]:
-    """``(max |a - e|, whether any element is outside atol + rtol * |e|)``; NaNs match NaNs,
-    infinities match infinities of the same sign (``torch.isclose`` with ``equal_nan``)."""
+def tensor_gap(e: torch.Tensor, a: torch.Tensor, rtol: float, atol: float) -> tuple[float, bool]:
+    """``(max |a - e|, whether any element is outside atol + rtol * |e|)`` for floating-point or
+    complex tensors ``e`` (expected) and ``a`` (actual) of one shape, dtype and device; NaNs match
+    NaNs, infinities match infinities of the same sign (``torch.isclose`` with ``equal_nan``), and
+    a NaN facing a number adds nothing to the max. The one closeness rule on tensor values:
+    :func:`compare` and MagPy's check mode (``magpy/check.py``) both call it.
+
+        >>> tensor_gap(torch.tensor([1.0, float("nan")]), torch.tensor([1.5, float("nan")]), 0.0, 0.1)
+        (0.5, True)
+    """
     worst, bad = 0.0, False
     for ce, ca in zip(_chunks(e), _chunks(a)):
         gap = (ca - ce).abs().double() if ce.is_complex() else (ca.double() - ce.double()).abs()

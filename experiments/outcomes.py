@@ -26,6 +26,9 @@ OUTCOMES = {"unavailable": "unavailable", "error": "failed", "timeout": "timed o
             "wrong": "wrong output", "fallback": "fell back to eager", "none": "not run",
             "no_baseline": "no eager baseline"}
 _REPO = str(Path(__file__).resolve().parent.parent) + "/"
+#: The checkout a cell ran in, before one of the project's packages: a committed run redrawn in
+#: another checkout names ``models/quantized.py:218`` as the checkout that measured it did.
+_CHECKOUT = re.compile(r"(?:/[\w.+-]+)+/(?=(?:magpy|models|experiments|paritybench)/)")
 
 
 def outcome(row: pd.Series | dict[str, Any]) -> str | None:
@@ -56,7 +59,7 @@ def reason(row: pd.Series | dict[str, Any]) -> str:
         text = row.get("error")
     if text is None or (isinstance(text, float) and math.isnan(text)):
         return ""
-    text = str(text).split(" | ")[0].replace(_REPO, "").strip()
+    text = _CHECKOUT.sub("", str(text).split(" | ")[0].replace(_REPO, "")).strip()
     # Addresses and object reprs differ between cells that failed the same way; one note covers them.
     text = re.sub(r"<[^<>]*>", "<...>", re.sub(r" at 0x[0-9a-fA-F]+", "", text))
     return text if len(text) <= 110 else text[:107] + "..."

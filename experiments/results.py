@@ -97,6 +97,31 @@ def environment(device: str) -> dict[str, Any]:
             "device_name": device_name(device)}
 
 
+#: Packages whose version is part of the identity only of the cells whose compiler ``requires`` them
+#: (an eager or Inductor cell never imports torch_xla: installing it changes none of their numbers).
+OPTIONAL_PACKAGES = ("torch_xla",)
+
+
+def cell_environment(env: Mapping[str, Any], compiler: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The part of ``env`` (:func:`environment`) a cell of ``compiler`` depends on: all of it but the
+    versions of :data:`OPTIONAL_PACKAGES` the compiler does not require.
+
+        >>> env = {"torch": "2.13.0", "torch_xla": "2.9.0"}
+        >>> cell_environment(env, {"requires": []}), cell_environment(env, {"requires": ["torch_xla"]})
+        ({'torch': '2.13.0'}, {'torch': '2.13.0', 'torch_xla': '2.9.0'})
+    """
+    requires = set(compiler.get("requires") or []) if isinstance(compiler, Mapping) else set()
+    return {k: v for k, v in env.items() if k not in OPTIONAL_PACKAGES or k in requires}
+
+
+def _identity(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Recorded or requested settings with the environment cut to what the cell's compiler depends on
+    (a row that recorded ``torch_xla: None`` for an eager cell keeps its identity)."""
+    if settings is None or not isinstance(settings.get("environment"), Mapping):
+        return None if settings is None else dict(settings)
+    return {**settings, "environment": cell_environment(settings["environment"], settings.get("compiler"))}
+
+
 def git_dirty() -> bool | None:
     """Whether the checkout has uncommitted changes to tracked files (None outside a git checkout)."""
     status = _git(["status", "--porcelain", "--untracked-files=no"])
@@ -106,9 +131,11 @@ def git_dirty() -> bool | None:
 def cell_settings(spec: Mapping[str, Any], run_settings: Mapping[str, Any],
                   env: Mapping[str, Any]) -> dict[str, Any]:
     """The identity of a cell's numbers besides its key: the run's settings (``Plan.settings``),
-    what the spec adds (model and compiler configs, input kind, dynamic, region) and ``env``."""
+    what the spec adds (model and compiler configs, input kind, dynamic, region) and the part of
+    ``env`` the cell's compiler depends on (:func:`cell_environment`)."""
     extra = {k: v for k, v in spec.items() if k not in _NOT_SETTINGS and k not in run_settings}
-    return json.loads(json.dumps({**run_settings, **extra, "environment": dict(env)}, default=str))
+    env = cell_environment(env, spec.get("compiler"))
+    return json.loads(json.dumps({**run_settings, **extra, "environment": env}, default=str))
 
 
 def settings_diff(recorded: Mapping[str, Any], requested: Mapping[str, Any],
@@ -143,10 +170,15 @@ class RunStore:
               retry_errors: bool = False) -> Reuse:
         """What to do with cell ``cid`` for a run that wants the settings ``wanted``
         (:func:`cell_settings`): ``run`` (no saved row), ``rerun`` (``force``, or ``retry_errors``
-        and not ok), ``refuse`` (saved with other settings) or ``skip`` (:func:`experiments.units.reuse`)."""
+        and not ok, or an ``unavailable`` row, which holds no measurement, saved with other settings:
+        the package it missed may be there now), ``refuse`` (a measured row saved with other settings)
+        or ``skip`` (:func:`experiments.units.reuse`)."""
         row = self.row(cid)
-        return reuse(row, None if row is None else row.get("settings"), wanted, on_change="refuse", force=force,
-                     retry_failed=retry_errors)
+        verdict = reuse(row, None if row is None else _identity(row.get("settings")), _identity(wanted),
+                        on_change="refuse", force=force, retry_failed=retry_errors)
+        if verdict.action == "refuse" and row is not None and row.get("status") == "unavailable":
+            return Reuse("rerun", verdict.changes)
+        return verdict
 
     def stale(self, requested: Mapping[str, Mapping[str, Any]],
               run_settings: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -157,7 +189,8 @@ class RunStore:
         cell (an earlier command on the same run directory) is compared on the run-wide part, of
         ``run_settings`` or, when it is a function, of what it returns for the row's recorded settings
         (the environment of a torch_xla cell is the XLA venv's).
-        A row without recorded settings (an older harness) is stale.
+        A row without recorded settings (an older harness) is stale; an ``unavailable`` row never is
+        (it holds no number: a requested one is measured again, :meth:`reuse`).
         """
         stale = {}
         for row in self.rows():
@@ -165,9 +198,14 @@ class RunStore:
             if cid in requested:
                 verdict = self.reuse(cid, requested[cid])
             else:  # a cell of another command on this directory: the run-wide part must agree
-                recorded = row.get("settings")
+                recorded = _identity(row.get("settings"))
                 wanted = run_settings(recorded or {}) if callable(run_settings) else run_settings
+                if recorded is not None and isinstance(wanted.get("environment"), Mapping):
+                    wanted = {**wanted, "environment": cell_environment(wanted["environment"],
+                                                                        recorded.get("compiler"))}
                 verdict = reuse(row, _run_wide(recorded), _run_wide(wanted), on_change="refuse")
+                if row.get("status") == "unavailable":  # no number to mix: kept until its cell runs again
+                    continue
             if verdict.action == "refuse":
                 stale[cid] = list(verdict.changes)
         return stale

@@ -801,3 +801,39 @@ def test_python_floats_are_compared_exactly(weak_scale_guard, factor, scale, sai
     with pytest.warns(magpy.CheckError, match=rf"outside state self\.last: {re.escape(said)}"):
         cm(x)
     assert m.last == scale * factor
+
+
+def test_check_mode_compares_tensors_by_the_harness_rule(weak_scale_guard, monkeypatch):
+    """One closeness rule on tensor values: check mode calls experiments.compare.tensor_gap, with
+    check mode's own bar (magpy.check.tolerance for the backend)."""
+    from experiments import compare
+    from magpy.check import _Compare, tolerance
+
+    calls = []
+    real = compare.tensor_gap
+
+    def spy(e, a, rtol, atol):
+        calls.append((rtol, atol))
+        return real(e, a, rtol, atol)
+
+    monkeypatch.setattr(compare, "tensor_gap", spy)
+    torch.manual_seed(0)
+    m = Scaled()
+    cm = magpy.compile(m, backend="eager", check=True)
+    x = torch.randn(3, 4)
+    cm(x)
+    cm(x)
+    m.scale = 3.0
+    with pytest.warns(magpy.CheckError) as caught:
+        cm(x)
+    assert "return value: tensor values differ (largest difference" in str(caught[0].message)
+    assert calls and set(calls) == {tolerance(torch.float32, "eager")}
+
+    cmp = object.__new__(_Compare)
+    cmp.backend = "eager"
+    nan = float("nan")
+    assert cmp.tensor(torch.tensor([1.0, nan]), torch.tensor([1.0, nan]), "x") is None
+    assert cmp.tensor(torch.tensor([1.0, nan]), torch.tensor([1.0, 2.0]), "x") == \
+        "x: tensor values differ (a NaN facing a number)"
+    assert cmp.tensor(torch.tensor([1.0]), torch.tensor([1.0 + 1e-7]), "x") is None
+    assert cmp.tensor(torch.tensor([1, 2]), torch.tensor([1, 3]), "x") == "x: tensor values differ"

@@ -276,6 +276,55 @@ def test_a_cells_identity_changes_with_an_edit_of_the_code_it_ran(tmp_path: Path
     assert "experiments/plot.py" in results._NOT_MEASURED
 
 
+def test_torch_xla_is_in_the_identity_of_xla_cells_only(tmp_path: Path) -> None:
+    """Installing torch_xla (in .venv-xla or here) changes no eager or Inductor cell's identity: a
+    smoke run measured before it is resumed, its eager cells kept; an XLA cell's identity carries
+    torch_xla's version, and its `unavailable` row is measured now rather than refusing the run."""
+    from experiments.results import cell_settings
+
+    eager = {"name": "eager", "frontend": "eager", "requires": []}
+    inductor = {"name": "magpy-inductor", "frontend": "magpy", "backend": "inductor", "requires": ["magpy"]}
+    xla = {"name": "lazytensor-xla", "frontend": "lazytensor", "requires": ["torch_xla"]}
+    here = {"python": "3.11.9", "torch": "2.13.0", "transformers": "4.57.1", "source": "abc"}
+    before, after = {**here, "torch_xla": None}, {**here, "torch_xla": "2.9.0"}
+    xla_venv = {**here, "torch": "2.9.0", "torch_xla": "2.9.0"}
+    run = {"repeat": 10}
+
+    def spec(compiler: dict) -> dict:
+        return {"cell_id": compiler["name"], "key": {"compiler": compiler["name"]}, "compiler": compiler}
+
+    # the identity: torch_xla's version for the XLA cell only
+    assert "torch_xla" not in cell_settings(spec(eager), run, after)["environment"]
+    assert cell_settings(spec(eager), run, after) == cell_settings(spec(eager), run, before)
+    assert cell_settings(spec(xla), run, xla_venv)["environment"]["torch_xla"] == "2.9.0"
+    assert cell_settings(spec(xla), run, xla_venv) != cell_settings(spec(xla), run, before)
+
+    # a run directory written before torch_xla was there (rows recorded `torch_xla: None` for every cell)
+    store = RunStore(tmp_path / "run")
+    old = {c["name"]: {**run, "compiler": c, "environment": before} for c in (eager, inductor, xla)}
+    for name, settings in old.items():
+        status = "unavailable" if name == "lazytensor-xla" else "ok"
+        store.save(name, {"cell_id": name, "compiler": name, "status": status, "settings": settings})
+    wanted = {"eager": cell_settings(spec(eager), run, after),
+              "magpy-inductor": cell_settings(spec(inductor), run, after),
+              "lazytensor-xla": cell_settings(spec(xla), run, xla_venv)}
+    assert store.stale(wanted, {**run, "environment": after}) == {}
+    assert store.reuse("eager", wanted["eager"]).action == "skip"
+    assert store.reuse("magpy-inductor", wanted["magpy-inductor"]).action == "skip"
+    assert store.reuse("lazytensor-xla", wanted["lazytensor-xla"]).action == "rerun"
+    # eager's cells alone requested: the others are compared on their own environment
+    assert store.stale({"eager": wanted["eager"]}, {**run, "environment": after}) == {}
+    # a measured XLA row is refused when torch_xla changes; a measured eager row when torch does
+    store.save("lazytensor-xla", {"cell_id": "lazytensor-xla", "status": "ok",
+                                  "settings": cell_settings(spec(xla), run, xla_venv)})
+    newer_xla = cell_settings(spec(xla), run, {**xla_venv, "torch_xla": "2.10.0"})
+    assert store.stale({"lazytensor-xla": newer_xla}, {**run, "environment": after}) == {
+        "lazytensor-xla": ["environment.torch_xla: 2.9.0 recorded, 2.10.0 requested"]}
+    newer_torch = cell_settings(spec(eager), run, {**after, "torch": "2.14.0"})
+    assert store.stale({"eager": newer_torch}, {**run, "environment": {**after, "torch": "2.14.0"}})["eager"] == [
+        "environment.torch: 2.13.0 recorded, 2.14.0 requested"]
+
+
 def test_source_digest_is_shared_with_paritybench() -> None:
     """One identity for the figures' cells and Table 3's stages, over every file that can change a
     number: the comparator and ParityBench's runner and stubs too, not the corpus or the plots."""
@@ -441,7 +490,7 @@ def _fig15_rows(models: list[str], value: dict[tuple[str, str], float]) -> list[
 
 def test_value_labels_stay_inside_the_frame(tmp_path: Path) -> None:
     """A 0.0092x label under its bar must not run into the model names, nor a GeoMean's '4.6 (1/8)'
-    over the tallest bar out of the frame."""
+    over the tallest bar into or out of the frame: every label keeps plot.LABEL_HEADROOM_PT from it."""
     models = ["align", "bert", "deberta", "densenet", "monodepth", "quantized", "resnet", "tridentnet"]
     value = {(m, "dynamo-inductor"): 0.0092 if m == "align" else 1.3 for m in models}
     value |= {(m, "torchscript"): 4.6 if m == "bert" else None for m in models}
@@ -452,10 +501,31 @@ def test_value_labels_stay_inside_the_frame(tmp_path: Path) -> None:
         ax = fig.axes[0]
         frame = ax.get_window_extent(renderer)
         labels = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+        pad = renderer.points_to_pixels(plot.LABEL_HEADROOM_PT) - 0.5
     plt.close(fig)
     assert {"0.0092", "4.6 (1/8)"} <= set(labels)
-    outside = [text for text, box in labels.items() if box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5]
-    assert not outside, outside
+    touching = [text for text, box in labels.items() if box.y0 < frame.y0 + pad or box.y1 > frame.y1 - pad]
+    assert not touching, touching
+
+
+@pytest.mark.parametrize("geomean", [2.3, 2.5, 3.0, 3.5, 5.5])
+def test_a_geomean_label_does_not_touch_the_top_of_the_frame(tmp_path: Path, geomean: float) -> None:
+    """'2.3 (2/2)' over the tallest bar of an axis reaching down to ALIGN's 0.025x keeps its headroom
+    (2.3 and 3.0 touched the frame when labels only had to stay inside it)."""
+    models = ["align", "bert"]
+    value = {("align", "dynamo-inductor"): 0.025, ("bert", "dynamo-inductor"): 1.3}
+    value |= {(m, "torchscript"): geomean for m in models}
+    _write_run(tmp_path, "fig15", _fig15_rows(models, value), _meta())
+    with plt.rc_context(plot._STYLE):
+        fig = plot.plot_speedups(tmp_path, "Figure 15")
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        top = ax.get_window_extent(renderer).y1
+        gaps = {t.get_text(): top - t.get_window_extent(renderer).y1 for t in ax.texts}
+        pad = renderer.points_to_pixels(plot.LABEL_HEADROOM_PT) - 0.5
+    plt.close(fig)
+    assert f"{geomean:.2g} (2/2)" in gaps
+    assert min(gaps.values()) >= pad, gaps
 
 
 def test_a_model_a_compiler_did_not_run_says_so(tmp_path: Path) -> None:
@@ -498,3 +568,13 @@ def test_fig17_says_when_its_input_streams_are_cut(tmp_path) -> None:
     assert note(dict(plot.PAPER_STREAM)) is None
     text = note({**plot.PAPER_STREAM, "bs_range": [1, 4], "seqlen_batch": 1})
     assert text == "input streams cut from the paper's: bs_range [1, 4] (paper [2, 16]), seqlen_batch 1 (paper 8)"
+
+
+def test_a_reason_names_the_projects_files_relative_to_the_checkout_that_measured_it() -> None:
+    """A committed run redrawn in another checkout writes the same notes (its figure is reproducible)."""
+    row = {"status": "error", "error": "limit in 'f' (/elsewhere/chk/models/quantized.py:218); "
+                                       "/usr/lib/python3.11/site-packages/torch/nn/x.py:3"}
+    assert outcome(row) == OUTCOMES["error"]
+    from experiments.outcomes import reason
+
+    assert reason(row) == "limit in 'f' (models/quantized.py:218); /usr/lib/python3.11/site-packages/torch/nn/x.py:3"

@@ -694,3 +694,50 @@ def test_gpu_estimate_prices_each_cell_from_the_measured_ones() -> None:
     assert cell_cost({"compiler": fullgraph, "key": {"bs": 1}}, raw, plan) == pytest.approx((40 + 1.3,) * 2)
     xla = {"name": "magpy-xla", "frontend": "magpy", "backend": "xla", "requires": ["magpy", "torch_xla"]}
     assert cell_cost({"compiler": xla, "key": {"bs": 1}}, raw, plan) == (0.0, 0.0)
+
+
+def test_fig15s_torchscript_row_runs_the_largest_regions_where_the_model_cannot_be_scripted(tmp_path: Path) -> None:
+    """BERT's module cannot be scripted whole (transformers' config has no inspectable source), so
+    Figure 15's TorchScript row is torchscript-regions: the cell measures BERT's scripted regions
+    (smoke size) and the figure's notes say what was scripted."""
+    import matplotlib.pyplot as plt
+    from hydra import compose, initialize_config_dir
+
+    from experiments.results import RunStore
+    from experiments.runners import inference
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=fig15", "device=cpu", "size=smoke"])
+        names = [c["name"] for c in make_plan(cfg, cli_keys=set()).compilers]
+    assert "torchscript-regions" in names and "torchscript" not in names
+
+    compiler = {"name": "torchscript-regions", "label": "TorchScript-Regions", "frontend": "torchscript-regions",
+                "backend": None, "requires": []}
+    spec = {"experiment": "fig15", "runner": "inference", "device": "cpu", "size": "smoke", "warmup": 1, "repeat": 2,
+            "seed": 0, "threads": 1, "tolerance": {"float32": {"rtol": 1e-3, "atol": 1e-3}},
+            "model": {"name": "bert", "builder": "models:build"}, "compiler": compiler,
+            "key": {"model": "bert", "compiler": "torchscript-regions", "bs": 1}, "cell_id": "x"}
+    with pytest.raises(OSError, match="Failed to get source"):
+        torch.jit.script(inference.build_program(spec)[0])
+    row = inference.measure(spec)
+    assert row["correct"] and row["regions"] >= 1 and row["median_s"] > 0, row
+    assert "scripted region(s)" in row["notes"]
+
+    base = {"experiment": "fig15", "bs": 1, "status": "ok", "correct": True, "statistic": "median",
+            "model_label": "Bert"}
+    rows = [{**base, "model": "bert", "compiler": "eager", "frontend": "eager", "median_s": 2 * row["median_s"],
+             "mean_s": 2 * row["median_s"], "cell_id": "e"},
+            {**base, "model": "bert", "compiler": "torchscript-regions", "compiler_label": "TorchScript-Regions",
+             "frontend": "torchscript-regions", "median_s": row["median_s"], "mean_s": row["median_s"],
+             "regions": row["regions"], "notes": row["notes"], "cell_id": "t"}]
+    store = RunStore(tmp_path)
+    for r in rows:
+        store.save(r["cell_id"], r)
+    store.write_tables(inference.summarize)
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert summary[(summary["model"] == "bert") & (summary["compiler"] == "torchscript-regions")]["speedup"].iloc[0] > 0
+    fig = plot.plot_speedups(tmp_path, "Figure 15")
+    notes = " ".join(" ".join(t.get_text().split()) for t in fig.texts)
+    plt.close(fig)
+    assert "TorchScript-Regions: the whole model where torch.jit.script accepts it" in notes
+    assert f"scripted: Bert {row['regions']} regions" in notes
