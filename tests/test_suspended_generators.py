@@ -3,6 +3,7 @@
 where eager does (the program may read what it did), and a record must replay it."""
 import contextlib
 import gc
+import sys
 from collections.abc import Sequence
 
 import torch
@@ -28,6 +29,21 @@ def _calls(fn, args_list, state):
     return magpy.stats(cm)
 
 
+#: Where the monitor follows a close as a frame ends (sys.settrace, 3.10 and 3.11): such a call gets
+#: a record; under sys.monitoring (3.12+) it is not followed and the calls run eagerly, as eager.
+CLOSES_FOLLOWED = sys.version_info < (3, 12)
+#: 3.10 does not tell a close that only tests ``except`` clauses apart: such a call runs eagerly.
+EXCEPT_ONLY_CLOSE_FOLLOWED = sys.version_info >= (3, 11)
+
+
+def _recorded_or_eager(s, followed: bool, runs_records_hits=(1, 1, 3)) -> None:
+    """One record serving every later call where the close is followed; else no record (eager)."""
+    if followed:
+        assert (s.monitor_runs, s.records, s.guard_hits) == runs_records_hits
+    else:
+        assert s.records == 0 and s.break_reasons
+
+
 LOG: list = []
 _LOG_STATE = {"reset": LOG.clear, "read": lambda: list(LOG)}
 
@@ -46,7 +62,10 @@ def test_a_loop_broken_out_of_closes_the_generator_before_the_code_after_it():
             break
         return x * len(LOG)   # eager: the finally already ran
     s = _calls(f, [torch.ones(2)] * 3, _LOG_STATE)
-    assert s.records >= 1 and s.break_reasons == []
+    if CLOSES_FOLLOWED:
+        assert s.records >= 1 and s.break_reasons == []
+    else:
+        assert s.records == 0 and s.break_reasons
 
 
 def test_a_generator_dropped_as_the_call_ends_is_closed_and_its_finally_replayed():
@@ -54,7 +73,7 @@ def test_a_generator_dropped_as_the_call_ends_is_closed_and_its_finally_replayed
         g = _stream(x)
         return next(g) + next(g)
     s = _calls(f, [torch.ones(2) * i for i in range(4)], _LOG_STATE)
-    assert (s.monitor_runs, s.records, s.guard_hits) == (1, 1, 3)
+    _recorded_or_eager(s, CLOSES_FOLLOWED)
 
 
 def test_a_temporary_generator_closes_through_its_with_block():
@@ -75,7 +94,7 @@ def test_a_temporary_generator_closes_through_its_with_block():
     def f(x):
         return next(stream(x)) * 2
     s = _calls(f, [torch.ones(2) * i for i in range(4)], _LOG_STATE)
-    assert (s.monitor_runs, s.records, s.guard_hits) == (1, 1, 3)
+    _recorded_or_eager(s, CLOSES_FOLLOWED)
 
 
 def test_a_generator_dropped_in_a_helper_frame():
@@ -86,7 +105,7 @@ def test_a_generator_dropped_in_a_helper_frame():
     def f(x):
         return helper(x) * 3
     s = _calls(f, [torch.ones(2) * i for i in range(4)], _LOG_STATE)
-    assert (s.monitor_runs, s.records, s.guard_hits) == (1, 1, 3)
+    _recorded_or_eager(s, CLOSES_FOLLOWED)
 
 
 class _Rows(Sequence):
@@ -107,7 +126,7 @@ def test_a_sequence_iterator_zipped_partially_closes_through_an_except_only():
             out = out + r * k
         return out
     s = _calls(f, [torch.ones(2) * i for i in range(4)], _LOG_STATE)
-    assert (s.monitor_runs, s.records, s.guard_hits) == (1, 1, 3)
+    _recorded_or_eager(s, EXCEPT_ONLY_CLOSE_FOLLOWED)
 
 
 def test_a_generator_kept_alive_outside_runs_eagerly_with_a_reason():

@@ -9,6 +9,7 @@ F_ = "suspended_generators"
 
 program(F_, "finally_of_a_generator_broken_out_of_writes_a_global_the_call_reads", """
 EXPECT = "record"
+EXPECT_BY_VERSION = {"3.12": "dynamic", "3.13": "dynamic"}   # (sys.monitoring: a close as the frame ends is not followed; eager)
 LOG = []
 SCALE = 2.0
 def stream(x):
@@ -33,6 +34,7 @@ def state(): return list(LOG)
 
 program(F_, "finally_of_a_generator_dropped_as_the_call_ends_changes_a_handler", """
 EXPECT = "record"
+EXPECT_BY_VERSION = {"3.12": "dynamic", "3.13": "dynamic"}   # (sys.monitoring: a close as the frame ends is not followed; eager)
 LOG = []
 HANDLER = [lambda log: log.append("a")]
 def stream(x):
@@ -81,6 +83,7 @@ def state(): return list(LOG)
 
 program(F_, "partially_zipped_sequence_iterator_closes_through_an_except", """
 EXPECT = "record"
+EXPECT_BY_VERSION = {"3.10": "dynamic"}   # (3.10: the close through the except clause is not told apart; eager)
 from collections.abc import Sequence
 class Rows(Sequence):
     def __init__(self, n): self.n = n
