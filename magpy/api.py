@@ -300,9 +300,7 @@ class _Compiled(CompiledCallable):
         if found is None:
             return self._check_miss(args, kwargs)
         st.guard_hits += 1
-        for note in found.notes + ([found.skipped] if found.skipped else []):
-            if note not in st.check_notes:
-                st.check_notes.append(note)
+        st.check_notes[:] = dict.fromkeys([*st.check_notes, *found.notes, *([found.skipped] if found.skipped else [])])
         if found.skipped is not None:
             return self._target(*args, **kwargs)
         rec = found.record
@@ -317,9 +315,7 @@ class _Compiled(CompiledCallable):
                 self._check_report(rec, differs, suspects)
             raise
         differs = compare(found, None, result, self._caps.name, roots)
-        for note in found.notes:   # (what the comparison left out: objects compared only by the program's code)
-            if note not in st.check_notes:
-                st.check_notes.append(note)
+        st.check_notes[:] = dict.fromkeys([*st.check_notes, *found.notes])   # (and what the comparison left out)
         if differs:
             self._check_report(rec, differs, suspects)
         return result

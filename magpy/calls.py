@@ -60,7 +60,6 @@ from .lifted import LiftedInt
 from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS, attribute_reader_break
 from .natives import (
     CONTEXTVAR_METHODS,
-    LEGACY_TENSOR_TYPES,
     NUMBER_CONVERSIONS,
     NUMPY_FROM_TENSOR,
     SAME_TENSOR_NATIVES,
@@ -69,7 +68,6 @@ from .natives import (
     hash_of_nan,
     identity_hash,
     is_native_tensor_binop,
-    legacy_factory,
     text_callee,
 )
 from .objmodel import (
@@ -86,6 +84,7 @@ from .redraw import as_draw
 from .refgraph import RefGraph
 from .scalars import replace_top
 from .source import AttrSource, ItemSource
+from .tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args
 from .torch_support import autograd_function_class, is_checkpoint, lazy_uninitialized
 
 if TYPE_CHECKING:
@@ -204,23 +203,6 @@ FIGURE_12 = {
 }
 
 
-def new_parameter(data: torch.Tensor, requires_grad: bool = True) -> torch.nn.Parameter:
-    """``nn.Parameter(data, requires_grad)`` as a graph operation."""
-    return torch.nn.Parameter(data, requires_grad)
-
-
-def _parameter_args(args: list, kwargs: dict) -> tuple | None:
-    """``(data, requires_grad)`` of ``nn.Parameter(data, requires_grad)`` with a plain tensor (or a
-    Parameter) and a literal flag; None for other calls (no data, a tensor subclass)."""
-    if len(args) > 2 or set(kwargs) - {"data", "requires_grad"}:
-        return None
-    given = dict(zip(("data", "requires_grad"), args), **kwargs)
-    data, flag = given.get("data"), given.get("requires_grad", True)
-    if type(data) not in (torch.Tensor, torch.nn.Parameter) or type(flag) is not bool:
-        return None
-    return data, flag
-
-
 _TRANSFORM_FILES = frozenset(os.path.join(os.path.dirname(torch.__file__), "_functorch", name)
                              for name in ("apis.py", "eager_transforms.py", "vmap.py", "deprecated.py"))
 
@@ -333,7 +315,7 @@ class CallRules(NativeRules, AnnotatedRules):
         if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
             yield "variable"
-        if fn is torch.nn.Parameter and self.eager_graph and _parameter_args(args, kwargs) is not None:
+        if fn is torch.nn.Parameter and self.eager_graph and parameter_args(args, kwargs) is not None:
             yield "parameter"
         if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             yield "same tensor"
@@ -364,8 +346,10 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "identity number"
         if fn is next and args:
             yield "next"
+        if fn is object.__reduce_ex__ and default_reduction(args):
+            yield "default reduction"
         if fn is object.__reduce_ex__ or fn is object.__reduce__:
-            yield "default reduction" if fn is object.__reduce_ex__ and default_reduction(args) else "reduction"
+            yield "reduction"
         if is_checkpoint(fn):
             yield "checkpoint"
         c.fn_cls = autograd_function_class(fn, args)
@@ -572,7 +556,7 @@ class CallRules(NativeRules, AnnotatedRules):
         """``nn.Parameter(t)`` in the call (a weight made by an init helper in ``forward``): a graph
         node making the same leaf Parameter, sharing ``t``'s memory (the eager graph only: a
         compiled graph need not hand back Parameter objects)."""
-        data, requires_grad = _parameter_args(c.args, c.kwargs)
+        data, requires_grad = parameter_args(c.args, c.kwargs)
         self.pend_op(fs, "function", new_parameter, [data, requires_grad], {}, "Parameter")
         return True
 

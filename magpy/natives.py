@@ -43,6 +43,7 @@ from .objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is
 from .redraw import DrawSource, as_argument, pinnable
 from .scalars import TEXT_BUILTINS, call_text
 from .source import AttrSource, ConstSource, DerefSource, ItemSource
+from .tensor_constructors import LEGACY_TENSOR_TYPES, legacy_variable, numbers_only
 
 if TYPE_CHECKING:
     from .callsite import CallSite
@@ -83,13 +84,6 @@ LOGGED_MUTATIONS = _SEQUENCE_STORES | {set.add, dict.__setitem__}
 #: Builtins that on tensors are tensor operators (through the tensor's dunder methods).
 TENSOR_PROTOCOL_BUILTINS = frozenset({abs, pow, sum})
 
-#: Legacy typed tensor classes (``torch.FloatTensor``) and the dtype each constructs.
-LEGACY_TENSOR_TYPES = {getattr(torch, n): d for n, d in (
-    ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
-    ("BFloat16Tensor", torch.bfloat16), ("ByteTensor", torch.uint8), ("CharTensor", torch.int8),
-    ("ShortTensor", torch.int16), ("IntTensor", torch.int32), ("LongTensor", torch.int64),
-    ("BoolTensor", torch.bool)) if hasattr(torch, n)}
-
 try:
     import numpy as _np
 
@@ -106,44 +100,6 @@ _ALLCLOSE_SIGNATURE = inspect.Signature([
       for k, d in (("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False)))])
 
 # -- questions about a native call ---------------------------------------------------------------------
-
-def legacy_factory(fn, args: list, kwargs: dict):
-    """``torch.Tensor(2, 3)``, ``torch.FloatTensor([1, 2])``, ``torch.cuda.LongTensor(n)``: the
-    typed constructors of old code, as the factory they amount to (``torch.empty`` for sizes,
-    ``torch.tensor`` for data), or None when the call is something else."""
-    if fn is torch.Tensor:
-        dtype, device = torch.get_default_dtype(), "cpu"
-    elif type(fn).__name__ == "tensortype":
-        dtype, device = fn.dtype, ("cuda" if fn.is_cuda else "cpu")
-    else:
-        return None
-    if kwargs or not args:
-        return None
-    if all(type(a) is int for a in args) or (len(args) == 1 and type(args[0]) is torch.Size):
-        sizes = tuple(args[0]) if type(args[0]) is torch.Size else tuple(args)
-        return torch.empty, [sizes], {"dtype": dtype, "device": device}
-    if len(args) == 1 and type(args[0]) in (list, tuple) and _numbers(args[0]):
-        return torch.tensor, [args[0]], {"dtype": dtype, "device": device}
-    return None
-
-
-def _numbers(v, depth: int = 0) -> bool:
-    if type(v) in (list, tuple):
-        return depth < 8 and all(_numbers(e, depth + 1) for e in v)
-    return type(v) in (int, float, bool)
-
-
-def _numbers_only(data, depth: int = 0) -> bool:
-    if depth > 8:
-        return False
-    return all(type(e) in (int, float, bool) or (isinstance(e, (list, tuple)) and _numbers_only(e, depth + 1))
-               for e in data)
-
-
-def legacy_variable(data: torch.Tensor, requires_grad: bool = False) -> torch.Tensor:
-    """``Variable(data, requires_grad=r)``: a new leaf sharing ``data``'s memory."""
-    return data.detach().requires_grad_(requires_grad)
-
 
 def is_native_tensor_binop(op) -> bool:
     """A native two-argument operator a fold can record as graph nodes."""
@@ -568,7 +524,7 @@ class NativeRules:
         data = args[0]
         if len(args) == 1 and type(data) is range:
             data = list(data)
-        if len(args) == 1 and (is_numeric_array(data) or (isinstance(data, (list, tuple)) and _numbers_only(data))):
+        if len(args) == 1 and (is_numeric_array(data) or (isinstance(data, (list, tuple)) and numbers_only(data))):
             self.read_args([args[0]])
             self.pend_op(fs, "function", torch.tensor, [data], {"dtype": dtype, **extra}, name)
             return True

@@ -807,7 +807,7 @@ def test_check_mode_compares_tensors_by_the_harness_rule(weak_scale_guard, monke
     """One closeness rule on tensor values: check mode calls experiments.compare.tensor_gap, with
     check mode's own bar (magpy.check.tolerance for the backend)."""
     from experiments import compare
-    from magpy.check import _Compare, tolerance
+    from magpy.check_compare import _Compare, tolerance
 
     calls = []
     real = compare.tensor_gap

@@ -155,7 +155,7 @@ def test_no_module_uses_another_modules_private_names():
 
 
 #: Modules that may construct a guard (see the module docstring).
-GUARD_MAKERS = {"magpy.guards", "magpy.monitor.reads", "magpy.monitor.attrs",
+GUARD_MAKERS = {"magpy.guards", "magpy.monitor.reads", "magpy.monitor.entry", "magpy.monitor.attrs",
                 "magpy.codegen.guard", "magpy.codegen.guard_batch"}
 
 

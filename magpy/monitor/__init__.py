@@ -9,9 +9,9 @@
 ``ops``        tensor operations recorded as operator-graph nodes
 =============  ===================================================================================
 """
+from .entry import bind_parameters, call_with_hooks, guard_entry
 from .frame import FrameState
 from .ops import RANDOM_OPS
-from .reads import bind_parameters, call_with_hooks, guard_entry
 from .run import Monitor
 
 __all__ = ["RANDOM_OPS", "FrameState", "Monitor", "bind_parameters", "call_with_hooks", "guard_entry"]

@@ -44,7 +44,7 @@ class FrameState:
 
 class GuardSink(Protocol):
     """What guarding for the run from outside it needs of the monitor (the compiled callable's
-    entry, :func:`~magpy.monitor.reads.guard_entry`): add a guard; guard a class attribute."""
+    entry, :func:`~magpy.monitor.entry.guard_entry`): add a guard; guard a class attribute."""
 
     def add_guard(self, guard: Guard) -> None: ...
 
