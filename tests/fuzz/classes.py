@@ -9,7 +9,7 @@ compare with == (-0.0); 6 id() as a key; 7 BatchNorm with momentum=None.
 
     python tests/fuzz/classes.py --grammar state --programs 300 --seed 1
 
-groups the finds of the ``state`` family by the classes of issue #45 instead (the class of the
+groups the finds of the ``state`` family by the grammar's classes of program instead (the class of the
 shrunk program's pieces: closure, registry, native, mode).
 """
 from __future__ import annotations

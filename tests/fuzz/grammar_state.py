@@ -1,5 +1,5 @@
 """The third program grammar of the differential fuzzer: *state the call holds or enters*. Four
-classes of programs (issue #45) whose outside state changes between calls:
+classes of programs whose outside state changes between calls:
 
 * ``closure``: closures made in the call over a local the frame rebinds after a split (a dynamic
   operation the call is split at: a write of text made from a tensor value, ``heapq.heappush``,
