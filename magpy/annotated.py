@@ -340,6 +340,18 @@ class AnnotatedRules:
             self.read_absent(node, name)
         self.pend(fs, self.post_new, 1, opaque=True)
 
+    def tensor_grad_read(self, fs, t: torch.Tensor) -> None:
+        """``t.grad`` of a tensor from outside (``Module._apply`` reads each parameter's, as
+        ``module.to(dtype)`` in a forward does): the gradient backward left there, None or a
+        tensor, read like any attribute (guarded None, or a tensor read through ``t.grad``).
+        A tensor made in the call has a gradient only after a backward inside the call."""
+        node = self.node(t)
+        if node is None or node.source is None:
+            raise BreakCompile("reads `.grad` of a tensor made in the call")
+        if self.rg.read(node, ("attr", "grad")) is None:
+            self.on_read(t.grad, AttrSource(node.source, "grad"), ("attr", "grad"), node)
+        self.pend(fs, self.post_new, 1, opaque=True)
+
     def _post_keyed(self, fs, stack, data):
         fn, code, keys, reverse = data
         self.return_collectors.pop(code, None)

@@ -28,17 +28,20 @@ Semantics kept equal to the eager call:
   updates must not happen twice); ``Stats.mock_errors`` counts them. An exception
   escaping a guard is a MagPy bug: the record is dropped, a warning names the
   exception once, and the call goes on as a miss.
-* Threads. Capture state (the tracer, ``torch.compiler.is_compiling()``) is
-  process-wide, so monitor runs are serialised by one process-wide re-entrant lock
+* Compiler checks. ``torch.compiler.is_compiling()`` answers False in a monitor run, as
+  in eager: MagPy runs the real program, so the record holds the path eager takes, and
+  libraries' compile-only paths (transformers skipping a default attention mask, Mamba's
+  ``vmap``'d scan, ``nn.TransformerEncoder`` computing padded positions its fast path
+  zeroes) are never taken. A data-dependent shortcut those libraries skip under a compiler
+  is then seen as what it is (a value read: a guard, a split or an eager call).
+* Threads. Capture state (the tracer) is process-wide, so monitor runs are serialised by one process-wide re-entrant lock
   (like torch.compile's compile lock): a thread that misses while another thread is
   monitoring waits for it, then tries the guards again (the other thread may have
   built the record it needs) before monitoring. Guard hits never take the lock.
   A compiled callable called inside a monitored program, on the monitoring thread, runs
   as plain code (the outer monitor run sees what it does). The tracer is per thread
   (``sys.settrace`` on 3.10/3.11; the 3.12+ ``sys.monitoring`` backend filters events by
-  thread), so other threads' eager code is never monitored; it does see
-  ``torch.compiler.is_compiling()`` true while a monitor run is in progress, as with
-  torch.compile. A monitored program that waits on another thread that itself needs a
+  thread), so other threads' eager code is never monitored. A monitored program that waits on another thread that itself needs a
   monitor run deadlocks, as under torch.compile.
 """
 from __future__ import annotations

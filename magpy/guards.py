@@ -648,20 +648,35 @@ class CacheEntryGuard(Guard):
         return f"{self.source.describe()} answers {self.entry.key!r} with {self.result!r}"[:200]
 
 
+def raised_class(fn: Any, args: tuple) -> type | None:
+    """The class of the exception ``fn(*args)`` raises, or None where it returns."""
+    try:
+        fn(*args)
+    except Exception as e:   # noqa: BLE001 (the class is what is compared)
+        return type(e)
+    return None
+
+
 @dataclass(eq=False)
 class StateReadGuard(Guard):
     """``fn(*args) == value`` (same type): a torch getter of process-wide state that the global
     state guard does not cover (anomaly detection, backend flags, the initial seed...), whose
-    answer the program went on with. ``source`` holds the function."""
+    answer the program went on with. ``source`` holds the function. ``raised``: the getter
+    raised this exception class instead (``torch.cuda.is_current_stream_capturing()`` on a
+    build without CUDA), and the program went on from its handler: it must raise it again."""
 
     args: tuple
     value: Any
+    raised: type | None = None
     kind: ClassVar[str] = "state_read"
 
     def dedup_payload(self):
         return self.args
 
     def check_expr(self, var, vars_, pool):
+        if self.raised is not None:
+            args = "".join(f"{literal(a, pool)}, " for a in self.args)
+            return f"{pool.ref(raised_class)}({var}, ({args})) is {pool.ref(self.raised)}"
         call = f"{var}({', '.join(literal(a, pool) for a in self.args)})"
         if self.value is None or type(self.value) is bool:
             return f"{call} is {self.value!r}"
@@ -669,7 +684,8 @@ class StateReadGuard(Guard):
         return f"type({got} := {call}) is {pool.ref(type(self.value))} and {got} == {literal(self.value, pool)}"
 
     def describe(self):
-        return f"{self.source.describe()}({', '.join(map(repr, self.args))}) == {self.value!r}"
+        call = f"{self.source.describe()}({', '.join(map(repr, self.args))})"
+        return f"{call} raises {self.raised.__name__}" if self.raised is not None else f"{call} == {self.value!r}"
 
 
 @dataclass(eq=False)

@@ -322,10 +322,7 @@ class MonitorRun:
         """Run the program once under monitoring; the caller holds the monitor lock. Returns its
         result (raises SplitHere where the run split the call). ``mark(thread)``: the monitoring
         thread for the compiled callables' hot path (None once the run is over)."""
-        import torch.compiler as tc
-
         mon = self.mon
-        flag, tc._is_compiling_flag = tc._is_compiling_flag, True
         # No cyclic GC during the run: finalizers and weakref callbacks of unrelated objects
         # would run (and be monitored) as if the program called them.
         gc_was_enabled = gc.isenabled()
@@ -343,7 +340,6 @@ class MonitorRun:
             mark(None)
             if gc_was_enabled:
                 gc.enable()
-            tc._is_compiling_flag = flag
         if mon.broken is None and not mon.finished:
             mon.break_reason = BreakReason(BreakKind.UNSUPPORTED, "the monitor run did not observe the function's return")
             mon.broken = str(mon.break_reason)

@@ -370,6 +370,15 @@ class ScalarFlow:
         what holds a tracked number) may carry one: False."""
         return all(self._plain_data(v, 0) for v in values)
 
+    def blind_key_lookup(self, container: Any, key: Any) -> bool:
+        """Could ``container[key]`` on a plain dict not have raised because of a number the run
+        follows? Its KeyError follows the key and the dict's keys only, never its values (the
+        memo of ``copy.deepcopy``, keyed by ``id()``, holds the copied tensors): True when the
+        key and every key are plain data."""
+        if type(container) is not dict or len(container) > 4096 or not self._plain_data(key, 0):
+            return False
+        return all(self._plain_data(k, 0) for k in container)
+
     def blind_to_exhaustion(self, values: list) -> bool:
         """Could a ``StopIteration`` of an operation on ``values`` not follow a number the run
         follows? True when every value is plain data (``blind_to_numbers``) or an iterator over a

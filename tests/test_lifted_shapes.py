@@ -352,3 +352,37 @@ def test_two_lifted_numbers_that_are_the_same_int_object_still_hit():
         x = torch.randn(3)
         assert same(cm(x), ref(x)) and m.seen == ref.seen
     assert magpy.stats(cm).monitor_runs == 2
+
+
+class _Config:
+    def __init__(self, n):
+        self.n = n
+        self.dims = [4, 8]
+
+    def __getattribute__(self, key):
+        return super().__getattribute__(key)
+
+
+def _missing_lookups(x):
+    import copy
+
+    cfg = copy.deepcopy(_Config(3))                     # the memo's KeyError (copy._keep_alive)
+    extra = cfg.extra if hasattr(cfg, "extra") else 0.5
+    try:
+        other = cfg.other                                # AttributeError through __getattribute__
+    except AttributeError:
+        other = 1.5
+    cache = {0: x * 2}
+    try:
+        more = cache[1]                                  # KeyError of a dict holding tensors
+    except KeyError:
+        more = x
+    return cache[0] * cfg.n * x.shape[0] + extra + other + more
+
+
+def test_lookups_that_raise_on_missing_names_keep_sizes_lifted():
+    """A KeyError or AttributeError of a lookup by a plain key or name follows the keys and
+    names present, not the numbers the objects hold: the batch stays lifted (two monitor runs
+    for six sizes), not one record per size."""
+    stats, _ = _stream(_missing_lookups, [torch.ones(n, 3) for n in (2, 5, 3, 4, 2, 6)])
+    assert stats.monitor_runs == 2 and stats.guard_hits == 4 and not stats.dynamic

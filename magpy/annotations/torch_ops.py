@@ -363,8 +363,8 @@ for _fn in (torch.Size, torch.device, torch.finfo, torch.iinfo, torch.get_defaul
             torch.promote_types, torch.can_cast, torch.jit.is_scripting, torch.jit.is_tracing,
             torch._C._get_tracing_state, torch.is_autocast_enabled, torch.cuda.is_available):
     REGISTRY.add(_fn, Annotation(meta=True, note="torch metadata"))
-# "Is a compiler tracing me?": True during a monitor run, as under torch.compile, so that
-# libraries take their trace-friendly paths (no data-dependent shortcuts).
+# "Is a compiler tracing me?": False in a monitor run, as in eager: MagPy runs the real program,
+# so it follows the path eager takes (see magpy.api, "Compiler checks").
 import torch.compiler as _tc  # noqa: E402
 
 for _fn in (_tc.is_compiling, getattr(torch._utils, "is_compiling", None)):

@@ -191,6 +191,9 @@ class AttrReads:
                 # an attribute set on the tensor object (`self.weight.fast`): read like any attribute
                 self.tensor_user_attr(fs, obj, name)
                 return
+            if name == "grad":
+                self.tensor_grad_read(fs, obj)
+                return
             raise BreakCompile(f"reads tensor attribute `{name}`")
         if type(obj) is super:
             self_cls = obj.__self_class__

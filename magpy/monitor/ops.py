@@ -196,6 +196,16 @@ class OpRecorder:
             return False
         return "lifted" if any(self.shape_is_lifted(t) for t in tensors) else True
 
+    def state_getter_raised(self, kind: str, target: Any, args: Any, kwargs: dict, name: str, exc: BaseException) -> bool:
+        """A torch getter of process-wide state raised (``torch.cuda.is_current_stream_capturing()``
+        on a build without CUDA, caught by the library's ``try``): whether it raises is a function
+        of the process, like its answer, so the record guards that it raises the same class again."""
+        if kind != "function" or kwargs or not is_state_getter_name(name) or not isinstance(exc, Exception) \
+                or T.tensors_in(args, {}) or not all(is_immutable(a) for a in args):
+            return False
+        self.state_read(target, name, args, None, type(exc))
+        return True
+
     def inside_except(self, errors: tuple | None = None) -> bool:
         """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error
         (or one of ``errors``), or inside a ``with`` whose context manager could swallow it

@@ -670,11 +670,13 @@ class Reads:
         self.add_guard(ContainsGuard(node.source, needle, bool(stack[-1]) != inverted))
 
     # -- values read through torch: a getter of process-wide state, a small tensor's values -----------
-    def state_read(self, target: Any, name: str, args: Any, output: Any) -> None:
+    def state_read(self, target: Any, name: str, args: Any, output: Any, raised: type | None = None) -> None:
         """``torch.<name>(*args)`` (or a native named ``name``: ``sys.getrecursionlimit``) answered ``output``
-        from process-wide state that no argument shows (``torch.is_anomaly_enabled()``): guarded as that answer."""
+        (or raised ``raised``) from process-wide state that no argument shows (``torch.is_anomaly_enabled()``):
+        guarded as that answer."""
         torch_fn = (getattr(target, "__module__", None) or "").startswith("torch")
-        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}" if torch_fn else name), tuple(args), output))
+        self.add_guard(StateReadGuard(ConstSource(target, f"torch.{name}" if torch_fn else name), tuple(args),
+                                      output, raised))
 
     def value_guard(self, t: torch.Tensor) -> bool:
         """A read of a small tensor from outside (a buffer, a scalar argument): guard its value.

@@ -75,6 +75,25 @@ from .rules import UpdateRules
 #: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 _WITH_ENTRIES = frozenset({"BEFORE_WITH", "SETUP_WITH"})
+_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_ATTRIBUTE_GETTERS = frozenset({"__getattribute__", "getattr", "hasattr"})
+
+
+def attribute_lookup(ins: Any, stack: list) -> bool:
+    """Is the instruction an attribute lookup by name: ``obj.name``, or a call of ``getattr``,
+    ``hasattr`` or a ``__getattribute__`` (``super().__getattribute__(key)``) with a text name?
+    Its AttributeError follows which attributes the object has, never a number it holds (a
+    Python ``__getattr__`` or property that raises is monitored as its own frame)."""
+    if ins.real in _ATTRIBUTE_LOADS:
+        return True
+    if ins.real != "CALL" or not isinstance(ins.arg, int) or not stack or type(stack[-1]) is not str:
+        return False
+    for fn in stack[-ins.arg - 2:-1]:
+        if isinstance(fn, (types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType)) \
+                and getattr(fn, "__name__", None) in _ATTRIBUTE_GETTERS \
+                and getattr(fn, "__module__", "builtins") in ("builtins", None):
+            return True
+    return False
 #: How much of the stack a pending operation keeps (more than any operation's operands but a call
 #: with many arguments, which then counts as holding what it cannot see).
 _OPERANDS_KEPT = 8
@@ -384,7 +403,9 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 if self.scalar_nodes or self.follows_changing_numbers():
                     operands = stack[-_OPERANDS_KEPT:]
                     fs.blind_operands = self.blind_to_numbers(operands) or \
-                        ("exhaustion" if self.blind_to_exhaustion(operands) else False)
+                        (ins.real == "BINARY_SUBSCR" and len(stack) >= 2 and self.blind_key_lookup(stack[-2], stack[-1])) \
+                        or ("exhaustion" if self.blind_to_exhaustion(operands) else False) \
+                        or ("attribute" if attribute_lookup(ins, stack) else False)
             self.in_call_event = False
         except BreakCompile as e:
             self.break_run(e.reason, fs, offset, call=call)
@@ -537,6 +558,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                     self.break_run(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__} on a lifted "
                                 "size: whether it raises follows sizes the record does not guard", fs, fs.frame.f_lasti)
                     return
+                if pending[0] == self.post_op and self.state_getter_raised(*pending[1][:5], exc):
+                    return
                 if pending[0] == self.post_op:
                     self.dynamic = True
                     self.break_run(f"tensor operation `{pending[1][4]}` raised {type(exc).__name__}: "
@@ -544,7 +567,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                     return
                 if not self.is_read_post(pending[0]) and (self.follows_changing_numbers() or self.scalar_nodes) \
                         and not propagated and not (fs.blind_operands is True or (
-                            fs.blind_operands == "exhaustion" and isinstance(exc, StopIteration))):
+                            fs.blind_operands == "exhaustion" and isinstance(exc, StopIteration)) or (
+                            fs.blind_operands == "attribute" and isinstance(exc, AttributeError))):
                     # `int(abs(v))` of a lifted or tensor-read number raised (NaN, inf): whether it
                     # raises follows the number, which the record does not guard. (Not dynamic: the
                     # next run guards lifted numbers; a number read from a tensor stays dynamic.)

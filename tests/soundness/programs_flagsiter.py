@@ -310,3 +310,46 @@ def inputs(i): return (torch.randn(3),)
 def step(i):
     if i == 2: M.double = functools.partialmethod(M.scale, k=5.0)
 """)
+
+program(F_, "state_getter_that_raises_caught", """
+# transformers' is_cuda_stream_capturing(): a torch getter that raises on a build without
+# CUDA (returns False with one), caught by the library. Whether it raises is process state:
+# the record guards it.
+_real = torch.cuda.is_current_stream_capturing
+CLEANUP.append(lambda: setattr(torch.cuda, "is_current_stream_capturing", _real))
+def capturing():
+    try:
+        return torch.cuda.is_current_stream_capturing()
+    except Exception:
+        return False
+def f(x):
+    if capturing():
+        return x - 1
+    return x + 1
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    torch.cuda.is_current_stream_capturing = _real if i != 2 else (lambda: True)
+""")
+
+program(F_, "parameter_grad_read_in_forward", """
+# `.grad` read in a forward (Module._apply of `module.to(dtype)` reads every parameter's):
+# None guarded as None; a gradient is read through `p.grad` on every call, so a backward, an
+# in-place scaling or a new gradient tensor between calls is seen.
+lin = nn.Linear(3, 3)
+def f(x):
+    g = lin.weight.grad
+    if g is None:
+        return lin(x)
+    return lin(x) + g.sum()
+def make(): return f
+def inputs(i): return (torch.ones(2, 3) * i,)
+NCALLS = 6
+def step(i):
+    if i == 2:
+        lin.weight.grad = torch.ones(3, 3)
+    if i == 4:
+        lin.weight.grad.mul_(2)
+    if i == 5:
+        lin.weight.grad = torch.full((3, 3), 0.5)
+""")

@@ -173,7 +173,8 @@ NCALLS = 6
 """)
 
 program(F_, "with_a_lock_around_tensor_work", """
-EXPECT = "dynamic"
+# a `with lock:` block taken and released inside the call: nothing of it is left to replay
+EXPECT = "record"
 import threading
 class M(nn.Module):
     def __init__(self):
@@ -195,7 +196,8 @@ NCALLS = 6
 """)
 
 program(F_, "queue_size_read_in_forward", """
-EXPECT = "dynamic"
+# Queue.qsize: its own `with self.mutex:` block around `len(self.queue)`, guarded as a length
+EXPECT = "record"
 import queue
 q = queue.Queue()
 def f(x):
