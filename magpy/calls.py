@@ -33,7 +33,6 @@ methods of the run itself, and the surface they use is listed on the class.
 from __future__ import annotations
 
 import _abc
-import _thread
 import functools
 import logging
 import os
@@ -194,7 +193,6 @@ FIGURE_12 = {
     "reduce": "_reduce",                                # natives
     "python fold": "_python_fold",                      # callbacks (magpy.monitor.callbacks)
     "context variable": "_contextvar",                  # natives
-    "lock released": "_lock_released",                  # may decline: a `with lock:` block's end
     "state getter": "_state_getter",                    # natives: guarded by the answer
     "torch module class": "_torch_module_class",
     "numpy function": "_numpy_function",                # annotated: numpy's annotation, out= written
@@ -204,10 +202,6 @@ FIGURE_12 = {
     "unannotated native": "_unannotated_native",        # Figure 12, step 1: a break
 }
 
-
-#: ``__exit__`` of the lock types (``threading.Lock``/``RLock``; ``functools.cached_property``'s
-#: lock on 3.11).
-_LOCK_EXITS = frozenset({_thread.LockType.__exit__, _thread.RLock.__exit__})
 
 _TRANSFORM_FILES = frozenset(os.path.join(os.path.dirname(torch.__file__), "_functorch", name)
                              for name in ("apis.py", "eager_transforms.py", "vmap.py", "deprecated.py"))
@@ -405,8 +399,6 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "python fold"
         if fn in CONTEXTVAR_METHODS:
             yield "context variable"
-        if fn in _LOCK_EXITS and args:
-            yield "lock released"
         if fn in STATE_GETTERS and not kwargs and all(is_immutable(a) for a in args):
             yield "state getter"
         if c.ann is None and isinstance(fn, type) and issubclass(fn, torch.nn.Module) \
@@ -755,17 +747,6 @@ class CallRules(NativeRules, AnnotatedRules):
         if why is not None:
             raise BreakCompile(why)
         return False
-
-    def _lock_released(self, fs: FrameState, c: CallSite) -> bool:
-        """The end of a ``with lock:`` block this frame entered (``functools.cached_property``
-        on 3.11): the lock is released as it was taken inside the call, so it is held by no one
-        afterwards, as before; the record has nothing to replay. Any other release of a lock
-        (a lock taken before the call, ``lock.__exit__()`` called by hand) is not seen. The record
-        runs without taking the lock, as a graph computes only its own values."""
-        if not any(m is c.args[0] for m in fs.managers.values()):
-            return False
-        self.pend(fs, self.post_new, 1)
-        return True
 
     def _unannotated_native(self, fs: FrameState, c: CallSite) -> bool:
         """Figure 12, step 1: stop here. Reported as unsupported, not as dynamic behaviour: an

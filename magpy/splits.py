@@ -86,6 +86,7 @@ functions).
 """
 from __future__ import annotations
 
+import _thread
 import builtins
 import gc
 import operator
@@ -215,6 +216,24 @@ def _module_forward_code(mod: Any) -> Any:
     return _callee_code(fwd)
 
 
+#: Locks, whose ``with`` entry (in C, no event) takes them: a split inside the block would
+#: resume a continuation that releases a lock the record never took.
+_LOCK_TYPES = (type(_thread.allocate_lock()), _thread.RLock)
+
+
+def lock_held(mon: Any) -> str | None:
+    """The type name of a lock some monitored frame holds in a ``with`` block it is inside
+    of now, or None."""
+    for fs in list(mon.frames.values()):
+        if not fs.managers:
+            continue
+        at = fs.frame.f_lasti
+        for start, end, entered in DECODER.with_ranges(fs.code):
+            if start <= at < end and isinstance(fs.managers.get(entered), _LOCK_TYPES):
+                return type(fs.managers[entered]).__qualname__
+    return None
+
+
 def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> SplitPoint:
     """The split at the call instruction ``call`` = ``(ins, stack, kw_names, assumptions so far)``
     of frame ``fs``, where the monitor broke with ``reason``; ``shape`` is the call shape of the
@@ -243,6 +262,10 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     if stepping and ((it_node := mon.node(stack[-1])) is None or it_node.source is None):
         # (one of unknown origin may look made in the call to the image, which would rebuild it)
         raise NotSplit("a loop splits only where it steps an iterator from outside the call that MagPy reads")
+    held = lock_held(mon)
+    if held is not None:
+        raise NotSplit(f"inside a `with` block of a `{held}`: the record would neither take the lock "
+                       "nor leave it held for the rest of the call, which releases it")
     # -- the chain of frames, innermost first ---------------------------------------------------------
     slots = 0 if stepping else (3 if sliced else 2) if subscript else DECODER.call_slots(ins)
     chain = [(fs, ins.offset, list(stack), slots, None)]

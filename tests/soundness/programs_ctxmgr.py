@@ -159,34 +159,3 @@ def make(): return m
 def inputs(i): return torch.randn(2, 4)
 def state(): return len(warnings.filters), warnings.showwarning
 """)
-
-program(F_, "lock_held_for_a_block_and_cached_property_recomputed", """
-# `with self.lock:` around module calls, and functools.cached_property (which takes its own
-# lock on 3.11): the lock is free again after every call; a cached value dropped or changed
-# between calls is recomputed or read anew.
-import functools, threading
-class Enc(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(3, 3)
-        self.lock = threading.RLock()
-        self.base = 2.0
-    @functools.cached_property
-    def scale(self):
-        return self.base * 1.5
-    def forward(self, x):
-        with self.lock:
-            y = self.lin(x)
-        return y * self.scale
-m = Enc()
-def make(): return m
-def inputs(i): return (torch.ones(2, 3) * i,)
-NCALLS = 6
-def step(i):
-    if i == 3:
-        m.base = 4.0
-        m.__dict__.pop("scale", None)
-    if i == 5:
-        m.scale = -1.0
-def state(): return (m.lock._is_owned(), m.__dict__.get("scale"))
-""")
