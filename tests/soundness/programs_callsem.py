@@ -283,3 +283,23 @@ def step(i):
         SETTINGS["scale"] = -1.0
 NCALLS = 6
 """)
+
+program(F_, "unhashable_callable_objects", """
+# Callable objects whose class defines __eq__ and no __hash__ (torch.distributions' transforms):
+# the call is their class's __call__, followed like any Python function; a field changed between
+# calls is seen.
+class Scale:
+    def __init__(self, k): self.k = k
+    def __eq__(self, other): return isinstance(other, Scale) and other.k == self.k
+    def __call__(self, x): return x * self.k
+S = Scale(2.0)
+def f(x):
+    g = torch.distributions.gumbel.Gumbel(torch.tensor(0.0), torch.tensor(1.0))
+    noise = g.sample(x.shape)                      # transforms: _InverseTransform(ExpTransform)...
+    t = torch.distributions.transforms.ExpTransform().inv
+    return S(x) + t(x.abs() + 1) + noise * 0
+def make(): return f
+def inputs(i): return (torch.randn(3, generator=torch.Generator().manual_seed(i)),)
+def step(i):
+    if i == 2: S.k = -1.0
+""")
