@@ -247,6 +247,13 @@ class AttrReads:
                 self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
             self.guard_class_attr(type(obj), name)
         if where == "class_fn":
+            klass = next((k for k in type(obj).__mro__ if name in k.__dict__), None)
+            if klass is not None and type(klass.__dict__[name]) is staticmethod:
+                # `self.helper` of a staticmethod is the function the class holds (its identity
+                # guarded with the class attribute): sourced, so what its closure holds (an
+                # `lru_cache` wrapper) is read through it
+                fn = klass.__dict__[name].__func__
+                self.on_read(fn, AttrSource(ItemSource(class_dict_source(klass), name), "__func__"))
             self.pend(fs, self._post_new_attr, method)
             return
         if where == "property":

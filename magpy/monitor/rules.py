@@ -461,6 +461,10 @@ class UpdateRules:
             # A set or dict made in the call (a memo of parameters seen): tensors hash by
             # identity, so membership is identity, which the guards already fix.
             return
+        if type(b) is torch.Tensor and (type(a) in (int, float, bool) or type(a) is torch.Tensor):
+            # `pad_id in ids`: Tensor.__contains__, Python code computing `(a == b).any().item()`,
+            # which the monitor follows (the value read is an assumption like any other)
+            return
         if isinstance(b, torch.Tensor) or isinstance(a, torch.Tensor):
             self.go_dynamic("`in` reads tensor values")
         node = self.node(b)

@@ -183,3 +183,36 @@ def make(): return f
 def inputs(i): return (torch.randn(3),)
 def state(): return C[0], g.cache_info()
 """)
+
+program(F_, "staticmethod_wrapper_of_an_lru_cache_called_through_self", """
+# transformers' compile_compatible_method_lru_cache on a staticmethod, called as `self.helper(...)`:
+# the wrapper's closure holds the lru_cache wrapper; the cache cleared, the entry's result changed
+# in place, or the staticmethod replaced between calls are all seen.
+import functools
+def cached(**kw):
+    def deco(func):
+        with_cache = functools.lru_cache(**kw)(func)
+        @functools.wraps(func)
+        def wrapper(*a):
+            if torch.compiler.is_compiling():
+                return func(*a)
+            return with_cache(*a)
+        wrapper.cache = with_cache
+        return wrapper
+    return deco
+class Emb(nn.Module):
+    @staticmethod
+    @cached(maxsize=4)
+    def table(n, d):
+        return torch.arange(n * d, dtype=torch.float32).reshape(n, d)
+    def forward(self, x):
+        return x + self.table(x.shape[0], x.shape[1])
+m = Emb()
+def make(): return m
+def inputs(i): return (torch.ones(2 if i != 3 else 3, 4) * i,)
+NCALLS = 6
+def step(i):
+    if i == 2: Emb.table.cache.cache_clear()
+    if i == 4: Emb.table.cache(2, 4).mul_(-1)
+    if i == 5: Emb.table = staticmethod(lambda n, d: torch.ones(n, d))
+""")

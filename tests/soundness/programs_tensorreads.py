@@ -227,3 +227,24 @@ def make(): return route
 def inputs(i):
     return (torch.randn(8, 6, generator=torch.Generator().manual_seed(i)), W)
 """)
+
+program(F_, "number_in_a_tensor_argument_decides_a_branch", """
+# `pad_id in ids[:, [-1, 0]]` (transformers' padding warning): Tensor.__contains__ computes
+# `(pad_id == ids).any().item()`, a value read the record assumes and checks on every call.
+NCALLS = 6
+PAD = 0
+def f(x, ids):
+    if PAD in ids[:, [-1, 0]]:
+        print("padding at an end and no attention mask")
+        x = x * 2
+    if torch.tensor(7) in ids:
+        x = x - 1
+    return x + 1
+def make(): return f
+def inputs(i):
+    ids = torch.arange(1, 11).reshape(2, 5) % 6 + 1        # no 0, no 7
+    if i == 2: ids[0, 0] = 0
+    if i == 4: ids[1, 2] = 7
+    if i == 5: ids[1, -1] = 0
+    return (torch.ones(2), ids)
+""")
