@@ -259,10 +259,12 @@ class CallRules(NativeRules, AnnotatedRules):
         the checks name, in order, goes to its handler until one decides."""
         capture.announce_callee(fn)
         c = CallSite(fn, args, kwargs)
-        if type(fn).__hash__ is None and isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
+        if type(fn).__hash__ is None:
             # An unhashable callable object (a torch.distributions transform defines __eq__ and no
             # __hash__), which no table of natives can hold: the call is its class's Python __call__.
-            c.fn, c.args = type(fn).__call__, [fn, *args]
+            call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
+            if isinstance(call, types.FunctionType):
+                c.fn, c.args = call, [fn, *args]
         for kind in self._callee_kinds(c):
             if getattr(self, FIGURE_12[kind])(fs, c):
                 return
