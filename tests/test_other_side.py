@@ -281,7 +281,7 @@ def test_an_other_side_run_that_runs_on_is_stopped(monkeypatch, caplog):
     assert any("ran more than 3 operators" in r.getMessage() for r in caplog.records)
 
 
-# -- what a forced side may touch that the monitor does not count as a write (red team, stop 38) --
+# -- what a forced side may touch that the monitor does not count as a write --
 def _state_cases():
     """(name, make) pairs: ``make()`` gives ``(extra, snapshot)``: ``extra(self, i)`` runs on block
     1's kept side only (the side FLIP_BLOCK_1 never takes in eager, and the other-side run

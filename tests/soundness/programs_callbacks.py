@@ -115,7 +115,7 @@ def inputs(i): return (torch.ones(2),)
 NCALLS = 6
 """)
 
-# Round 4 of the README-only red team (stop 39): six silent wrong results in the features above.
+# Adversarial programs against the features above (each was a silent wrong result before its fix).
 
 program(F_, "filter_by_a_predicate_returning_a_size", """
 EXPECT = "record"

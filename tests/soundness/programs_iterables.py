@@ -126,7 +126,7 @@ def inputs(i):
 NCALLS = 6
 """)
 
-# Red team of stop 40 (found against the features above; both were silent wrong results before):
+# Adversarial programs against the features above (both were silent wrong results before):
 
 program(F_, "class_attributes_read_through_an_object_made_in_the_call", """
 EXPECT = "record"

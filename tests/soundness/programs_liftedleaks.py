@@ -40,7 +40,7 @@ NCALLS = 6
 """)
 
 
-# -- red team round 8: a LiftedInt left in objects a lifting run made or wrote (type(v) is int False)
+# -- a LiftedInt left in objects a lifting run made or wrote (type(v) is int False)
 
 program(F_, "lifted_sizes_and_numbers_left_in_slots_frozensets_classes_defaults_and_ordered_keys", """
 EXPECT = "dynamic"   # (each call rewrites g.__defaults__, which its guards read: monitored every call)

@@ -130,7 +130,7 @@ def step(i):
 """)
 
 # A functools.partial called from C (by map, by functools.reduce) passed its bound arguments to
-# the Python function unseen: they became constants of the record (red team, stop 41).
+# the Python function unseen: they became constants of the record.
 program(F_, "partial_with_an_outside_list_bound_mapped_over_inputs", """
 EXPECT = "record"
 SC = [2.0]

@@ -1,13 +1,13 @@
-"""Red team round 9 (README claims only) and what its findings led to: a LiftedInt left in a
-deque from outside and in a returned ``slice``; an ``lru_cache`` helper called by the mock on a
-path a tensor value chose (the record's speculation failed after the mock had touched the
-cache: its LRU order, so a later eviction differed and the helper ran again where eager hit);
-a guard that spelled ``float("inf")`` as ``inf`` (every call a miss); CPython 3.12+ crashing
-(a segmentation fault) when MagPy read the locals of a function whose inlined comprehension
-variable is also a closure cell."""
+"""Lifted numbers that reach outside state, and errors raised under torch modes: a LiftedInt left
+in a deque from outside and in a returned ``slice``; an ``lru_cache`` helper called by the mock on
+a path a tensor value chose (a failed speculation must not touch the cache: its LRU order would
+make a later eviction differ); a guard on ``float("inf")``; a function whose inlined comprehension
+variable is also a closure cell (CPython 3.12+); floats, NaNs and sizes kept outside and found
+again by identity; a tensor subclass, operators and numpy raising inside ``try`` under
+inference mode, ``no_grad`` and autocast."""
 from harness import program
 
-F_ = "redteam9"
+F_ = "lifted_numbers_outside_and_errors_under_modes"
 
 program(F_, "a_size_appended_to_a_deque_from_outside", """
 EXPECT = "record"
@@ -135,7 +135,7 @@ def invoke(f, i):
 NCALLS = 6
 """)
 
-# What the fuzzer's new uses (a value kept outside, found again by identity) found next:
+# Values kept outside and found again by identity (NaNs, sizes, lifted ints across a split):
 
 program(F_, "distinct_nan_arguments_kept_outside_and_found_by_identity", """
 EXPECT = "dynamic"
@@ -199,7 +199,8 @@ def state(): return [type(v).__name__ for v in STASH]
 NCALLS = 7
 """)
 
-# Red team round 10:
+# Errors raised inside try under torch modes (a subclass's __torch_function__, inference mode,
+# no_grad and autocast, numpy floating-point and linalg errors):
 
 program(F_, "a_subclass_torch_function_that_raises_on_a_flag_inside_try", """
 EXPECT = "dynamic"

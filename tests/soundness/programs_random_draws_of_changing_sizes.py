@@ -1,10 +1,11 @@
-"""Issue 29's remaining Python features: ``random.sample``/``choice``/``shuffle`` of a population
-whose size comes from a lifted tensor dimension (the size changes between calls, the seed is set
-before each), and ``torch.distributions.kl_divergence``, whose dispatch memo is a dict torch
+"""Random draws whose arguments follow sizes that change between calls: ``random.sample``,
+``choice``, ``shuffle``, ``randrange`` and numpy's ``randint`` of a population whose size comes
+from a lifted tensor dimension (the seed is set before each call), shifts drawn for
+``torch.roll``, and ``torch.distributions.kl_divergence``, whose dispatch memo is a dict torch
 fills on the first use of each pair of types."""
 from harness import program
 
-F_ = "cov5"
+F_ = "random_draws_of_changing_sizes"
 
 program(F_, "sample_rows_of_changing_batch", """
 import random

@@ -1,12 +1,13 @@
-"""What a speculative graph leaves behind when its check fails (red-team finds). A record whose
-path branched on a tensor value runs its graph first and checks the branch after; when the
-check fails the call is a miss "as if the graph had not run". Values written in place were put
-back, but not the version counters autograd checks for tensors an earlier call saved for
-backward, not the autograd history of a tensor that requires grad, and not the calls of the
-user's saved-tensor pack hooks. Eager never runs the other path, so none of these may show."""
+"""What a speculative graph leaves behind when its check fails. A record whose path branched on a
+tensor value runs its graph first and checks the branch after; when the check fails the call is
+a miss "as if the graph had not run". Values written in place must be put back, and so must the
+version counters autograd checks for tensors an earlier call saved for backward, the autograd
+history of a tensor that requires grad, and the calls of the user's saved-tensor pack hooks.
+Eager never runs the other path, so none of these may show. Also: torch.func transforms
+inside the call."""
 from harness import program
 
-F_ = "redteam_speculation"
+F_ = "failed_speculation_leaves_no_trace"
 
 program(F_, "undo_puts_back_the_version_counter", """
 EXPECT = "record"
@@ -86,7 +87,7 @@ def state(): return list(PACKS)
 """)
 
 
-# torch.func transforms inside the call (red-team find 07): the first call worked, every call a
+# torch.func transforms inside the call: the first call worked, every call a
 # record answered raised AttributeError (the record named the transform's inner functions as
 # attributes of torch._functorch.apis). Operators inside a transform see wrapper tensors; the call
 # splits at the transform, which runs every call.

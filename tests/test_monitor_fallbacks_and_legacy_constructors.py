@@ -1,6 +1,7 @@
-"""Coverage of the last Python features (issue 29): nothing raised where eager runs, legacy
-constructors on list data, attribute writes on tensors made in the call, ``==`` on tensors
-as a truth value. Each compiled program is compared with eager on every call."""
+"""Monitor-run fallbacks and Python features user models use: nothing raised where eager runs (a
+MagPy bug in or after the monitor run falls back to eager; the program's own errors still
+propagate), legacy constructors on list data, attribute writes on tensors made in the call,
+records that only draw and print. Each compiled program is compared with eager on every call."""
 from __future__ import annotations
 
 import logging

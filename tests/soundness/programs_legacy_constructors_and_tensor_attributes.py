@@ -1,9 +1,10 @@
-"""Issue 29's last features, as user models write them: legacy constructors on list data that
-hold numpy numbers or tensors, attributes written on tensors made in the call (a framework-port
-habit: ``out.stop_gradient = True``), with outside state changing between calls."""
+"""Legacy constructors and attributes on tensors, as user models write them: legacy constructors
+on list data that hold numpy numbers or tensors, attributes written on tensors made in the call
+(a framework-port habit: ``out.stop_gradient = True``), and numbers drawn and printed with no
+tensor operation at all, with outside state changing between calls."""
 from harness import program
 
-F_ = "coverage4"
+F_ = "legacy_constructors_and_tensor_attributes"
 
 program(F_, "legacy_floattensor_of_numpy_scales", """
 class Scaled(nn.Module):

@@ -1,14 +1,17 @@
-"""Exception state around splits and replayed effects (red-team finds2 15, 22, 12).
+"""Exception state around splits, and replayed prints among writes.
 
 * A call that splits at a dynamic operation on its monitored run: the rest of the program must
   not run while MagPy's own SplitHere is being handled (``sys.exc_info()``, a log record with
   ``exc_info=True``, the ``__context__`` of an exception raised after the split).
 * A dynamic operation inside an ``except`` body: a continuation would run without this call's
   exception being handled (``sys.exc_info()`` is empty, ``traceback.format_exc()`` says
-  ``NoneType: None``); the call is not split there, it runs eagerly."""
+  ``NoneType: None``); the call is not split there, it runs eagerly.
+* A print replayed among writes to outside objects (to a closed file, a redirected stdout, a
+  collector the call reads): the writes before it happen, and what it changes is what eager
+  changes."""
 from harness import program
 
-F_ = "redteam_exc"
+F_ = "exception_state_and_replayed_prints"
 
 program(F_, "exc_info_after_a_split_is_the_callers", """
 EXPECT = "split"
@@ -104,7 +107,7 @@ def inputs(i): return (torch.ones(2) * i, {})
 def state(): return list(HEAP)
 """)
 
-# -- replayed prints among the writes (red-team finds2 12) --------------------------------------------
+# -- replayed prints among the writes -----------------------------------------------------------------
 
 program(F_, "print_to_a_closed_file_after_counter_updates", """
 EXPECT = "record"
@@ -189,7 +192,7 @@ def state(): return m.n
 NCALLS = 5
 """)
 
-# -- where a replayed print writes, and what it changes (red-team finds2 08, 09) ------------------------
+# -- where a replayed print writes, and what it changes -------------------------------------------------
 
 program(F_, "print_inside_redirect_stdout_to_an_outside_buffer", """
 EXPECT = "dynamic"

@@ -1,9 +1,11 @@
-"""Issue 29's objects made in the call as outputs: instances of user classes with slots, nested
+"""Objects made in the call as outputs: instances of user classes with slots, nested
 ``torch.distributions`` objects, closures and lambdas made in the call (their cells and defaults
-are this call's), as user models return them, with outside state changing between calls."""
+are this call's), as user models return them, with outside state changing between calls; also
+``torch.utils.checkpoint`` (the checkpointed function is what the call computes), a Parameter
+made in the call, and tensors compared with None as conditions."""
 from harness import program
 
-F_ = "coverage5"
+F_ = "made_objects_and_checkpoints"
 
 program(F_, "slotted_action_value_output", """
 class ActionValue:

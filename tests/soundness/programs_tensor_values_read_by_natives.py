@@ -1,13 +1,13 @@
 """Native code that reads the values of tensors it gets from an iterator, a dict view, a native
-key or a container given to numpy (red-team finds): ``any(l > 2 for l in losses)``,
-``sum(map(bool, x > 2))``, ``filter(lambda r: r.sum() > 2, x)``, ``max(d, key=d.get)``,
+key or a container given to numpy: ``any(l > 2 for l in losses)``, ``sum(map(bool, x > 2))``,
+``filter(lambda r: r.sum() > 2, x)``, ``max(d, key=d.get)``,
 ``sorted(d.items(), key=itemgetter(1))``, ``np.mean([l1, l2])``. The truth, order or number it
 takes is read in C, where the monitor sees no ``__bool__``: a tensor value read by a native,
 dynamic (no split where the native's operands are made in the call). Controls beside them:
 the same natives over Python numbers are recorded."""
 from harness import program
 
-F_ = "redteam_natives"
+F_ = "tensor_values_read_by_natives"
 
 _X = "def inputs(i): return (torch.tensor([[1.0, 0.5], [3.0, 0.5], [-1.0, 0.5], [1.0, 0.5], [3.0, 0.5]][i]),)\nNCALLS = 5\n"
 

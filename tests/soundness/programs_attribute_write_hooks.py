@@ -1,10 +1,10 @@
-"""Writes whose class runs Python code of its own (red-team finds): a ``__setattr__`` that logs,
-a data descriptor's ``__set__``, a ``__delattr__``, on objects made in the call and on objects
-from outside. That code is part of the program: its effects happen on every call, and a write
+"""Writes whose class runs Python code of its own: a ``__setattr__`` that logs, a data
+descriptor's ``__set__``, a ``__delattr__``, on objects made in the call and on objects from
+outside. That code is part of the program: its effects happen on every call, and a write
 through a data descriptor never runs its ``__get__``."""
 from harness import program
 
-F_ = "redteam_objects"
+F_ = "attribute_write_hooks"
 
 program(F_, "setattr_hook_of_an_object_made_in_the_call", """
 EXPECT = "record"

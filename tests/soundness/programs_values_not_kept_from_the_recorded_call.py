@@ -1,11 +1,11 @@
 """Values read from tensors, container items and argument metadata that a record must not keep
-from the call it was made on (red-team finds): numbers from ``.item()`` passed through builtin
+from the call it was made on: numbers from ``.item()`` passed through builtin
 iterators (a split continuation that consumes an iterator made before the split, a bound method
 of a dict made in the call live at the split), an item read after appends past the length the
 container had at entry (the item the run appended, not an entry item), ..."""
 from harness import program
 
-F_ = "redteam_vals"
+F_ = "values_not_kept_from_the_recorded_call"
 
 program(F_, "item_values_through_dict_zip", """
 EXPECT = "split"

@@ -1,10 +1,11 @@
-"""Adversarial programs written from the README's claims: is_compiling False in a monitor run,
-raising torch state getters, `.grad` reads through their source, KeyError/AttributeError that keep
-sizes lifted, `with lock:` blocks) and at ordinary user code (caches keyed by sizes, Python numbers
-that change between calls, closures, registries)."""
+"""Adversarial programs against the README's claims and ordinary user code: ``with lock:`` blocks
+(and other synchronisation objects), ``.grad`` reads and compiled ``zero_grad``/optimizer steps,
+``is_compiling`` and raising torch state getters, lifted sizes that escape into keys, attribute
+names and lookups (KeyError/AttributeError that keep sizes lifted), Python numbers that change
+between calls, closures, registries, caches keyed by sizes, and loops over changing lengths."""
 from harness import program
 
-F_ = "redteam5"
+F_ = "locks_grads_and_lifted_numbers"
 
 # ---------------------------------------------------------------------------------------------
 # locks

@@ -1,6 +1,7 @@
-"""Coverage of issue 29's remaining features: objects made in the call as outputs (user classes
-with slots, ``torch.distributions`` objects, closures and lambdas made in the call). Each
-compiled program is compared with eager on every call, and the record answers the warm calls."""
+"""Objects made in the call as outputs (user classes with slots or a Python metaclass,
+``torch.distributions`` objects, closures and lambdas made in the call), checkpointed functions
+and a lazy parameter made in forward. Each compiled program is compared with eager on every
+call, and the record answers the warm calls."""
 from __future__ import annotations
 
 import dataclasses

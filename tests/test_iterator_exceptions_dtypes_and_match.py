@@ -1,7 +1,8 @@
-"""Coverage of issue 29's last ParityBench reasons, by Python feature: exceptions whose raising
-follows only structure in a run that follows changing numbers (``next`` on a list iterator,
-``issubclass`` on a numpy dtype), numpy dtypes from outside. Each compiled program is compared
-with eager on every call, and the tests assert that records serve the calls (no break)."""
+"""Exceptions whose raising follows only structure in a run that follows changing numbers
+(``next`` on a list iterator, ``issubclass`` on a numpy dtype), numpy dtypes from outside,
+exceptions made in the call as outputs, ``zip`` over modules and tensors, ``match`` statements.
+Each compiled program is compared with eager on every call, and the tests assert that records
+serve the calls (no break)."""
 from __future__ import annotations
 
 import collections.abc

@@ -1,10 +1,10 @@
-"""Lifted sizes and shapes that follow tensor values (red-team finds): a lifted batch size that
-becomes 1 (``squeeze()`` drops it), a 0-d tensor used as a size (``torch.zeros(n)``), shapes
-that follow values (``F.one_hot`` without ``num_classes``, ``to_sparse``), a Python sequence
-sliced with a tensor bound, and a size returned inside a namedtuple on the lifting call."""
+"""Lifted sizes and shapes that follow tensor values: a lifted batch size that becomes 1
+(``squeeze()`` drops it), a 0-d tensor used as a size (``torch.zeros(n)``), shapes that follow
+values (``F.one_hot`` without ``num_classes``, ``to_sparse``), a Python sequence sliced with a
+tensor bound, and a size returned inside a namedtuple on the lifting call."""
 from harness import program
 
-F_ = "redteam_lift"
+F_ = "sizes_from_tensor_values"
 
 program(F_, "squeeze_after_the_batch_size_is_lifted_then_batch_1", """
 EXPECT = "record"

@@ -1,12 +1,12 @@
-"""Red team round 7 (README claims only) and what its findings led to: closures made in the call
-over an argument the call never loads (the interpreter moves it into the cell: no guard saw it),
-or over a number MagPy lifted; a LiftedInt left in a returned closure's cell; natives mapped over
-what another map or a generator hands out, whose calls ran in C unseen; a map passed in and
-summed; numbers read from tensors drawn by a native from a map of a Python function. Each was a
-silent wrong result (the first call's values returned later), except the LiftedInt (a type)."""
+"""Closures made in the call and natives mapped over Python code: closures over an argument the
+call never loads (the interpreter moves it into the cell: no guard sees it), or over a number
+MagPy lifted; a LiftedInt left in a returned closure's cell; natives mapped over what another map
+or a generator hands out, whose calls run in C; a map passed in and summed; numbers read from
+tensors drawn by a native from a map of a Python function. Wrong handling returns the first
+call's values on later calls."""
 from harness import program
 
-F_ = "redteam_closures"
+F_ = "closure_cells_and_native_maps"
 
 program(F_, "a_returned_closure_over_an_argument_the_call_never_loads", """
 EXPECT = "record"

@@ -1,4 +1,4 @@
-"""Context managers that swallow an operator's error (red-team find 14). ``with
+"""Context managers that swallow an operator's error. ``with
 contextlib.suppress(LinAlgError): L = torch.linalg.cholesky(A)``, a user's manager whose
 ``__exit__`` counts failures and returns True, a ``@contextmanager`` generator with ``except``
 around its ``yield``: eager keeps the fallback when the operator raises on some values; a record
@@ -8,7 +8,7 @@ Managers whose ``__exit__`` can only return None/False (``torch.no_grad``) and g
 only ``finally`` change nothing (controls: recorded)."""
 from harness import program
 
-F_ = "redteam_swallow"
+F_ = "managers_that_swallow_errors"
 
 _INPUTS = """
 PD = torch.eye(2) * 4

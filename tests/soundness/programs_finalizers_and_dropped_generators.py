@@ -1,4 +1,4 @@
-"""Code that runs when an object made in the call dies (red-team finds): a class's ``__del__``,
+"""Code that runs when an object made in the call dies: a class's ``__del__``,
 ``weakref.finalize``, a generator dropped unfinished inside its ``try``/``with`` (closing it
 runs ``finally``/``__exit__``). Eager runs that code on every call. A record never makes the
 object, so the call splits at what makes a ``__del__``/finalizer object ("split"); a generator
@@ -7,7 +7,7 @@ and replayed ("record"). The controls next to them (a generator run to its end, 
 at a yield no handler covers) are recorded."""
 from harness import program
 
-F_ = "redteam_lifetimes"
+F_ = "finalizers_and_dropped_generators"
 
 program(F_, "temporary_with_a_del_that_logs", """
 EXPECT = "split"   # (the call that makes the object is where the call splits: it runs every call)

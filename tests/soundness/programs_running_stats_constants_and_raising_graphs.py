@@ -1,8 +1,11 @@
-"""Programs the differential fuzzer (tests/fuzz) found, shrunk and then written out as a user
-would: each one failed on the commit before its fix."""
+"""Small programs, each written out as a user would, that pin three behaviours: the undo log of a
+failed speculative record restores running statistics that batch/instance norm update without
+moving their version counters; a float argument equal to a constant of the code is not read as
+that constant; a count written before an operator raises is replayed when the record's graph
+raises on the call's inputs."""
 from harness import program
 
-F_ = "fuzzfinds"
+F_ = "running_stats_constants_and_raising_graphs"
 
 program(F_, "batchnorm_train_with_a_logged_int_argument", """
 # The int argument changes, gets lifted, and the record for it is speculative (the log line

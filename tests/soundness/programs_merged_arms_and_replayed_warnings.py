@@ -1,11 +1,11 @@
-"""Red-team finds about branch merging and replayed effects: a library arm recorded while an
-outside number had another value (its guard lost to the run's by dedup), arms whose tensors differ
-only in storage offset or leaf-ness, or whose numbers differ only in the sign of zero, merged into
-one conditional node; `warnings.warn` under filters other than "default"; a dict subclass with
-`__missing__` whose item guard ran `__missing__` again on every split hit."""
+"""Branch merging and replayed effects: a library arm recorded while an outside number had
+another value (its guard must not be lost to the run's by dedup), arms whose tensors differ only
+in storage offset or leaf-ness, or whose numbers differ only in the sign of zero, merged into one
+conditional node; `warnings.warn` under filters other than "default"; a dict subclass with
+`__missing__` whose item guard must not run `__missing__` again on every split hit."""
 from harness import program
 
-F_ = "redteam_merge"
+F_ = "merged_arms_and_replayed_warnings"
 
 program(F_, "arm_keeps_a_global_number_it_was_recorded_with", """
 EXPECT = "record"
