@@ -1,4 +1,4 @@
-"""Stop 39's coverage work, written the way users write models, with outside state changed
+"""Programs written the way users write models, with outside state changed
 between calls: natives calling the program back from C (a ``key=`` function whose values are read
 from tensors; ``sum``/``tuple`` over ``map(f, ...)``), lazy modules built by the first call, ints
 read from integer tensors, counters lifted from their first change, and arithmetic on followed

@@ -31,7 +31,7 @@ EXPECT = "split"
 import heapq, io, logging
 HEAP = []
 BUF = io.StringIO()
-LOG = logging.Logger("redteam_exc")      # (not registered: each world has its own)
+LOG = logging.Logger("exc_state")      # (not registered: each world has its own)
 LOG.addHandler(logging.StreamHandler(BUF))
 def f(x):
     heapq.heappush(HEAP, x.sum().item())

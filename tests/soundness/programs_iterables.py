@@ -1,4 +1,4 @@
-"""Stop 40's coverage work, written the way users write models, with outside state changed
+"""Programs written the way users write models, with outside state changed
 between calls: ``zip`` of a tensor with an object whose ``__iter__`` is Python (a ModuleList, an
 iterable reading its own state: that ``__iter__`` ran unmonitored, a silent wrong result), the
 ``next()`` of a list iterator inside ``try`` in a run that follows changing sizes, exception

@@ -1,4 +1,4 @@
-"""``match`` statements (stop 40): sequence, mapping and class patterns on state from outside
+"""``match`` statements: sequence, mapping and class patterns on state from outside
 that changes between calls (a config dict a mapping pattern reads, a list of layer specs, the
 module a class pattern tests)."""
 from harness import program
