@@ -152,7 +152,7 @@ def _xla(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 def _for_inductor(gm: torch.fx.GraphModule) -> None:
     """Rewrite the operators of ``gm`` that Inductor compiles into code far slower than eager's
     (ALIGN's pooler: a 2560x2560 average-pooling window over a 2x2 map runs 1.7 s instead of 6 us,
-    see the README's performance notes) into forms it compiles well, in place."""
+    see docs/design.md, "ALIGN under Inductor") into forms it compiles well, in place."""
     changed = False
     for n in gm.graph.nodes:
         if n.op == "call_function" and n.target is torch._C._nn.avg_pool2d:

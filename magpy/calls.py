@@ -442,7 +442,7 @@ class CallRules(NativeRules, AnnotatedRules):
             self.add_effect(effects.warning_effect(c, *self.at_instruction, self.replay_arg, self.from_outside,
                                                    self.frames))
         except effects.OutsideFrame:
-            pass   # (shown by this run only, as before warnings were replayed: a known gap, see the README)
+            pass   # (shown by this run only, as before warnings were replayed: a known gap, see docs/limits.md)
         except ValueError as e:
             self.go_dynamic(f"calls `warnings.warn`, which {e}: MagPy cannot repeat it through the filters")
         self.pend(fs, self.post_nothing, None, opaque=True)

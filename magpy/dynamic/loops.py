@@ -8,7 +8,7 @@ the run is over :func:`~magpy.dynamic.rolling.roll_loops` replaces its unrolled 
 :class:`RolledLoop` node that runs a body graph, compiled once, as many times as the call asks.
 
 Rolling drops the record's assumption on the trip count, so it is sound only when nothing in the
-program depended on it other than the loop itself. What is checked (the README's "Design for loop
+program depended on it other than the loop itself. What is checked (docs/design.md, "Loop
 bodies compiled once"):
 
 1. *The trip count is exactly a graph value.* ``len()`` of a sequence whose length the run assumed
