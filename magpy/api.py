@@ -28,12 +28,8 @@ Semantics kept equal to the eager call:
   updates must not happen twice); ``Stats.mock_errors`` counts them. An exception
   escaping a guard is a MagPy bug: the record is dropped, a warning names the
   exception once, and the call goes on as a miss.
-* Compiler checks. ``torch.compiler.is_compiling()`` answers False in a monitor run, as
-  in eager: MagPy runs the real program, so the record holds the path eager takes, and
-  libraries' compile-only paths (transformers skipping a default attention mask, Mamba's
-  ``vmap``'d scan, ``nn.TransformerEncoder`` computing padded positions its fast path
-  zeroes) are never taken. A data-dependent shortcut those libraries skip under a compiler
-  is then seen as what it is (a value read: a guard, a split or an eager call).
+* Compiler checks. ``torch.compiler.is_compiling()`` answers False in a monitor run, as in
+  eager: the record holds eager's path, never a library's compile-only one (see docs/limits.md).
 * Threads. Capture state (the tracer) is process-wide, so monitor runs are serialised by one process-wide re-entrant lock
   (like torch.compile's compile lock): a thread that misses while another thread is
   monitoring waits for it, then tries the guards again (the other thread may have

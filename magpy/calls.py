@@ -121,7 +121,6 @@ def _script_method(fn, args: list):
     return None
 
 
-
 def _instantiates_python_class(fn: object, args: object) -> bool:
     """Is ``fn`` ``type.__call__``, bound to (or called on) a class :func:`is_python_class` accepts?"""
     if getattr(fn, "__name__", "") != "__call__":
@@ -259,9 +258,7 @@ class CallRules(NativeRules, AnnotatedRules):
         the checks name, in order, goes to its handler until one decides."""
         capture.announce_callee(fn)
         c = CallSite(fn, args, kwargs)
-        if type(fn).__hash__ is None:
-            # An unhashable callable object (a torch.distributions transform defines __eq__ and no
-            # __hash__), which no table of natives can hold: the call is its class's Python __call__.
+        if type(fn).__hash__ is None:   # (in no table of natives: a torch.distributions transform)
             call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
             if isinstance(call, types.FunctionType):
                 c.fn, c.args = call, [fn, *args]
