@@ -178,11 +178,12 @@ def make_size(*sizes: int) -> torch.Size:
     return torch.Size(sizes)
 
 
-def replace_top(fs: Any, stack: list, value: Any) -> None:
-    """The program goes on with ``value`` on top of the stack (and so do the monitor's handlers of
-    the instruction about to run, which were handed ``stack`` as read before)."""
-    capture.replace_top(fs.frame, value)
-    stack[-1] = value
+def replace_top(fs: Any, stack: list, value: Any, below: int = 0) -> None:
+    """The program goes on with ``value`` on top of the stack, or ``below`` slots under it (and so
+    do the monitor's handlers of the instruction about to run, which were handed ``stack`` as read
+    before)."""
+    capture.replace_top(fs.frame, value, below=below)
+    stack[-1 - below] = value
 
 
 class _NotText(Exception):
@@ -293,21 +294,21 @@ class ScalarFlow:
         self)? ``floats``: only numbers read from tensor values count, not lifted sizes."""
         return bool(self.scalar_nodes) and next(self._tracked_in(v, floats), None) is not None
 
-    def track_scalar(self, fs: Any, stack: list, node: Any) -> None:
-        """The result on top of ``fs``'s stack is what ``node`` computes."""
-        value = stack[-1]
+    def track_scalar(self, fs: Any, stack: list, node: Any, below: int = 0) -> None:
+        """The result on top of ``fs``'s stack (or ``below`` slots under it) is what ``node`` computes."""
+        value = stack[-1 - below]
         held, self._scalar_inputs = self._scalar_inputs, ()
         if type(value) in (int, bool) and type(value) is not bool:
             # a plain int has no identity of its own: the program goes on with a LiftedInt
             value = LiftedInt(value)
-            replace_top(fs, stack, value)
+            replace_top(fs, stack, value, below)
         elif type(value) is not float and type(value) is not LiftedInt:
             self.go_dynamic(f"reads a tensor value into a Python {type(value).__name__}")
         elif id(value) in self.scalar_nodes or any(value is a for a in held):
             # An existing object (an argument of max/min, a constant of the code) would now mean
             # something else too: the program goes on with a fresh copy of it.
             value = value * 1.0 if type(value) is float else LiftedInt(value)
-            replace_top(fs, stack, value)
+            replace_top(fs, stack, value, below)
         self.scalar_nodes[id(value)] = (value, node)
 
     def draw_arguments(self, args: Any, kwargs: dict) -> tuple[tuple, dict]:
@@ -550,13 +551,14 @@ class ScalarFlow:
         number read from a tensor."""
         self.pend(fs, self._post_size_read, (t, what, args), opaque=True)
 
-    def lift_value(self, fs: Any, stack: list, source: Any) -> bool:
+    def lift_value(self, fs: Any, stack: list, source: Any, below: int = 0) -> bool:
         """An ``int`` or ``float`` just read from outside through ``source`` (an argument, an
         attribute, an item, a global) that changed between records (``self.step``, a ``scale=``
         argument): instead of a guard on its value it is a graph input (the guard checks its
         type), followed as a LiftedInt or a tracked float. False if ``source`` is not lifted or
-        the value is no such number."""
-        value = stack[-1]
+        the value is no such number. (``below``: the value is that many slots under the top, the
+        first of two locals one instruction pushes.)"""
+        value = stack[-1 - below]
         if not (type(value) is int or (type(value) is float and self.float_inputs_ok and value == value)) \
                 or source.describe() not in self.lifted_values:
             return False   # (a NaN: guarded as the very object, ValueGuard)
@@ -568,16 +570,16 @@ class ScalarFlow:
         if seen is not None and seen[0] is value and self.scalar_node(seen[1]) is node:
             # The same object read again: the same followed number (eager's identity: a NaN
             # is found by `in`, `list.index` and as a dict key only as the very object).
-            replace_top(fs, stack, seen[1])
+            replace_top(fs, stack, seen[1], below)
             return True
         if type(value) is float:
             # The float from outside may be the very object of a code constant (the compiler
             # shares equal constants across a module's code objects: `SCALES = [1.0, ...]` and
             # `math.copysign(1.0, s)`): followed by identity, the constant would read as this
             # input. The program goes on with a copy of its own.
-            replace_top(fs, stack, value * 1.0)
-        self.track_scalar(fs, stack, node)
-        self.lifted_reads[source] = (value, stack[-1])
+            replace_top(fs, stack, value * 1.0, below)
+        self.track_scalar(fs, stack, node, below)
+        self.lifted_reads[source] = (value, stack[-1 - below])
         return True
 
     def _post_size_read(self, fs, stack, data):

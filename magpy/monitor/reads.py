@@ -438,8 +438,8 @@ class Reads:
     def post_param_pair(self, fs, stack, names):
         for k, (name, value) in enumerate(zip(names, stack[-2:])):
             if name in fs.unwritten_params and name not in fs.code.co_cellvars:
-                if k == 1 and self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
-                    continue   # (only the top of the stack can be replaced by a followed number)
+                if self.lifted_values and self.lift_value(fs, stack, self.param_sources[name], below=1 - k):
+                    continue
                 self.on_read(value, self.param_sources[name], ("arg", name))
 
     def post_nested_param(self, fs, stack, name):

@@ -86,7 +86,7 @@ def attribute_lookup(ins: Any, stack: list) -> bool:
     Python ``__getattr__`` or property that raises is monitored as its own frame)."""
     if ins.real in _ATTRIBUTE_LOADS:
         return True
-    if ins.real != "CALL" or not isinstance(ins.arg, int) or not stack or type(stack[-1]) is not str:
+    if ins.opname != "CALL" or not isinstance(ins.arg, int) or not stack or type(stack[-1]) is not str:
         return False
     for fn in stack[-ins.arg - 2:-1]:
         if isinstance(fn, (types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType)) \

@@ -1629,3 +1629,13 @@ def step(i):
     else:
         lin(torch.ones(1, 2) * (i + 1)).sum().backward()
 """)
+
+program(F_, "two_lifted_arguments_loaded_together", """
+EXPECT = "record"
+NCALLS = 6
+def f(x, n, m):
+    return x * (n - m), m - n, n * n
+def make(): return f
+VALS = [(3, 1), (4, 2), (5, 9), (10**10, 7), (6, 6), (2**40, -3)]
+def inputs(i): return (torch.ones(2), *VALS[i])
+""")
