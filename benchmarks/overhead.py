@@ -2,12 +2,15 @@
 
     python benchmarks/overhead.py [--backend eager] [--iters 300]
 
-For a small and a medium model it times, in one process and interleaved:
+For a small, a medium and a large model (ResNet-101's module tree: 104 convolutions, 105 batch
+norms, 626 parameters and buffers, at 1/16 of its widths so the compute is small and the
+per-call costs show) it times, in one process and interleaved:
   eager         the module itself
   graph         the record's compiled graph called directly with its input tensors (the floor)
   magpy         the compiled callable (guard + mock + graph)
   dynamo        torch.compile with the same backend
-and prints medians and the ratios magpy/graph and dynamo/graph. A third model writes a value it
+and prints medians, the ratios magpy/graph and dynamo/graph, and each guard alone: MagPy's
+record guard and TorchDynamo's guard manager on the same arguments (``dynamo_guard``). A third model writes a value it
 reads from a tensor to a log in the middle of its blocks (``StringIO.write``: not a record's
 operation): MagPy splits the call there (magpy.splits: guard + mock + first graph, the write, the
 continuation's guard + mock + graph), TorchDynamo breaks the graph; it prints magpy/eager,
@@ -28,6 +31,7 @@ import magpy  # noqa: E402
 from experiments.measure import call_times  # noqa: E402
 from magpy.adaptive import TRIALS  # noqa: E402
 from magpy.demo import DemoNet  # noqa: E402
+from models.resnet import resnet101  # noqa: E402
 
 
 class MLPStack(nn.Module):
@@ -111,14 +115,37 @@ def bench(name: str, model: nn.Module, x: torch.Tensor, backend: str, iters: int
         graph = rec.served_graph   # (the compiled graph, or the eager one where that measured faster)
         out = _interleaved({"eager": lambda: model(x), "graph": lambda: graph(*args), "magpy": lambda: cm(x),
                             "dynamo": lambda: dyn(x)}, iters)
-        guard_us = _median_us(lambda: rec.guard((x,), {}), iters)
         assert rec.guard((x,), {}) is not None
-    print(f"{name:8s} params={sum(1 for _ in model.parameters()):4d} "
+        guard_us = min(_median_us(lambda: rec.guard((x,), {}), iters) for _ in range(5))
+        dynamo_guard = _dynamo_guard(model, x)
+        dynamo_guard_us = min(_median_us(dynamo_guard, iters) for _ in range(5)) if dynamo_guard else None
+    tensors = sum(1 for _ in model.parameters()) + sum(1 for _ in model.buffers())
+    print(f"{name:8s} params+buffers={tensors:4d} "
           + " ".join(f"{k}={v:8.1f}us" for k, v in out.items())
-          + f"  guard={guard_us:.1f}us  magpy/graph={out['magpy'] / out['graph']:.3f}"
+          + f"  guard={guard_us:.1f}us"
+          + (f" dynamo_guard={dynamo_guard_us:.1f}us" if dynamo_guard_us is not None
+             else " dynamo_guard=n/a (no cache entry found for forward)")
+          + f"  magpy/graph={out['magpy'] / out['graph']:.3f}"
           + f"  dynamo/graph={out['dynamo'] / out['graph']:.3f}  magpy/eager={out['magpy'] / out['eager']:.3f}"
           + (f"  graph served: {rec.choice.describe()}" if rec.choice is not None else ""))
     return out
+
+
+def _dynamo_guard(model: nn.Module, x: torch.Tensor):
+    """TorchDynamo's guard for ``model(x)`` alone: the guard manager of the cache entry on
+    ``forward``'s code, called on the frame's locals as the evaluation hook calls it; None where
+    this torch does not expose it."""
+    try:
+        from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+
+        entries = _debug_get_cache_entry_list(type(model).forward.__code__)
+        manager = entries[0].guard_manager
+        f_locals = {"self": model, "x": x}
+        if not manager.check(f_locals):
+            return None
+    except (ImportError, AttributeError, IndexError):
+        return None
+    return lambda: manager.check(f_locals)
 
 
 def main() -> None:
@@ -131,6 +158,8 @@ def main() -> None:
     print(f"backend={a.backend}, median of {a.iters} calls, best of 5 interleaved rounds, 1 thread")
     bench("small", DemoNet(), torch.randn(1, 3, 16, 16), a.backend, a.iters)
     bench("medium", MLPStack(), torch.randn(1, 64), a.backend, a.iters)
+    bench("large", resnet101(base_planes=4, width_per_group=4, num_classes=10), torch.randn(1, 3, 32, 32),
+          a.backend, a.iters)
     bench_split(LoggedStack(), torch.randn(1, 64), a.backend, a.iters)
 
 

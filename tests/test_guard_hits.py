@@ -94,3 +94,45 @@ def test_unchanged_state_hits_the_record(build):
     st = magpy.stats(cm)
     assert st.break_reasons == [], st.break_reasons
     assert st.monitor_runs == 1 and st.guard_hits == 3, st
+
+
+def test_tensors_made_in_the_call_changed_in_place_need_no_distinct_inputs():
+    """Only an outside tensor changed in place must keep the storage sharing the arguments had;
+    a change of a tensor the call made cannot reach an input, so overlapping views of one tensor
+    passed where two tensors were still hit the record."""
+    def f(a, b):
+        y = a * 2
+        y.add_(b)
+        return y.relu_()
+
+    a, b, c = torch.randn(3), torch.randn(3), torch.randn(4)
+    cf = magpy.compile(f, backend="eager")
+    for args in ((a, b), (a, b), (c[:3], c[1:]), (c[1:], c[:3])):
+        assert same(cf(*args), f(*args))
+    assert magpy.stats(cf).monitor_runs == 1
+
+
+def test_held_tensors_tied_after_the_record_are_not_taken_as_distinct():
+    """Parameters served from the version-tagged cache were distinct when it was filled; tying
+    one to another moves a tag, the refill sees two names for one tensor and the call misses."""
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(3, 3), nn.Linear(3, 3)
+
+        def forward(self, x):
+            with torch.no_grad():
+                self.a.weight.mul_(0.9)
+            return self.b(self.a(x))
+
+    m, ref = Two(), Two()
+    ref.load_state_dict(m.state_dict())
+    cm = magpy.compile(m, backend="eager")
+    x = torch.ones(2, 3)
+    for i in range(5):
+        if i == 2:
+            m.b._parameters["weight"] = m.a.weight
+            ref.b._parameters["weight"] = ref.a.weight
+        assert same(cm(x), ref(x))
+        assert same(m.a.weight, ref.a.weight) and same(m.b.weight, ref.b.weight)
+    assert magpy.stats(cm).monitor_runs == 2

@@ -125,3 +125,50 @@ def inputs(i):
         return (base[1:4], base[2:5])
     return (base[:3], base[3:])
 """)
+
+program(F_, "made_tensor_changed_in_place_then_same_tensor_twice", """
+def f(a, b):
+    y = a * 2
+    y.add_(b)
+    return y.relu_()
+A, B = torch.randn(3), torch.randn(3)
+def make(): return f
+def inputs(i): return (A, A if i >= 2 else B)
+NCALLS = 5
+""")
+
+program(F_, "buffer_updated_in_place_then_passed_as_the_input", """
+class Running(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("avg", torch.zeros(3))
+        self.lin = nn.Linear(3, 3)
+    def forward(self, x):
+        with torch.no_grad():
+            self.avg.mul_(0.5).add_(x)
+        return self.lin(x) + self.avg
+m = Running()
+def make(): return m
+def inputs(i): return m.avg if i in (2, 4) else torch.randn(3)
+NCALLS = 6
+def state(): return m.avg.clone()
+""")
+
+program(F_, "parameter_tied_to_another_in_place_updated", """
+class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = nn.Linear(3, 3)
+    def forward(self, x):
+        with torch.no_grad():
+            self.a.weight.mul_(0.9)
+        return self.b(self.a(x))
+m = Two()
+def make(): return m
+def inputs(i): return torch.ones(2, 3)
+def step(i):
+    if i == 3: m.b._parameters["weight"] = m.a.weight
+NCALLS = 6
+def state(): return (m.a.weight.clone(), m.b.weight is m.a.weight)
+""")
