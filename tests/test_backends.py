@@ -186,6 +186,35 @@ def test_inductor_region_that_returns_one_number():
     assert buf.getvalue() == "3.00\n" * 3
 
 
+def test_a_slice_bound_made_from_constants_reaches_the_backend_as_a_number():
+    """DeBERTa's relative attention slices by ``torch.tensor(span)`` arithmetic: computed from no
+    input, it is a number of the record, so the backend slices by plain sizes (a tensor bound is a
+    size read from a tensor value: Inductor's unbacked symbol, which it failed on at paper size)."""
+    import torch.fx as fx
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    def attend(rel, q, k, max_pos=8):
+        span = torch.tensor(min(max(q.size(-2), k.size(-2)), max_pos))
+        return rel[max_pos - span:max_pos + span, :].unsqueeze(0) @ q.transpose(-1, -2)
+
+    rel, q = torch.randn(16, 3), torch.randn(5, 3)
+    cf = magpy.compile(attend, backend=backend)
+    assert same(cf(rel, q, q), attend(rel, q, q))
+    slices = [part for n in graphs[0].graph.nodes if n.op == "call_function" and len(n.args) > 1
+              for part in (n.args[1] if isinstance(n.args[1], tuple) else (n.args[1],)) if isinstance(part, slice)]
+    assert (3, 13) in [(s.start, s.stop) for s in slices]
+    assert not any(isinstance(b, fx.Node) for s in slices for b in (s.start, s.stop, s.step))
+    cf = magpy.compile(attend, backend="inductor")
+    for n in (5, 5, 2):
+        q = torch.randn(n, 3)
+        assert same(cf(rel, q, q), attend(rel, q, q))
+
+
 def test_inductor_compiles_a_rolled_loop_body_once():
     """A loop over a changing length (magpy.loops) with Inductor: one record for every length,
     the body compiled statically and shared."""

@@ -278,6 +278,20 @@ class OpRecorder:
                 raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
             self.bind_rows(t, seqs.pop(at))   # (by position: `==` on sequences of tensors reads values)
 
+    def _slice_bound(self, b: Any) -> Any:
+        """A slice bound as the graph takes it. An integer tensor of one element is read by its
+        ``__index__`` (``rel[512 - span:512 + span]`` with ``span = torch.tensor(256)``): where
+        the graph computes it from no input, no draw and nothing changed in place since, it has
+        that value on every call and the graph slices by the number; a backend then sees plain
+        sizes instead of a size read from a tensor (Inductor: an unbacked symbol)."""
+        if type(b) is torch.Tensor and b.dim() == 0 and not b.dtype.is_floating_point \
+                and not b.dtype.is_complex and b.dtype is not torch.bool and b.device.type != "meta":
+            n = self.graph.node_of(b)
+            if n is not None and storage_key(b) not in self.mutated_storages and self.graph.is_constant(n):
+                with torch._C.DisableTorchFunction():
+                    return int(b.item())
+        return self.to_arg(b)
+
     def to_arg(self, v: Any, _depth: int = 0) -> Any:
         """Convert a runtime value to an fx argument: tensors become nodes, the rest is baked in."""
         if isinstance(v, torch.Tensor):
@@ -324,7 +338,7 @@ class OpRecorder:
                 self.full_read(v)
             return {k: self.to_arg(e, _depth + 1) for k, e in v.items()}
         if t is slice:
-            return slice(self.to_arg(v.start), self.to_arg(v.stop), self.to_arg(v.step))
+            return slice(self._slice_bound(v.start), self._slice_bound(v.stop), self._slice_bound(v.step))
         if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) and T.is_torch_function(v):
             return v
         if t.__name__ == "tensortype" and t.__module__ == "torch":
