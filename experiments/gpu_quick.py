@@ -3,16 +3,22 @@
 GPU machines are lent to this project now and then, for about fifteen minutes, bare each time. This
 runs, in order of value, until a wall-clock budget is spent:
 
-1. Figure 15 (end-to-end inference, batch size 1) for BERT, ResNet, DeBERTa and Quantized with
-   eager, TorchDynamo-Inductor and MagPy-Inductor;
+1. Figure 15 (end-to-end inference, batch size 1) for the paper's eight models with eager,
+   TorchDynamo-Inductor and MagPy-Inductor;
 2. Table 2's graph counts for the same models (TorchDynamo and MagPy, backend eager);
 3. Figure 16's breakdown (monitor run vs backend compile, guard vs mock) for the same models.
 
 Each model is one ``python -m experiments.run`` invocation into the run directory
-``results/<experiment>/gpu-quick-<device>/`` (so a rerun resumes, and the usual settings checks
-apply), with the cell timeout cut to what is left of the budget; a step that cannot start in the
-time left is listed as skipped. Timing uses ``warmup`` and ``repeat`` below (the paper: 100 and
-100), the mean as the statistic, as the paper-size config says.
+``<results>/<experiment>/gpu-quick-<device>/`` (the usual settings checks apply), with the cell
+timeout cut to what is left of the budget; a step that cannot start in the time left is listed as
+skipped. Timing uses ``warmup`` and ``repeat`` below (the paper: 100 and 100), the mean as the
+statistic, as the paper-size config says.
+
+One loan rarely covers the plan, so a call continues where the last one stopped: ``steps.json``
+(written after every step) says which steps finished, and those are not run again; a step that was
+stopped or skipped runs again and its finished cells are kept. On a GPU the run directories live
+in the tracked ``results/gpu/<card>/runs/``: commit the folder after a call and the next loan, on a
+bare machine with a copy of the working tree, picks up from there.
 
 At the end the summaries are gathered into ``results/gpu/<card>/`` (``README.md`` with the card,
 versions and every table; the summary CSVs; the figures), the folder the top-level README's "GPU,
@@ -40,10 +46,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The models of the subset (paper size on a GPU): two transformers, a CNN, the quantized one.
-MODELS = ["bert", "resnet", "deberta", "quantized"]
-#: Models whose compile takes minutes at paper size (measured on an H100): planned last.
-COSTLY = {"deberta"}
+#: The models of the plan (paper size on a GPU): fig15's eight, in order of value.
+MODELS = ["bert", "resnet", "quantized", "densenet", "monodepth", "tridentnet", "deberta", "align"]
+#: Models whose compile takes minutes at paper size (DeBERTa's TorchDynamo-Inductor compile alone
+#: took 116 s on an H100; ALIGN holds two encoders): planned last.
+COSTLY = {"deberta", "align"}
 
 
 @dataclass
@@ -75,6 +82,19 @@ def plan(models: list[str], backend: str) -> list[Step]:
     steps += [Step("fig15", m, ["eager", *compiled]) for m in costly]
     steps += [Step("fig16", m, [f"magpy-{backend}"]) for m in costly]
     return steps
+
+
+def resume(steps: list[Step], recorded: list[dict]) -> int:
+    """Mark the steps an earlier call finished (``steps.json``'s ``ok`` entries) as done; how many."""
+    done = {r["experiment"] + "/" + r["model"] + "/" + ",".join(r["compilers"]): r
+            for r in recorded if r.get("status") == "ok"}
+    n = 0
+    for step in steps:
+        r = done.get(f"{step.experiment}/{step.model}/{','.join(step.compilers)}")
+        if r is not None:
+            step.status, step.seconds, step.note = "ok", r.get("seconds", 0.0), "finished in an earlier call"
+            n += 1
+    return n
 
 
 def card_name(device: str) -> str:
@@ -215,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the compiled backend of fig15/fig16 (eager: a quick logic check)")
     parser.add_argument("--warmup", type=int, default=None, help="warm-up calls (default 20 on cuda, 2 on cpu)")
     parser.add_argument("--repeat", type=int, default=None, help="timed calls (default 50 on cuda, 5 on cpu)")
-    parser.add_argument("--results-dir", type=Path, default=ROOT / "results",
-                        help="where the experiments' run directories go (default results/)")
+    parser.add_argument("--results-dir", type=Path, default=None,
+                        help="where the experiments' run directories go (default: results/gpu/<card>/runs on "
+                             "a GPU, tracked so that the next call resumes; results/ on the CPU)")
     parser.add_argument("--gather-only", action="store_true",
                         help="only rebuild the summary from the run directories (and the steps.json) already there")
     parser.add_argument("--card", default=None, help="the card's name for --gather-only (default: this machine's)")
@@ -246,33 +267,45 @@ def main(argv: list[str] | None = None) -> int:
     card = args.card or card_name(device)
     run_id = f"gpu-quick-{device}"
     out = args.out or (ROOT / "results" / ("gpu" if device == "cuda" else "gpu-dry-run") / slug(card))
+    results = (args.results_dir or (out / "runs" if device == "cuda" else ROOT / "results")).resolve()
     deadline = start + args.budget_s
     steps = plan(models, args.backend)
+    recorded = json.loads((out / "steps.json").read_text()) if (out / "steps.json").exists() else []
     if args.gather_only:
-        recorded = json.loads((out / "steps.json").read_text()) if (out / "steps.json").exists() else []
         steps = [Step(**r) for r in recorded] or steps
         wall = sum(s.seconds for s in steps)
         gather(steps, device=device, run_id=run_id, out=out, card=card, budget_s=args.budget_s, wall_s=wall,
-               warmup=warmup, repeat=repeat, size=size, results=args.results_dir.resolve())
+               warmup=warmup, repeat=repeat, size=size, results=results)
         print(f"[gpu-quick] summary: {out / 'README.md'}", flush=True)
         return 0
-    print(f"[gpu-quick] {card}: {len(steps)} steps, budget {args.budget_s:.0f} s, size {size}", flush=True)
+    earlier = resume(steps, recorded)
+    print(f"[gpu-quick] {card}: {len(steps)} steps ({earlier} finished in earlier calls), "
+          f"budget {args.budget_s:.0f} s, size {size}", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:
+        (out / "steps.json").write_text(json.dumps([s.__dict__ for s in steps], indent=1) + "\n")
+
     try:
         for step in steps:
+            if step.status == "ok":
+                continue
             run_step(step, device=device, size=size, run_id=run_id, warmup=warmup, repeat=repeat, deadline=deadline,
-                     min_step_s=20.0 if device == "cuda" else 5.0, python=sys.executable,
-                     results=args.results_dir.resolve())
+                     min_step_s=20.0 if device == "cuda" else 5.0, python=sys.executable, results=results)
+            save()
     except KeyboardInterrupt:
+        save()
         done = sum(s.status == "ok" for s in steps)
         print(f"[gpu-quick] interrupted: {done} of {len(steps)} steps finished (their cells are kept; "
-              "`--gather-only` writes the summary of what ran)", file=sys.stderr, flush=True)
+              "run it again to continue, or `--gather-only` for the summary of what ran)", file=sys.stderr, flush=True)
         return 130
     where = gather(steps, device=device, run_id=run_id, out=out, card=card, budget_s=args.budget_s,
-                   wall_s=time.monotonic() - start, warmup=warmup, repeat=repeat, size=size,
-                   results=args.results_dir.resolve())
-    (where / "steps.json").write_text(json.dumps([s.__dict__ for s in steps], indent=1) + "\n")
-    print(f"[gpu-quick] summary: {where / 'README.md'}", flush=True)
-    return 0 if all(s.status == "ok" for s in steps) else 1
+                   wall_s=time.monotonic() - start, warmup=warmup, repeat=repeat, size=size, results=results)
+    save()
+    left = sum(s.status != "ok" for s in steps)
+    print(f"[gpu-quick] summary: {where / 'README.md'}"
+          + (f" ({left} steps left: run it again to continue)" if left else ""), flush=True)
+    return 0 if not left else 1
 
 
 if __name__ == "__main__":
