@@ -158,7 +158,7 @@ def main() -> None:
     print(f"backend={a.backend}, median of {a.iters} calls, best of 5 interleaved rounds, 1 thread")
     bench("small", DemoNet(), torch.randn(1, 3, 16, 16), a.backend, a.iters)
     bench("medium", MLPStack(), torch.randn(1, 64), a.backend, a.iters)
-    bench("large", resnet101(base_planes=4, width_per_group=4, num_classes=10), torch.randn(1, 3, 32, 32),
+    bench("large", resnet101(base_planes=4, num_classes=10), torch.randn(1, 3, 32, 32),
           a.backend, a.iters)
     bench_split(LoggedStack(), torch.randn(1, 64), a.backend, a.iters)
 
