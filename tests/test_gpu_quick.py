@@ -88,7 +88,9 @@ def test_ctrl_c_stops_every_child_and_says_one_line(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "experiments.gpu_quick", "--device", "cpu", "--backend", "eager",
                              "--models", "quantized", "--budget-s", "400", "--results-dir", str(tmp_path / "results"),
                              "--out", str(tmp_path / "summary")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # (as from a terminal: a test run started in the background, `pytest &`, hands its children
+    # SIGINT ignored, and Python then never turns Ctrl-C into KeyboardInterrupt)
     seen = []
     for line in proc.stdout:   # (until the first step starts: it prints the time left)
         seen.append(line)
