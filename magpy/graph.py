@@ -21,7 +21,6 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from .annotations.torch_ops import RANDOM_OPS
 from .refgraph import forget_when_dead
 
 
@@ -41,15 +40,6 @@ def range_len(start: int, stop: int, step: int) -> int:
     return len(range(start, stop, step))
 
 
-def _varies(target: Any) -> bool:
-    """A function whose result may differ between runs on the same arguments: a random draw
-    (its generator's state moves), an unrolled loop's index or trip count."""
-    if target is loop_index or target is range_len:
-        return True
-    name = target if isinstance(target, str) else getattr(target, "__name__", "")
-    return any(r in name for r in RANDOM_OPS) or "seed" in name or "rng" in name
-
-
 class OpGraph:
     """An fx graph under construction, with tensors mapped to nodes by identity."""
 
@@ -60,29 +50,6 @@ class OpGraph:
         self.inputs: list[tuple[Any, Any]] = []   # (source, example tensor)
         self.constants: dict[str, torch.Tensor] = {}   # get_attr name -> tensor the graph holds
         self.op_count = 0
-        self._constant: dict[fx.Node, bool] = {}   # is_constant's answers (a node's arguments never change)
-
-    def is_constant(self, node: fx.Node) -> bool:
-        """Does ``node`` compute the same value on every run of the graph: no input, no random
-        draw and no loop index among what it is computed from (``torch.tensor(512) - 256``)?"""
-        memo = self._constant
-        stack = [node]
-        while stack:
-            n = stack[-1]
-            if n in memo:
-                stack.pop()
-                continue
-            if n.op == "placeholder" or (n.op in ("call_function", "call_method") and _varies(n.target)):
-                memo[n] = False
-                stack.pop()
-                continue
-            pending = [a for a in n.all_input_nodes if a not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            memo[n] = all(memo[a] for a in n.all_input_nodes)
-            stack.pop()
-        return memo[node]
 
     def node_of(self, tensor: torch.Tensor) -> fx.Node | None:
         return self._node_of.get(id(tensor))

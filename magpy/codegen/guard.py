@@ -83,7 +83,7 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     # The caller's arguments change most between calls: check them (and their tensors, in one
     # C++ call) before walking module trees, so a miss is found early.
     all_guards = batched
-    held_ids = None   # (held tensor locals, the local holding their ids) when they are cached
+    held_ids = None   # the held tensors' locals, when they come from the cache (their ids: local `_hid`)
     arg_guards = [g for g in all_guards if _root(g.source) is ArgSource]
     other_guards = [g for g in all_guards if _root(g.source) is not ArgSource]
     for g in arg_guards + [None] + other_guards:
@@ -120,7 +120,7 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
                     body.append("    else:")
                     body.append(f"        {', '.join(names)}, = _st[1]")
                     body.append("        _hid = _st[2]")
-                    held_ids = (set(names), "_hid")
+                    held_ids = set(names)
                 else:
                     body.append("        _STATE[0] = (_vs, ())")
                     if fetch:
@@ -168,7 +168,7 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
         if (trace.mutated or trace.mutates_outside) and len(tensor_vars) > 1:
             # An outside tensor changed in place must not turn out to be another tensor the graph
             # reads. (Changes of tensors made in the call alone cannot reach an input.)
-            body.append(_distinct_tensors(tensor_vars, held_ids))
+            body.extend(_distinct_tensors(tensor_vars, held_ids))
         if trace.mutates_outside and arg_tensor_count > 1:
             args_t = ", ".join(tensor_vars[:arg_tensor_count])
             pattern = storage_pattern(tensor_vals[:arg_tensor_count])
@@ -193,19 +193,18 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     return GuardCode(body, guard_src, readable, needed, names)
 
 
-def _distinct_tensors(tensor_vars: list[str], held_ids: tuple | None) -> str:
+def _distinct_tensors(tensor_vars: list[str], held: set | None) -> list[str]:
     """The check that the tensors the guard fetched are distinct objects. Held tensors served from
-    the version-tagged cache were checked distinct when it was filled (their ids are ``held_ids``'s
-    local): the call checks only the others, among themselves and against those ids."""
-    if held_ids is not None:
-        held, ids = held_ids
+    the version-tagged cache (``held``) were checked distinct when it was filled (their ids are the
+    local ``_hid``): the call checks only the others, among themselves and against those ids."""
+    if held is not None:
         others = [v for v in tensor_vars if v not in held]
         if not others:
-            return "    pass"
-        one = f"({others[0]},)" if len(others) == 1 else f"({', '.join(others)})"
+            return []
+        one = f"({', '.join(others)},)"
         among = f"len({{id(t) for t in {one}}}) != {len(others)} or " if len(others) > 1 else ""
-        return f"    if {among}not {ids}.isdisjoint(map(id, {one})): return None"
-    return f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return None"
+        return [f"    if {among}not _hid.isdisjoint(map(id, {one})): return None"]
+    return [f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return None"]
 
 
 def _tensor_checker(tensors: list[torch.Tensor], dims: list[tuple[list, list]]) -> Callable:

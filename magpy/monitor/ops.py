@@ -30,7 +30,7 @@ from ..breaks import BreakCompile
 from ..bytecode import catches_tensor_errors, catching_ranges, with_ranges
 from ..bytecode.flow import may_swallow
 from ..global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
-from ..graph import OpGraph, Unsupported
+from ..graph import OpGraph, Unsupported, loop_index, range_len
 from ..guards import array_same, array_snapshot, is_numeric_array
 from ..lifted import LiftedInt
 from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number, storage_key
@@ -284,12 +284,11 @@ class OpRecorder:
         the graph computes it from no input, no draw and nothing changed in place since, it has
         that value on every call and the graph slices by the number; a backend then sees plain
         sizes instead of a size read from a tensor (Inductor: an unbacked symbol)."""
-        if type(b) is torch.Tensor and b.dim() == 0 and not b.dtype.is_floating_point \
-                and not b.dtype.is_complex and b.dtype is not torch.bool and b.device.type != "meta":
-            n = self.graph.node_of(b)
-            if n is not None and storage_key(b) not in self.mutated_storages and self.graph.is_constant(n):
-                with torch._C.DisableTorchFunction():
-                    return int(b.item())
+        if type(b) is torch.Tensor and b.dim() == 0 and not b.dtype.is_floating_point and not b.dtype.is_complex \
+                and b.dtype is not torch.bool and b.device.type != "meta" \
+                and storage_key(b) not in self.mutated_storages and self.values_fixed(b):
+            with torch._C.DisableTorchFunction():
+                return int(b.item())
         return self.to_arg(b)
 
     def to_arg(self, v: Any, _depth: int = 0) -> Any:
@@ -485,7 +484,8 @@ class OpRecorder:
 
     def values_fixed(self, t: Any) -> bool:
         """Are ``t``'s values constants of the record: computed by the graph from literals alone
-        (no graph input, no random operator upstream), or marked so (``magpy_fixed``)?"""
+        (no graph input, no random operator, no unrolled loop's index or trip count upstream),
+        or marked so (``magpy_fixed``)?"""
         if not isinstance(t, torch.Tensor):
             return False
         start = self.graph.node_of(t)
@@ -501,6 +501,8 @@ class OpRecorder:
                 return False
             if n.meta.get("magpy_fixed"):
                 continue
+            if n.target is loop_index or n.target is range_len:
+                return False
             name = getattr(n.target, "__name__", n.target) if n.op != "get_attr" else ""
             if isinstance(name, str) and any(r in name for r in _RANDOM_OPS):
                 return False
