@@ -45,7 +45,7 @@ POOLS: dict[str, list] = {
 # uses per value kind: each is a template over the tensor ``t`` and the value ``v``
 USES: dict[str, list[str]] = {
     "num": ["mul", "add", "branch", "fmt", "repr", "copysign", "shape", "member", "isinstance", "raise", "loop",
-            "tbranch", "tbranch_log", "stash", "keyed"],
+            "tbranch", "tbranch_log", "stash", "keyed", "tslice"],
     "str": ["eq", "getattr", "fmt", "table", "len"],
     "optional": ["isnone", "fmt", "truthy"],
 }
@@ -83,6 +83,9 @@ def render_use(use: str, t: str, v: str) -> str:
         # is found only as the very object
         "stash": f"_stash({t}, {v})",
         "keyed": f"_keyed({t}, {v})",
+        # a slice bounded by a one-element tensor made from the value, then changed in place from
+        # tensor values and used again (a number of the record only while nothing moves it)
+        "tslice": f"_tslice({t}, {v})",
     }[use]
 
 
@@ -337,6 +340,10 @@ def render(spec: Spec) -> str:
                        "STASH = []", "def _stash(t, v):", "    STASH.append(v)",
                        "    return t + STASH.index(v) + (1 if v in STASH else 0)",
                        "KEYED = {}", "def _keyed(t, v):", "    KEYED.setdefault(v, len(KEYED))", "    return t * (KEYED[v] + 1)",
+                       "def _tslice(t, v):",
+                       "    n = int(v) % 3 + 1 if isinstance(v, (int, float)) and v == v and abs(v) != float('inf') else 1",
+                       "    k = torch.tensor(n)", "    flat = t.flatten()", "    a = flat[:k].sum()",
+                       "    k[...] = k + (flat[0] > 0).long()", "    return t + a + flat[k - 1:k].sum()",
                        "class Tagged(list):", "    pass"]
     cls: list[str] = []           # class body lines (4-space indent)
     init: list[str] = []          # __init__ body lines after super().__init__()
