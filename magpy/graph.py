@@ -21,6 +21,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from .objmodel import storage_key
 from .refgraph import forget_when_dead
 
 
@@ -63,6 +64,7 @@ class OpGraph:
             self._keep.append(tensor)
         self._node_of[key] = node
         node.meta["example_value_shape"] = tuple(tensor.shape)
+        node.meta["storage"] = storage_key(tensor)   # (a later in-place change of that memory: magpy.monitor.ops)
 
     def bound_nodes(self) -> list[fx.Node]:
         """The node of each tensor bound (one entry per tensor, in the order they were bound)."""

@@ -484,8 +484,9 @@ class OpRecorder:
 
     def values_fixed(self, t: Any) -> bool:
         """Are ``t``'s values constants of the record: computed by the graph from literals alone
-        (no graph input, no random operator, no unrolled loop's index or trip count upstream),
-        or marked so (``magpy_fixed``)?"""
+        (no graph input, no random operator, no unrolled loop's index or trip count upstream, no
+        tensor upstream whose memory an operator changed in place: ``k[...] = x.argmax()`` keeps
+        ``k``'s node), or marked so (``magpy_fixed``)?"""
         if not isinstance(t, torch.Tensor):
             return False
         start = self.graph.node_of(t)
@@ -497,7 +498,7 @@ class OpRecorder:
             if n in seen:
                 continue
             seen.add(n)
-            if len(seen) > 256 or n.op == "placeholder":
+            if len(seen) > 256 or n.op == "placeholder" or n.meta.get("storage") in self.mutated_storages:
                 return False
             if n.meta.get("magpy_fixed"):
                 continue

@@ -80,3 +80,28 @@ def make(): return f
 def inputs(i): return torch.tensor([float(i % 3), 1.0, 2.0, 3.0, 4.0])
 NCALLS = 6
 """)
+
+program(F_, "bound_derived_from_a_tensor_item_assigned_from_an_input", """
+def f(x):
+    k = torch.tensor(2)
+    first = x[:k].sum()
+    k[...] = k + (x[0] > 0).long()
+    return first + x[k - 1:k].sum()
+def make(): return f
+XS = [[1.0, 2.0, 3.0, 4.0], [-1.0, 2.0, 3.0, 4.0], [1.0, 5.0, 7.0, 4.0], [-2.0, 2.0, 9.0, 4.0]]
+def inputs(i): return torch.tensor(XS[i % 4])
+NCALLS = 6
+""")
+
+program(F_, "bound_from_a_view_of_a_tensor_changed_through_another_view", """
+def f(x):
+    base = torch.tensor([3, 1])
+    head = base[0]
+    base[1:].fill_(0)
+    base.view(-1)[0:1].copy_((x[0] > 0).long() + 1)
+    return x[:head + 1].sum()
+def make(): return f
+XS = [[1.0, 2.0, 3.0, 4.0], [-1.0, 2.0, 3.0, 4.0], [1.0, 5.0, 7.0, 4.0]]
+def inputs(i): return torch.tensor(XS[i % 3])
+NCALLS = 5
+""")
