@@ -34,30 +34,9 @@ def _eager_twin(m):
     return twin
 
 
-def test_magpy_bug_after_the_monitor_run_returns_the_runs_result(monkeypatch, caplog):
-    def broken(self, *a, **k):
-        raise AttributeError("'NoneType' object is not callable (injected)")
-
-    monkeypatch.setattr(pipeline.MonitorRun, "keep_arms", broken)
-    m = Counting()
-    ref = _eager_twin(m)
-    cm = magpy.compile(m, backend="eager")
-    with caplog.at_level(logging.WARNING, logger="magpy"):
-        for _ in range(3):
-            x = torch.randn(2, 4)
-            assert same(cm(x), ref(x))
-            assert m.calls == ref.calls   # (the monitored call ran once, not again eagerly)
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "internal MagPy error while recording the monitor run" in warnings[0].getMessage()
-    st = magpy.stats(cm)
-    assert st.monitor_runs == 1 and st.fallbacks == 2
-
-
-def test_magpy_bug_starting_the_monitor_run_runs_eagerly(monkeypatch, caplog):
-    def broken(self, *a, **k):
-        raise RuntimeError("injected")
-
-    monkeypatch.setattr(pipeline.Runner, "start", broken)
+def _three_calls_warn_once(caplog, warning: str):
+    """Three calls of a compiled counting module equal eager's, the module counted each call once
+    (the monitored call did not run again eagerly), and MagPy warned ``warning`` once."""
     m = Counting()
     ref = _eager_twin(m)
     cm = magpy.compile(m, backend="eager")
@@ -67,7 +46,26 @@ def test_magpy_bug_starting_the_monitor_run_runs_eagerly(monkeypatch, caplog):
             assert same(cm(x), ref(x))
             assert m.calls == ref.calls
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "internal MagPy error while starting the monitor run" in warnings[0].getMessage()
+    assert len(warnings) == 1 and warning in warnings[0].getMessage()
+    return cm
+
+
+def test_magpy_bug_after_the_monitor_run_returns_the_runs_result(monkeypatch, caplog):
+    def broken(self, *a, **k):
+        raise AttributeError("'NoneType' object is not callable (injected)")
+
+    monkeypatch.setattr(pipeline.MonitorRun, "keep_arms", broken)
+    cm = _three_calls_warn_once(caplog, "internal MagPy error while recording the monitor run")
+    st = magpy.stats(cm)
+    assert st.monitor_runs == 1 and st.fallbacks == 2
+
+
+def test_magpy_bug_starting_the_monitor_run_runs_eagerly(monkeypatch, caplog):
+    def broken(self, *a, **k):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(pipeline.Runner, "start", broken)
+    _three_calls_warn_once(caplog, "internal MagPy error while starting the monitor run")
 
 
 def test_program_errors_still_propagate_from_the_monitor_run():
