@@ -285,8 +285,7 @@ class OpRecorder:
         that value on every call and the graph slices by the number; a backend then sees plain
         sizes instead of a size read from a tensor (Inductor: an unbacked symbol)."""
         if type(b) is torch.Tensor and b.dim() == 0 and not b.dtype.is_floating_point and not b.dtype.is_complex \
-                and b.dtype is not torch.bool and b.device.type != "meta" \
-                and storage_key(b) not in self.mutated_storages and self.values_fixed(b):
+                and b.dtype is not torch.bool and b.device.type != "meta" and self.values_fixed(b):
             with torch._C.DisableTorchFunction():
                 return int(b.item())
         return self.to_arg(b)
