@@ -8,9 +8,9 @@ whatever the call changed outside before it. The monitor run calls the function 
 record holds while the cache still answers the call with the run's result without running the
 body: a guard on the call's entry (:class:`CacheEntry`, :class:`~magpy.guards.CacheEntryGuard`),
 so ``cache_clear()``, an eviction or a refill with another result make the call a miss, whose
-monitor run runs the body where eager runs it, in eager's state. The mock makes the call again,
-where the program did, for its hit (the LRU order, ``cache_info()``), pinned to the run's result
-(:mod:`magpy.redraw`).
+monitor run runs the body where eager runs it, in eager's state. The mock makes the call again
+for its hit (the LRU order, ``cache_info()``), after the graph and its checks (:mod:`magpy.redraw`);
+the guard fixes the result.
 
     >>> import functools
     >>> @functools.lru_cache
@@ -130,9 +130,10 @@ def lru_cache_entry(fn: Any, args: Any, kwargs: dict) -> CacheEntry | None:
 def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
     """The call rule (Figure 12's "lru cache") for the monitor run ``mon``. Arguments must be
     values (guarded) or objects the cache keys by identity (guarded so). Where the entry cannot
-    be read (``maxsize=0``), the mock's call could miss and run the body: a break. A call on a path a tensor value
-    chose is a break (the mock would make it speculatively, touching the LRU order where eager
-    does not)."""
+    be read (``maxsize=0``), the mock's call could miss and run the body: a break. The mock makes
+    the call after the graph and its checks (a hit changes only the cache's counters and LRU
+    order, which nothing between reads): on a path a tensor value chose, a failed check leaves
+    the cache as eager would find it."""
     fn, args, kwargs = c.fn, c.args, c.kwargs
     for v in [*args, *kwargs.values()]:
         if isinstance(v, torch.Tensor):
@@ -151,8 +152,6 @@ def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
         # the body, its writes and its result unseen, beside the one eager runs
         raise BreakCompile(f"calls the cached function `{fn.__qualname__}`, whose cache MagPy cannot read "
                            "(maxsize=0, or not made by the decorator)")
-    if mon.assumed_beyond_sizes():
-        raise BreakCompile(f"calls the cached function `{fn.__qualname__}` on a path chosen by a tensor value")
     fn_node = mon.node(fn)
     if fn_node is None or fn_node.source is None:
         raise BreakCompile(f"calls the cached function `{fn.__qualname__}` made in the call")
@@ -177,7 +176,7 @@ def _post_cached_call(mon: Any, fs: FrameState, stack: list, data: tuple) -> Non
                                "MagPy can check for the call")
         mon.read_cache_entry(entry, f"`{fn.__qualname__}`", out)
     mon.draws.append(DrawSource(len(mon.draws), fn, None, args, kwargs, f"cached {fn.__qualname__}",
-                                mon.where(), (out,)))
+                                mon.where(), (out,), cache_hit=True))
     if is_immutable(out) or mon.node(out) is not None:
         return
     mon.on_read(out, ConstSource(out, f"a result kept by the cache of {fn.__qualname__}"))

@@ -145,6 +145,9 @@ class DrawSource(Source):
     where: str = ""
     pinned: Any = None   # (the value drawn, compared by same_draw) for draws that are not graph inputs
     after_ops: int = 0   # operators recorded before the draw
+    # A cached function's hit (magpy.cached_calls): the guard fixes its result; the mock makes
+    # the call only for its effect on the cache (hits, LRU order), after the graph and its checks.
+    cache_hit: bool = False
 
     def expr(self, pool: ConstPool | None = None) -> str:
         return f"_draw{self.index}"

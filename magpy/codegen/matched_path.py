@@ -110,8 +110,10 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     assumed = {a[1] for a in trace.assumptions}
     used = {n.meta["magpy_draw"] for n in trace.graph.graph.nodes
             if n.op == "placeholder" and n.meta.get("magpy_draw") is not None and feeds_graph(n, assumed)}
+    # A cached function's hit is made after the graph and its checks too (its result is the
+    # guard's; a check that fails must not have touched the cache).
     late_draws = {d for d in trace.draws
-                  if d.generator is None and d.after_ops and d not in used and d.pinned is None}
+                  if d.cache_hit or (d.generator is None and d.after_ops and d not in used and d.pinned is None)}
     late = [line for d, line in zip(trace.draws, draw_lines) if d in late_draws]
     early = [(d, line) for d, line in zip(trace.draws, draw_lines) if d not in late_draws]
     draws = [line for _, line in early]   # (emitted once, before the graph)
@@ -122,12 +124,12 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # e.g. a record that only draws numbers and prints them)
     graph_call = f"_graph({', '.join(input_vars)})" if mb.outputs or trace.graph.op_count else "()"
     restore = "_restore_state(_state)"
-    if trace.draws:
-        ns["_G"] = tuple(dict.fromkeys(d.generator for d in trace.draws))
+    readable.extend(f"draws again: {d.describe()}" for d in trace.draws)
+    if early:
+        ns["_G"] = tuple(dict.fromkeys(d.generator for d, _ in early))
         ns.update(_save_draws=save_states, _restore_draws=restore_states, _same_draw=same_draw)
-        readable.extend(f"draws again: {d.describe()}" for d in trace.draws)
         restore += "; _restore_draws(_G, _gs)"
-    pinned = [d for d in trace.draws if d.pinned is not None]
+    pinned = [d for d, _ in early if d.pinned is not None]
     if draw_checks or pinned:
         # What the run's path assumed of the numbers drawn, and the values it pinned, checked as
         # soon as they are drawn: a call that draws another path is a miss with the generators
@@ -158,7 +160,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
             undo_vars = "(" + "".join(f"{input_vars[i]}, " for i in undo_inputs) + ")"
             mlines.append(f"_saved = _undo_save({undo_vars})")
             restore += f"; _undo_restore({undo_vars}, _saved)"
-        if trace.draws and not (draw_checks or pinned):
+        if early and not (draw_checks or pinned):
             mlines.append("_gs = _save_draws(_G)")
         mlines += draws
         mlines.append("try:")
@@ -169,7 +171,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         mlines.append(f"if not ({' and '.join(checks)}):")
         mlines.append(f"    {restore}")
         mlines.append("    return _UNHELD")
-    elif (gm_needed or prints) and (writes or prints) and not trace.draws and not trace.mutates_outside \
+    elif (gm_needed or prints) and (writes or prints or late) and not early and not trace.mutates_outside \
             and not any(isinstance(trace.rg.sn[nid].obj, torch.Tensor) for nid in trace.mutated):
         # The record has outside effects, replayed after the graph; eager made the ones its code
         # reaches before an operator raises (`self.count += 1` before a shape error). A graph that

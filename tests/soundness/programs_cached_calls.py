@@ -216,3 +216,69 @@ def step(i):
     if i == 4: Emb.table.cache(2, 4).mul_(-1)
     if i == 5: Emb.table = staticmethod(lambda n, d: torch.ones(n, d))
 """)
+
+program(F_, "warning_once_on_a_path_a_tensor_value_chose", """
+# `if mask.any(): logger.warning_once(...)`: the call is on a path the graph's value decides; a
+# call whose value takes the other path must not have counted a hit (cache_info), and one that
+# takes it after `cache_clear()` warns again.
+EXPECT = "record"
+import functools
+MESSAGES = []
+@functools.lru_cache(None)
+def warning_once(msg):
+    MESSAGES.append(msg)
+def f(x):
+    y = x * 2
+    if (y > 0).any():
+        warning_once("positive entries")
+        y = y - 1
+    return y
+def make(): return f
+def inputs(i): return (torch.randn(4) if i % 3 else -torch.rand(4) - 0.1,)
+NCALLS = 8
+def step(i):
+    if i == 5: warning_once.cache_clear()
+def state(): return list(MESSAGES), warning_once.cache_info()
+""")
+
+program(F_, "bounded_cache_called_twice_after_a_branch_on_a_tensor_value", """
+# Two keys of one bounded cache, in an order a tensor value picks: the LRU order and the hits
+# after each call are eager's (a later third key evicts the least recently used one).
+EXPECT = "record"
+import functools
+COMPUTED = []
+@functools.lru_cache(maxsize=2)
+def coef(k):
+    COMPUTED.append(k)
+    return k * 0.5
+def f(x):
+    if x.sum() > 0:
+        return x * coef(1) + coef(2)
+    return x * coef(2) + coef(1)
+def make(): return f
+def inputs(i): return (torch.randn(3) + (1.0 if i % 2 else -1.0),)
+NCALLS = 7
+def step(i):
+    if i == 4: coef(3)
+def state(): return coef.cache_info(), list(COMPUTED)
+""")
+
+program(F_, "cached_call_before_a_branch_on_a_tensor_value_that_fails", """
+# The cached call comes before the value the path depends on: a call whose value differs is a
+# miss, and the cache counts the one hit eager makes, not two.
+EXPECT = "record"
+import functools
+@functools.lru_cache
+def enabled():
+    return True
+def f(x):
+    on = enabled()
+    y = x + 1
+    if y.max() > 1 and on:
+        return y * 2
+    return y
+def make(): return f
+def inputs(i): return (torch.randn(3) + (2.0 if i != 3 else -5.0),)
+NCALLS = 5
+def state(): return enabled.cache_info()
+""")
