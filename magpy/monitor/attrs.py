@@ -11,6 +11,7 @@ The other reads (arguments, cells, globals, items) are :mod:`magpy.monitor.reads
 """
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -213,6 +214,9 @@ class AttrReads:
             raise BreakCompile(f"reads attribute `{name}` of a {type(obj).__name__} whose origin MagPy did not see")
         if node is not None and not isinstance(obj, (type, types.ModuleType)) \
                 and attr_location(obj, name)[0] == "descriptor":
+            if node.source is not None and _cached_property_miss(obj, name):
+                self._cached_property(fs, obj, node, name, method)
+                return
             # Its __get__ runs monitored with the descriptor object as `self`: an object the
             # class holds (pinned), its attributes outside state like any other.
             if node.source is not None:
@@ -282,6 +286,27 @@ class AttrReads:
         self.guard_attr_precedence(obj, node, name, where, via)
         src = AttrSource(node.source, name, via)
         self.pend(fs, self.post_attr, (node, rel, src, method), opaque=True)
+
+    def _cached_property(self, fs, obj, node: ShadowNode, name: str, method: bool) -> None:
+        """``obj.name`` of a ``functools.cached_property`` not yet in ``obj.__dict__``: a cache, as
+        an ``lru_cache`` function is (:mod:`magpy.cached_calls`). Eager runs the getter on this
+        first read only (under the descriptor's lock on CPython 3.11) and keeps the value in the
+        instance dict, where every later call finds it without running the getter. So the getter
+        runs unmonitored here, and the value is read from where later calls read it,
+        ``obj.__dict__[name]``: the record holds while the instance dict keeps that value (a
+        ``del obj.name`` makes the next call a miss, whose monitor run runs the getter again)."""
+        cls = type(obj)
+        self.add_guard(TypeGuard(node.source, cls))
+        self.guard_class_attr(cls, name)
+        self.guard_class_attr(cls, "__getattribute__")
+        self.pend(fs, self._post_cached_property, (obj, node, name, method), opaque=True)
+
+    def _post_cached_property(self, fs, stack, data):
+        obj, node, name, method = data
+        value = DECODER.method_result(stack)[0] if method else stack[-1]
+        if obj.__dict__.get(name, NO_VALUE) is not value:
+            raise BreakCompile(f"reads cached property `{type(obj).__name__}.{name}`, which kept no value in the instance")
+        self.on_read(value, AttrSource(node.source, name, "__dict__"), ("attr", name), node)
 
     def _class_side_of_new(self, obj, name: str) -> None:
         """``h.scale`` / ``h.apply`` of an object made in the call, found on its class (a class
@@ -430,3 +455,11 @@ class AttrReads:
         else:
             self.pend(fs, self.post_cell, cell)
 
+
+def _cached_property_miss(obj: Any, name: str) -> bool:
+    """Is ``obj.name`` the first read of a ``functools.cached_property`` (the stdlib's getter,
+    keeping its value under ``name`` in an instance dict that does not hold it yet)?"""
+    klass = next((k for k in type(obj).__mro__ if name in k.__dict__), None)
+    cp = klass.__dict__[name] if klass is not None else None
+    return isinstance(cp, functools.cached_property) and type(cp).__get__ is functools.cached_property.__get__ \
+        and getattr(cp, "attrname", None) == name and has_instance_dict(obj) and name not in obj.__dict__

@@ -282,3 +282,101 @@ def inputs(i): return (torch.randn(3) + (2.0 if i != 3 else -5.0),)
 NCALLS = 5
 def state(): return enabled.cache_info()
 """)
+
+# ---------------------------------------------------------------------------------------------
+# functools.cached_property: a cache kept in the instance dict (its getter runs on the first read)
+# ---------------------------------------------------------------------------------------------
+
+program(F_, "cached_property_computed_on_the_first_call_then_invalidated", """
+# The getter runs once (the log says when); `del m.pad` between calls makes eager run it again,
+# after the configuration changed.
+import functools
+LOG = []
+class Conv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel = 3
+    @functools.cached_property
+    def pad(self):
+        LOG.append(self.kernel)
+        return self.kernel - 1
+    def forward(self, x):
+        return nn.functional.pad(x, (self.pad, 0)) * 2 + self.pad
+m = Conv()
+def make(): return m
+def inputs(i): return (torch.randn(2, 5),)
+NCALLS = 7
+def step(i):
+    if i == 3:
+        m.kernel = 5                 # eager keeps answering 2 from the instance dict
+    if i == 4:
+        del m.pad                    # now the getter runs again: 4
+    if i == 6:
+        m.__dict__["pad"] = 1        # set by hand
+def state(): return list(LOG), m.__dict__.get("pad")
+""")
+
+program(F_, "cached_property_holding_a_tensor_made_from_a_parameter", """
+# The getter builds a tensor from a parameter once; changing the parameter in place later does
+# not change what eager reads (the kept tensor), replacing the kept tensor does.
+import functools
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4))
+    @functools.cached_property
+    def scale(self):
+        return self.w.detach().abs() + 1
+    def forward(self, x):
+        return x * self.scale + self.scale.sum()
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3, 4),)
+NCALLS = 6
+def step(i):
+    with torch.no_grad():
+        if i == 2: m.w.mul_(3)
+        if i == 4: m.scale = torch.ones(4)
+def state(): return m.scale
+""")
+
+program(F_, "cached_property_replaced_on_the_class", """
+# The class's descriptor replaced by a property between calls: the instance dict no longer wins
+# over it (a data descriptor comes first).
+import functools
+class M(nn.Module):
+    @functools.cached_property
+    def factor(self):
+        return 2.0
+    def forward(self, x):
+        return x * self.factor
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 5
+def step(i):
+    if i == 3: M.factor = property(lambda self: 5.0)
+def state(): return m.__dict__.get("factor")
+""")
+
+program(F_, "cached_property_read_twice_in_one_call", """
+# The first read fills the instance dict, the second reads it there; on later calls both are
+# dict reads.
+import functools
+COUNT = [0]
+class M(nn.Module):
+    @functools.cached_property
+    def offset(self):
+        COUNT[0] += 1
+        return float(COUNT[0])
+    def forward(self, x):
+        a = x + self.offset
+        return a * self.offset
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 5
+def step(i):
+    if i == 3: del m.offset
+def state(): return COUNT[0], m.__dict__.get("offset")
+""")
