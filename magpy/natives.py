@@ -78,6 +78,8 @@ _SEQUENCE_STORES = frozenset({list.append, list.insert, list.extend, collections
 #: Natives that store or move their arguments without reading their values.
 PASSING_NATIVES = _SEQUENCE_STORES | {collections.deque.extend, setattr, len, iter, zip, enumerate, reversed,
                                       isinstance, type, callable, getattr, hasattr}
+#: Natives that read only the type of what they are given.
+_TYPE_READERS = frozenset({isinstance, type, callable})
 #: Container changes replayed by the mock as the same calls (see ``Monitor.log_mutation``).
 LOGGED_MUTATIONS = _SEQUENCE_STORES | {set.add, dict.__setitem__}
 
@@ -464,12 +466,14 @@ class NativeRules:
             fn = fn.__func__
         if isinstance(fn, (types.FunctionType, torch.nn.Module)) or T.is_torch_function(fn):
             return True   # monitored Python code, or an operator
+        if fn in _TYPE_READERS:
+            return True   # (`isinstance(s, str)`, `type(s)`, `callable(s)` see only that text is a str)
         if isinstance(fn, type):
             return is_python_class(fn) or fn in (list, tuple) or issubclass(fn, torch.Tensor) \
                 or (fn is dict and not args)
         if fn in PASSING_NATIVES:
-            # (`len(s)`, `zip(s, ...)` of text made from tensor values reads the text itself;
-            # only numbers and text inside containers are passed on)
+            # (`len(s)`, `zip(s, ...)` of text made from tensor values reads the text itself, as
+            # does `getattr(obj, s)`; only numbers and text inside containers are passed on)
             return fn in _SEQUENCE_STORES or not any(type(a) is str and self.scalar_node(a) is not None
                                                      for a in (*args, *kwargs.values()))
         ann = lookup(fn)

@@ -146,3 +146,37 @@ def step(i):
 def state(): return sorted(SEEN)
 NCALLS = 5
 """)
+
+program(F_, "check_message_made_from_tensor_values_used_only_when_the_check_fails", """
+# A check helper written as transformers writes one: the message is an f-string of the tensor,
+# made on every call, asked `callable(msg)` and wrapped, read only when the condition fails.
+# Calls whose values differ share the record; the call whose check fails raises eager's text.
+EXPECT = "record"
+def check(cond, msg, error_type=ValueError):
+    if not callable(msg):
+        def msg_callable():
+            return msg
+    else:
+        msg_callable = msg
+    assert isinstance(msg, str) and type(msg) is str
+    if not cond:
+        raise error_type(msg_callable())
+def f(x):
+    d = x * 2 + 1
+    check(bool((d >= 0).all()), f"negative values {d}")
+    return d.sqrt()
+def make(): return f
+def inputs(i): return (torch.rand(4) if i != 4 else -torch.rand(4) - 1,)
+NCALLS = 6
+""")
+
+program(F_, "text_of_tensor_values_whose_length_is_read", """
+# `len(text)` reads what the values made: the record holds only for text of that length.
+EXPECT = "record"
+def f(x):
+    s = f"{x.sum().item():.1f}"
+    return x * len(s)
+def make(): return f
+def inputs(i): return (torch.ones(3) * [1, 1, 40, 1, 400][i],)
+NCALLS = 5
+""")
