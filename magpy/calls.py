@@ -73,6 +73,7 @@ from .natives import (
 from .objmodel import (
     builtin_made_exception,
     default_reduction,
+    set_reduction,
     finalizer_reason,
     has_python_call,
     is_immutable,
@@ -172,6 +173,7 @@ FIGURE_12 = {
     "identity number": "_identity_number",              # natives, note: id(v) guards v
     "next": "_next_of_iterator",                        # natives, note
     "default reduction": "_default_reduction",          # natives: copy.deepcopy's __reduce_ex__(4)
+    "set reduction": "_set_reduction",                  # natives: deepcopy of a set of values
     "reduction": "_reduction",                          # natives: dynamic (slots, custom __getstate__)
     "checkpoint": "_checkpoint",                        # torch.utils.checkpoint: the function it runs
     "autograd function": "_autograd_function",          # may decline
@@ -351,6 +353,8 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "next"
         if fn is object.__reduce_ex__ and default_reduction(args):
             yield "default reduction"
+        if fn is object.__reduce_ex__ and set_reduction(args):
+            yield "set reduction"
         if fn is object.__reduce_ex__ or fn is object.__reduce__:
             yield "reduction"
         if is_checkpoint(fn):

@@ -577,6 +577,17 @@ class NativeRules:
         self.pend(fs, self._post_default_reduction, c.args[0])
         return True
 
+    def _set_reduction(self, fs: FrameState, c: CallSite) -> bool:
+        """``s.__reduce_ex__(4)`` of a plain set of values (:func:`~magpy.objmodel.set_reduction`):
+        the set read whole, in its iteration order, into a new tuple holding a new list."""
+        self.full_read(c.args[0])
+        self.pend(fs, self._post_set_reduction, None)
+        return True
+
+    def _post_set_reduction(self, fs, stack, _):
+        reduced = stack[-1]
+        self.new_outputs([reduced, reduced[1], reduced[1][0]])
+
     def _reduction(self, fs: FrameState, c: CallSite) -> bool:
         """Any other reduction of an object (``__slots__``, a ``__getstate__`` or ``__getnewargs__``,
         protocol 0 or 1): C code collects the state, reading attributes and calling Python hooks

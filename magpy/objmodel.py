@@ -403,6 +403,14 @@ def mentions_number(value: Any, numbers: set[int] | frozenset[int], depth: int =
     return False
 
 
+def set_reduction(args: list) -> bool:
+    """Is ``object.__reduce_ex__(s, protocol)`` the reduction of a plain ``set`` or ``frozenset``
+    of immutable values (``copy.deepcopy`` of a configuration holding one)? It is the type's own
+    ``__reduce__``: ``(type(s), (list(s),), None)``, the values in the set's iteration order."""
+    return len(args) == 2 and type(args[1]) is int and args[1] >= 2 and type(args[0]) in (set, frozenset) \
+        and all(is_immutable(v) for v in args[0])
+
+
 def default_reduction(args: list) -> bool:
     """Is ``object.__reduce_ex__(obj, protocol)`` the plain reduction of an object that keeps its
     state in its instance dict (``copy.deepcopy``, ``copy.copy`` and pickle ask for it)? Its result

@@ -212,3 +212,44 @@ def inputs(i): return (torch.randn(3),)
 def step(i):
     if i == 2: C.__copy__ = lambda self: D()
 """)
+
+program(F_, "deepcopy_of_a_config_holding_a_set_that_changes_between_calls", """
+# A configuration with a set of names, deep-copied in the call (as `config.to_dict()` does): the
+# copy's set is a new one with the original's values, which change between calls.
+EXPECT = "record"
+import copy
+class Config:
+    def __init__(self):
+        self.skip = {"norm", "bias"}
+        self.frozen = frozenset({"emb"})
+        self.width = 2
+CFG = Config()
+def f(x):
+    c = copy.deepcopy(CFG)
+    c.skip.add("head")                        # the copy's own set: the original keeps its values
+    return x * len(c.skip) + len(c.frozen) * c.width, sorted(c.skip), c.skip is CFG.skip
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+NCALLS = 6
+def step(i):
+    if i == 2: CFG.skip.add("proj")
+    if i == 3: CFG.frozen = frozenset({"emb", "pos"})
+    if i == 4: CFG.skip.discard("norm"); CFG.skip.add("gate")   # same size, other values
+def state(): return sorted(CFG.skip), sorted(CFG.frozen)
+""")
+
+program(F_, "deepcopy_of_a_set_of_objects_splits_at_the_copy", """
+# A set of mutable objects: its reduction hands them on (not values): the call splits there.
+EXPECT = "split"
+import copy
+class Tag:
+    def __init__(self, n): self.n = n
+TAGS = {Tag(1), Tag(2)}
+def f(x):
+    c = copy.deepcopy(TAGS)
+    return x * sum(t.n for t in c)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+def step(i):
+    if i == 2: next(iter(TAGS)).n = 10
+""")
