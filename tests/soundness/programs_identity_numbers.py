@@ -244,12 +244,13 @@ EXPECT = "split"
 import copy
 class Tag:
     def __init__(self, n): self.n = n
-TAGS = {Tag(1), Tag(2)}
+FIRST = Tag(1)
+TAGS = {FIRST, Tag(2)}
 def f(x):
     c = copy.deepcopy(TAGS)
     return x * sum(t.n for t in c)
 def make(): return f
 def inputs(i): return (torch.randn(3),)
 def step(i):
-    if i == 2: next(iter(TAGS)).n = 10
+    if i == 2: FIRST.n = 10
 """)
