@@ -55,7 +55,7 @@ from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
 from .dynamic.writes import arm_write, write_counters, write_mark
 from .global_state import global_hooks_present
-from .graph import OpGraph
+from .graph import OpGraph, Unsupported
 from .lifted import LiftedInt
 from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS, attribute_reader_break
 from .natives import (
@@ -86,7 +86,7 @@ from .refgraph import RefGraph
 from .scalars import replace_top
 from .source import AttrSource, ItemSource
 from .tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args
-from .torch_support import autograd_function_class, is_checkpoint, lazy_uninitialized
+from .torch_support import autograd_function_class, graph_apply, is_checkpoint, lazy_uninitialized
 
 if TYPE_CHECKING:
     from .monitor.frame import FrameState
@@ -546,18 +546,37 @@ class CallRules(NativeRules, AnnotatedRules):
     def _autograd_function(self, fs: FrameState, c: CallSite) -> bool:
         """A custom ``autograd.Function``'s ``apply``: its forward runs monitored; apply (C) hands
         back what forward returned, or a fresh view of it for an input returned as is: bound in
-        the post from forward's return. With gradients it is dynamic (its backward would be lost)."""
+        the post from forward's return.
+
+        With gradients, a graph of forward's operators would lose the Function's own backward:
+        the graph calls ``apply`` itself instead, one node whose arguments are apply's (so the
+        backend's autograd runs the class's backward, as eager does). Forward still runs
+        monitored, for what it reads (guarded) and to check it changes nothing outside the call
+        (the graph runs it again on every call, where the mock would replay a write a second
+        time); its operators are dropped from the graph. The class's ``forward``, ``backward``
+        and ``setup_context`` are guarded; what backward reads when it runs, after the call, is
+        its own business, as under eager (docs/limits.md)."""
         fn_cls = c.fn_cls
+        if not isinstance(getattr(fn_cls, "forward", None), types.FunctionType):
+            return False
+        applied = None
         if torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(c.args, c.kwargs)):
-            self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients: "
-                          "its backward would be lost in the graph")
-        if isinstance(getattr(fn_cls, "forward", None), types.FunctionType):
-            code = fn_cls.forward.__code__
-            collector: list = []
-            self.return_collectors[code] = (collector, None)
-            self.pend(fs, self._post_function_apply, (code, collector))
-            return True
-        return False
+            args = c.args[1:] if c.args and c.args[0] is fn_cls else c.args   # (3.11: the class first)
+            try:
+                fx_args = tuple(self.to_arg(a) for a in args)
+                fx_kwargs = {k: self.to_arg(v) for k, v in c.kwargs.items()}
+            except Unsupported as e:
+                self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients "
+                                f"on an argument the graph cannot pass it ({e})")
+            for name in ("forward", "backward", "setup_context"):
+                self.guard_class_attr(fn_cls, name)
+            applied = (fn_cls, fx_args, fx_kwargs, write_mark(self), write_counters(self),
+                       len(self.graph.graph.nodes))
+        code = fn_cls.forward.__code__
+        collector: list = []
+        self.return_collectors[code] = (collector, None)
+        self.pend(fs, self._post_function_apply, (code, collector, applied))
+        return True
 
     def _new_parameter(self, fs: FrameState, c: CallSite) -> bool:
         """``nn.Parameter(t)`` in the call (a weight made by an init helper in ``forward``): a graph
@@ -604,9 +623,13 @@ class CallRules(NativeRules, AnnotatedRules):
         self._post_function_apply(fs, stack, (code, collector))
 
     def _post_function_apply(self, fs, stack, data):
-        code, returned = data
+        code, returned, applied = data if len(data) == 3 else (*data, None)
         self.return_collectors.pop(code, None)
         out = stack[-1]
+        if applied is not None:
+            self._graph_applies(applied, out)
+            self.post_new(fs, stack, 1)
+            return
         if returned:
             got = list(out) if isinstance(out, (tuple, list)) else [out]
             ret = returned[-1]
@@ -617,6 +640,37 @@ class CallRules(NativeRules, AnnotatedRules):
                     node = self.to_arg(r)
                     self.graph.bind(o, self.graph.call("method", "view_as", (node, node), {}))
         self.post_new(fs, stack, 1)
+
+    def _graph_applies(self, applied: tuple, out) -> None:
+        """The graph calls ``fn_cls.apply`` where the run called it (see :meth:`_autograd_function`):
+        its outputs are bound to that node, forward's own operators dropped."""
+        fn_cls, fx_args, fx_kwargs, mark, counters, first = applied
+        name = fn_cls.__qualname__
+        outside = next((w for w in self.rg.writes_since(mark)
+                        if w.node is not None and self.rg.sn[w.node].source is not None), None)
+        if outside is not None or write_counters(self) != counters:
+            self.go_dynamic(f"calls custom autograd.Function `{name}` with gradients, whose forward changes "
+                            "state outside the call (the graph would run it again on every call)")
+        outs = list(out) if isinstance(out, tuple) else [out]
+        if not outs or not all(isinstance(o, torch.Tensor) for o in outs):
+            self.go_dynamic(f"calls custom autograd.Function `{name}` with gradients, whose forward returns "
+                            "something other than tensors")
+        graph = self.graph
+        inner = list(graph.graph.nodes)[first:]
+        node = graph.call("function", graph_apply(fn_cls), fx_args, fx_kwargs)
+        results = [graph.getitem(node, i) for i in range(len(outs))] if isinstance(out, tuple) else [node]
+        for o, n in zip(outs, results):
+            graph.bind(o, n)
+        # Forward's operators computed only what apply now computes: those no later node uses go.
+        # (not those the run still names: an assumption's value, a number followed into Python)
+        kept = {a[1] for a in self.assumptions} | {v[1] for v in self.scalar_nodes.values()}
+        dropped = {}
+        for n in reversed(inner):
+            if not n.users and n.op in ("call_function", "call_method") and n not in kept:
+                dropped[n] = None
+                graph.graph.erase_node(n)
+                graph.op_count -= 1
+        graph.rebind(dropped)
 
     def _tensor_method(self, fs: FrameState, c: CallSite) -> bool:
         """A tensor method: an operator node; one that reads tensor values is a value read the

@@ -21,6 +21,7 @@ import re
 import sys
 import types
 import warnings
+import weakref
 
 import torch
 
@@ -90,6 +91,25 @@ def autograd_function_class(fn: object, args: list) -> type | None:
             and inspect.getattr_static(fn.__self__, "apply") is _APPLY:
         return fn.__self__
     return None
+
+
+_GRAPH_APPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def graph_apply(fn_cls: type):
+    """The function a graph calls for ``fn_cls.apply`` (one per class). torch.fx names torch's own
+    functions by their import path, and a class's bound ``apply`` looks like torch's
+    (``torch.autograd.function.apply``): this plain function is held by the graph's globals instead."""
+    fn = _GRAPH_APPLIES.get(fn_cls)
+    if fn is None:
+        cls = weakref.ref(fn_cls)   # (the table's value must not keep its key alive)
+
+        def apply(*args, **kwargs):
+            return cls().apply(*args, **kwargs)
+
+        apply.__qualname__ = apply.__name__ = f"apply_{fn_cls.__name__}"
+        fn = _GRAPH_APPLIES[fn_cls] = apply
+    return fn
 
 
 # -- torch.fx ------------------------------------------------------------------------------------

@@ -248,7 +248,8 @@ def native_writes(fn, args: list):
             # a torch operator (``torch.cat([a, h])``, ``torch.stack(outs)``) reads the lists and
             # tuples it is given; what it changes in place is a tensor, which the graph records
             return None
-        if owner is None or isinstance(owner, type):
+        if owner is None or isinstance(owner, type) or type(owner).__name__.startswith("pybind11_detail_function_record"):
+            # (a pybind11 function's `__self__` is its own function record, not an object it is given)
             owner = args[0] if args else None
         name = getattr(fn, "__name__", "")
         if not isinstance(owner, (torch.Tensor, int, float, str, bytes, tuple, frozenset, type(None),

@@ -1,12 +1,13 @@
 """Custom torch.autograd.Function: straight-through estimators, gradient reversal, functions with
-non-tensor arguments read from outside state; gradients compared after backward."""
+non-tensor arguments read from outside state; gradients compared after backward. With gradients
+the graph calls the class's ``apply`` (its own backward runs); a forward that changes outside
+state runs eagerly."""
 from harness import program
 
 F_ = "autograd"
 
 program(F_, "straight_through_round", """
-EXPECT = "dynamic"
-EXPECT_BY_TORCH = {"2.14": "split"}   # (apply is C there: the call with gradients splits off)
+EXPECT = "record"   # (the graph calls apply: the class's own backward runs)
 class RoundSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -65,8 +66,7 @@ def post(out, i):
 """)
 
 program(F_, "ste_sign_with_saved_tensor", """
-EXPECT = "dynamic"
-EXPECT_BY_TORCH = {"2.14": "split"}   # (apply is C there: the call with gradients splits off)
+EXPECT = "record"   # (the graph calls apply: the class's own backward runs)
 class SignSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -89,8 +89,7 @@ def post(out, i):
 """)
 
 program(F_, "function_reads_global_in_backward", """
-EXPECT = "dynamic"
-EXPECT_BY_TORCH = {"2.14": "split"}   # (apply is C there: the call with gradients splits off)
+EXPECT = "record"   # (the graph calls apply: the class's backward runs, reading what it reads then)
 GRAD_SCALE = 1.0
 class Scale(torch.autograd.Function):
     @staticmethod
@@ -115,8 +114,7 @@ def post(out, i):
 """)
 
 program(F_, "function_multiple_outputs", """
-EXPECT = "dynamic"
-EXPECT_BY_TORCH = {"2.14": "split"}   # (apply is C there: the call with gradients splits off)
+EXPECT = "record"   # (the graph calls apply: the class's own backward runs)
 class SplitGrad(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -138,8 +136,7 @@ def post(out, i):
 """)
 
 program(F_, "ste_in_training_only", """
-EXPECT = "dynamic"
-EXPECT_BY_TORCH = {"2.14": "split"}   # (apply is C there: the call with gradients splits off)
+EXPECT = "record"   # (the graph calls apply: the class's own backward runs)
 class Clip(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -215,5 +212,147 @@ def post(out, i):
     out.sum().backward()
     g = (m.proxy.grad.clone(), m.coef.grad.clone())
     m.coef.grad = None
+    return g
+""")
+
+program(F_, "function_forward_counts_calls_in_a_global", """
+# forward changes outside state: a graph calling apply would run it again on every call, beside
+# the mock's replay: the call runs eagerly.
+EXPECT = "dynamic"
+CALLS = [0]
+class Counted(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        CALLS[0] += 1
+        return x * 2
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+W = nn.Parameter(torch.randn(3))
+def f(x):
+    return Counted.apply(W * x).sum()
+def make(): return f
+def inputs(i): return torch.randn(3)
+def post(out, i):
+    out.backward()
+    g = W.grad.clone()
+    W.grad = None
+    return g, CALLS[0]
+""")
+
+program(F_, "function_backward_replaced_between_calls", """
+# The class's backward (and forward) are guarded: replacing one makes the next call a miss.
+EXPECT = "record"
+class Surrogate(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (x > 0).to(x.dtype)
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (1 + x.abs()) ** 2
+def sigmoid_surrogate(ctx, g):
+    x, = ctx.saved_tensors
+    s = torch.sigmoid(4 * x)
+    return g * 4 * s * (1 - s)
+lin = nn.Linear(3, 3)
+def f(x):
+    return Surrogate.apply(lin(x)).sum()
+def make(): return f
+def inputs(i): return torch.randn(2, 3)
+NCALLS = 6
+def step(i):
+    if i == 3: Surrogate.backward = staticmethod(sigmoid_surrogate)
+def post(out, i):
+    out.backward()
+    g = lin.weight.grad.clone()
+    lin.zero_grad()
+    return g
+""")
+
+program(F_, "function_forward_reads_a_global_that_changes", """
+# What forward reads is guarded (it runs monitored): a changed global makes the call a miss.
+EXPECT = "record"
+SHIFT = 0.5
+class Shifted(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x + SHIFT
+    @staticmethod
+    def backward(ctx, g):
+        return g
+W = nn.Parameter(torch.randn(3))
+def f(x):
+    return Shifted.apply(W * x).pow(2).sum()
+def make(): return f
+def inputs(i): return torch.randn(3)
+NCALLS = 5
+def step(i):
+    global SHIFT
+    if i == 3: SHIFT = -2.0
+def post(out, i):
+    out.backward()
+    g = W.grad.clone()
+    W.grad = None
+    return g
+""")
+
+program(F_, "function_changes_its_input_in_place", """
+# forward changes its input in place (mark_dirty): the graph would not call apply beside the
+# recorded change; the call runs eagerly.
+EXPECT = "dynamic"
+class ReluInplace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        x.clamp_(min=0)
+        ctx.save_for_backward(x)
+        return x
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * (x > 0).to(g.dtype)
+lin = nn.Linear(3, 3)
+def f(x):
+    return ReluInplace.apply(lin(x) * 1.0).sum()
+def make(): return f
+def inputs(i): return torch.randn(2, 3)
+def post(out, i):
+    out.backward()
+    g = lin.weight.grad.clone()
+    lin.zero_grad()
+    return g
+""")
+
+program(F_, "function_with_a_scale_from_a_module_attribute", """
+# A non-tensor argument read from outside state, changed between calls: a constant of the graph's
+# apply call, guarded where it was read.
+EXPECT = "record"
+class ScaleGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.s = s
+        return x.clone()
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.s, None
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.s = 0.5
+    def forward(self, x):
+        return ScaleGrad.apply(self.lin(x), self.s)
+m = M()
+def make(): return m
+def inputs(i): return torch.randn(2, 3)
+NCALLS = 5
+def step(i):
+    if i == 3: m.s = 3.0
+def post(out, i):
+    out.sum().backward()
+    g = m.lin.weight.grad.clone()
+    m.zero_grad()
     return g
 """)
