@@ -29,6 +29,14 @@ classes of programs whose outside state changes between calls:
   caller makes under ``torch.no_grad()`` or not. The tensor values (a zero sum, a negative one)
   and the flags change between calls.
 
+* ``cache``: caches and custom autograd: an ``lru_cache`` helper (unbounded, or bounded to one or
+  two entries) called on a path the tensor argument's sum chooses, its cache cleared or primed
+  with another key between calls; a ``functools.cached_property`` whose instance-dict value is
+  deleted or set by hand between calls while the global its getter reads changes; a custom
+  ``autograd.Function`` called with gradients whose backward reads a global, or whose forward
+  keeps a changing scale on ``ctx``; ``copy.deepcopy`` of a config holding a set that gains or
+  swaps values; a check message formatted from a tensor on every call, asked ``callable``.
+
 Any piece but a closure's may sit after a split of its own. A :class:`StateSpec` is a plain,
 printable list of :class:`Piece` (one to three, of any classes); :func:`render_state` turns it into
 a soundness program (the format of ``tests/soundness/harness.py``, with a ``post`` that runs
@@ -41,7 +49,7 @@ import dataclasses
 import random
 from dataclasses import dataclass, field
 
-CLASSES = ["closure", "registry", "native", "mode"]
+CLASSES = ["closure", "registry", "native", "mode", "cache"]
 
 # dynamic operations the call is split at (statements over the running value ``h``)
 SPLITS: dict[str, str] = {
@@ -68,6 +76,11 @@ FORMS: dict[str, dict[str, list[str]]] = {
         "warnings_log": ["plain"], "warnings_divide": ["plain"], "anomaly": ["plain"], "printoptions": ["plain"],
         "set_grad": ["plain"], "no_grad_read": ["plain"], "enable_grad": ["plain"],
     },
+    "cache": {
+        "lru_branch": ["unbounded", "bounded1", "bounded2"], "cached_property": ["plain", "twice"],
+        "autograd": ["global_backward", "ctx_scale"], "deepcopy_set": ["plain", "frozen"],
+        "text_check": ["plain"],
+    },
 }
 # readers of a registry that write to it: a key built in the call must not be stored outside
 # (a tuple the call builds and keeps outside is a known limit: one object across matched calls)
@@ -86,6 +99,9 @@ POOL_TAG = ["add", "mul", "sub"]                    # a config's text
 POOL_SCALE = [2.0, 5.0, 0.5]                        # a nested attribute
 POOL_FLAG = [False, True]
 POOL_PRECISION = [2, 4, 6]
+POOL_LRU = ["keep", "clear", "prime"]                # between calls: an lru_cache left, cleared, primed
+POOL_CPROP = [1.0, 2.0, "del", "set"]               # the getter's global, or the kept value deleted/set
+POOL_SET = ["keep", "add", "swap"]                  # a config's set of names
 # the tensor argument's rows (sums zero, negative and positive): numpy modes decide on them
 Z_ROWS = [[1.0, 1.0], [1.0, -1.0], [2.0, 2.0], [0.5, -0.5], [3.0, 1.0], [-1.0, -2.0]]
 
@@ -121,7 +137,8 @@ def piece_class(spec: StateSpec) -> str:
 
 
 def _reads_value(p: Piece) -> bool:
-    return p.cls == "closure" or p.form in ("anomaly", "printoptions", "set_grad")
+    return p.cls == "closure" or p.form in ("anomaly", "printoptions", "set_grad") \
+        or (p.form == "autograd" and p.variant == "ctx_scale")
 
 
 def _pool(p: Piece) -> list:
@@ -133,6 +150,9 @@ def _pool(p: Piece) -> list:
         return {"sorted": POOL_PRIO, "min": POOL_PRIO, "max": POOL_PRIO, "sorted_two": POOL_PRIO,
                 "sum_map": POOL_WEIGHT, "methodcaller": POOL_WEIGHT, "format": POOL_TAG, "format_kw": POOL_TAG,
                 "reduce": POOL_SCALE, "dotted": POOL_SCALE}[p.form]
+    if p.cls == "cache":
+        return {"lru_branch": POOL_LRU, "cached_property": POOL_CPROP, "autograd": POOL_SCALE,
+                "deepcopy_set": POOL_SET, "text_check": [0]}[p.form]
     return {"anomaly": POOL_FLAG, "printoptions": POOL_PRECISION, "set_grad": POOL_FLAG,
             "no_grad_read": POOL_FLAG, "enable_grad": POOL_FLAG}.get(p.form, [0])
 
@@ -393,6 +413,54 @@ def _mode(o: _Out, p: Piece, j: int) -> None:
         raise ValueError(f)
 
 
+def _cache(o: _Out, p: Piece, j: int) -> None:
+    f, cur = p.form, f"SCHED{j}[i]"
+    if f == "lru_branch":
+        size = {"unbounded": "None", "bounded1": "1", "bounded2": "2"}[p.variant]
+        o.head += [f"BODY{j} = []", f"@functools.lru_cache(maxsize={size})", f"def coef{j}(k):",
+                   f"    BODY{j}.append(k)", "    return k * 0.5 + 1.0"]
+        o.fwd += [f"if z.sum() > 0:", f"    h = h * coef{j}(1)", "else:", f"    h = h + coef{j}(2)"]
+        o.step += [f"if {cur} == 'clear':", f"    coef{j}.cache_clear()", f"elif {cur} == 'prime':",
+                   f"    coef{j}(3)"]
+        o.state += [f"tuple(coef{j}.cache_info())", f"list(BODY{j})"]
+    elif f == "cached_property":
+        o.head += [f"PV{j} = 1.0", f"GETS{j} = []", f"class Held{j}:", "    @functools.cached_property",
+                   "    def k(self):", f"        GETS{j}.append(PV{j})", f"        return PV{j} * 2",
+                   f"HELD{j} = Held{j}()"]
+        o.fwd.append(f"h = h * HELD{j}.k")
+        if p.variant == "twice":
+            o.fwd.append(f"h = h + HELD{j}.k")
+        o.step += [f"if {cur} == 'del':", f"    HELD{j}.__dict__.pop('k', None)", f"elif {cur} == 'set':",
+                   f"    HELD{j}.k = 0.25", "else:", f"    global PV{j}", f"    PV{j} = {cur}"]
+        o.state += [f"list(GETS{j})", f"HELD{j}.__dict__.get('k')"]
+    elif f == "autograd":
+        o.head += [f"SB{j} = 1.0", f"class Fn{j}(torch.autograd.Function):", "    @staticmethod",
+                   "    def forward(ctx, t, s):", "        ctx.s = s", "        return t * 2",
+                   "    @staticmethod", "    def backward(ctx, g):",
+                   f"        return g * ctx.s * SB{j}, None"]
+        if p.variant == "global_backward":
+            o.fwd.append(f"h = Fn{j}.apply(h, 1.5)")
+            o.step += [f"global SB{j}", f"SB{j} = {cur}"]
+        else:
+            v = _value(o, p, j)
+            o.fwd.append(f"h = Fn{j}.apply(h, {v})")
+    elif f == "deepcopy_set":
+        make = "frozenset" if p.variant == "frozen" else "set"
+        o.head += [f"class Cfg{j}:", "    def __init__(self):", f"        self.names = {make}({{'a', 'bb'}})",
+                   f"CFG{j} = Cfg{j}()"]
+        o.fwd += [f"c{j} = copy.deepcopy(CFG{j})", f"h = h * len(c{j}.names) + len(min(c{j}.names))"]
+        o.step += [f"if {cur} == 'add':", f"    CFG{j}.names = {make}(CFG{j}.names | {{'c' * (i + 1)}})",
+                   f"elif {cur} == 'swap':", f"    CFG{j}.names = {make}({{'x', 'yyy'}})"]
+        o.state.append(f"sorted(CFG{j}.names)")
+    elif f == "text_check":
+        o.head += [f"def check{j}(cond, msg):", "    if not callable(msg):", "        def msg_fn():",
+                   "            return msg", "    else:", "        msg_fn = msg", "    if not cond:",
+                   "        raise ValueError(msg_fn())"]
+        o.fwd += [f"check{j}(bool((h.abs() >= 0).all()), f'bad values {{h}}')", "h = h + 1"]
+    else:
+        raise ValueError(f)
+
+
 def render_state(spec: StateSpec) -> str:
     """The soundness-program source for ``spec``."""
     o = _Out()
@@ -400,8 +468,9 @@ def render_state(spec: StateSpec) -> str:
         o.head.append(f"SCHED{j} = {p.schedule!r}")
         if p.after_split and p.cls != "closure":
             o.fwd.append(SPLITS["write"])
-        {"closure": _closure, "registry": _registry, "native": _native, "mode": _mode}[p.cls](o, p, j)
-    out = ["import heapq, io, itertools, warnings", "BUF = io.StringIO()", "LOG = []", "HEAP = []", "TICK = []",
+        {"closure": _closure, "registry": _registry, "native": _native, "mode": _mode,
+         "cache": _cache}[p.cls](o, p, j)
+    out = ["import copy, functools, heapq, io, itertools, warnings", "BUF = io.StringIO()", "LOG = []", "HEAP = []", "TICK = []",
            "TICKS = itertools.count()",
            "def _nm(k):", "    return tuple(_nm(c) for c in k) if isinstance(k, tuple) else getattr(k, '__name__', k)", f"Z_ROWS = {Z_ROWS!r}", f"ZS = {spec.zs!r}"] + o.head
     out += ["class M(nn.Module):", "    def __init__(self):", "        super().__init__()",
