@@ -56,6 +56,16 @@ def literal(value: Any, pool: ConstPool) -> str:
     return pool.ref(value)
 
 
+def _memo_hash(src: Any, compute: Any) -> int:
+    """``src``'s hash, computed once: a path's hash hashes every step of it, and code generation
+    hashes the same deep paths many times (sources are immutable, so the hash never changes)."""
+    h = src.__dict__.get("_memo_hash")
+    if h is None:
+        h = compute()
+        object.__setattr__(src, "_memo_hash", h)
+    return h
+
+
 class Source:
     """A path from SN #0 to an object present at function entry."""
 
@@ -163,6 +173,9 @@ class AttrSource(Source):
     def depth(self) -> int:
         return self.base.depth() + 1
 
+    def __hash__(self) -> int:
+        return _memo_hash(self, lambda: hash((self.base, self.name, self.via)))
+
 
 @dataclass(frozen=True)
 class ItemSource(Source):
@@ -181,6 +194,9 @@ class ItemSource(Source):
         return self.base.depth() + 1
 
     def __hash__(self) -> int:
+        return _memo_hash(self, self._hash)
+
+    def _hash(self) -> int:
         try:
             return hash((self.base, self.key))
         except TypeError:
