@@ -73,13 +73,13 @@ from .natives import (
 from .objmodel import (
     builtin_made_exception,
     default_reduction,
-    set_reduction,
     finalizer_reason,
     has_python_call,
     is_immutable,
     is_python_class,
     module_has_hooks,
     peek_items,
+    set_reduction,
 )
 from .redraw import as_draw
 from .refgraph import RefGraph
@@ -620,10 +620,10 @@ class CallRules(NativeRules, AnnotatedRules):
             # (backward runs the function again: BatchNorm's running statistics move twice in eager)
             raise BreakCompile("checkpoint with autograd recording of a function that changes state "
                                "(writes, in-place changes): eager's backward recomputes it and changes it again")
-        self._post_function_apply(fs, stack, (code, collector))
+        self._post_function_apply(fs, stack, (code, collector, None))
 
     def _post_function_apply(self, fs, stack, data):
-        code, returned, applied = data if len(data) == 3 else (*data, None)
+        code, returned, applied = data
         self.return_collectors.pop(code, None)
         out = stack[-1]
         if applied is not None:

@@ -419,7 +419,7 @@ def _cache(o: _Out, p: Piece, j: int) -> None:
         size = {"unbounded": "None", "bounded1": "1", "bounded2": "2"}[p.variant]
         o.head += [f"BODY{j} = []", f"@functools.lru_cache(maxsize={size})", f"def coef{j}(k):",
                    f"    BODY{j}.append(k)", "    return k * 0.5 + 1.0"]
-        o.fwd += [f"if z.sum() > 0:", f"    h = h * coef{j}(1)", "else:", f"    h = h + coef{j}(2)"]
+        o.fwd += ["if z.sum() > 0:", f"    h = h * coef{j}(1)", "else:", f"    h = h + coef{j}(2)"]
         o.step += [f"if {cur} == 'clear':", f"    coef{j}.cache_clear()", f"elif {cur} == 'prime':",
                    f"    coef{j}(3)"]
         o.state += [f"tuple(coef{j}.cache_info())", f"list(BODY{j})"]
