@@ -215,6 +215,12 @@ class AnnotatedRules:
                         if where in ("class_fn",):
                             self.pend(fs, self.post_new, 1, opaque=True)
                             return
+                        if where in ("property", "descriptor", "getattr_hook") and type(obj).__getattribute__ is object.__getattribute__:
+                            # Python code computes it (a getter, a `__get__`, the class's `__getattr__`):
+                            # it runs monitored, as for `obj.name`, and an AttributeError it raises
+                            # gives the default (asking again whether it is present would run it twice)
+                            self.attr_read(fs, obj, rel[1])
+                            return
                         self.guard_attr_precedence(obj, node, rel[1], where, via)
                         src = AttrSource(node.source, rel[1], via)
                     else:

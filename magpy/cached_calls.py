@@ -31,7 +31,7 @@ import torch
 
 from .breaks import BreakCompile
 from .lifted import delift
-from .objmodel import NO_VALUE, is_immutable
+from .objmodel import NO_VALUE, has_nan, is_immutable
 from .redraw import DrawSource
 from .source import ConstSource
 
@@ -146,6 +146,10 @@ def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
             raise BreakCompile(f"passes an object made in the call ({type(v).__name__}) to the cached function `{fn.__qualname__}`")
         mon.guard_identity(v)
     plain_args, plain_kwargs = tuple(delift(a) for a in args), {k: delift(v) for k, v in kwargs.items()}
+    if any(has_nan(v) for v in (*plain_args, *plain_kwargs.values())):
+        # (the cache finds a NaN key only as that very object: eager's new NaN misses every call)
+        raise BreakCompile(f"passes a NaN to the cached function `{fn.__qualname__}` (its cache "
+                           "finds a NaN key only by identity)")
     entry = lru_cache_entry(fn, plain_args, plain_kwargs)
     if entry is None:
         # (``maxsize=0``, a wrapper not made by the decorator): the mock's call could miss and run
@@ -180,3 +184,4 @@ def _post_cached_call(mon: Any, fs: FrameState, stack: list, data: tuple) -> Non
     if is_immutable(out) or mon.node(out) is not None:
         return
     mon.on_read(out, ConstSource(out, f"a result kept by the cache of {fn.__qualname__}"))
+

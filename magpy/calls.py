@@ -65,7 +65,6 @@ from .natives import (
     SAME_TENSOR_NATIVES,
     TENSOR_PROTOCOL_BUILTINS,
     NativeRules,
-    hash_of_nan,
     identity_hash,
     is_native_tensor_binop,
     text_callee,
@@ -74,6 +73,7 @@ from .objmodel import (
     builtin_made_exception,
     default_reduction,
     finalizer_reason,
+    has_nan,
     has_python_call,
     is_immutable,
     is_python_class,
@@ -345,7 +345,7 @@ class CallRules(NativeRules, AnnotatedRules):
             yield "function transform"
         if isinstance(fn, weakref.ref):
             yield "weak reference"
-        if fn is hash and len(args) == 1 and hash_of_nan(args[0]):
+        if fn is hash and len(args) == 1 and has_nan(args[0]):
             yield "hash of nan"
         if (fn is id or (fn is hash and identity_hash(args[0]))) and len(args) == 1:
             yield "identity number"
@@ -562,6 +562,12 @@ class CallRules(NativeRules, AnnotatedRules):
         applied = None
         if torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(c.args, c.kwargs)):
             args = c.args[1:] if c.args and c.args[0] is fn_cls else c.args   # (3.11: the class first)
+            held = next((a for a in (*args, *c.kwargs.values()) if not (isinstance(a, torch.Tensor) or is_immutable(a))), None)
+            if held is not None:
+                # (forward and backward keep what they are given: the graph's argument would be a
+                # copy made now, not the program's object, which backward may read or change later)
+                self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients "
+                                f"on a {type(held).__name__}, which its ctx may keep")
             try:
                 fx_args = tuple(self.to_arg(a) for a in args)
                 fx_kwargs = {k: self.to_arg(v) for k, v in c.kwargs.items()}

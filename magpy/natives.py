@@ -117,15 +117,6 @@ def identity_hash(v: Any) -> bool:
     return isinstance(v, torch.Tensor) or getattr(type(v), "__hash__", None) is object.__hash__
 
 
-def hash_of_nan(v: Any, depth: int = 0) -> bool:
-    """Is there a float NaN in ``v`` (a number, or a tuple/frozenset of them) for ``hash`` to see?"""
-    if type(v) is float or type(v) is complex:
-        return v != v
-    if depth < 4 and isinstance(v, (tuple, frozenset)):
-        return any(hash_of_nan(e, depth + 1) for e in v)
-    return False
-
-
 def text_callee(fn, args: list):
     """``(name, template, arguments)`` when ``fn(*args)`` makes text (``str(v)``, ``repr(v)``,
     ``format(v, spec)``, ``"{:.2f}".format(v)``, ``sep.join(parts)``), else None."""

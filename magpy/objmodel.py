@@ -403,6 +403,16 @@ def mentions_number(value: Any, numbers: set[int] | frozenset[int], depth: int =
     return False
 
 
+def has_nan(v: Any, depth: int = 0) -> bool:
+    """Is there a float NaN in ``v`` (a number, or a tuple/frozenset of them)? Its hash is the
+    object's, so a dict or a cache finds a NaN key only as that very object."""
+    if type(v) is float or type(v) is complex:
+        return v != v
+    if depth < 4 and isinstance(v, (tuple, frozenset)):
+        return any(has_nan(e, depth + 1) for e in v)
+    return False
+
+
 def set_reduction(args: list) -> bool:
     """Is ``object.__reduce_ex__(s, protocol)`` the reduction of a plain ``set`` or ``frozenset``
     of immutable values (``copy.deepcopy`` of a configuration holding one)? It is the type's own

@@ -167,6 +167,10 @@ class AttrReads:
         self.guard_class_attr(self_cls, ins.argval, after=cls)
         self.pend(fs, self._post_new_attr, ins.method)
 
+    def attr_read(self, fs, obj, name: str) -> None:
+        """``getattr(obj, name[, default])`` of a name Python code computes: read as ``obj.name`` is."""
+        self._attr(fs, obj, name, method=False)
+
     def _attr(self, fs, obj, name: str, method: bool) -> None:
         if name == "__dict__" and isinstance(obj, type):
             self.pend(fs, self.post_class_dict, obj)   # (a read-only view: guarded where read)
@@ -299,10 +303,14 @@ class AttrReads:
         self.add_guard(TypeGuard(node.source, cls))
         self.guard_class_attr(cls, name)
         self.guard_class_attr(cls, "__getattribute__")
+        # A getter that raises keeps nothing: eager runs it again on every call, so the run ends
+        # dynamic unless the read returns (MonitorRun.after_call), as for an lru_cache's miss.
+        self.cached_misses[id(obj), name] = f"{cls.__qualname__}.{name}"
         self.pend(fs, self._post_cached_property, (obj, node, name, method), opaque=True)
 
     def _post_cached_property(self, fs, stack, data):
         obj, node, name, method = data
+        self.cached_misses.pop((id(obj), name), None)
         value = DECODER.method_result(stack)[0] if method else stack[-1]
         if obj.__dict__.get(name, NO_VALUE) is not value:
             raise BreakCompile(f"reads cached property `{type(obj).__name__}.{name}`, which kept no value in the instance")

@@ -161,7 +161,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.mutated: set[int] = set()                       # node ids changed in place
         self.immutable_sources: dict[int, tuple] = {}        # id -> (a value read from outside, its sources) (op_IS_OP)
         self.identity_numbers: set[int] = set()              # id() / identity hash() of objects made in the call
-        self.cached_misses: dict[int, str] = {}              # lru_cache calls that missed and have not returned
+        self.cached_misses: dict[Any, str] = {}              # caches missed (lru_cache, cached_property) whose fill has not returned
         self.mutated_storages: set[int] = set()              # data_ptrs of storages the graph changed in place
         self.undo_inputs: list[int] = []                     # graph inputs the mock saves and restores on a miss (codegen)
         self.yield_collectors: dict[int, list] = {}         # generator frame id -> values it yielded
@@ -511,8 +511,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         if self.broken is None and self.finished and self.cached_misses:
             name = next(iter(self.cached_misses.values()))
             self.dynamic = True
-            self.break_reason = BreakReason(BreakKind.UNSUPPORTED, f"the cached function `{name}` raised on a miss "
-                                            "(an exception is not cached: eager runs its body again on every call)",
+            self.break_reason = BreakReason(BreakKind.UNSUPPORTED, f"the cached `{name}` raised on a miss "
+                                            "(an exception is not cached: eager runs it again on every call)",
                                             function=name)
             self.broken = str(self.break_reason)
             return

@@ -356,3 +356,85 @@ def post(out, i):
     m.zero_grad()
     return g
 """)
+
+program(F_, "function_keeps_a_list_argument_that_changes_before_backward", """
+# ctx keeps the program's list; a graph would pass a copy made when it was recorded
+EXPECT = "dynamic"
+CFG = [1.0]
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, cfg):
+        ctx.cfg = cfg
+        return x * 1.0
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.cfg[0], None
+W = nn.Parameter(torch.ones(3))
+def f(x):
+    return Scale.apply(W * x, CFG)
+def make(): return f
+def inputs(i): return torch.arange(3.0) + 1
+NCALLS = 5
+def step(i): CFG[0] = 1.0
+def post(out, i):
+    CFG[0] = float(i + 5)
+    out.sum().backward()
+    g = W.grad.clone(); W.grad = None
+    return g
+""")
+
+program(F_, "function_backward_appends_to_a_list_argument", """
+# backward writes the program's list kept on ctx
+EXPECT = "dynamic"
+STATS = []
+LOG = []
+class Track(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, stats):
+        ctx.stats = stats
+        return x * 1.0
+    @staticmethod
+    def backward(ctx, g):
+        ctx.stats.append(float(g.sum()))
+        return g, None
+W = nn.Parameter(torch.ones(3))
+def f(x):
+    return Track.apply(W * x, STATS)
+def make(): return f
+def inputs(i): return torch.arange(3.0) + i
+NCALLS = 4
+def post(out, i):
+    (out * 2).sum().backward()
+    g = W.grad.clone(); W.grad = None
+    LOG.append(list(STATS))
+    STATS.clear()
+    return g
+""")
+
+program(F_, "function_backward_writes_a_dict_argument", """
+# backward writes the program's dict kept on ctx
+EXPECT = "dynamic"
+STATS = {}
+LOG = []
+class Track(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, stats):
+        ctx.stats = stats
+        return x * 1.0
+    @staticmethod
+    def backward(ctx, g):
+        ctx.stats["g"] = float(g.sum())
+        return g, None
+W = nn.Parameter(torch.ones(3))
+def f(x):
+    return Track.apply(W * x, STATS)
+def make(): return f
+def inputs(i): return torch.arange(3.0) + i
+NCALLS = 4
+def post(out, i):
+    (out * 2).sum().backward()
+    g = W.grad.clone(); W.grad = None
+    LOG.append(dict(STATS))
+    STATS.clear()
+    return g
+""")

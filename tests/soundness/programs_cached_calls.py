@@ -380,3 +380,188 @@ def step(i):
     if i == 3: del m.offset
 def state(): return COUNT[0], m.__dict__.get("offset")
 """)
+
+program(F_, "a_nan_key_made_in_each_call_misses_every_call", """
+# a NaN made in the call is a new key every call: eager's cache misses every time
+EXPECT = "split"
+import functools
+RUNS = []
+@functools.lru_cache(maxsize=None)
+def c(v):
+    RUNS.append(1)
+    return 2.0
+def f(x):
+    v = float("nan")
+    return x * c(v)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+NCALLS = 5
+def state(): return c.cache_info(), len(RUNS)
+""")
+
+program(F_, "a_nan_key_computed_from_a_global_misses_every_call", """
+# inf - inf from outside: a new NaN, a miss every call
+EXPECT = "split"
+import functools
+RUNS = []
+CFG = {"a": math.inf}
+@functools.lru_cache(maxsize=None)
+def c(v):
+    RUNS.append(1)
+    return 2.0
+def f(x):
+    v = CFG["a"] - CFG["a"]
+    return x * c(v)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+NCALLS = 5
+def state(): return c.cache_info(), len(RUNS)
+""")
+
+program(F_, "cached_property_getter_raises_until_a_flag_is_set", """
+# a getter that raises keeps nothing: eager runs it again on every call
+EXPECT = "dynamic"
+import functools
+READY = [False]
+LOG = []
+class M(nn.Module):
+    @functools.cached_property
+    def s(self):
+        LOG.append("get")
+        if not READY[0]:
+            raise RuntimeError("not ready")
+        return 3.0
+    def forward(self, x):
+        try:
+            v = self.s
+        except RuntimeError:
+            v = 1.0
+        return x * v
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 6
+def step(i):
+    if i == 2: READY[0] = True
+def state(): return list(LOG), m.__dict__.get("s")
+""")
+
+program(F_, "cached_property_getter_raises_then_returns_a_value", """
+# the value the getter returns once the flag is set reaches the output
+EXPECT = "dynamic"
+import functools
+READY = [False]
+class M(nn.Module):
+    @functools.cached_property
+    def s(self):
+        if not READY[0]:
+            raise RuntimeError("not ready")
+        return 3.0
+    def forward(self, x):
+        try:
+            v = self.s
+        except RuntimeError:
+            v = 1.0
+        return x * v
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 5
+def step(i):
+    if i == 2: READY[0] = True
+def state(): return m.__dict__.get("s")
+""")
+
+program(F_, "getattr_default_of_a_cached_property_whose_getter_raises", """
+# getattr's default after the getter's AttributeError: the getter runs once per call, as in eager
+EXPECT = "dynamic"
+import functools
+LOG = []
+READY = [False]
+class M(nn.Module):
+    @functools.cached_property
+    def s(self):
+        LOG.append(1)
+        if not READY[0]:
+            raise AttributeError("later")
+        return 5.0
+    def forward(self, x):
+        return x * getattr(self, "s", 1.0)
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 5
+def step(i):
+    if i == 3: READY[0] = True
+def state(): return list(LOG)
+""")
+
+program(F_, "second_cached_property_raises_after_the_first_filled", """
+# one cached property filled, a second one raising in the same call
+EXPECT = "dynamic"
+import functools
+LOG = []
+class M(nn.Module):
+    @functools.cached_property
+    def s(self):
+        LOG.append(1)
+        return 2.0
+    def forward(self, x):
+        v = self.s
+        try:
+            w = self.t
+        except RuntimeError:
+            w = 0.0
+        return x * v + w
+    @functools.cached_property
+    def t(self):
+        LOG.append(2)
+        raise RuntimeError("t")
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 5
+def state(): return list(LOG)
+""")
+
+program(F_, "getattr_default_of_a_raising_cached_property_on_a_plain_object", """
+# as above, on an object that is no module
+EXPECT = "dynamic"
+import functools
+LOG = []
+class C:
+    @functools.cached_property
+    def s(self):
+        LOG.append(1)
+        raise AttributeError("later")
+OBJ = C()
+def f(x):
+    return x * getattr(OBJ, "s", 1.0)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+NCALLS = 4
+def state(): return list(LOG)
+""")
+
+program(F_, "cached_property_raising_attributeerror_caught_in_forward", """
+# the AttributeError caught by forward's own try
+EXPECT = "dynamic"
+import functools
+LOG = []
+class M(nn.Module):
+    @functools.cached_property
+    def s(self):
+        LOG.append(1)
+        raise AttributeError("later")
+    def forward(self, x):
+        try:
+            v = self.s
+        except AttributeError:
+            v = 1.0
+        return x * v
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 4
+def state(): return list(LOG)
+""")

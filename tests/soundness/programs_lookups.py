@@ -222,3 +222,39 @@ def step(i):
         NET.scales[Mode.A | Mode.B] = -1.0
 NCALLS = 8
 """)
+
+program(F_, "getattr_default_of_a_property_raising_attributeerror_on_a_module", """
+# getattr's default after a property's AttributeError: the getter runs once, monitored (its log write replayed)
+EXPECT = "record"
+LOG = []
+class M(nn.Module):
+    @property
+    def s(self):
+        LOG.append(1)
+        raise AttributeError("later")
+    def forward(self, x):
+        return x * getattr(self, "s", 1.0)
+m = M()
+def make(): return m
+def inputs(i): return (torch.randn(3),)
+NCALLS = 4
+def state(): return list(LOG)
+""")
+
+program(F_, "getattr_default_of_a_property_raising_attributeerror_on_an_object", """
+# as above, on an object that is no module
+EXPECT = "record"
+LOG = []
+class C:
+    @property
+    def s(self):
+        LOG.append(1)
+        raise AttributeError("later")
+OBJ = C()
+def f(x):
+    return x * getattr(OBJ, "s", 1.0)
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+NCALLS = 3
+def state(): return list(LOG)
+""")
