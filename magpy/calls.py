@@ -562,15 +562,9 @@ class CallRules(NativeRules, AnnotatedRules):
         applied = None
         if torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(c.args, c.kwargs)):
             args = c.args[1:] if c.args and c.args[0] is fn_cls else c.args   # (3.11: the class first)
-            held = next((a for a in (*args, *c.kwargs.values()) if not (isinstance(a, torch.Tensor) or is_immutable(a))), None)
-            if held is not None:
-                # (forward and backward keep what they are given: the graph's argument would be a
-                # copy made now, not the program's object, which backward may read or change later)
-                self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients "
-                                f"on a {type(held).__name__}, which its ctx may keep")
             try:
-                fx_args = tuple(self.to_arg(a) for a in args)
-                fx_kwargs = {k: self.to_arg(v) for k, v in c.kwargs.items()}
+                fx_args = tuple(self._apply_arg(fn_cls, a) for a in args)
+                fx_kwargs = {k: self._apply_arg(fn_cls, v) for k, v in c.kwargs.items()}
             except Unsupported as e:
                 self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients "
                                 f"on an argument the graph cannot pass it ({e})")
@@ -646,6 +640,19 @@ class CallRules(NativeRules, AnnotatedRules):
                     node = self.to_arg(r)
                     self.graph.bind(o, self.graph.call("method", "view_as", (node, node), {}))
         self.post_new(fs, stack, 1)
+
+    def _apply_arg(self, fn_cls: type, a):
+        """An argument of the graph's ``apply`` call: a tensor's node, a value, or an object from
+        outside taken as it is. Forward and backward keep what they are given (on ctx): a copy
+        made now would not be the program's object, which backward may read or change later."""
+        if isinstance(a, torch.Tensor) or is_immutable(a):
+            return self.to_arg(a)
+        node = self.node(a)
+        if node is None or node.source is None:
+            self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients on a "
+                            f"{type(a).__name__} made in the call, which its ctx may keep")
+        self.guard_identity(a)
+        return self.graph.object_input(a, node.source)
 
     def _graph_applies(self, applied: tuple, out) -> None:
         """The graph calls ``fn_cls.apply`` where the run called it (see :meth:`_autograd_function`):

@@ -94,6 +94,14 @@ class OpGraph:
         self.inputs.append((source, value))
         return node
 
+    def object_input(self, value: Any, source: Any) -> fx.Node:
+        """An object from outside the graph takes as it is (a dict handed to a custom
+        ``autograd.Function``, whose ctx keeps it for backward): fetched by the guard every call."""
+        node = self.graph.placeholder(f"i{len(self.inputs)}")
+        node.meta["magpy_object"] = True
+        self.inputs.append((source, value))
+        return node
+
     def draw_input(self, value: Any, source: Any) -> fx.Node:
         """A number the mock draws again each call (magpy.redraw): an input of the graph, never
         a function of the guarded inputs' sizes."""

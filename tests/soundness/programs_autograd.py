@@ -358,8 +358,8 @@ def post(out, i):
 """)
 
 program(F_, "function_keeps_a_list_argument_that_changes_before_backward", """
-# ctx keeps the program's list; a graph would pass a copy made when it was recorded
-EXPECT = "dynamic"
+# the graph passes the program's own list: backward reads it as it is then
+EXPECT = "record"
 CFG = [1.0]
 class Scale(torch.autograd.Function):
     @staticmethod
@@ -384,8 +384,8 @@ def post(out, i):
 """)
 
 program(F_, "function_backward_appends_to_a_list_argument", """
-# backward writes the program's list kept on ctx
-EXPECT = "dynamic"
+# the graph passes the program's own list, which backward changes
+EXPECT = "record"
 STATS = []
 LOG = []
 class Track(torch.autograd.Function):
@@ -412,8 +412,8 @@ def post(out, i):
 """)
 
 program(F_, "function_backward_writes_a_dict_argument", """
-# backward writes the program's dict kept on ctx
-EXPECT = "dynamic"
+# the graph passes the program's own dict, which backward changes
+EXPECT = "record"
 STATS = {}
 LOG = []
 class Track(torch.autograd.Function):
@@ -436,5 +436,60 @@ def post(out, i):
     g = W.grad.clone(); W.grad = None
     LOG.append(dict(STATS))
     STATS.clear()
+    return g
+""")
+
+program(F_, "function_reads_a_config_dict_in_forward_and_backward", """
+# A config dict from outside handed to the Function (YOSO's lsh_config): forward's read of it is
+# guarded, backward reads the live dict; both keys change between calls.
+EXPECT = "record"
+CONF = {"scale": 2.0, "grad": 1.0}
+class Cumulate(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, conf):
+        ctx.conf = conf
+        return x * conf["scale"]
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.conf["grad"], None
+W = nn.Parameter(torch.ones(3))
+def f(x):
+    return Cumulate.apply(W * x, CONF).sum()
+def make(): return f
+def inputs(i): return torch.arange(3.0) + i
+NCALLS = 6
+def step(i):
+    if i == 2: CONF["grad"] = -3.0
+    if i == 4: CONF["scale"] = 0.5
+def post(out, i):
+    out.backward()
+    g = W.grad.clone()
+    W.grad = None
+    return g
+""")
+
+program(F_, "function_given_a_config_object_made_in_the_call", """
+# An object made in the call, kept on ctx: no source to pass the graph, the call runs eagerly.
+EXPECT = "dynamic"
+EXPECT_BY_TORCH = {"2.14": "split"}   # (apply is C there: the call splits at it)
+class Opts:
+    def __init__(self, k): self.k = k
+class Scaled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, opts):
+        ctx.opts = opts
+        return x * opts.k
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.opts.k, None
+W = nn.Parameter(torch.ones(3))
+def f(x):
+    return Scaled.apply(W * x, Opts(1.5)).sum()
+def make(): return f
+def inputs(i): return torch.arange(3.0)
+def post(out, i):
+    out.backward()
+    g = W.grad.clone()
+    W.grad = None
     return g
 """)
