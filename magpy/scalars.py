@@ -142,6 +142,17 @@ except ImportError:   # pragma: no cover
 _pointwise_cache: dict[str, bool] = {}
 
 
+def _holds_numpy(v: Any, depth: int = 0) -> bool:
+    """Is there a numpy value in ``v`` (or in the lists, tuples and dicts it holds)?"""
+    if isinstance(v, NUMPY_VALUES):
+        return True
+    if depth < 4 and isinstance(v, (list, tuple)):
+        return any(_holds_numpy(e, depth + 1) for e in v)
+    if depth < 4 and isinstance(v, dict):
+        return any(_holds_numpy(e, depth + 1) for e in v.values())
+    return False
+
+
 def shape_safe(name: str) -> bool:
     """Can a number passed to operator ``name`` change only its values, never its shape?"""
     hit = _pointwise_cache.get(name)
@@ -635,11 +646,12 @@ class ScalarFlow:
             return type(v)(self._numpy_arg(e) for e in v)   # np.array([s, np.float32(1)])
         return self.to_arg(v)
 
-    def python_node(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Any:
+    def python_node(self, kind: str, target: Any, args: tuple, kwargs: dict, reads_modes: bool = True) -> Any:
         """A graph node that runs Python, not a tensor operator (numpy on read values, text): a
         backend other than eager compiles the regions around it (``backends.compile_regions``);
-        ``explain()`` lists it with the user's file:line."""
-        changed = self.mode_set_in_call()
+        ``explain()`` lists it with the user's file:line. ``reads_modes``: what it runs may read
+        a mode natives read in C (numpy's error state and print options, the warning filters)."""
+        changed = self.mode_set_in_call() if reads_modes else None
         if changed is not None:
             # numpy reads its error state (np.errstate, a context variable) and Python its
             # warning filters in C, as the call left them at this point; the graph's node runs
@@ -711,8 +723,9 @@ class ScalarFlow:
             return node
         t = type(v)
         if isinstance(v, torch.Tensor):
-            # (a subclass's text, or a grad_fn name, could differ from the graph's tensor)
-            if t is not torch.Tensor or v.requires_grad or not (
+            # (a subclass's text, or a grad_fn name, could differ from the graph's tensor: only a
+            # graph run op by op, the eager backend's, has eager's grad_fn)
+            if t is not torch.Tensor or (v.requires_grad and not self.eager_graph) or not (
                     self.graph.node_of(v) is not None or self.from_outside(v)):
                 raise _NotText
             return self.to_arg(v)
@@ -734,7 +747,9 @@ class ScalarFlow:
 
     def _post_text(self, fs, stack, data):
         fn, args, kwargs, inputs = data
-        node = self.python_node("function", fn, args, kwargs)
+        # Text of tensors, Python numbers and strings reads no context variable or warning filter
+        # (numpy values do: numpy's print options are a context variable).
+        node = self.python_node("function", fn, args, kwargs, reads_modes=_holds_numpy(inputs))
         value = stack[-1]
         if type(value) is not str or len(value) <= 1:
             # No new object of its own: a str the interpreter shares (single characters, the empty

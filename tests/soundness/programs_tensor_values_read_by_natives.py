@@ -180,3 +180,60 @@ def make(): return f
 def inputs(i): return (torch.ones(3) * [1, 1, 40, 1, 400][i],)
 NCALLS = 5
 """)
+
+program(F_, "check_message_formatted_from_a_tensor_that_requires_grad", """
+# A training step's check message: the f-string of an intermediate that requires grad names its
+# grad_fn; the graph (run op by op) makes the same text, which the failing call raises.
+EXPECT = "record"
+def check(cond, msg):
+    fn = msg if callable(msg) else (lambda: msg)
+    if not cond:
+        raise ValueError(fn())
+lin = nn.Linear(3, 3)
+def f(x):
+    d = lin(x) * 2
+    check(bool((d.abs() < 100).all()), f"values out of range {d}")
+    return d.sum()
+def make(): return f
+def inputs(i): return (torch.randn(2, 3) * (1 if i != 3 else 1000),)
+NCALLS = 5
+def post(out, i):
+    out.backward()
+    g = lin.weight.grad.clone()
+    lin.zero_grad()
+    return g
+""")
+
+program(F_, "text_of_a_tensor_value_made_under_a_context_variable_set_in_the_call", """
+# np.errstate (a context variable) set around the formatting: text of a tensor's value reads no
+# context variable, so the graph makes it; text of a numpy value under np.printoptions does read
+# one, so that call is dynamic (see the next program).
+EXPECT = "record"
+LOG = []
+def f(x):
+    with np.errstate(all="ignore"):
+        s = f"{x.sum().item():.3f}"
+    LOG.append(s)
+    return x * 2
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+NCALLS = 4
+def state(): return list(LOG)
+""")
+
+program(F_, "text_of_a_numpy_value_under_numpy_print_options_set_in_the_call", """
+# numpy's print options are a context variable: text of a numpy value made under options the call
+# set would be made by the graph under the caller's.
+EXPECT = "dynamic"
+LOG = []
+def f(x):
+    a = x.detach().numpy()
+    with np.printoptions(precision=2):
+        s = f"{a}"
+    LOG.append(s)
+    return x * 2
+def make(): return f
+def inputs(i): return (torch.randn(3),)
+NCALLS = 4
+def state(): return list(LOG)
+""")
