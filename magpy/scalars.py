@@ -43,6 +43,7 @@ from typing import Any
 import torch
 
 from . import capture
+from .annotations.torch_ops import contains_instance
 from .breaks import BreakCompile
 from .codegen.speculation import checked_before_the_mock, size_expr
 from .lifted import LiftedInt, delift
@@ -140,17 +141,6 @@ except ImportError:   # pragma: no cover
     NUMPY_VALUES = ()
     _PLAIN_OBJECTS = ()
 _pointwise_cache: dict[str, bool] = {}
-
-
-def _holds_numpy(v: Any, depth: int = 0) -> bool:
-    """Is there a numpy value in ``v`` (or in the lists, tuples and dicts it holds)?"""
-    if isinstance(v, NUMPY_VALUES):
-        return True
-    if depth < 4 and isinstance(v, (list, tuple)):
-        return any(_holds_numpy(e, depth + 1) for e in v)
-    if depth < 4 and isinstance(v, dict):
-        return any(_holds_numpy(e, depth + 1) for e in v.values())
-    return False
 
 
 def shape_safe(name: str) -> bool:
@@ -749,7 +739,7 @@ class ScalarFlow:
         fn, args, kwargs, inputs = data
         # Text of tensors, Python numbers and strings reads no context variable or warning filter
         # (numpy values do: numpy's print options are a context variable).
-        node = self.python_node("function", fn, args, kwargs, reads_modes=_holds_numpy(inputs))
+        node = self.python_node("function", fn, args, kwargs, reads_modes=contains_instance(inputs, NUMPY_VALUES))
         value = stack[-1]
         if type(value) is not str or len(value) <= 1:
             # No new object of its own: a str the interpreter shares (single characters, the empty

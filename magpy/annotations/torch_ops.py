@@ -268,14 +268,20 @@ def _is_object_method(fn: types.FunctionType) -> bool:
     return isinstance(owner, type) and not issubclass(owner, torch.Tensor)
 
 
-def contains_tensor(value, _depth: int = 0) -> bool:
-    if isinstance(value, _TENSOR_TYPES):
+def contains_instance(value, types: tuple, _depth: int = 0) -> bool:
+    """Is there an instance of ``types`` in ``value``, or in the lists, tuples and dict values it
+    holds (four levels deep)?"""
+    if isinstance(value, types):
         return True
     if _depth < 4 and isinstance(value, (list, tuple)):
-        return any(contains_tensor(v, _depth + 1) for v in value)
+        return any(contains_instance(v, types, _depth + 1) for v in value)
     if _depth < 4 and isinstance(value, dict):
-        return any(contains_tensor(v, _depth + 1) for v in value.values())
+        return any(contains_instance(v, types, _depth + 1) for v in value.values())
     return False
+
+
+def contains_tensor(value) -> bool:
+    return contains_instance(value, _TENSOR_TYPES)
 
 
 #: Operators whose kernels update running statistics in their arguments through raw pointers,
