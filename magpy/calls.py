@@ -37,7 +37,6 @@ import functools
 import logging
 import os
 import random
-import sys
 import types
 import weakref
 from typing import TYPE_CHECKING
@@ -53,10 +52,9 @@ from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
-from .dynamic.writes import arm_write, write_counters, write_mark
-from .global_state import global_hooks_present
-from .graph import OpGraph, Unsupported
+from .graph import OpGraph
 from .lifted import LiftedInt
+from .monitor import function_apply
 from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS, attribute_reader_break
 from .natives import (
     CONTEXTVAR_METHODS,
@@ -86,7 +84,7 @@ from .refgraph import RefGraph
 from .scalars import replace_top
 from .source import AttrSource, ItemSource
 from .tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args
-from .torch_support import autograd_function_class, graph_apply, is_checkpoint, lazy_uninitialized
+from .torch_support import autograd_function_class, is_checkpoint, lazy_uninitialized
 
 if TYPE_CHECKING:
     from .monitor.frame import FrameState
@@ -215,20 +213,6 @@ def _function_transform(fn) -> str | None:
     code = getattr(fn, "__code__", None)
     if isinstance(fn, types.FunctionType) and code is not None and code.co_filename in _TRANSFORM_FILES:
         return f"runs a torch.func transform (`{code.co_name}`), which a graph of plain operators cannot hold"
-    return None
-
-
-def _checkpointed_code(target):
-    """The code whose frame runs what ``checkpoint(target, ...)`` computes, or None."""
-    if isinstance(target, types.MethodType):
-        target = target.__func__
-    if isinstance(target, types.FunctionType):
-        return target.__code__
-    if isinstance(target, torch.nn.Module) and type(target).__call__ is torch.nn.Module.__call__ \
-            and not module_has_hooks(target) and not global_hooks_present():
-        forward = getattr(type(target), "forward", None)
-        if isinstance(forward, types.FunctionType) and "forward" not in target.__dict__:
-            return forward.__code__
     return None
 
 
@@ -544,39 +528,8 @@ class CallRules(NativeRules, AnnotatedRules):
         return True
 
     def _autograd_function(self, fs: FrameState, c: CallSite) -> bool:
-        """A custom ``autograd.Function``'s ``apply``: its forward runs monitored; apply (C) hands
-        back what forward returned, or a fresh view of it for an input returned as is: bound in
-        the post from forward's return.
-
-        With gradients, a graph of forward's operators would lose the Function's own backward:
-        the graph calls ``apply`` itself instead, one node whose arguments are apply's (so the
-        backend's autograd runs the class's backward, as eager does). Forward still runs
-        monitored, for what it reads (guarded) and to check it changes nothing outside the call
-        (the graph runs it again on every call, where the mock would replay a write a second
-        time); its operators are dropped from the graph. The class's ``forward``, ``backward``
-        and ``setup_context`` are guarded; what backward reads when it runs, after the call, is
-        its own business, as under eager (docs/limits.md)."""
-        fn_cls = c.fn_cls
-        if not isinstance(getattr(fn_cls, "forward", None), types.FunctionType):
-            return False
-        applied = None
-        if torch.is_grad_enabled() and any(t.requires_grad for t in T.tensors_in(c.args, c.kwargs)):
-            args = c.args[1:] if c.args and c.args[0] is fn_cls else c.args   # (3.11: the class first)
-            try:
-                fx_args = tuple(self._apply_arg(fn_cls, a) for a in args)
-                fx_kwargs = {k: self._apply_arg(fn_cls, v) for k, v in c.kwargs.items()}
-            except Unsupported as e:
-                self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients "
-                                f"on an argument the graph cannot pass it ({e})")
-            for name in ("forward", "backward", "setup_context"):
-                self.guard_class_attr(fn_cls, name)
-            applied = (fn_cls, fx_args, fx_kwargs, write_mark(self), write_counters(self),
-                       len(self.graph.graph.nodes))
-        code = fn_cls.forward.__code__
-        collector: list = []
-        self.return_collectors[code] = (collector, None)
-        self.pend(fs, self._post_function_apply, (code, collector, applied))
-        return True
+        """A custom ``autograd.Function``'s ``apply`` (:func:`magpy.monitor.function_apply.autograd_function`)."""
+        return function_apply.autograd_function(self, fs, c)
 
     def _new_parameter(self, fs: FrameState, c: CallSite) -> bool:
         """``nn.Parameter(t)`` in the call (a weight made by an init helper in ``forward``): a graph
@@ -587,103 +540,8 @@ class CallRules(NativeRules, AnnotatedRules):
         return True
 
     def _checkpoint(self, fs: FrameState, c: CallSite) -> bool:
-        """``torch.utils.checkpoint.checkpoint(function, *args)``: it computes what ``function``
-        computes, with the same gradients (it only trades memory for recomputation). The call
-        runs for real; its own frames (stashing RNG state, saved-tensor hooks, the reentrant
-        ``autograd.Function``) are not the program and are not monitored; the frame of
-        ``function`` is, as any inlined call (``MonitorRun.in_checkpoint_machinery``)."""
-        args, kwargs = c.args, c.kwargs
-        target = args[0] if args else kwargs.get("function")
-        code = _checkpointed_code(target)
-        if code is None:
-            raise BreakCompile(f"checkpoints a {type(target).__name__} whose code MagPy cannot follow "
-                               "(a function, a method or a module without hooks)")
-        ckpt = sys.modules["torch.utils.checkpoint"]
-        if kwargs.get("context_fn", ckpt.noop_context_fn) is not ckpt.noop_context_fn or kwargs.get("debug"):
-            raise BreakCompile("checkpoints with a context_fn or debug: the recomputation differs from the function")
-        reentrant = kwargs.get("use_reentrant")
-        if (reentrant is None or reentrant) and torch.is_grad_enabled() \
-                and not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args[1:]):
-            raise BreakCompile("checkpoint(use_reentrant=True) with no input requiring grad: its outputs "
-                               "carry no gradient, unlike the function's")
-        self.checkpointing[id(fs.frame)] = (fs.frame, code)
-        collector: list = []
-        self.return_collectors[code] = (collector, None)
-        before = (write_mark(self), write_counters(self)) if torch.is_grad_enabled() else None
-        self.pend(fs, self._post_checkpoint, (code, collector, before))
-        return True
-
-    def _post_checkpoint(self, fs, stack, data):
-        code, collector, before = data
-        self.checkpointing.pop(id(fs.frame), None)
-        if before is not None and (arm_write(self, before[0]) is not None or write_counters(self) != before[1]):
-            # (backward runs the function again: BatchNorm's running statistics move twice in eager)
-            raise BreakCompile("checkpoint with autograd recording of a function that changes state "
-                               "(writes, in-place changes): eager's backward recomputes it and changes it again")
-        self._post_function_apply(fs, stack, (code, collector, None))
-
-    def _post_function_apply(self, fs, stack, data):
-        code, returned, applied = data
-        self.return_collectors.pop(code, None)
-        out = stack[-1]
-        if applied is not None:
-            self._graph_applies(applied, out)
-            self.post_new(fs, stack, 1)
-            return
-        if returned:
-            got = list(out) if isinstance(out, (tuple, list)) else [out]
-            ret = returned[-1]
-            ret = list(ret) if isinstance(ret, (tuple, list)) else [ret]
-            for o, r in zip(got, ret):
-                if isinstance(o, torch.Tensor) and o is not r and self.graph.node_of(o) is None \
-                        and isinstance(r, torch.Tensor) and o.shape == r.shape:
-                    node = self.to_arg(r)
-                    self.graph.bind(o, self.graph.call("method", "view_as", (node, node), {}))
-        self.post_new(fs, stack, 1)
-
-    def _apply_arg(self, fn_cls: type, a):
-        """An argument of the graph's ``apply`` call: a tensor's node, a value, or an object from
-        outside taken as it is. Forward and backward keep what they are given (on ctx): a copy
-        made now would not be the program's object, which backward may read or change later."""
-        if isinstance(a, torch.Tensor) or is_immutable(a):
-            return self.to_arg(a)
-        node = self.node(a)
-        if node is None or node.source is None:
-            self.go_dynamic(f"calls custom autograd.Function `{fn_cls.__qualname__}` with gradients on a "
-                            f"{type(a).__name__} made in the call, which its ctx may keep")
-        self.guard_identity(a)
-        return self.graph.object_input(a, node.source)
-
-    def _graph_applies(self, applied: tuple, out) -> None:
-        """The graph calls ``fn_cls.apply`` where the run called it (see :meth:`_autograd_function`):
-        its outputs are bound to that node, forward's own operators dropped."""
-        fn_cls, fx_args, fx_kwargs, mark, counters, first = applied
-        name = fn_cls.__qualname__
-        outside = next((w for w in self.rg.writes_since(mark)
-                        if w.node is not None and self.rg.sn[w.node].source is not None), None)
-        if outside is not None or write_counters(self) != counters:
-            self.go_dynamic(f"calls custom autograd.Function `{name}` with gradients, whose forward changes "
-                            "state outside the call (the graph would run it again on every call)")
-        outs = list(out) if isinstance(out, tuple) else [out]
-        if not outs or not all(isinstance(o, torch.Tensor) for o in outs):
-            self.go_dynamic(f"calls custom autograd.Function `{name}` with gradients, whose forward returns "
-                            "something other than tensors")
-        graph = self.graph
-        inner = list(graph.graph.nodes)[first:]
-        node = graph.call("function", graph_apply(fn_cls), fx_args, fx_kwargs)
-        results = [graph.getitem(node, i) for i in range(len(outs))] if isinstance(out, tuple) else [node]
-        for o, n in zip(outs, results):
-            graph.bind(o, n)
-        # Forward's operators computed only what apply now computes: those no later node uses go.
-        # (not those the run still names: an assumption's value, a number followed into Python)
-        kept = {a[1] for a in self.assumptions} | {v[1] for v in self.scalar_nodes.values()}
-        dropped = {}
-        for n in reversed(inner):
-            if not n.users and n.op in ("call_function", "call_method") and n not in kept:
-                dropped[n] = None
-                graph.graph.erase_node(n)
-                graph.op_count -= 1
-        graph.rebind(dropped)
+        """``torch.utils.checkpoint.checkpoint(function, *args)`` (:func:`magpy.monitor.function_apply.checkpoint`)."""
+        return function_apply.checkpoint(self, fs, c)
 
     def _tensor_method(self, fs: FrameState, c: CallSite) -> bool:
         """A tensor method: an operator node; one that reads tensor values is a value read the
