@@ -469,6 +469,11 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     # Values D's own handler assumed before it refused D (numbers passed to a native) are D's
     # inputs, not assumptions: D gets them from the image.
     del mon.assumptions[n_assumed:], mon.assumed_at[n_assumed:]
+    # Loops that ended before the split are unrolled in the prefix: the counts of the ranges they
+    # went over (a count read from a tensor) are assumptions of the prefix, checked after its graph.
+    for node, count in mon.loop_watcher.counts_at_split():
+        mon.assumptions.append(("scalar", node, count))
+        mon.assumed_at.append(frames[0].where)
     saved = mon.finished
     mon.finished = True   # (the run follows no frame while the prefix's code is generated)
     try:

@@ -659,6 +659,19 @@ class LoopWatcher(Watcher):
             return True
         return False
 
+    def counts_at_split(self) -> list[tuple]:
+        """``(count node, count)`` of every counted loop the run went through so far and of every
+        range of a tracked count it made (the ranges taken off the watch): the code before a split
+        is recorded at the split with its loops unrolled, so their counts are assumed there (as
+        ``roll_loops`` assumes those of the loops it does not roll once a run ends)."""
+        counts = [(loop.count_node, loop.count) for loop in self.loops]
+        counts += [(node, count) for key, (_, node, count, *_) in self.loop_ranges.items()
+                   if key not in self.drawn_ranges]
+        for key in [k for k in self.loop_ranges if k not in self.drawn_ranges]:
+            del self.loop_ranges[key]
+            self.watched.pop(key, None)
+        return counts
+
     # -- once the run is over ---------------------------------------------------------------------------------
     def on_finish(self) -> list:
         """Loops that cannot be rolled keep their count assumed (as any other tracked number a

@@ -457,3 +457,61 @@ def step(i):
 def state(): return m.last
 NCALLS = 6
 """)
+
+# A loop whose trip count is a value read from a tensor, ended before the split: the code before
+# the split is recorded with the loop unrolled, so the count is an assumption of that record,
+# checked after its graph (a graph that updates BatchNorm statistics or a counter in place gets
+# no value guard on the buffer: the check is what tells the count changed).
+program(F_, "loop_count_from_a_buffer_before_a_split_with_batchnorm", """
+EXPECT = "split"
+import io
+buf = io.StringIO()
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(3)
+        self.register_buffer("depth", torch.tensor(2.0))
+    def forward(self, x):
+        y = self.bn(x)
+        for _ in range(int(self.depth.item())):
+            y = y * 2
+        buf.write(f"{y.sum().item():.3f}\\n")
+        return y + 1
+def inputs(i): return (torch.randn(4, 3),)
+NCALLS = 6
+_m = []
+def make():
+    m = M(); _m.append(m); return m
+def step(i):
+    if i == 2: _m[-1].depth.fill_(3.0)
+    if i == 4: _m[-1].depth.fill_(1.0)
+def state(): return buf.getvalue()
+""")
+
+program(F_, "loop_count_from_a_buffer_before_a_split_with_a_counter_bumped_in_place", """
+EXPECT = "split"
+import io
+buf = io.StringIO()
+_m = []
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+        self.register_buffer("hops", torch.tensor([2]))
+    def forward(self, x):
+        self.calls.add_(1)
+        hops = int(self.hops[0])
+        y = x
+        for i in range(hops):
+            y = y.roll(1) + i
+        buf.write(f"{y.mean().item():.2f}\\n")
+        return y * 2
+def make():
+    m = M(); _m.append(m); return m
+def inputs(i): return (torch.arange(4.0),)
+def step(i):
+    if i == 2: _m[-1].hops[0] = 3
+    if i == 3: _m[-1].hops[0] = 0
+def state(): return buf.getvalue()
+NCALLS = 5
+""")
