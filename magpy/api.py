@@ -75,7 +75,7 @@ from .continuation import drive, make_continuation, plain_continuation, split_ma
 from .dynamic.merging import ArmLibrary
 from .dynamic.other_side import wanted
 from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
-from .report import Explanation, Stats, limit_reason, python_operations
+from .report import Explanation, Stats, limit_reason, python_operations, served_explanation
 from .splits import SplitHere
 
 log = logging.getLogger("magpy")
@@ -475,7 +475,7 @@ class _Compiled(CompiledCallable):
                                  "dropped and the next call is monitored again", self._name)
             return result
         self._note_changing_assumptions(record)
-        self._cache.add(record)
+        self._cache.add_merged(record)
         if not self._no_other_sides and wanted(run.mon, run.plan, self._arms, st.other_side_runs):
             self._other_side(run, args, kwargs)
         self._record_stats()
@@ -497,7 +497,7 @@ class _Compiled(CompiledCallable):
         self._no_other_sides = record is None
         if record is not None:
             st.backend_compiles += record.regions if record.op_count else 0
-            self._cache.add(record)
+            self._cache.add_merged(record)
 
     def _record_split(self, monitored: MonitorRun, t0: float) -> Callable | None:
         """The run was split at a dynamic operation (magpy.splits): a record of the code before it,
@@ -691,9 +691,9 @@ def explain(target: Any) -> Callable[..., Explanation]:
     :func:`stats` says after that call. Graphs are not handed to the backend (the backend
     decides only how each graph runs, not what is recorded).
 
-    A compiled module or function is explained through what it compiles, with its options, and
-    with the branch arms its earlier runs saw (a branch whose other side it has seen is reported
-    as the conditional node the next miss would make); the compiled callable is not changed.
+    A compiled callable's call that a record's guard alone decides is told from that record (what
+    the call runs, counted as :func:`stats` counts it); any other call through what it compiles, with its
+    options and the branch arms its earlier runs saw, as its next miss would record it; it is not changed.
     While hooks that make calls run eagerly are registered, nothing runs and that is the break reason.
     """
     check_python()
@@ -713,6 +713,8 @@ def explain(target: Any) -> Callable[..., Explanation]:
         if reason is not None:
             return Explanation(graph_count=0, break_reasons=[str(BreakReason(BreakKind.HOOKS, reason))], guards="",
                                op_count=0, dynamic=False)
+        if compiled is not None and (served := compiled._cache.deciding(args, kwargs)) is not None:
+            return served_explanation(served, record_counts([served]), stats(compiled).graphs_served)
         cls = CompiledModule if isinstance(target, torch.nn.Module) else CompiledFunction
         probe = cls(target, **options, check=False, adaptive=False)
         probe._explain_runs = []

@@ -76,6 +76,7 @@ class Record:
     split: str | None = None         # the dynamic operation it ends at, run before its continuation (magpy.splits)
     reads: tuple = ()                # check mode: (source, value, file:line) of the values its run read (magpy.check)
     choice: Any = None               # its compiled graph against the eager one, and which it serves (magpy.adaptive)
+    declines_after_guard: bool = False   # its mock may make a call its guard passed a miss (checks after the graph)
 
     @property
     def served_graph(self) -> Any:
@@ -89,6 +90,14 @@ class Record:
         ``record.compiled_graph(*inputs)`` is the bare graph, without guard or mock."""
         fetched = self.guard(args, kwargs)
         return None if fetched is None or self.inputs is None else self.inputs(fetched)
+
+
+def subsumes(a: Record, b: Record) -> bool:
+    """Does ``a`` answer every call ``b`` answers? The same guards, ending at the same split, and
+    fewer assumptions, each one of ``b``'s (``b`` assumed the side of a branch that ``a`` runs as a
+    conditional node): whenever ``b``'s guard passes and its checks hold, ``a``'s do too."""
+    return (a is not b and a.guards_text == b.guards_text and a.split == b.split
+            and len(a.assumptions) < len(b.assumptions) and set(a.assumptions) <= set(b.assumptions))
 
 
 class RecordCache:
@@ -107,6 +116,27 @@ class RecordCache:
     def add(self, record: Record) -> None:
         with self._lock:
             self._set(((record,) + self.records)[:max(self.limit, 0)])
+
+    def add_merged(self, record: Record) -> None:
+        """Add ``record`` and drop the records it subsumes (:func:`subsumes`): a record whose
+        branch became a conditional node serves every call the one-sided record served, so that
+        one would only be tried first for nothing, and counted as graphs no call needs."""
+        with self._lock:
+            self._set(((record,) + tuple(r for r in self.records if not subsumes(record, r)))[:max(self.limit, 0)])
+
+    def deciding(self, args: tuple, kwargs: dict) -> Record | None:
+        """The record a call with these arguments would run, where its guard alone decides: the
+        first, in the order a call tries them, whose guard passes. None where that record's mock
+        checks values after its graph ran (whether they hold is known only then) or it splits (what
+        runs after the split is decided by the continuation at run time)."""
+        for r in self.records:
+            try:
+                passes = r.guard(args, kwargs) is not None
+            except Exception:
+                continue
+            if passes:
+                return None if r.split is not None or r.declines_after_guard else r
+        return None
 
     def promote(self, record: Record) -> None:
         """Move ``record`` to the front (no-op if it is first or no longer cached)."""

@@ -429,7 +429,7 @@ class MonitorRun:
                                    if type(g) is ValueGuard and type(g.value) in (int, float)},
                       lifted={str(s.describe()): sorted(d) for s, d in trace.lifted_dims.items()}, regions=regions,
                       loops=trace.loop_report, reads=trace.read_log, branches=trace.branch_report or (),
-                      choice=choice)
+                      choice=choice, declines_after_guard=gen.declines_after_guard)
 
     def keep_arms(self, record: Record, args: tuple, kwargs: dict) -> bool:
         """After the record was built: whether it holds for the call just run (the arms merged into

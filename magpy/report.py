@@ -171,6 +171,18 @@ def python_operations(gm: Any) -> list[str]:
             for n in gm.graph.nodes if n.meta.get("magpy_python") and "magpy_where" in n.meta]
 
 
+def served_explanation(record: Any, counts: tuple[int, int, int], graphs_served: list) -> Explanation:
+    """The explanation of a call a compiled callable's ``record`` answers (its guard passes for the
+    call's arguments): what that record runs, counted as :class:`Stats` counts it (``counts``: the
+    record's graphs, rolled loops and conditional nodes, ``pipeline.record_counts``). Its
+    assumptions are checked after its graph: a call on which one fails is a miss."""
+    return Explanation(graph_count=counts[0], break_reasons=[], guards=record.guards_text, op_count=record.op_count,
+                       dynamic=False, graph=record.graph_module, assumptions=list(record.assumptions),
+                       splits=python_operations(record.graph_module), branches=list(record.branches),
+                       loops=list(record.loops), loop_regions=counts[1], conditionals=counts[2],
+                       graphs_served=graphs_served)
+
+
 def changing_lines(texts: list[str], most: int = 3) -> list[str]:
     """Guard lines of the newest record that some other record does not have (its version of
     what kept changing), at most ``most`` of them."""

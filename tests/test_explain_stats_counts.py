@@ -165,3 +165,39 @@ def test_split_at_a_loops_step_counted_alike():
 def test_explanation_text_names_the_counts():
     ex = magpy.explain(Loop())(*_calls([3], [1])[0])
     assert "Splits: 0, rolled loops: 0, conditionals: 0" in str(ex)
+
+
+def _branch(x):
+    y = x * 2
+    if y.sum() > 0:
+        y = y + 1
+    else:
+        y = y - 1
+    return y.relu()
+
+
+def test_a_call_a_record_answers_is_explained_by_that_record():
+    """After both sides of a branch ran, the record with the conditional serves every call the
+    one-sided record served (the same guards, one assumption fewer), which is dropped: stats counts
+    the graphs of the one record left and explain of a call it answers says the same. A call of a
+    new length answered by the rolled loop is explained by that record (its graph and the body's),
+    not by what a fresh run would record."""
+    branch = magpy.compile(_branch, backend="eager")
+    xs = [torch.ones(3), -torch.ones(3), torch.ones(3), -torch.ones(3)]
+    for x in xs:
+        assert same(branch(x), _branch(x))
+    st, ex = magpy.stats(branch), magpy.explain(branch)(xs[0])
+    assert st.records == 1 and st.conditionals == 1, st
+    assert (ex.graph_count, ex.conditionals) == (st.graph_count, st.conditionals), (ex, st)
+
+    torch.manual_seed(0)
+    model = Loop()
+    loop = magpy.compile(model, backend="eager")
+    for x, h in _calls([3, 5, 4], [1, 1, 1]):
+        loop(x, h)
+    x, h = _calls([6], [1])[0]
+    ex = magpy.explain(loop)(x, h)
+    assert (ex.graph_count, ex.loop_regions) == (2, 1), ex   # (the rolled record: its graph and the body's)
+    before = magpy.stats(loop)
+    assert same(loop(x, h), model(x, h))
+    assert magpy.stats(loop).monitor_runs == before.monitor_runs   # (answered by that record)

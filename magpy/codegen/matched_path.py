@@ -56,6 +56,9 @@ class GeneratedCode:
     input_sources: list
     guard_node_count: int
     mock_node_count: int
+    #: the mock may still decline the call after the guard passed (values its graph computes or it
+    #: draws are checked, or a graph that raises makes the call a miss): the guard alone does not decide
+    declines_after_guard: bool = False
 
 
 def generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> GeneratedCode:
@@ -203,6 +206,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # the order the run made them)
     mlines += outside
     mlines.append(f"return {ret}")
+    declines = "return _UNHELD" in (line.strip() for line in mlines)
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 
     ns.update(pool.namespace())
@@ -249,4 +253,5 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         guards_text="\n".join(readable), graph_output_nodes=list(mb.outputs),
         input_sources=[s for s, _ in trace.graph.inputs],
         guard_node_count=len(guard_nodes(trace.rg)), mock_node_count=len(mock_nodes(trace.rg)),
+        declines_after_guard=declines,
     )
