@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol
 
 import torch
 
-from .objmodel import exact_by_eq, exact_key
+from .objmodel import base_value, exact_by_eq, exact_key, is_immutable, value_base
 from .redraw import same_draw
 from .source import ConstPool, ConstSource, Source, literal
 
@@ -114,22 +114,51 @@ class TypeGuard(Guard):
         return self.cls not in _NO_ALIAS_TYPES and not isinstance(self.source, ConstSource)
 
 
+@dataclass(eq=False)
+class BaseValueGuard(Guard):
+    """``type(x) is cls`` and the value C code reads from ``x`` (an instance of a subclass of
+    ``int``/``float``/``str``..., a ``Decimal``, a ``timedelta``: :func:`~magpy.objmodel.value_base`)
+    is the run's: ``x * n`` or ``range(n)`` read it without any attribute read MagPy could guard."""
+
+    cls: type
+    base: type
+    key: Any
+    kind: ClassVar[str] = "base_value"
+
+    def check_expr(self, var, vars_, pool):
+        return (f"type({var}) is {pool.ref(self.cls)} and "
+                f"{pool.ref(base_value)}({var}, {pool.ref(self.base)}) == {pool.ref(self.key)}")
+
+    def describe(self):
+        return f"type({self.source.describe()}) is {self.cls.__qualname__} and its {self.base.__name__} value is {self.key!r}"
+
+
 def array_snapshot(a: Any) -> tuple:
-    return (a.dtype, a.shape, a.tobytes())
+    """dtype, shape and contents of the numpy array ``a``: its bytes, or for an array of Python
+    objects the objects themselves (held: compared by identity, see :func:`is_guarded_array`)."""
+    return (a.dtype, a.shape, tuple(a.ravel().tolist()) if a.dtype.hasobject else a.tobytes())
 
 
 def array_same(a: Any, snapshot: tuple) -> bool:
-    """Has the numpy array ``a`` the dtype, shape and bytes of ``snapshot``?"""
+    """Has the numpy array ``a`` the dtype, shape and contents of ``snapshot``?"""
     dtype, shape, data = snapshot
-    return a.dtype == dtype and a.shape == shape and a.tobytes() == data
+    if not (a.dtype == dtype and a.shape == shape):
+        return False
+    if dtype.hasobject:
+        return all(map(_is, a.ravel().tolist(), data))
+    return a.tobytes() == data
+
+
+def _is(a: Any, b: Any) -> bool:
+    return a is b
 
 
 @dataclass(eq=False)
 class ArrayGuard(Guard):
     """``type(x) is ndarray`` with the dtype, shape and contents seen: a numpy array read from
     outside is a value the program computes with in Python (numpy functions, indexing), so
-    an in-place change (``arr[0] = 5``) must fail the guard. Object arrays hold references,
-    not values: they get the plain type guard."""
+    an in-place change (``arr[0] = 5``) must fail the guard (:func:`is_guarded_array` says which
+    arrays get it)."""
 
     snapshot: tuple
     cls: type
@@ -597,9 +626,23 @@ def guard_for_object(value: Any, source: Source) -> Guard | None:
         return IdGuard(source, value)
     if isinstance(value, types.MethodType):
         return MethodGuard(source, value.__func__, value.__self__)
-    if is_numeric_array(value):
+    if is_guarded_array(value):
         return ArrayGuard.of(source, value)
+    base = value_base(value)
+    if base is not None:
+        return BaseValueGuard(source, type(value), base, base_value(value, base))
     return TypeGuard(source, type(value))
+
+
+def is_guarded_array(value: Any) -> bool:
+    """A numpy array whose contents a guard compares: any array of fixed-size values (numbers,
+    text, records) by its bytes; an array of Python objects by the identity of its items where
+    every item is an immutable value (a changed item is another object; a mutable item could
+    change inside, unseen: such arrays get the type guard only)."""
+    t = type(value)
+    if not (t.__name__ == "ndarray" and t.__module__ == "numpy"):
+        return False
+    return not value.dtype.hasobject or (value.dtype.kind == "O" and all(map(is_immutable, value.ravel().tolist())))
 
 
 def is_numeric_array(value: Any) -> bool:

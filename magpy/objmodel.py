@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import collections
 import copy
+import datetime
+import decimal
 import enum
 import struct
 import types
@@ -23,6 +25,8 @@ import weakref
 from typing import Any
 
 import torch
+
+from .lifted import LiftedInt
 
 try:
     import numpy as _np
@@ -98,9 +102,47 @@ def exact_key(v: Any) -> Any:
         return t, tuple(map(exact_key, v))
     if t is slice:
         return t, exact_key(v.start), exact_key(v.stop), exact_key(v.step)
+    if isinstance(v, (set, frozenset)):   # (a subclass: its items now, not the live object)
+        return t, tuple(map(exact_key, v))
     if _np_generic is not None and isinstance(v, _np_generic) and not isinstance(v, (_np.str_, _np.bytes_)):
         return t, v.dtype.str, v.tobytes()
     return t, v
+
+
+#: Immutable C value types whose value natives read without running Python code (date and time
+#: arithmetic, decimal numbers): an instance from outside is guarded by its value, as numbers are.
+VALUE_TYPES = (decimal.Decimal, datetime.timedelta, datetime.datetime, datetime.date, datetime.time)
+_VALUE_BASES = (int, float, complex, str, bytes)
+
+
+def value_base(v: Any) -> type | None:
+    """The built-in value type whose value C code reads from ``v`` where ``v`` is an instance of a
+    subclass of one (``class Width(int)``: ``x * n``, ``range(n)``, ``d[name]`` read the int or str
+    inside, not its attributes) or of a C value type (:data:`VALUE_TYPES`); None for any other
+    object (exact ints, strs... are values already: :func:`is_immutable`)."""
+    t = type(v)
+    if t in IMMUTABLE_TYPES or t is LiftedInt:   # (a size the run follows: the lifting guards it)
+        return None
+    for base in _VALUE_BASES + VALUE_TYPES:
+        if isinstance(v, base):
+            return base
+    return None
+
+
+def base_value(v: Any, base: type) -> Any:
+    """The value of ``v`` as its ``base`` (:func:`value_base`) sees it, read by ``base``'s own C
+    methods (never an override of the subclass), as a key :func:`exact_key` compares exactly."""
+    if base is int:
+        return int.__add__(v, 0)
+    if base is float:
+        return exact_key(float.__mul__(v, 1.0))
+    if base is complex:
+        return exact_key(complex(complex.real.__get__(v), complex.imag.__get__(v)))
+    if base is str:
+        return str.__str__(v)
+    if base is bytes:
+        return bytes(memoryview(v))
+    return base.__reduce__(v)[1]   # (Decimal, timedelta, datetime: their constructor arguments)
 
 
 def exact_by_eq(v: Any) -> bool:

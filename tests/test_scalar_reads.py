@@ -94,7 +94,9 @@ def test_branch_on_a_read_value_is_assumed_and_rechecked():
 
     xs = [torch.ones(3), -torch.ones(3), torch.ones(3) * 3, -torch.ones(3) * 2]
     st = _calls(f, xs)
-    assert (st.monitor_runs, st.records, st.fallbacks) == (2, 2, 0)   # one record per outcome, then hits
+    # the second outcome's run makes the branch a conditional node: its record serves both
+    # outcomes and drops the one-sided record of the first run (same guards), then hits
+    assert (st.monitor_runs, st.records, st.fallbacks, st.conditionals) == (2, 1, 0, 1)
 
 
 def test_branch_on_a_tensor_is_assumed():

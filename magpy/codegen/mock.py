@@ -26,7 +26,7 @@ from .. import effects
 from ..capture import set_layout
 from ..graph import Unsupported
 from ..guards import TensorGuard
-from ..objmodel import NO_VALUE, is_identity_key, is_immutable, mentions_number, write_hook
+from ..objmodel import NO_VALUE, is_identity_key, is_immutable, is_mutable_class, mentions_number, write_hook
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
 from ..side_effects import Step
@@ -181,12 +181,19 @@ def _plain_layout(cls: type) -> bool:
     The metaclass is ``type`` or one written in Python (``ABCMeta``, a library's registry
     metaclass): it shapes the class, not where an instance keeps its state.)"""
     meta = type(cls)
-    return (meta is type or bool(meta.__flags__ & _HEAPTYPE)) \
+    return (meta is type or _class_statement(meta)) \
         and (cls.__new__ is object.__new__ or cls.__new__ is _GRAD_CM_NEW) \
-        and all(k is object or k.__flags__ & _HEAPTYPE for k in cls.__mro__)
+        and all(k is object or _class_statement(k) for k in cls.__mro__)
 
 
-_HEAPTYPE = 1 << 9   # (Py_TPFLAGS_HEAPTYPE: a class made by a class statement)
+def _class_statement(cls: type) -> bool:
+    """Was ``cls`` made by a class statement? C modules make heap types too (``re.Match``,
+    ``re.Pattern`` since 3.10), which keep their state in C fields ``object.__new__`` cannot
+    fill; they are immutable types (:func:`~magpy.objmodel.is_mutable_class`)."""
+    return is_mutable_class(cls)
+
+
+_HEAPTYPE = 1 << 9   # (Py_TPFLAGS_HEAPTYPE)
 
 
 def _plain_exception(v: Any) -> bool:

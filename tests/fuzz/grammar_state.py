@@ -36,6 +36,13 @@ classes of programs whose outside state changes between calls:
   ``autograd.Function`` called with gradients whose backward reads a global, or whose forward
   keeps a changing scale on ``ctx``; ``copy.deepcopy`` of a config holding a set that gains or
   swaps values; a check message formatted from a tensor on every call, asked ``callable``.
+* ``value``: values from outside whose value C code reads without an attribute read: instances of
+  subclasses of ``int`` (a scale, a loop count, an index), ``float`` (a divisor) and ``str`` (a key
+  that selects an activation, compared, formatted), a ``decimal.Decimal`` turned into a float, a
+  ``datetime.timedelta`` floor-divided; a ``set`` subclass changed in place or swapped and read by
+  ``sorted``; numpy arrays of text (an item used as a dict key), of Python floats (summed) and of
+  records (a field read) changed in place or swapped. The value lives in an argument, a global or
+  an attribute where it can.
 
 Any piece but a closure's may sit after a split of its own. A :class:`StateSpec` is a plain,
 printable list of :class:`Piece` (one to three, of any classes); :func:`render_state` turns it into
@@ -49,7 +56,7 @@ import dataclasses
 import random
 from dataclasses import dataclass, field
 
-CLASSES = ["closure", "registry", "native", "mode", "cache"]
+CLASSES = ["closure", "registry", "native", "mode", "cache", "value"]
 
 # dynamic operations the call is split at (statements over the running value ``h``)
 SPLITS: dict[str, str] = {
@@ -81,6 +88,11 @@ FORMS: dict[str, dict[str, list[str]]] = {
         "autograd": ["global_backward", "ctx_scale"], "deepcopy_set": ["plain", "frozen"],
         "text_check": ["plain"],
     },
+    "value": {
+        "int_sub": ["scale", "count", "index"], "float_sub": ["div"], "str_sub": ["select", "compare", "format"],
+        "decimal": ["float"], "timedelta": ["floordiv"], "set_sub": ["inplace", "swap"],
+        "np_text": ["inplace", "swap"], "np_object": ["inplace"], "np_record": ["inplace"],
+    },
 }
 # readers of a registry that write to it: a key built in the call must not be stored outside
 # (a tuple the call builds and keeps outside is a known limit: one object across matched calls)
@@ -102,6 +114,9 @@ POOL_PRECISION = [2, 4, 6]
 POOL_LRU = ["keep", "clear", "prime"]                # between calls: an lru_cache left, cleared, primed
 POOL_CPROP = [1.0, 2.0, "del", "set"]               # the getter's global, or the kept value deleted/set
 POOL_SET = ["keep", "add", "swap"]                  # a config's set of names
+POOL_VALUES = {"int_sub": [1, 2, 3], "float_sub": [1.0, 2.0, 0.5], "str_sub": ["relu", "tanh", "sigmoid"],
+               "decimal": ["1.5", "2.5", "0.5"], "timedelta": [1, 2, 5], "set_sub": [("a", "b"), ("a", "c"), ("b", "c", "d")],
+               "np_text": ["dog", "cow", "cat"], "np_object": [2.0, 10.0, -1.0], "np_record": [2.0, 5.0, 0.5]}
 # the tensor argument's rows (sums zero, negative and positive): numpy modes decide on them
 Z_ROWS = [[1.0, 1.0], [1.0, -1.0], [2.0, 2.0], [0.5, -0.5], [3.0, 1.0], [-1.0, -2.0]]
 
@@ -138,6 +153,7 @@ def piece_class(spec: StateSpec) -> str:
 
 def _reads_value(p: Piece) -> bool:
     return p.cls == "closure" or p.form in ("anomaly", "printoptions", "set_grad") \
+        or (p.cls == "value" and p.form in _WRAPPED) \
         or (p.form == "autograd" and p.variant == "ctx_scale")
 
 
@@ -150,6 +166,8 @@ def _pool(p: Piece) -> list:
         return {"sorted": POOL_PRIO, "min": POOL_PRIO, "max": POOL_PRIO, "sorted_two": POOL_PRIO,
                 "sum_map": POOL_WEIGHT, "methodcaller": POOL_WEIGHT, "format": POOL_TAG, "format_kw": POOL_TAG,
                 "reduce": POOL_SCALE, "dotted": POOL_SCALE}[p.form]
+    if p.cls == "value":
+        return POOL_VALUES[p.form]
     if p.cls == "cache":
         return {"lru_branch": POOL_LRU, "cached_property": POOL_CPROP, "autograd": POOL_SCALE,
                 "deepcopy_set": POOL_SET, "text_check": [0]}[p.form]
@@ -461,6 +479,65 @@ def _cache(o: _Out, p: Piece, j: int) -> None:
         raise ValueError(f)
 
 
+# value forms whose value is wrapped in its type and lives where ``_value`` puts it
+_WRAPPED = {"int_sub": "Num(v)", "float_sub": "Real(v)", "str_sub": "Name(v)",
+            "decimal": "decimal.Decimal(v)", "timedelta": "datetime.timedelta(hours=v)"}
+# the subclasses, made once per process: the harness compares the eager world's values with the
+# compiled world's, and classes made in each world would never compare equal
+_SHARED_TYPES = [
+    "_VT = sys.modules.get('fuzz_value_types')",
+    "if _VT is None:",
+    "    _VT = sys.modules['fuzz_value_types'] = types.ModuleType('fuzz_value_types')",
+    "    for _n, _b in (('Num', int), ('Real', float), ('Name', str), ('Names', set)):",
+    "        setattr(_VT, _n, type(_n, (_b,), {'__module__': 'fuzz_value_types'}))",
+    "Num, Real, Name, Names = _VT.Num, _VT.Real, _VT.Name, _VT.Names",
+]
+
+
+def _value_piece(o: _Out, p: Piece, j: int) -> None:
+    f, var, cur = p.form, p.variant, f"SCHED{j}[i]"
+    if f in _WRAPPED:
+        o.head += _SHARED_TYPES + [f"SCHED{j} = [{_WRAPPED[f]} for v in SCHED{j}]"]
+        v = _value(o, p, j)
+        o.fwd.append({
+            ("int_sub", "scale"): f"h = h * {v}",
+            ("int_sub", "count"): f"for _ in range({v}):\n            h = h * 1.5",
+            ("int_sub", "index"): f"h = h * torch.arange(1.0, 5.0)[{v}]",
+            ("float_sub", "div"): f"h = h / {v}",
+            ("str_sub", "select"): f"h = {{'relu': torch.relu, 'tanh': torch.tanh, 'sigmoid': torch.sigmoid}}[{v}](h)",
+            ("str_sub", "compare"): f"h = h * 2 if {v} == 'tanh' else h - 1",
+            ("str_sub", "format"): f"h = h * len(f'<{{{v}}}>')",
+            ("decimal", "float"): f"h = h * float({v})",
+            ("timedelta", "floordiv"): f"h = h * ({v} // datetime.timedelta(hours=1))",
+        }[f, var])
+        return
+    if f == "set_sub":
+        o.head += _SHARED_TYPES + [f"EN{j} = Names(SCHED{j}[0])"]
+        o.step += ([f"EN{j}.clear()", f"EN{j}.update({cur})"] if var == "inplace"
+                   else [f"global EN{j}", f"EN{j} = Names({cur})"])
+        o.fwd.append(f"h = h * len(sorted(EN{j})) + (1.0 if sorted(EN{j})[-1] == 'd' else 0.0)")
+        o.state.append(f"sorted(EN{j})")
+        return
+    if f == "np_text":
+        o.head += [f"LAB{j} = np.array(['cat', SCHED{j}[0]])", f"W{j} = {{'cat': 1.0, 'dog': 2.0, 'cow': 5.0}}"]
+        o.step += ([f"LAB{j}[1] = {cur}"] if var == "inplace"
+                   else [f"global LAB{j}", f"LAB{j} = np.array(['cat', {cur}])"])
+        o.fwd.append(f"h = h * W{j}[LAB{j}[1]]")
+        o.state.append(f"LAB{j}.tolist()")
+    elif f == "np_object":
+        o.head.append(f"COEF{j} = np.array([1.0, SCHED{j}[0]], dtype=object)")
+        o.step.append(f"COEF{j}[1] = {cur}")
+        o.fwd.append(f"h = h + COEF{j}.sum()")
+        o.state.append(f"COEF{j}.tolist()")
+    elif f == "np_record":
+        o.head += [f"TAB{j} = np.zeros(2, dtype=[('scale', 'f4'), ('k', 'i4')])", f"TAB{j}['scale'] = [SCHED{j}[0], 1.0]"]
+        o.step.append(f"TAB{j}['scale'][0] = {cur}")
+        o.fwd.append(f"h = h * float(TAB{j}['scale'][0])")
+        o.state.append(f"TAB{j}['scale'].tolist()")
+    else:
+        raise ValueError(f)
+
+
 def render_state(spec: StateSpec) -> str:
     """The soundness-program source for ``spec``."""
     o = _Out()
@@ -469,8 +546,8 @@ def render_state(spec: StateSpec) -> str:
         if p.after_split and p.cls != "closure":
             o.fwd.append(SPLITS["write"])
         {"closure": _closure, "registry": _registry, "native": _native, "mode": _mode,
-         "cache": _cache}[p.cls](o, p, j)
-    out = ["import copy, functools, heapq, io, itertools, warnings", "BUF = io.StringIO()", "LOG = []", "HEAP = []", "TICK = []",
+         "cache": _cache, "value": _value_piece}[p.cls](o, p, j)
+    out = ["import copy, datetime, decimal, functools, heapq, io, itertools, warnings", "BUF = io.StringIO()", "LOG = []", "HEAP = []", "TICK = []",
            "TICKS = itertools.count()",
            "def _nm(k):", "    return tuple(_nm(c) for c in k) if isinstance(k, tuple) else getattr(k, '__name__', k)", f"Z_ROWS = {Z_ROWS!r}", f"ZS = {spec.zs!r}"] + o.head
     out += ["class M(nn.Module):", "    def __init__(self):", "        super().__init__()",
