@@ -1,4 +1,4 @@
-"""The third program grammar of the differential fuzzer: *state the call holds or enters*. Four
+"""The third program grammar of the differential fuzzer: *state the call holds or enters*. Six
 classes of programs whose outside state changes between calls:
 
 * ``closure``: closures made in the call over a local the frame rebinds after a split (a dynamic
