@@ -164,7 +164,7 @@ def decide(mon: Any, fs: FrameState, c: CallSite) -> bool:
     mon.guard_identity(fn)
     if not entry.holds():
         # A miss runs the body; one that raises caches nothing, and eager runs the body again on
-        # every call: the run ends dynamic unless the call returns (MonitorRun.after_call).
+        # every call: the run ends dynamic unless the call returns (Monitor.after_call).
         mon.cached_misses[id(entry)] = fn.__qualname__
     mon.pend(fs, functools.partial(_post_cached_call, mon), (fn, plain_args, plain_kwargs, entry), opaque=True)
     return True

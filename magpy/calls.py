@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from . import capture, effects
+from . import capture
+from . import replayed_effects as effects
 from .annotated import NATIVE_CALLABLES, STATE_GETTERS, AnnotatedRules
 from .annotations import lookup
 from .annotations import torch_ops as T

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from . import effects
+from . import replayed_effects as effects
 
 try:
     import numpy as _np

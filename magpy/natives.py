@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import cached_calls, effects
+from . import cached_calls
+from . import replayed_effects as effects
 from .annotations import lookup
 from .annotations import torch_ops as T
 from .annotations.builtins import ID_MEMO_CODES
@@ -190,7 +191,7 @@ class NativeRules:
         """``print(...)`` (to standard output or to a file object from outside), a logging call
         on a logger from outside, ``time.sleep(s)``: the mock makes the same call after the graph
         ran, in program order with the others, with the values the graph computed (a dynamic
-        operation replayed instead of splitting the program, :mod:`magpy.effects`). False if it
+        operation replayed instead of splitting the program, :mod:`magpy.replayed_effects`). False if it
         cannot be (the caller goes on: the call is monitored or breaks)."""
         fn, args, kwargs = c.fn, c.args, c.kwargs
         where = None

@@ -30,7 +30,7 @@ Example (Figure 9: ``x[0] += y; x.append(x[0] * y); a = tuple(x)``), the updates
     >>> [n.node_id for n in guard_nodes(g)], [n.node_id for n in mock_nodes(g)]
     ([0, 1, 2], [3, 1, 2])
 
-Every write the mock replays is a version here (``magpy.side_effects`` builds the replay plan from
+Every write the mock replays is a version here (``magpy.replay_plan`` builds the replay plan from
 them): attribute writes (:meth:`RefGraph.write_attr`), global writes as versions of SN #0 itself
 (its ``("global", id(globals), name)`` edges are the globals the run read,
 :meth:`RefGraph.write_global`), closure-cell writes as versions of the cell's node, reached from
@@ -298,7 +298,7 @@ class RefGraph:
             return Const(value)
         return (node if node is not None else self.new(value)).node_id
 
-    # -- writes the mock replays (magpy.side_effects) ------------------------------------------------
+    # -- writes the mock replays (magpy.replay_plan) ------------------------------------------------
     def write_attr(self, node: ShadowNode, name: str, value: Any = DELETED) -> None:
         """``obj.name = value`` (``del obj.name`` without a value) on an object from outside."""
         self.write(node, ("attr", name), self.target_of(value))

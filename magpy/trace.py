@@ -17,13 +17,13 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from .breaks import BreakKind, BreakReason
-from .side_effects import Step, replay_plan
+from .replay_plan import Step, replay_plan
 
 #: ``Trace.of(mon, result=...)`` not given: the run's own result.
 _RUN_RESULT = object()
 
 
-class MonitorRun(Protocol):
+class FinishedRun(Protocol):
     """A monitor run (``magpy.monitor.Monitor``) as :meth:`Trace.of` takes it (the main fields;
     :meth:`Trace.of` lists every one it reads)."""
 
@@ -61,14 +61,14 @@ class Trace:
     cell_writes: Mapping             # id(cell) -> closure cell written or deleted
     contextvars: Mapping             # id -> (ContextVar, value before the call set it)
     replay: tuple[Step, ...]         # what the mock does to leave outside state as the run left it
-                                     # (magpy.side_effects: Algorithm 1 GetMockNodes, from versions)
+                                     # (magpy.replay_plan: Algorithm 1 GetMockNodes, from versions)
     effects: tuple                   # (fn, args, kwargs, where) of calls replayed (print, logging, sleep)
     effect_marks: tuple              # per effect, how many of ``rg.writes`` the run had made before it
     run_writes: int                  # len(rg.writes) when the run ended (later ones: changes no event showed)
     made_functions: Mapping          # id -> function made in the call (MAKE_FUNCTION in a monitored frame)
     identity_numbers: frozenset      # id() / identity hash() of objects made in the call: never outlive it
     call_cells: Mapping              # id -> closure cell made in the call (a monitored frame's own variable)
-    outside_cells: Mapping           # id -> closure cell that outlives the call (see MonitorRun.outside_cells)
+    outside_cells: Mapping           # id -> closure cell that outlives the call (see FinishedRun.outside_cells)
     param_cells: Mapping             # id -> source of the argument a call cell still holds (None: not told)
     graph_mutates: bool              # an operator of the graph changes a tensor in place
     mutates_outside: bool            # ... one sharing memory with a tensor from outside
@@ -107,7 +107,7 @@ class Trace:
         return bool(self.replay or self.graph_mutates)
 
     @classmethod
-    def of(cls, mon: MonitorRun, result: Any = _RUN_RESULT) -> Trace:
+    def of(cls, mon: FinishedRun, result: Any = _RUN_RESULT) -> Trace:
         """The trace of ``mon``'s run as it stands (``result``: in place of the run's result, the
         image tuple of a split)."""
         run_writes = len(mon.rg.writes)

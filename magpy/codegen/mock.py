@@ -5,7 +5,7 @@ value, new objects stored outside, in-place changes of pre-existing objects (att
 global and cell writes), replayed effects, with the same aliasing. :class:`MockBuilder` turns each
 value into an expression of the generated code; :func:`plan_writes` and :func:`replayed_effects`
 give the lines that change outside state, the writes from the replay plan that
-:mod:`magpy.side_effects` reads off the RefGraph's versions (Algorithm 1 GetMockNodes);
+:mod:`magpy.replay_plan` reads off the RefGraph's versions (Algorithm 1 GetMockNodes);
 :func:`check_plan` checks what the graph and the guard must still do.
 """
 from __future__ import annotations
@@ -22,14 +22,14 @@ try:
 except ImportError:   # pragma: no cover
     _np = None
 
-from .. import effects
+from .. import replayed_effects as effects
 from ..capture import set_layout
 from ..graph import Unsupported
 from ..guards import TensorGuard
 from ..objmodel import NO_VALUE, is_identity_key, is_immutable, is_mutable_class, mentions_number, write_hook
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
-from ..side_effects import Step
+from ..replay_plan import Step
 from ..source import ConstPool, ConstSource, Source, literal
 from ..trace import Trace
 from .guard import Vars
@@ -520,7 +520,7 @@ class MockBuilder:
 
 def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: set) -> list[list[str]]:
     """The mock's lines that leave outside objects as the run left them: one or more per step of
-    the replay plan (:mod:`magpy.side_effects`, Algorithm 1 GetMockNodes from the RefGraph's
+    the replay plan (:mod:`magpy.replay_plan`, Algorithm 1 GetMockNodes from the RefGraph's
     versions), in the order the run first changed each object; a list of lines per step (see
     :func:`in_program_order`). ``direct_writes``: ``(node id, name)`` of module attributes
     written through the instance dict (see :func:`magpy.codegen.guard.direct_module_write`)."""
@@ -534,7 +534,7 @@ def plan_writes(trace: Trace, mb: MockBuilder, pool: ConstPool, direct_writes: s
 def in_program_order(trace: Trace, writes: list[list[str]], prints: list[str]) -> list[str]:
     """The replayed effects (``prints``, one line each) and the write lines of each replay step
     (``writes``, from :func:`plan_writes`), in the order the run made them. A replayed call can
-    raise (``print`` to a closed file, a negative sleep: :func:`magpy.effects.may_raise`): eager
+    raise (``print`` to a closed file, a negative sleep: :func:`magpy.replayed_effects.may_raise`): eager
     then made the changes before it and none after it, and so does the mock. A step whose changes
     lie on both sides of an effect (``with redirect_stdout(buf): print(...)``, ``self.n += 1;
     print(...); self.n += 1``: the mock writes final values, the effect would see the wrong one),
@@ -665,8 +665,8 @@ def _replay_lines(step: Step, mb: MockBuilder, pool: ConstPool, direct_writes: s
 
 
 def replayed_effects(trace: Trace, mb: MockBuilder, pool: ConstPool) -> list[str]:
-    """The mock's lines that replay the run's effects (magpy.effects: print, logging, sleep)."""
-    prints = []   # (replayed effects, magpy.effects: print, logging, sleep)
+    """The mock's lines that replay the run's effects (magpy.replayed_effects: print, logging, sleep)."""
+    prints = []   # (replayed effects, magpy.replayed_effects: print, logging, sleep)
 
     def replayed(kind, v):
         return mb.graph_output(v) if kind == "node" else pool.ref(v) if kind == "ref" else mb.value(v)

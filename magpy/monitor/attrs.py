@@ -304,7 +304,7 @@ class AttrReads:
         self.guard_class_attr(cls, name)
         self.guard_class_attr(cls, "__getattribute__")
         # A getter that raises keeps nothing: eager runs it again on every call, so the run ends
-        # dynamic unless the read returns (MonitorRun.after_call), as for an lru_cache's miss.
+        # dynamic unless the read returns (Monitor.after_call), as for an lru_cache's miss.
         self.cached_misses[id(obj), name] = f"{cls.__qualname__}.{name}"
         self.pend(fs, self._post_cached_property, (obj, node, name, method), opaque=True)
 

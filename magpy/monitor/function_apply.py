@@ -70,7 +70,7 @@ def checkpoint(mon: Any, fs: FrameState, c: CallSite) -> bool:
     computes, with the same gradients (it only trades memory for recomputation). The call runs
     for real; its own frames (stashing RNG state, saved-tensor hooks, the reentrant
     ``autograd.Function``) are not the program and are not monitored; the frame of ``function``
-    is, as any inlined call (``MonitorRun.in_checkpoint_machinery``)."""
+    is, as any inlined call (``Monitor.in_checkpoint_machinery``)."""
     args, kwargs = c.args, c.kwargs
     target = args[0] if args else kwargs.get("function")
     code = _checkpointed_code(target)

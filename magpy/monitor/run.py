@@ -204,7 +204,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.rebound_cells: set = set()              # names of the top frame's cells, ids of other cells, stored to
         self.split_frame_cells: dict = {}            # (id(frame), name) -> cell, where a closure captured it
         self.in_call_event = False                   # the handler of a call instruction is running
-        self.effects: list = []                      # calls the mock replays (magpy.effects): (fn, args, kwargs, where)
+        self.effects: list = []                      # calls the mock replays (magpy.replayed_effects): (fn, args, kwargs, where)
         self.effect_marks: list = []                 # per effect, len(rg.writes) when it ran (its place among the writes)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
         self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
@@ -716,7 +716,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         return self.rg.get_node_by_var(v)
 
     # What the run changed outside, by kind: views of the RefGraph's versions (the only record of
-    # those writes; magpy.side_effects makes the mock from them), for the passes that ask.
+    # those writes; magpy.replay_plan makes the mock from them), for the passes that ask.
     attr_writes = property(lambda self: self.rg.attr_writes())       # node id -> {name: True}
     global_writes = property(lambda self: self.rg.global_writes())   # (id(globals), name) -> (globals, name)
     cell_writes = property(lambda self: self.rg.cell_writes())       # id(cell) -> cell
@@ -731,7 +731,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
             self.opaque_frame = fs.frame
 
     def add_effect(self, effect: tuple) -> None:
-        """A call the mock replays (magpy.effects), with its place among the run's writes (the
+        """A call the mock replays (magpy.replayed_effects), with its place among the run's writes (the
         mock replays it there: :func:`magpy.codegen.mock.in_program_order`)."""
         self.effects.append(effect)
         self.effect_marks.append(len(self.rg.writes))

@@ -1,4 +1,4 @@
-"""The mock's replay plan (magpy.side_effects) read from RefGraph versions: Algorithm 1's
+"""The mock's replay plan (magpy.replay_plan) read from RefGraph versions: Algorithm 1's
 GetMockNodes names the changed objects, their versions say what changed and in which order."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 import magpy
 from magpy.refgraph import DELETED, RefGraph, guard_nodes, mock_nodes
-from magpy.side_effects import replay_plan
+from magpy.replay_plan import replay_plan
 from magpy.source import ArgSource, ItemSource
 
 
