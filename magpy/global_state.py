@@ -154,11 +154,11 @@ class GlobalState:
         :attr:`hook_tables` set, the caller must also check those tables are empty."""
         if self.cpp is None or self.hook_tables is None:
             ns["_global_state"] = self.check
-            return "if not _global_state(): return None"
+            return "if not _global_state(): return _MISS"
         ns["_gs_cpp"], ns["_tf_len"] = self.cpp, torch._C._len_torch_function_stack
         ns["_disp_len"] = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
         tf, disp = self.depths
-        return f"if not _gs_cpp() or _tf_len() != {tf} or _disp_len() != {disp}: return None"
+        return f"if not _gs_cpp() or _tf_len() != {tf} or _disp_len() != {disp}: return _MISS"
 
 
 #: torch calls that change the global state operators read. Inside a program they are kept

@@ -79,7 +79,7 @@ class Guard:
     def check_line(self, var: str, vars_: GuardLocals, pool: ConstPool) -> str | None:
         """The line of the generated guard that returns None when the check fails."""
         chk = self.check_expr(var, vars_, pool)
-        return None if chk is None else f"if not ({chk}): return None"
+        return None if chk is None else f"if not ({chk}): return _MISS"
 
     def describe(self) -> str:
         """The check in words, for ``explain`` and the ``guards`` log."""
@@ -460,7 +460,7 @@ class PresentGuard(Guard):
         return f"{self._test(var, pool)} is {self.present!r}"
 
     def check_line(self, var, vars_, pool):
-        return f"if {self._test(var, pool)} is not {self.present!r}: return None"
+        return f"if {self._test(var, pool)} is not {self.present!r}: return _MISS"
 
     def describe(self):
         return f"{'has' if self.present else 'lacks'} {self.source.describe()}"

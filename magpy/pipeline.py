@@ -51,7 +51,7 @@ from .global_state import active_mode, global_hooks_present, saved_tensor_hooks_
 from .graph import Unsupported
 from .guards import ValueGuard
 from .lifted import delift
-from .monitor import Monitor, bind_parameters, call_with_hooks, guard_entry
+from .monitor import Monitor, RunSwitches, bind_parameters, call_with_hooks, guard_entry
 from .source import ItemSource, peek_value
 from .trace import Trace, run_reason
 
@@ -254,22 +254,17 @@ class Runner:
                 raise BreakCompile(str(e)) from None
         sources, values, shape = bind_parameters(self.fn, self.self_obj, args, kwargs)
         lifted, lifted_values = lift(sources, values) if lift is not None else (None, frozenset())
+        switches = RunSwitches(
+            uses_modules=self.is_module,
+            # a dynamic operation at a call may split the call (magpy.splits), up to a nesting depth
+            split_shape=shape if plan.split_ok else None, abort_at_split=True,
+            split_escapes=frozenset(plan.split_escapes),
+            redraw_ok=plan.caps.lifting,   # (draws are graph inputs that change)
+            float_inputs_ok=plan.caps.eager, raising_ok=plan.caps.eager, eager_graph=plan.caps.eager,
+            branch_library=plan.arms, read_log=plan.read_log)
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted,
-                      lifted_values=lifted_values)
+                      lifted_values=lifted_values, switches=switches)
         guard_entry(mon, self.target, self.fn, self.self_obj)
-        if self.is_module:
-            mon.uses_modules = True
-        # a dynamic operation at a call may split the call (magpy.splits), up to a nesting depth
-        mon.split_shape = shape if plan.split_ok else None
-        mon.split_escapes = plan.split_escapes
-        mon.redraw_ok = plan.caps.lifting   # (draws are graph inputs that change)
-        mon.float_inputs_ok = plan.caps.eager
-        mon.raising_ok = plan.caps.eager
-        mon.eager_graph = plan.caps.eager
-        mon.branch_library = plan.arms
-        mon.abort_at_split = True
-        if plan.read_log:
-            mon.read_log = []   # (what the run read where: named when a record diverges, magpy.check)
         return MonitorRun(mon, shape, plan, self.fn, self.self_obj)
 
     def other_side(self, first: MonitorRun, args: tuple, kwargs: dict, mark: Callable[[int | None], None],

@@ -47,8 +47,8 @@ except ImportError:   # pragma: no cover - no compiler at install time, or CPyth
 class GuardCode:
     """The guard's source and what the mock and the matched path take from it."""
 
-    body: list[str]        # the lines of the guard function's body (one ``try`` statement)
-    source: str            # ``def guard(args, kwargs): ...``
+    checks: list[str]      # the checks, as lines of a ``try`` block: each returns ``_MISS`` where it fails
+    source: str            # ``def guard(args, kwargs): ...`` (``_MISS`` is None there)
     readable: list[str]    # one line per check, for people (``guards_text``)
     needed: list[str]      # the locals the guard returns to the mock, in order
     names: dict            # placeholder name -> local, for checks over the graph inputs' sizes
@@ -68,9 +68,9 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     says which sources the mock needs fetched; ``ns`` gets the constants the lines name."""
     nargs, kwnames = call_shape
     body = ["try:"]
-    body.append(f"    if len(args) != {nargs} or len(kwargs) != {len(kwnames)}: return None")
+    body.append(f"    if len(args) != {nargs} or len(kwargs) != {len(kwnames)}: return _MISS")
     if kwnames:
-        body.append(f"    if sorted(kwargs) != {list(kwnames)!r}: return None")
+        body.append(f"    if sorted(kwargs) != {list(kwnames)!r}: return _MISS")
     body.append("    " + trace.global_state.guard_line(ns))
     if trace.global_state.hook_tables is not None and trace.global_state.cpp is not None:
         held.hook_tables.extend(trace.global_state.hook_tables)   # "no global module hooks", batched
@@ -115,7 +115,7 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
                     # were distinct then (the ids are kept for the per-call distinctness check).
                     body.append("        " + fetch)
                     body.append(f"        _hid = frozenset(map(id, ({', '.join(names)},)))")
-                    body.append(f"        if len(_hid) != {len(names)}: return None")
+                    body.append(f"        if len(_hid) != {len(names)}: return _MISS")
                     body.append(f"        _STATE[0] = (_vs, ({', '.join(names)},), _hid)")
                     body.append("    else:")
                     body.append(f"        {', '.join(names)}, = _st[1]")
@@ -150,19 +150,19 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
     _flush(vars_, body)
     if tensor_vars:
         ns["_TG"] = _tensor_checker(tensor_vals, tensor_dims)
-        body.append(f"    if not _TG({', '.join(tensor_vars)}): return None")
+        body.append(f"    if not _TG({', '.join(tensor_vars)}): return _MISS")
     # (tensor var, lifted dimension: a size the checker takes as any)
     lifted_min = [(v, d) for v, (sizes, _) in zip(tensor_vars, tensor_dims) for d, n in enumerate(sizes) if n is None]
     if lifted_min:
         # A lifted size holds for any size but 0 and 1, which the run did not see as such
         # (`squeeze()`, broadcasting): those calls make records of their own.
-        body.append(f"    if min({', '.join(f'{v}.shape[{d}]' for v, d in lifted_min)}, 2) < 2: return None")
+        body.append(f"    if min({', '.join(f'{v}.shape[{d}]' for v, d in lifted_min)}, 2) < 2: return _MISS")
         readable.append("lifted sizes >= 2: " + ", ".join(f"{v}.shape[{d}]" for v, d in lifted_min))
     # Distinctness: with writes in the record, two outside objects that were distinct must stay
     # distinct (the same list passed twice, `self.a is self.b` after a rebinding), and argument
     # tensors must alias each other's storage as they did (overlapping views).
     if trace.has_writes and len(object_vars) > 1:
-        body.append(f"    if len({{id(o) for o in ({', '.join(object_vars)},)}}) != {len(object_vars)}: return None")
+        body.append(f"    if len({{id(o) for o in ({', '.join(object_vars)},)}}) != {len(object_vars)}: return _MISS")
         readable.append("distinct objects: " + ", ".join(object_vars))
     if tensor_vars:
         if (trace.mutated or trace.mutates_outside) and len(tensor_vars) > 1:
@@ -172,25 +172,29 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
         if trace.mutates_outside and arg_tensor_count > 1:
             args_t = ", ".join(tensor_vars[:arg_tensor_count])
             pattern = storage_pattern(tensor_vals[:arg_tensor_count])
-            body.append(f"    if _storage_pattern(({args_t},)) != {pattern!r}: return None")
+            body.append(f"    if _storage_pattern(({args_t},)) != {pattern!r}: return _MISS")
             readable.append(f"argument tensors share storage as {pattern}")
     names = {f"i{k}": mb.src(src) for k, (src, _) in enumerate(trace.graph.inputs)} \
         if shape_checks or draw_checks else {}
     for expr, expected, kind in shape_checks:
         # Lifted shapes: what the run assumed of its inputs' sizes, checked before anything runs.
         fails, said = check_code(expr, expected, kind, names, pool)
-        body.append(f"    if {fails}: return None")
+        body.append(f"    if {fails}: return _MISS")
         readable.append(f"lifted sizes: {said}")
     needed = list(dict.fromkeys(mb.needed))
+    checks = body[1:]
     body.append(f"    return ({''.join(n + ', ' for n in needed)})")
-    # A path that no longer exists is a miss, so is a value that no longer compares (a dict that
-    # held numbers now holds a numpy array: `!=` raises ValueError; a lifted size's expression on
-    # a number it cannot take, `int(inf)`: ArithmeticError); any other exception is a MagPy bug
-    # that the caller reports instead of treating it as a miss forever.
-    body.append("except (LookupError, AttributeError, TypeError, ValueError, ArithmeticError):")
-    body.append("    return None")
+    body += MISSED_PATHS + ["    return _MISS"]
     guard_src = "def guard(args, kwargs):\n" + "\n".join("    " + line for line in body) + "\n"
-    return GuardCode(body, guard_src, readable, needed, names)
+    return GuardCode(checks, guard_src, readable, needed, names)
+
+
+#: The ``except`` clause after a guard's checks: a path that no longer exists is a miss, so is a
+#: value that no longer compares (a dict that held numbers now holds a numpy array: ``!=`` raises
+#: ValueError; a lifted size's expression on a number it cannot take, ``int(inf)``:
+#: ArithmeticError); any other exception is a MagPy bug that the caller reports instead of
+#: treating it as a miss forever (the matched path's clause after this one, codegen.matched_path).
+MISSED_PATHS = ["except (LookupError, AttributeError, TypeError, ValueError, ArithmeticError):"]
 
 
 def _distinct_tensors(tensor_vars: list[str], held: set | None) -> list[str]:
@@ -203,8 +207,8 @@ def _distinct_tensors(tensor_vars: list[str], held: set | None) -> list[str]:
             return []
         one = f"({', '.join(others)},)"
         among = f"len({{id(t) for t in {one}}}) != {len(others)} or " if len(others) > 1 else ""
-        return [f"    if {among}not _hid.isdisjoint(map(id, {one})): return None"]
-    return [f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return None"]
+        return [f"    if {among}not _hid.isdisjoint(map(id, {one})): return _MISS"]
+    return [f"    if len({{id(t) for t in ({', '.join(tensor_vars)},)}}) != {len(tensor_vars)}: return _MISS"]
 
 
 def _tensor_checker(tensors: list[torch.Tensor], dims: list[tuple[list, list]]) -> Callable:

@@ -105,7 +105,7 @@ class HeldBatch:
             def line(name, rows):
                 c, k, v = zip(*rows)
                 ns[f"_{name}_C"], ns[f"_{name}_K"], ns[f"_{name}_V"] = c, k, v
-                return [f"if any(map(_is_not, map({getter}, _{name}_C, _{name}_K), _{name}_V)): return None"]
+                return [f"if any(map(_is_not, map({getter}, _{name}_C, _{name}_K), _{name}_V)): return _MISS"]
             return line
 
         pins = list({(id(o), id(d)): (o, via, d) for o, via, d in self.dict_pins}.values())
@@ -121,7 +121,7 @@ class HeldBatch:
             if per_obj:
                 o, t, d = zip(*per_obj.values())
                 ns["_check_held"], ns["_HO_O"], ns["_HO_T"], ns["_HO_D"] = _check_held, o, t, d
-                always.append("if not _check_held(_HO_O, _HO_T, _HO_D): return None")
+                always.append("if not _check_held(_HO_O, _HO_T, _HO_D): return _MISS")
             pins = [r for r in pins if r[1] != "__dict__"]
             types_ = []
         group("HP", pins, ident("getattr"),
@@ -136,28 +136,28 @@ class HeldBatch:
                 f, k, v = zip(*fn_rows)
                 ns["_check_funcs"], ns["_HFN_F"], ns["_HFN_V"] = _check_funcs, f, v
                 ns["_HFN_K"] = "".join(kinds[x] for x in k).encode()
-                always.append("if not _check_funcs(_HFN_F, _HFN_K, _HFN_V): return None")
+                always.append("if not _check_funcs(_HFN_F, _HFN_K, _HFN_V): return _MISS")
                 id_attrs = [r for r in id_attrs if not (type(r[0]) is types.FunctionType and r[1] in kinds)]
         group("HA", id_attrs, ident("getattr"), lambda r: False)
         if types_:
             o, t = zip(*types_)
             ns["_HT_O"], ns["_HT_T"] = o, t
-            always.append("if any(map(_is_not, map(type, _HT_O), _HT_T)): return None")
+            always.append("if any(map(_is_not, map(type, _HT_O), _HT_T)): return _MISS")
 
         def snapshots(name, rows):
             d, snap, keys = zip(*rows)
             ns[f"_{name}_D"], ns[f"_{name}_S"], ns[f"_{name}_K"] = d, snap, tuple(keys)
-            lines = [f"if _{name}_D != _{name}_S or tuple(map(list, _{name}_D)) != _{name}_K: return None"]
+            lines = [f"if _{name}_D != _{name}_S or tuple(map(list, _{name}_D)) != _{name}_K: return _MISS"]
             if not all(type(k) is str for ks in keys for k in ks):   # (see guards.exact_keys_check)
                 ns["_exact_key"], ns[f"_{name}_E"] = exact_key, exact_key(tuple(map(tuple, keys)))
-                lines.append(f"if _exact_key(tuple(map(tuple, _{name}_D))) != _{name}_E: return None")
+                lines.append(f"if _exact_key(tuple(map(tuple, _{name}_D))) != _{name}_E: return _MISS")
             return lines
         group("HS", self.snapshots, snapshots, lambda r: watch(r[0]))
 
         def hooks(name, rows):
             c, k = zip(*rows)
             ns[f"_{name}_C"], ns[f"_{name}_K"] = c, k
-            return [f"if any(map(len, map(_getitem, _{name}_C, _{name}_K))): return None"]
+            return [f"if any(map(len, map(_getitem, _{name}_C, _{name}_K))): return _MISS"]
         group("HH", self.hook_tables, hooks, lambda r: watch(r[0], r[0][r[1]]))
 
         def values(name, rows):
@@ -166,7 +166,7 @@ class HeldBatch:
             ns[f"_{name}_T"] = tuple(type(x) for x in v)
             lines = [f"_hv = tuple(map(_getitem, _{name}_C, _{name}_K))",
                      # (types first: a value of another type may not compare to a bool, an array)
-                     f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return None"]
+                     f"if tuple(map(type, _hv)) != _{name}_T or _hv != _{name}_V: return _MISS"]
             # What == leaves out, for the values where it is not exact (see objmodel.exact_key),
             # in C-level passes for the common kinds: a float zero's sign (`dropout = 0.0`), the
             # types of a tuple's items (`kernel_size = (3, 3)`); anything else by its exact key.
@@ -184,14 +184,14 @@ class HeldBatch:
                     ns[f"_{sn}_E"] = tuple(expected)
                     ns.update(_copysign=math.copysign, _exact_key=exact_key)
                     lines.append(f"_{sn}_F = tuple(map(_getitem, _{sn}_C, _{sn}_K))")
-                    lines.append(f"if tuple({fn.format(sn)}) != _{sn}_E: return None")
+                    lines.append(f"if tuple({fn.format(sn)}) != _{sn}_E: return _MISS")
             return lines
         group("HV", self.value_items, values, lambda r: watch(r[0]))
 
         def absent(name, rows):
             c, k = zip(*rows)
             ns[f"_{name}_C"], ns[f"_{name}_K"] = c, k
-            return [f"if any(map(_contains, _{name}_C, _{name}_K)): return None"]
+            return [f"if any(map(_contains, _{name}_C, _{name}_K)): return _MISS"]
         group("HX", self.absent, absent, lambda r: watch(r[0]))
         self.tensors_versioned = bool(self.tensors) and all(watch(c) for c, _, _, _ in self.tensors)
         return always, slow, list(vdicts.values())

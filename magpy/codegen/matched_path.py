@@ -22,7 +22,7 @@ from ..redraw import restore_states, same_draw, save_states
 from ..refgraph import guard_nodes, mock_nodes
 from ..source import ConstPool, literal
 from ..trace import Trace
-from .guard import Vars, batch_identity_items, direct_module_write, guard_code, storage_pattern
+from .guard import MISSED_PATHS, Vars, batch_identity_items, direct_module_write, guard_code, storage_pattern
 from .guard_batch import batch_held
 from .mock import REBUILD_HELPERS, MockBuilder, check_plan, in_program_order, plan_writes, replayed_effects
 from .speculation import (
@@ -100,7 +100,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # -- guard ------------------------------------------------------------------------------------------
     ns: dict[str, Any] = {}
     guard = guard_code(trace, call_shape, batched, held, vars_, pool, mb, shape_checks, draw_checks, ns)
-    body, guard_src, readable, needed, names = guard.body, guard.source, guard.readable, guard.needed, guard.names
+    guard_src, readable, needed, names = guard.source, guard.readable, guard.needed, guard.names
 
     # -- mock ----------------------------------------------------------------------------------------------
     mlines = []
@@ -215,7 +215,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
               _undo_save=undo_save, _undo_restore=undo_restore,
               _speculation_declined=speculation_declined)
     ns.update(_same_values=same_values, _storage_pattern=storage_pattern, **REBUILD_HELPERS)
-    guard_ns = dict(ns)
+    guard_ns = dict(ns, _MISS=None)   # (the guard alone: None is its miss)
     exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
 
     # -- the matched path: guard and mock fused into one function ------------------------------------
@@ -223,10 +223,8 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # A miss returns MISS. The guard part keeps its own try: a path that is gone is a miss, any
     # other exception there is MagPy's bug (kept in ``_BUGS`` for the caller to report, then a
     # miss). The mock part runs outside it, so the user's exceptions propagate as eager's would.
-    run_lines = ["try:"]
-    run_lines += [line.replace("return None", "return _MISS") for line in body[1:-3]]
-    run_lines += ["except (LookupError, AttributeError, TypeError, ValueError, ArithmeticError):", "    return _MISS",
-                  "except Exception as e:", "    _BUGS.append(e)", "    return _MISS"]
+    run_lines = ["try:", *guard.checks, *MISSED_PATHS, "    return _MISS",
+                 "except Exception as e:", "    _BUGS.append(e)", "    return _MISS"]
     run_lines += mlines[1:] if needed else mlines
     run_src = "def run(args, kwargs):\n" + "\n".join("    " + line for line in run_lines) + "\n"
 

@@ -70,6 +70,7 @@ from .ops import OpRecorder
 from .patterns import PatternRules
 from .reads import Reads
 from .rules import UpdateRules
+from .state import RunSwitches
 
 #: Events whose native code takes elements out of an array (iteration, unpacking, membership,
 #: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
@@ -132,7 +133,7 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
 
     def __init__(self, top_code, param_sources: dict[str, Source], param_values: dict[str, Any],
                  top_closure: tuple | None = None, lifted: list[tuple] | None = None,
-                 lifted_values: frozenset = frozenset()) -> None:
+                 lifted_values: frozenset = frozenset(), switches: RunSwitches = RunSwitches()) -> None:
         global _SKIP
         _SKIP = skip_codes()   # (the same set; Dynamo's frames join it once Dynamo is loaded)
         self.top_code = top_code
@@ -173,7 +174,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.warning_filters = (warnings.filters, tuple(warnings.filters))   # at the start (mode_set_in_call)
         self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
-        self.uses_modules = False
+        self.switches = switches
+        self.uses_modules = switches.uses_modules   # (also set when a module's call is first followed)
         self.top_frame = None
         self.grad_enabled = torch.is_grad_enabled()
         self.global_state = GlobalState.capture()   # one guard for every process-wide switch
@@ -187,16 +189,19 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.init_scalars()
         self.init_loops()
         self.init_branches()
+        self.branch_library = switches.branch_library
+        if switches.read_log:
+            self.read_log = []
         self.loop_report: list = []                  # what became of each counted loop (set by roll_loops)
         self.branch_report: list | None = None       # what became of each branch, if they were merged (merge_branches)
-        self.split_shape: tuple | None = None       # the call shape, where a break may split the call (magpy.splits)
+        self.split_shape = switches.split_shape
         self.split: Any = None                       # the SplitPoint taken at the break
         self.split_note: str | None = None           # why the break did not split the call
         self.split_values: list | None = None        # the real values of the split's image (magpy.splits)
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
-        self.abort_at_split = False                  # stop the program at a split (SplitHere)?
+        self.abort_at_split = switches.abort_at_split
         self.other_sides: Any = None                 # an other-side run's state (magpy.dynamic.other_side)
-        self.split_escapes: set = set()              # file:line of natives to split at rather than assume (magpy.splits)
+        self.split_escapes = switches.split_escapes
         self._unwinding: BaseException | None = None   # the exception the run's frames are unwinding from
         self.outside_iterators: dict = {}            # id -> iterator from outside whose steps may split the call
         self.checkpointing: dict = {}                # id(frame) -> (frame, code of the function): calling checkpoint
@@ -207,16 +212,8 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.effects: list = []                      # calls the mock replays (magpy.replayed_effects): (fn, args, kwargs, where)
         self.effect_marks: list = []                 # per effect, len(rg.writes) when it ran (its place among the writes)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
-        self.redraw_ok = False                       # may draws be graph inputs (the backend takes changing numbers)?
-        # ... and floats among them? (TorchInductor 2.13 on CPU computed wrong results from a float
-        # input read back with item() in a fused kernel: with it, float draws are pinned and
-        # floats that change between calls stay guarded.)
-        self.float_inputs_ok = False
-        # ... and does it raise where eager raises (a tensor operation inside `try`/`except` is then
-        # speculated on: the record holds while the graph does not raise)? The eager graph does;
-        # a compiled kernel need not check what eager's operator checks.
-        self.raising_ok = False
-        self.eager_graph = False                     # does the graph run op by op (backend "eager": same grad_fns)?
+        self.redraw_ok, self.float_inputs_ok = switches.redraw_ok, switches.float_inputs_ok
+        self.raising_ok, self.eager_graph = switches.raising_ok, switches.eager_graph
         self.speculative_ops: list = []              # file:line of tensor operations inside try/except
         self.at_instruction = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
