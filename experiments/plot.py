@@ -508,7 +508,9 @@ def plot_graph_table(run_dir: Path, title: str) -> plt.Figure:
                     "compiled that the call runs (a frame past its recompile limit runs eagerly: fell back to eager)")
     if "frontend" in raw.columns and "torchscript-regions" in set(raw["frontend"]):
         notes.insert(1, "TorchScript (auto regions): the largest submodules torch.jit.script accepts, found "
-                        "automatically; the paper annotated its regions by hand, so its counts can be smaller")
+                        "automatically, counted as entries into them during the call (a region the call enters "
+                        "three times counts three; Figure 15's note gives the number of regions); the paper "
+                        "annotated its regions by hand, so its counts can be smaller")
     if "frontend" in raw.columns and "lazytensor" in set(raw["frontend"]):
         notes.insert(1, "LazyTensor: the graphs XLA's metrics report for the call (CachedCompile + UncachedCompile: "
                         "every graph LazyTensor hands XLA is compiled or found in its cache); the call ends at one "
