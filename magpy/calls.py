@@ -436,7 +436,7 @@ class CallRules(NativeRules, AnnotatedRules):
 
     def _counted_call(self, fs: FrameState, c: CallSite) -> bool:
         """``len()`` of a counted sequence, ``range()`` of a tracked count: magpy.dynamic.loops decides."""
-        return self.loop_call(fs, c.fn, c.args, c.kwargs)
+        return self.loop_watcher.take_call(fs, c.fn, c.args, c.kwargs)
 
     def _type_of_lifted(self, fs: FrameState, c: CallSite) -> bool:
         """``type()`` of a LiftedInt: the program sees int, as in eager."""

@@ -300,7 +300,7 @@ class NativeRules:
         the next kind, and the ranges it was given count as used (their lengths followed or assumed)."""
         if self._try_draw(fs, c):
             return True
-        self.range_used([*c.draw[2], *c.kwargs.values()])   # (not a draw: ranges it takes are used)
+        self.loop_watcher.range_used([*c.draw[2], *c.kwargs.values()])   # (not a draw: ranges it takes are used)
         return False
 
     def _try_draw(self, fs: FrameState, c: CallSite) -> bool:

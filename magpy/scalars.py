@@ -218,7 +218,7 @@ class ScalarFlow:
         """The rest of the run depends on what ``node`` computes: the record holds only when the
         graph computes the same again. ``kind``: ``"truth"`` (``bool(value)``), ``"item"``
         (``tensor.item()``), ``"list"`` (``tensor.tolist()``), ``"scalar"`` (a Python number)."""
-        if self.note_assumed(node):
+        if self.loop_watcher.holds_by_construction(node):
             return   # a number computed from loop indexes alone: it holds while the loop is unrolled
         if _np is not None and isinstance(expected, _np.ndarray):
             expected = expected.copy()   # (the program may change its array after the run)
@@ -231,9 +231,9 @@ class ScalarFlow:
         self.assumptions.append((kind, node, expected))
         self.assumed_at.append(where)
         if self.active_loops:
-            self.loop_assumed(kind, node, expected)
+            self.loop_watcher.on_assume(kind, node, expected)
         if kind == "truth":
-            self.branch_assumed(node, expected)   # (a conditional jump on it: magpy.dynamic.branches)
+            self.branch_watcher.on_assume("truth", node, expected)   # (a conditional jump on it: magpy.dynamic.branches)
 
     def assumed_beyond_sizes(self) -> bool:
         """Has the run assumed something the guard cannot check before the mock runs (a value the
@@ -321,11 +321,11 @@ class ScalarFlow:
             node = self.scalar_node(a) if type(a) is LiftedInt else None
             if node is not None and size_expr(node, ConstPool()) is not None:
                 return SizedArg(node, int(a))
-            counted = self.take_range(a) if type(a) is range else None   # (`range(x.shape[0])`)
+            counted = self.loop_watcher.take_range(a) if type(a) is range else None   # (`range(x.shape[0])`)
             if counted is not None:
                 if all(size_expr(n, ConstPool()) is not None for n in counted):
                     return SizedArg(counted[0], a, counted[1:])
-                self.range_used([a])
+                self.loop_watcher.range_used([a])
             if self.holds_scalar(a):
                 self.scalar_escape("passes to a random draw", a)
             return as_argument(delift(a))

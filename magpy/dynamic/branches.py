@@ -63,7 +63,7 @@ from .. import capture
 from ..bytecode.flow import EXIT, RETURNS, flow_of
 from ..objmodel import exact_key
 from ..source import ArgSource
-from .watcher import Watcher, WatcherHost
+from .watcher import Watcher
 from .writes import arm_write, write_counters, write_mark
 
 #: The output name of the value a conditional expression's side leaves on the stack.
@@ -630,30 +630,3 @@ def _only_running_frames_hold(r: Any, mine: list, frames: set) -> bool:
                 return False
         del inner
     return True
-
-
-class BranchWatch(WatcherHost):
-    """The adapter that mixes the branch watcher into :class:`~magpy.monitor.Monitor` for now
-    (see :mod:`magpy.dynamic.watcher`): ``branch_watcher`` is the watcher; its tables are the
-    monitor's attributes of the same names (the very objects); each method forwards an event.
-    ``branch_library`` (set by the compiled function before the run) and ``inplace_changes``
-    (counted by the operator recorder) are the monitor's own."""
-
-    def init_branches(self) -> None:
-        w = self.branch_watcher = BranchWatcher(self, self.run_hooks())
-        self.add_watcher(w)
-        self.branch_spans, self.branch_active, self.branch_notes = w.branch_spans, w.branch_active, w.branch_notes
-        self.branch_library = None   # an ArmLibrary (magpy.dynamic.merging), set before the run
-        self.inplace_changes = 0
-
-    def branch_assumed(self, node: Any, expected: Any) -> None:
-        self.branch_watcher.on_assume("truth", node, expected)
-
-    def branch_event(self, fs: Any, ins: Any, offset: int, stack: list) -> None:
-        self.branch_watcher.on_instruction(fs, ins, offset, stack)
-
-    def branch_frame_left(self, fs: Any, value: Any) -> None:
-        self.branch_watcher.on_frame_left(fs, value)
-
-    def finish_branches(self) -> list:
-        return self.branch_watcher.on_finish()

@@ -56,7 +56,7 @@ from ..redraw import as_draw
 from ..scalars import replace_top as _replace_top
 from ..torch_support import last_node
 from .nodes import range_value
-from .watcher import Watcher, WatcherHost
+from .watcher import Watcher
 from .while_loops import WhileLoops
 from .writes import loop_write, write_counters, write_mark
 
@@ -706,64 +706,3 @@ class _TooDeep(Exception):
 
 #: The sequence of a loop over a tensor's rows, which the program cannot reach.
 _HIDDEN = object()
-
-
-class LoopWatch(WatcherHost):
-    """The adapter that mixes the loop watcher into :class:`~magpy.monitor.Monitor` for now (see
-    :mod:`magpy.dynamic.watcher`): ``loop_watcher`` is the watcher; its tables are the monitor's
-    attributes of the same names (the very objects: the monitor's dispatch tests them); each
-    method forwards an event. ``rows_count`` (set by the recorder of ``unbind``, taken by the
-    ``for`` over the rows) is the monitor's own."""
-
-    def init_loops(self) -> None:
-        w = self.loop_watcher = LoopWatcher(self, self.run_hooks())
-        self.add_watcher(w)
-        self.loops, self.active_loops, self.loop_ranges = w.loops, w.active_loops, w.loop_ranges
-        self.loop_iters, self.loop_indexes, self.counted, self.watched = w.loop_iters, w.loop_indexes, w.counted, w.watched
-        self.pending_whiles = w.pending_whiles
-        self.rows_count = None   # len node of the rows bind_rows just bound, if lifted
-
-    def count_assumed(self, seq: Any, len_node: fx.Node) -> None:
-        self.loop_watcher.count_assumed(seq, len_node)
-
-    def note_assumed(self, node: Any) -> bool:
-        return self.loop_watcher.holds_by_construction(node)
-
-    def loop_assumed(self, kind: str, node: Any, expected: Any) -> None:
-        self.loop_watcher.on_assume(kind, node, expected)
-
-    def take_range(self, r: Any) -> tuple | None:
-        return self.loop_watcher.take_range(r)
-
-    def range_used(self, values: list) -> None:
-        self.loop_watcher.range_used(values)
-
-    def loop_call(self, fs: Any, fn: Any, args: list, kwargs: dict) -> bool:
-        return self.loop_watcher.take_call(fs, fn, args, kwargs)
-
-    def is_loop_element(self, container: Any, key: Any) -> bool:
-        return self.loop_watcher.is_loop_element(container, key)
-
-    def loop_get_iter(self, fs: Any, v: Any) -> bool:
-        return self.loop_watcher.iter_over_range(fs, v)
-
-    def loop_over_sequence(self, fs: Any, seq: Any) -> bool:
-        return self.loop_watcher.iter_over_sequence(fs, seq)
-
-    def loop_over_rows(self, fs: Any, count_node: Any, count: int, iterator: Any) -> None:
-        self.loop_watcher.loop_over_rows(fs, count_node, count, iterator)
-
-    def loop_for_iter(self, fs: Any, it: Any) -> bool:
-        return self.loop_watcher.on_loop_back(fs, it)
-
-    def loop_compare(self, fs: Any, ins: Any, a: Any, b: Any) -> None:
-        self.loop_watcher.whiles.on_compare(fs, ins, self.at_instruction[1], a, b)
-
-    def loop_event(self, fs: Any, ins: Any, stack: list) -> None:
-        self.loop_watcher.on_instruction(fs, ins, None, stack)
-
-    def loop_frame_left(self, fs: Any) -> None:
-        self.loop_watcher.on_frame_left(fs)
-
-    def finish_loops(self) -> list:
-        return self.loop_watcher.on_finish()

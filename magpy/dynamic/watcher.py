@@ -35,11 +35,10 @@ A watcher reads the run through its *host*, the monitor, by the monitor's public
 watcher's docstring), and acts on the run through :class:`RunHooks`: the few operations the
 monitor keeps private (pend a callback after the instruction, the instruction's position).
 
-Today the monitor still reaches its watchers through two mixins, :class:`~magpy.dynamic.loops.LoopWatch`
-and :class:`~magpy.dynamic.branches.BranchWatch`: thin adapters that make the watcher objects,
-share their tables with the monitor (the same objects: the monitor's hot path tests them
-directly) and forward each monitor method to a protocol method. Once the monitor is a package,
-its dispatch can call ``for w in mon.watchers`` instead and the adapters go.
+The monitor makes its watchers in its constructor (``loop_watcher``, ``branch_watcher``, both in
+``watchers``) and shares their tables as attributes of the same names (the very objects): its
+dispatch tests them for ``active`` (one test per instruction while nothing is open) and calls the
+watcher's event; the rules call the watcher they need by name (``mon.loop_watcher.take_range``).
 """
 from __future__ import annotations
 
@@ -96,20 +95,3 @@ class Watcher:
 
     def on_finish(self) -> list:
         return []
-
-
-class WatcherHost:
-    """Mixed into the monitor by the adapters: the :class:`RunHooks` its watchers get, and the
-    list of its watchers (``watchers``, in the order they are called)."""
-
-    def run_hooks(self) -> RunHooks:
-        hooks = self.__dict__.get("_run_hooks")
-        if hooks is None:
-            hooks = self._run_hooks = RunHooks(pend=self.pend, post_new=self.post_new, scalar_arg=self.scalar_arg,
-                                               at=lambda: self.at_instruction, cell_of=self.cell_of)
-        return hooks
-
-    def add_watcher(self, watcher: Watcher) -> None:
-        if "watchers" not in self.__dict__:
-            self.watchers = []
-        self.watchers.append(watcher)

@@ -437,7 +437,7 @@ class OpRecorder:
                             and not _count_fixed_by_schema(name, output):
                         count = self.graph.call("function", len, (n,), {})
                         self.assume("scalar", count, len(output))
-                        self.count_assumed(output, count)   # (its uses are watched: magpy.dynamic.loops)
+                        self.loop_watcher.count_assumed(output, count)   # (its uses are watched: magpy.dynamic.loops)
             for t in changed:
                 self.tensor_mutated(t, n if t is output else None)
             return

@@ -352,7 +352,7 @@ class UpdateRules:
         self.note_write(container, "item")
         if self.numpy_node(container) is not None:
             self.go_dynamic("changes an array read from tensor values in place (item assignment)")
-        if self.loop_indexes and self.is_loop_element(container, key):
+        if self.loop_indexes and self.loop_watcher.is_loop_element(container, key):
             self.pend(fs, self.post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
         if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
@@ -442,7 +442,7 @@ class UpdateRules:
         if self.holds_scalar(a) or self.holds_scalar(b):
             if self._numpy_operator(fs, ins.argval, a, b):
                 return   # (3.13's comparison used as a condition leaves a bool: its outcome is assumed)
-            self.loop_compare(fs, ins, a, b)   # (a counted while loop's test: magpy.dynamic.loops)
+            self.loop_watcher.whiles.on_compare(fs, ins, self.at_instruction[1], a, b)   # (a counted while loop's test: magpy.dynamic.loops)
             self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
         capture.announce_operator(ins.argval, a, b)
@@ -533,9 +533,9 @@ class UpdateRules:
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):
         v = stack[-1]
-        if self.loop_ranges and self.loop_get_iter(fs, v):
+        if self.loop_ranges and self.loop_watcher.iter_over_range(fs, v):
             return   # (`for i in range(n)` of a tracked count: a counted loop, magpy.dynamic.loops)
-        if self.counted and self.loop_over_sequence(fs, v):
+        if self.counted and self.loop_watcher.iter_over_sequence(fs, v):
             return   # (`for x in xs` over an unbind of a lifted size: a counted loop)
         if isinstance(v, torch.Tensor):
             self.pend(fs, self._post_tensor_iter, v, opaque=True)
@@ -559,7 +559,7 @@ class UpdateRules:
         self.bind_iterated_tensors([t], stack[-1])
         if self.rows_count is not None:
             # `for row in t` over a lifted first size: a counted loop (magpy.dynamic.loops)
-            self.loop_over_rows(fs, self.rows_count, t.shape[0], stack[-1])
+            self.loop_watcher.loop_over_rows(fs, self.rows_count, t.shape[0], stack[-1])
             self.rows_count = None
 
     op_GET_YIELD_FROM_ITER = op_GET_ITER
@@ -608,7 +608,7 @@ class UpdateRules:
         self.new_outputs([left[before]])
 
     def op_FOR_ITER(self, fs, ins, stack):
-        if self.loop_iters and self.loop_for_iter(fs, stack[-1]):
+        if self.loop_iters and self.loop_watcher.on_loop_back(fs, stack[-1]):
             return   # (an iteration of a counted loop, magpy.dynamic.loops)
         it = stack[-1]
         if id(it) in self.outside_iterators or ((node := self.node(it)) is not None and node.source is not None):

@@ -52,8 +52,9 @@ from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from ..bytecode import instructions
 from ..bytecode.flow import close_tests_only, suspended_in_handler
 from ..calls import CallRules
-from ..dynamic.branches import BranchWatch
-from ..dynamic.loops import LoopWatch
+from ..dynamic.branches import BranchWatcher
+from ..dynamic.loops import LoopWatcher
+from ..dynamic.watcher import RunHooks
 from ..global_state import GlobalState, torch_mode_entered
 from ..graph import OpGraph, Unsupported
 from ..guards import Guard
@@ -111,8 +112,7 @@ _RETURNED = object()   # Monitor.top_frame once the top frame returned (no refer
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
-class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRules, OpRecorder, ScalarFlow, LoopWatch,
-              BranchWatch):
+class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRules, OpRecorder, ScalarFlow):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
@@ -187,8 +187,20 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.truth_read_codes: dict = {}             # code of a Python filter predicate -> filter (its truth read in C)
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
-        self.init_loops()
-        self.init_branches()
+        # The watchers of dynamic behaviour (magpy.dynamic.watcher): events in, decisions out. Their
+        # tables are also the monitor's attributes of the same names (the very objects), which the
+        # dispatch and the rules test.
+        hooks = RunHooks(pend=self.pend, post_new=self.post_new, scalar_arg=self.scalar_arg,
+                         at=lambda: self.at_instruction, cell_of=self.cell_of)
+        w = self.loop_watcher = LoopWatcher(self, hooks)
+        self.loops, self.active_loops, self.loop_ranges = w.loops, w.active_loops, w.loop_ranges
+        self.loop_iters, self.loop_indexes, self.counted, self.watched = w.loop_iters, w.loop_indexes, w.counted, w.watched
+        self.pending_whiles = w.pending_whiles
+        self.rows_count = None   # len node of the rows bind_rows just bound, if lifted
+        b = self.branch_watcher = BranchWatcher(self, hooks)
+        self.branch_spans, self.branch_active, self.branch_notes = b.branch_spans, b.branch_active, b.branch_notes
+        self.inplace_changes = 0
+        self.watchers = [w, b]
         self.branch_library = switches.branch_library
         if switches.read_log:
             self.read_log = []
@@ -380,10 +392,11 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
                 # iterating or unpacking text made from tensor values (`for ch in s`, `[*s]`):
                 # native code hands out its characters, which nobody follows: the text is assumed
                 self.scalar_escape(f"{ins.real} of", [v for v in stack[-3:] if type(v) is str])
+            # (the watchers' ``active``, tested on their tables: one test per instruction when idle)
             if self.watched or self.active_loops or self.pending_whiles:
-                self.loop_event(fs, ins, stack)   # (magpy.dynamic.loops: what a loop to be rolled may not do)
+                self.loop_watcher.on_instruction(fs, ins, None, stack)   # (what a loop to be rolled may not do)
             if self.branch_active:
-                self.branch_event(fs, ins, offset, stack)   # (magpy.dynamic.branches: arms, merge points)
+                self.branch_watcher.on_instruction(fs, ins, offset, stack)   # (arms, merge points)
             if ins.opname in _CALL_EVENTS:
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
                 fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
@@ -445,9 +458,9 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
             else:
                 self.scalar_escape("tests the truth of", value)   # (a number read from a tensor: assumed)
         if self.active_loops:
-            self.loop_frame_left(fs)
+            self.loop_watcher.on_frame_left(fs)
         if self.branch_active:
-            self.branch_frame_left(fs, value)
+            self.branch_watcher.on_frame_left(fs, value)
         if id(frame) in self.star_calls:
             self.star_generator_left(frame, fs)
         collecting = self.return_collectors.get(fs.code)
