@@ -112,7 +112,7 @@ _RETURNED = object()   # Monitor.top_frame once the top frame returned (no refer
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
-class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRules, OpRecorder, ScalarFlow):
+class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorder, ScalarFlow):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
@@ -126,6 +126,14 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
     :class:`~magpy.monitor.ops.OpRecorder`; numbers read from tensor values are followed by
     :class:`~magpy.scalars.ScalarFlow`.
     """
+
+    #: rule objects made for each run, whose handlers (``HANDLERS``) join the Monitor's own
+    RULE_CLASSES = (PatternRules,)
+
+    @classmethod
+    def handles(cls, handler: str) -> bool:
+        """Is there an update rule ``handler`` (``op_<EVENT>``), the Monitor's own or a rule object's?"""
+        return hasattr(cls, handler) or any(handler in r.HANDLERS for r in cls.RULE_CLASSES)
 
     #: check mode (magpy.check): a list that gets ``(source, value, where)`` for every immutable value
     #: read from outside, to say which guard should have failed when a record diverges from eager
@@ -201,6 +209,10 @@ class Monitor(Reads, AttrReads, UpdateRules, PatternRules, CallbackRules, CallRu
         self.branch_spans, self.branch_active, self.branch_notes = b.branch_spans, b.branch_active, b.branch_notes
         self.inplace_changes = 0
         self.watchers = [w, b]
+        # Rule objects: their handlers join the Monitor's own (``getattr(self, ins.handler)`` finds them)
+        for rules in (R(self) for R in self.RULE_CLASSES):
+            for name in rules.HANDLERS:
+                setattr(self, name, getattr(rules, name))
         self.branch_library = switches.branch_library
         if switches.read_log:
             self.read_log = []
