@@ -14,10 +14,18 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .breaks import BreakKind, BreakReason
 from .replay_plan import Step, replay_plan
+
+if TYPE_CHECKING:   # (annotations only: these modules are the run's, the trace is read after it)
+    import torch.fx as fx
+
+    from .global_state import GlobalState
+    from .graph import OpGraph
+    from .refgraph import RefGraph, ShadowNode
+    from .splits import SplitPoint
 
 #: ``Trace.of(mon, result=...)`` not given: the run's own result.
 _RUN_RESULT = object()
@@ -27,15 +35,15 @@ class FinishedRun(Protocol):
     """A monitor run (``magpy.monitor.Monitor``) as :meth:`Trace.of` takes it (the main fields;
     :meth:`Trace.of` lists every one it reads)."""
 
-    rg: Any
-    graph: Any
-    result: Any
+    rg: RefGraph
+    graph: OpGraph
+    result: object
     guards: list
     broken: str | None
     dynamic: bool
 
-    def scalar_node(self, v: Any) -> Any: ...
-    def holds_scalar(self, v: Any, floats: bool = False) -> bool: ...
+    def scalar_node(self, v: object) -> fx.Node | None: ...
+    def holds_scalar(self, v: object, floats: bool = False) -> bool: ...
     def describe_assumptions(self) -> list[str]: ...
     def follows_changing_numbers(self) -> bool: ...
 
@@ -46,11 +54,11 @@ class Trace:
     taken when the run is over (the objects in them are the run's own)."""
 
     # -- what the run computed -----------------------------------------------------------------------
-    rg: Any                          # RefGraph: a ShadowNode per object the run touched (source, versions, aliases)
-    graph: Any                       # OpGraph: the tensor operations (inputs, fx graph, node_of, op_count)
-    result: Any                      # what the call returned (a split: the image tuple of its frames)
+    rg: RefGraph                     # a ShadowNode per object the run touched (source, versions, aliases)
+    graph: OpGraph                   # the tensor operations (inputs, fx graph, node_of, op_count)
+    result: object                   # what the call returned (a split: the image tuple of its frames)
     guards: tuple                    # a Guard per read from outside, in the order of the reads
-    global_state: Any                # GlobalState: the process-wide switches the run started with (one guard)
+    global_state: GlobalState        # the process-wide switches the run started with (one guard)
     param_sources: Mapping           # parameter name -> Source of the call's argument
     param_values: Mapping            # parameter name -> the argument
     # -- what it changed outside (the mock replays it) -----------------------------------------------
@@ -85,18 +93,18 @@ class Trace:
     follows_changing_numbers: bool   # the run followed sizes or ints that change between calls
     tracks_scalars: bool             # numbers read from tensors (or lifted sizes) were followed
     # (the run's lookups of followed numbers, by identity: magpy.scalars keeps the one table)
-    scalar_node: Callable            # v -> the graph node computing the followed number v (or None)
-    holds_scalar: Callable           # v -> is a followed number v or inside it?
-    tracked_in: Callable             # v -> the followed numbers in v
+    scalar_node: Callable[[object], fx.Node | None]   # v -> the graph node computing the followed number v (or None)
+    holds_scalar: Callable[..., bool]   # v -> is a followed number v or inside it?
+    tracked_in: Callable[[object], list]   # v -> the followed numbers in v
     # -- how it ended ------------------------------------------------------------------------------
-    split: Any                       # the SplitPoint the run split at (magpy.splits), or None
+    split: SplitPoint | None         # the SplitPoint the run split at (magpy.splits), or None
     break_reason: BreakReason | None  # why it broke (None: it finished or split)
     dynamic: bool                    # it saw behaviour that follows tensor values
     loop_report: tuple               # what became of each counted loop (magpy.dynamic.loops)
     branch_report: tuple | None      # what became of each branch, if they were merged (magpy.dynamic.branches)
     read_log: tuple                  # check mode: (source, value, where) of each read
 
-    def node(self, v: Any) -> Any:
+    def node(self, v: object) -> ShadowNode | None:
         """The ShadowNode of object ``v`` (None if the run did not see it)."""
         return self.rg.get_node_by_var(v)
 
@@ -107,7 +115,7 @@ class Trace:
         return bool(self.replay or self.graph_mutates)
 
     @classmethod
-    def of(cls, mon: FinishedRun, result: Any = _RUN_RESULT) -> Trace:
+    def of(cls, mon: FinishedRun, result: object = _RUN_RESULT) -> Trace:
         """The trace of ``mon``'s run as it stands (``result``: in place of the run's result, the
         image tuple of a split)."""
         run_writes = len(mon.rg.writes)
@@ -139,7 +147,7 @@ class Trace:
         )
 
 
-def _call_cells(mon: Any) -> dict:
+def _call_cells(mon: FinishedRun) -> dict:
     """The cells made in the call that functions made in the call hold: a variable of the frame
     that made the function (MAKE_CELL ran in that monitored frame, in this call)."""
     cells: dict = {}
@@ -150,7 +158,7 @@ def _call_cells(mon: Any) -> dict:
     return cells
 
 
-def _param_cells(mon: Any) -> dict:
+def _param_cells(mon: FinishedRun) -> dict:
     """The cells of the compiled frame's parameters that functions made in the call hold and
     that still hold the argument (no store to the cell anywhere in the call): the interpreter
     moved the argument into the cell without a load the monitor saw, so no guard holds its value
@@ -177,11 +185,11 @@ def _frozen(d: dict) -> Mapping:
     return MappingProxyType(dict(d))
 
 
-def _report(report: Any) -> tuple | None:
+def _report(report: list | None) -> tuple | None:
     return None if report is None else tuple(report)
 
 
-def run_reason(mon: Any) -> BreakReason | None:
+def run_reason(mon: FinishedRun) -> BreakReason | None:
     """The typed reason the monitor run broke with (None if it did not)."""
     if mon.broken is None:
         return None

@@ -173,3 +173,11 @@ def test_guards_are_made_by_the_reads():
                 if name in guard_types:
                     made.append(f"{m}:{node.lineno} makes a {name}")
     assert made == []
+
+
+def test_the_trace_names_the_type_of_every_field():
+    """What the stages after a monitor run read is typed: no field of the Trace is ``Any``."""
+    from magpy.trace import Trace
+
+    untyped = [name for name, ann in Trace.__annotations__.items() if "Any" in str(ann)]
+    assert untyped == []
