@@ -25,7 +25,6 @@ if TYPE_CHECKING:   # (annotations only: these modules are the run's, the trace 
     from .global_state import GlobalState
     from .graph import OpGraph
     from .refgraph import RefGraph, ShadowNode
-    from .splits import SplitPoint
 
 #: ``Trace.of(mon, result=...)`` not given: the run's own result.
 _RUN_RESULT = object()
@@ -46,6 +45,16 @@ class FinishedRun(Protocol):
     def holds_scalar(self, v: object, floats: bool = False) -> bool: ...
     def describe_assumptions(self) -> list[str]: ...
     def follows_changing_numbers(self) -> bool: ...
+
+
+class SplitAt(Protocol):
+    """A split point as a trace holds it (:class:`magpy.splits.SplitPoint`, which imports code
+    generation, which reads traces: named here by what it offers)."""
+
+    where: str
+    op: str
+
+    def describe(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +106,7 @@ class Trace:
     holds_scalar: Callable[..., bool]   # v -> is a followed number v or inside it?
     tracked_in: Callable[[object], list]   # v -> the followed numbers in v
     # -- how it ended ------------------------------------------------------------------------------
-    split: SplitPoint | None         # the SplitPoint the run split at (magpy.splits), or None
+    split: SplitAt | None            # the SplitPoint the run split at (magpy.splits), or None
     break_reason: BreakReason | None  # why it broke (None: it finished or split)
     dynamic: bool                    # it saw behaviour that follows tensor values
     loop_report: tuple               # what became of each counted loop (magpy.dynamic.loops)

@@ -25,7 +25,7 @@ def test_checks_name_the_table_kinds_in_order():
 
 def test_every_kind_has_a_handler():
     for kind, handler in calls.FIGURE_12.items():
-        method = getattr(Monitor, handler, None)
+        method = Monitor.rule(handler)
         assert callable(method), f"{kind}: no handler {handler}"
         assert list(inspect.signature(method).parameters) == ["self", "fs", "c"], handler
         assert method.__doc__, f"{handler} says why in a docstring"

@@ -102,9 +102,23 @@ def maps_tensors(func: Any, iterables: Any) -> bool:
 
 
 class CallbackRules:
-    """Deciding a native's call by what the callbacks it ran from C returned."""
+    """Deciding a native's call by what the callbacks it ran from C returned: a rule object of the
+    run, whose methods (:attr:`PROVIDES`) the call rules reach as the run's (``FIGURE_12``'s
+    handlers, ``star_map``, ``drained``). Its table is the run's ``star_maps`` (code of ``f`` in
+    ``g(*map(f, ..))`` -> what its frames returned, the frame of ``g``), which the run's frame exit
+    fills; it uses the run's reads, pending updates and call rule, and ends the run's opaque frame
+    once a collected call is decided."""
 
-    star_maps: dict
+    PROVIDES = ("star_map", "drained", "after_map", "_map_natively", "_consume_map", "_python_fold")
+    HANDLERS = ()
+
+    def __init__(self, run) -> None:
+        self.run = run
+        self.star_maps = run.star_maps
+        self.check_stateful_iterator, self.outside_iterator = run.check_stateful_iterator, run.outside_iterator
+        self.partial_fields, self.read_args, self.holds_scalar = run.partial_fields, run.read_args, run.holds_scalar
+        self.new_outputs, self.pend, self.post_new = run.new_outputs, run.pend, run.post_new
+        self.decide_call = run.decide_call
 
     def star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
         """``zip(*map(f, xs))`` with a Python ``f`` (mmdet's ``multi_apply``): the interpreter
@@ -229,5 +243,5 @@ class CallbackRules:
         if fs.pending is not None:
             post, pdata = fs.pending
             fs.pending = None
-            self.opaque_frame = None
+            self.run.opaque_frame = None
             post(fs, stack, pdata)

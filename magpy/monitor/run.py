@@ -112,7 +112,7 @@ _RETURNED = object()   # Monitor.top_frame once the top frame returned (no refer
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
-class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorder, ScalarFlow):
+class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow):
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
@@ -127,13 +127,23 @@ class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorde
     :class:`~magpy.scalars.ScalarFlow`.
     """
 
-    #: rule objects made for each run, whose handlers (``HANDLERS``) join the Monitor's own
-    RULE_CLASSES = (PatternRules,)
+    #: rule objects made for each run: their update rules (``HANDLERS``, ``op_<EVENT>``) and the
+    #: methods the other rules call (``PROVIDES``) are reached as the run's own
+    RULE_CLASSES = (PatternRules, CallbackRules)
+
+    @classmethod
+    def rule(cls, name: str) -> Any:
+        """The function behind the run's method ``name``: the Monitor's own or a rule object's (None)."""
+        own = getattr(cls, name, None)
+        if own is not None:
+            return own
+        return next((getattr(r, name) for r in cls.RULE_CLASSES
+                     if name in r.HANDLERS or name in getattr(r, "PROVIDES", ())), None)
 
     @classmethod
     def handles(cls, handler: str) -> bool:
         """Is there an update rule ``handler`` (``op_<EVENT>``), the Monitor's own or a rule object's?"""
-        return hasattr(cls, handler) or any(handler in r.HANDLERS for r in cls.RULE_CLASSES)
+        return cls.rule(handler) is not None
 
     #: check mode (magpy.check): a list that gets ``(source, value, where)`` for every immutable value
     #: read from outside, to say which guard should have failed when a record diverges from eager
@@ -211,7 +221,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallbackRules, CallRules, OpRecorde
         self.watchers = [w, b]
         # Rule objects: their handlers join the Monitor's own (``getattr(self, ins.handler)`` finds them)
         for rules in (R(self) for R in self.RULE_CLASSES):
-            for name in rules.HANDLERS:
+            for name in (*rules.HANDLERS, *getattr(rules, "PROVIDES", ())):
                 setattr(self, name, getattr(rules, name))
         self.branch_library = switches.branch_library
         if switches.read_log:
