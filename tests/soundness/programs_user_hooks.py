@@ -24,6 +24,7 @@ NCALLS = 5
 
 program(F_, "full_backward_hook_added_between_calls", """
 EXPECT = "split"
+EXPECT_BY_VERSION = {"3.10": "record"}   # (no splits on 3.10: a record for the path the run took)
 NET = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
 GR = []
 H = []
