@@ -216,7 +216,8 @@ def builtin_made_exception(cls: type) -> bool:
 
 def is_mutable_class(cls: type) -> bool:
     """A class whose attributes a program can replace (``C.__add__ = f``): a class statement's,
-    not a builtin or extension type (``object``, ``int``, ``torch._C`` types cannot change)."""
+    not a builtin or extension type (``object``, ``int``, ``torch._C`` types cannot change; C
+    modules' heap types, ``re.Match`` since 3.10, are immutable types too, with state in C fields)."""
     flags = cls.__flags__
     return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLETYPE
 

@@ -133,6 +133,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         ns.update(_save_draws=save_states, _restore_draws=restore_states, _same_draw=same_draw)
         restore += "; _restore_draws(_G, _gs)"
     pinned = [d for d, _ in early if d.pinned is not None]
+    declines = bool(draw_checks or pinned or checks)   # (the mock may make the call a miss after the guard)
     if draw_checks or pinned:
         # What the run's path assumed of the numbers drawn, and the values it pinned, checked as
         # soon as they are drawn: a call that draws another path is a miss with the generators
@@ -180,6 +181,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         # reaches before an operator raises (`self.count += 1` before a shape error). A graph that
         # raises changed nothing outside (but the RNGs, put back): the call is a miss, and the
         # program runs as eager runs it, effects and exception included.
+        declines = True
         keeps_state = changes_global_state(trace)
         if keeps_state:
             mlines.append("_state = _speculation_state()")
@@ -206,7 +208,6 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     # the order the run made them)
     mlines += outside
     mlines.append(f"return {ret}")
-    declines = "return _UNHELD" in (line.strip() for line in mlines)
     mock_src = "def mock(fetched):\n" + "\n".join("    " + line for line in mlines) + "\n"
 
     ns.update(pool.namespace())

@@ -181,16 +181,9 @@ def _plain_layout(cls: type) -> bool:
     The metaclass is ``type`` or one written in Python (``ABCMeta``, a library's registry
     metaclass): it shapes the class, not where an instance keeps its state.)"""
     meta = type(cls)
-    return (meta is type or _class_statement(meta)) \
+    return (meta is type or is_mutable_class(meta)) \
         and (cls.__new__ is object.__new__ or cls.__new__ is _GRAD_CM_NEW) \
-        and all(k is object or _class_statement(k) for k in cls.__mro__)
-
-
-def _class_statement(cls: type) -> bool:
-    """Was ``cls`` made by a class statement? C modules make heap types too (``re.Match``,
-    ``re.Pattern`` since 3.10), which keep their state in C fields ``object.__new__`` cannot
-    fill; they are immutable types (:func:`~magpy.objmodel.is_mutable_class`)."""
-    return is_mutable_class(cls)
+        and all(k is object or is_mutable_class(k) for k in cls.__mro__)
 
 
 _HEAPTYPE = 1 << 9   # (Py_TPFLAGS_HEAPTYPE)
