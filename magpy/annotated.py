@@ -8,8 +8,7 @@ applies them when :meth:`~magpy.calls.CallRules.decide_call` finds an annotated 
 "numpy function" in :data:`~magpy.calls.FIGURE_12`). A native without an annotation may still be *pure by its
 inputs* (:meth:`AnnotatedRules._pure_by_inputs`): only constants in, from a module without outside effects.
 
-:class:`AnnotatedRules` is a base of :class:`~magpy.calls.CallRules` (methods of the monitor run; the
-host provides the state and helpers ``CallRules`` lists).
+:class:`AnnotatedRules` is a rule object of the monitor run (:mod:`magpy.monitor.rulebook`).
 """
 from __future__ import annotations
 
@@ -101,7 +100,19 @@ def item_keys_are_values(key, args) -> bool:
 
 
 class AnnotatedRules:
-    """The annotation of a native callee applied to the call (a base of ``CallRules``)."""
+    """The annotation of a native callee applied to the call: the handlers of the annotated kinds of
+    :data:`~magpy.calls.FIGURE_12`."""
+
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("assume_key_order", "attr_read", "attr_write", "bind_iterated_tensors",
+            "check_shape_read", "from_outside", "full_read", "go_dynamic", "guard_attr_precedence",
+            "guard_class_attr", "guard_identity", "holds_scalar", "log_mutation", "mutate", "node",
+            "note_write", "on_read", "outside_identity_key", "pend", "pend_op", "post_class_dict",
+            "post_new", "post_nothing", "read_absent", "read_args", "read_hasattr", "read_presence",
+            "scalar_escape", "shape_is_lifted", "start_size_read", "state_read")
+
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
 
     def _annotated(self, fs: FrameState, c: CallSite) -> bool:
         """An annotated native: its annotation decides (:meth:`_call_annotated`)."""
@@ -152,7 +163,7 @@ class AnnotatedRules:
                 raise BreakCompile(f"writes attribute `{args[1]}` of a {type(obj).__name__} whose origin "
                                    "MagPy did not see, so the write could not be replayed")
             if node.source is not None:
-                self.rg.write_attr(node, args[1], *args[2:3])   # (delete: no value)
+                self.run.rg.write_attr(node, args[1], *args[2:3])   # (delete: no value)
             self.pend(fs, self.post_nothing, None, opaque=True)
             return
         if fn in (set.discard, set.add) and len(args) == 2 and not kwargs and type(args[0]) is set \
@@ -180,7 +191,7 @@ class AnnotatedRules:
                 obj = args[0]
                 node = self.node(obj)
                 if node is not None and node.source is not None:
-                    self.rg.write_attr(node, rel[1], *args[2:3])   # (delattr: no value, deleted)
+                    self.run.rg.write_attr(node, rel[1], *args[2:3])   # (delattr: no value, deleted)
                 self.read_args(args[1:2])
                 self.pend(fs, self.post_nothing, None, opaque=True)
                 return
@@ -206,7 +217,7 @@ class AnnotatedRules:
                 key_ok = is_immutable(rel[1]) or (rel[0] == "item" and isinstance(obj, dict)
                                                   and self.outside_identity_key(rel[1]))
                 if node is not None and node.source is not None and key_ok \
-                        and self.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.mutated:
+                        and self.run.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.run.mutated:
                     if rel[0] == "hasattr":
                         self.pend(fs, self._post_hasattr, (node, rel), opaque=True)
                         return
@@ -257,7 +268,7 @@ class AnnotatedRules:
             self.read_args(moved, ann if len(moved) == len(args) else None, None)
             code = getattr(key, "__func__", key).__code__
             collector: list = []
-            self.return_collectors[code] = (collector, fs.frame)   # (the calls sorted/min/max make)
+            self.run.return_collectors[code] = (collector, fs.frame)   # (the calls sorted/min/max make)
             self.pend(fs, self._post_keyed, (fn, code, collector, bool(kwargs.get("reverse", False))))
             return
         if fn in STORING_CONSTRUCTORS:
@@ -266,7 +277,7 @@ class AnnotatedRules:
         if predicate is not None:
             # filter(f, xs) with a Python f tests the truth of what f's monitored frames return, in
             # C: harmless for a Python bool, a value read for a tensor (checked as each returns)
-            self.truth_read_codes[predicate.__code__] = fn
+            self.run.truth_read_codes[predicate.__code__] = fn
         elif fn in (filter, map):
             why, _ = element_read(fn, list(args), frozenset())   # (filter's truth tests, map(bool, t))
             if why is not None:
@@ -334,7 +345,7 @@ class AnnotatedRules:
         if node is None:
             raise BreakCompile(f"reads attribute `{name}` of a tensor of unknown origin")
         present = name in t.__dict__
-        if self.rg.read(node, ("attr", name)) is not None:
+        if self.run.rg.read(node, ("attr", name)) is not None:
             pass   # (written or read before in this call: the RefGraph already knows it)
         elif node.source is None:
             # (a constant the call itself wrote, `out.tag = "x"`, reads as that constant)
@@ -354,13 +365,13 @@ class AnnotatedRules:
         node = self.node(t)
         if node is None or node.source is None:
             raise BreakCompile("reads `.grad` of a tensor made in the call")
-        if self.rg.read(node, ("attr", "grad")) is None:
+        if self.run.rg.read(node, ("attr", "grad")) is None:
             self.on_read(t.grad, AttrSource(node.source, "grad"), ("attr", "grad"), node)
         self.pend(fs, self.post_new, 1, opaque=True)
 
     def _post_keyed(self, fs, stack, data):
         fn, code, keys, reverse = data
-        self.return_collectors.pop(code, None)
+        self.run.return_collectors.pop(code, None)
         if any(T.contains_tensor(k) for k in keys):
             self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` compares tensor keys (reads their values)")
         else:

@@ -23,12 +23,12 @@ watched loop hears of the call, ``id(v)`` guards ``v``), or *restate* the call a
 (``lst.append`` becomes ``list.append(lst, ...)``, as the annotations name it). The last kind,
 an unannotated native, always decides: it breaks.
 
-Why a mixin: the call decision is one step of the monitor run, not a stage of its own. Every
-rule reads and extends the run's state (the RefGraph, guards, the operator graph) and pends a
-post-instruction callback that the run later compares by identity (``Monitor.exception``
-tests ``pending[0] == self.post_op``). A separate ``CallRules`` object would reach into all of
-``Monitor``'s fields from outside; as a mixin of :class:`~magpy.monitor.Monitor` its rules are
-methods of the run itself, and the surface they use is listed on the class.
+The call decision is one step of the monitor run, not a stage of its own: every rule reads and
+extends the run's state (the RefGraph, guards, the operator graph) and pends a post-instruction
+callback that sees the call's result. :class:`CallRules` is a rule object of the run
+(:mod:`magpy.monitor.rulebook`); the handlers of the kinds live on it and on the rule objects of
+natives (:mod:`magpy.natives`), annotated callees (:mod:`magpy.annotated`) and callbacks run from
+C (:mod:`magpy.monitor.callbacks`), each found by its name in :data:`FIGURE_12`.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ import torch
 
 from . import capture
 from . import replayed_effects as effects
-from .annotated import NATIVE_CALLABLES, STATE_GETTERS, AnnotatedRules
+from .annotated import NATIVE_CALLABLES, STATE_GETTERS
 from .annotations import lookup
 from .annotations import torch_ops as T
 from .annotations.builtins import native_attribute_reader, native_writes
@@ -53,7 +53,6 @@ from .annotations.numpy_ops import numpy_annotation
 from .breaks import BreakCompile
 from .callsite import CallSite
 from .compiled_module import CompiledCallable, compiled_target
-from .graph import OpGraph
 from .lifted import LiftedInt
 from .monitor import function_apply
 from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS, attribute_reader_break
@@ -63,7 +62,6 @@ from .natives import (
     NUMPY_FROM_TENSOR,
     SAME_TENSOR_NATIVES,
     TENSOR_PROTOCOL_BUILTINS,
-    NativeRules,
     identity_hash,
     is_native_tensor_binop,
     text_callee,
@@ -81,7 +79,6 @@ from .objmodel import (
     set_reduction,
 )
 from .redraw import as_draw
-from .refgraph import RefGraph
 from .scalars import replace_top
 from .source import AttrSource, ItemSource
 from .tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args
@@ -217,28 +214,25 @@ def _function_transform(fn) -> str | None:
     return None
 
 
-class CallRules(NativeRules, AnnotatedRules):
-    """Figure 12's call decision, as methods of the monitor run (mixed into ``Monitor``).
-
-    The host provides the run's state (``rg``, ``graph``, ``mutated``, ``attr_writes``,
-    ``yield_collectors``, ``contextvars``, ``uses_modules``) and its helpers: ``node``,
-    ``add_guard``, ``on_read``, ``full_read``, ``read_args``, ``guard_identity``,
-    ``guard_class_attr``, ``mutate``, ``log_mutation``, ``check_stateful_iterator``,
-    ``unguarded_items``, ``guard_attr_precedence``, ``new_outputs``, ``go_dynamic``, ``pend`` with
-    the posts ``post_new``/``post_nothing``,
-    and ``pend_op``/``to_arg`` from :class:`~magpy.monitor.ops.OpRecorder`.
+class CallRules:
+    """Figure 12's call decision, a rule object of the monitor run: :meth:`decide_call` runs the
+    checks in order and hands the call to the handler of the first kind that decides.
 
     Each rule either pends a post-instruction callback (``pend``) that sees the call's
     result at the next instruction, or raises :class:`~magpy.breaks.BreakCompile`.
     """
 
-    rg: RefGraph
-    graph: OpGraph
-    mutated: set[int]
-    attr_writes: dict[int, dict[str, object]]
-    yield_collectors: dict[int, list]
-    contextvars: dict[int, tuple]
-    uses_modules: bool
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("add_effect", "assume_tensor_read", "can_assume_read", "from_outside", "go_dynamic",
+            "guard_class_attr", "guard_identity", "holds_scalar", "node", "note_write", "on_read",
+            "passes_numbers_on", "pend", "pend_op", "post_new", "post_nothing", "read_absent",
+            "read_args", "read_module_call", "read_module_hooks", "read_no_hooks", "replay_arg",
+            "scalar_call", "scalar_escape", "shape_is_lifted", "start_allclose", "start_equal",
+            "start_numpy", "start_scalar_read", "start_size_read", "value_guard")
+
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
+        self.handlers: dict = {}   # kind of callee -> its handler (FIGURE_12)
 
     def decide_call(self, fs: FrameState, fn, args: list, kwargs: dict) -> None:
         """Decide what calling ``fn(*args, **kwargs)`` means for the record (Figure 12): each kind
@@ -249,9 +243,15 @@ class CallRules(NativeRules, AnnotatedRules):
             call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
             if isinstance(call, types.FunctionType):
                 c.fn, c.args = call, [fn, *args]
+        handlers = self.handlers or self._find_handlers()
         for kind in self._callee_kinds(c):
-            if getattr(self, FIGURE_12[kind])(fs, c):
+            if handlers[kind](fs, c):
                 return
+
+    def _find_handlers(self) -> dict:
+        """Figure 12's handlers as the rule objects' bound methods (found once all rules are made)."""
+        self.handlers = {kind: self.run.bound_rule(name) for kind, name in FIGURE_12.items()}
+        return self.handlers
 
     def _callee_kinds(self, c: CallSite):
         """Figure 12's checks in their order: yields the kind of callee each one recognises (the
@@ -272,7 +272,7 @@ class CallRules(NativeRules, AnnotatedRules):
         c.writes = native_writes(fn, args)
         if c.writes is not None:
             yield "native write"
-        if self.counted or self.scalar_nodes:
+        if self.run.counted or self.run.scalar_nodes:
             yield "counted"
         if fn is type and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
             yield "type of lifted int"
@@ -295,9 +295,9 @@ class CallRules(NativeRules, AnnotatedRules):
         c.draw = as_draw(fn, args)
         if c.draw is not None:
             yield "random draw"
-        if self.scalar_nodes or (fn in NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor)):
+        if self.run.scalar_nodes or (fn in NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor)):
             yield "numpy value"
-        if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
+        if self.run.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
             yield "scalar argument"
         c.legacy = legacy_factory(fn, args, kwargs)
         if c.legacy is not None:
@@ -305,7 +305,7 @@ class CallRules(NativeRules, AnnotatedRules):
         if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
             yield "variable"
-        if fn is torch.nn.Parameter and self.eager_graph and parameter_args(args, kwargs) is not None:
+        if fn is torch.nn.Parameter and self.run.eager_graph and parameter_args(args, kwargs) is not None:
             yield "parameter"
         if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             yield "same tensor"
@@ -425,8 +425,8 @@ class CallRules(NativeRules, AnnotatedRules):
     def _replay_warning(self, fs: FrameState, c: CallSite) -> bool:
         """``warnings.warn(...)``: repeated by the mock (:func:`effects.warning_effect`), or dynamic."""
         try:
-            self.add_effect(effects.warning_effect(c, *self.at_instruction, self.replay_arg, self.from_outside,
-                                                   self.frames))
+            self.add_effect(effects.warning_effect(c, *self.run.at_instruction, self.replay_arg, self.from_outside,
+                                                   self.run.frames))
         except effects.OutsideFrame:
             pass   # (shown by this run only, as before warnings were replayed: a known gap, see docs/limits.md)
         except ValueError as e:
@@ -436,7 +436,7 @@ class CallRules(NativeRules, AnnotatedRules):
 
     def _counted_call(self, fs: FrameState, c: CallSite) -> bool:
         """``len()`` of a counted sequence, ``range()`` of a tracked count: magpy.dynamic.loops decides."""
-        return self.loop_watcher.take_call(fs, c.fn, c.args, c.kwargs)
+        return self.run.loop_watcher.take_call(fs, c.fn, c.args, c.kwargs)
 
     def _type_of_lifted(self, fs: FrameState, c: CallSite) -> bool:
         """``type()`` of a LiftedInt: the program sees int, as in eager."""
@@ -530,7 +530,7 @@ class CallRules(NativeRules, AnnotatedRules):
 
     def _autograd_function(self, fs: FrameState, c: CallSite) -> bool:
         """A custom ``autograd.Function``'s ``apply`` (:func:`magpy.monitor.function_apply.autograd_function`)."""
-        return function_apply.autograd_function(self, fs, c)
+        return function_apply.autograd_function(self.run, fs, c)
 
     def _new_parameter(self, fs: FrameState, c: CallSite) -> bool:
         """``nn.Parameter(t)`` in the call (a weight made by an init helper in ``forward``): a graph
@@ -542,7 +542,7 @@ class CallRules(NativeRules, AnnotatedRules):
 
     def _checkpoint(self, fs: FrameState, c: CallSite) -> bool:
         """``torch.utils.checkpoint.checkpoint(function, *args)`` (:func:`magpy.monitor.function_apply.checkpoint`)."""
-        return function_apply.checkpoint(self, fs, c)
+        return function_apply.checkpoint(self.run, fs, c)
 
     def _tensor_method(self, fs: FrameState, c: CallSite) -> bool:
         """A tensor method: an operator node; one that reads tensor values is a value read the
@@ -599,7 +599,7 @@ class CallRules(NativeRules, AnnotatedRules):
         self.guard_identity(fn)
         self.read_no_hooks(self.node(fn).source)
         # (it may change its own buffers: the graph always runs, and is never speculated on)
-        self.graph_mutates = self.mutates_outside = True
+        self.run.graph_mutates = self.run.mutates_outside = True
         self.pend_op(fs, "function", _script_call(fn, type(fn).__name__), c.args, c.kwargs,
                       f"scripted module {type(fn).__name__}")
         return True
@@ -613,8 +613,8 @@ class CallRules(NativeRules, AnnotatedRules):
         describes the module as it was (a record no later call matches), what it reads after
         describes the module as it stays."""
         if lazy_uninitialized(c.fn):
-            if self.other_sides is not None:   # (a run eager never makes must not build them)
-                self.other_sides.stop(f"it would build the parameters of lazy module {type(c.fn).__name__}")
+            if self.run.other_sides is not None:   # (a run eager never makes must not build them)
+                self.run.other_sides.stop(f"it would build the parameters of lazy module {type(c.fn).__name__}")
             c.fn._infer_parameters(c.fn, tuple(c.args), dict(c.kwargs))
         self._call_module(c.fn)
         self.pend(fs, self.post_new, 1)
@@ -625,7 +625,7 @@ class CallRules(NativeRules, AnnotatedRules):
         module's parameters and attributes when it runs (the module is identity-guarded where
         the method was read). One operator node that calls it, as the program does."""
         target, bound, method = c.script
-        self.graph_mutates = self.mutates_outside = True   # (it may change its module's buffers)
+        self.run.graph_mutates = self.run.mutates_outside = True   # (it may change its module's buffers)
         self.pend_op(fs, "function", _script_call(target, method.name, *bound), c.args[len(bound):], c.kwargs,
                       f"script method {method.name}")
         return True
@@ -646,7 +646,7 @@ class CallRules(NativeRules, AnnotatedRules):
             return True
         if name == "allclose" and self.start_allclose(fs, args, kwargs):
             return True
-        if fn is torch.get_rng_state and not args and not kwargs and self.eager_graph:
+        if fn is torch.get_rng_state and not args and not kwargs and self.run.eager_graph:
             # The CPU generator's state where the program reads it (a reversible block saving it
             # for its backward): the eager graph runs the random operators before it in program
             # order, so the state it reads is eager's. (Compiled kernels draw otherwise: dynamic.)
@@ -693,7 +693,7 @@ class CallRules(NativeRules, AnnotatedRules):
         guard that it still has no hooks, still uses its class's ``__call__`` and that no
         ``forward`` was set on the instance (or that it is still the one set)."""
         node = self.node(mod)
-        self.uses_modules = True
+        self.run.uses_modules = True
         if type(mod).__call__ is not torch.nn.Module.__call__:
             return   # a Python __call__ of its own: its frame runs monitored
         if node is not None and node.source is not None and module_has_hooks(mod):

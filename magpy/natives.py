@@ -9,8 +9,7 @@ numpy on values read from tensors, ``torch.equal``/``torch.allclose``, the legac
 constructors, ``print``/logging/``time.sleep`` (replayed by the mock), ABC checks, context
 variables, weak references, ``id``/``hash``/``next``, and natives that are pure by their inputs.
 
-:class:`NativeRules` holds them as methods of the monitor run (a base of
-:class:`~magpy.calls.CallRules`, itself a mixin of :class:`~magpy.monitor.Monitor`): the call
+:class:`NativeRules` holds them, a rule object of the monitor run (:mod:`magpy.monitor.rulebook`): the call
 decision (:meth:`CallRules.decide_call`) picks the kind of callee and hands the call to one of these.
 A handler takes the run's frame state and the :class:`~magpy.callsite.CallSite`, and returns True
 when it decided what the call means (it pended a post-instruction callback, or raised
@@ -139,8 +138,20 @@ _COPY_PROTOCOL = ("__reduce_ex__", "__reduce__", "__getstate__", "__setstate__",
                   "__getnewargs__", "__slots__", "__copy__", "__deepcopy__")
 
 class NativeRules:
-    """The rules of :meth:`~magpy.calls.CallRules.decide_call` for specific natives (a base of ``CallRules``,
-    so methods of the monitor run; the host provides the state and helpers ``CallRules`` lists)."""
+    """The rules of :meth:`~magpy.calls.CallRules.decide_call` for specific natives: the handlers of
+    their kinds in :data:`~magpy.calls.FIGURE_12`."""
+
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("add_effect", "assume", "check_stateful_iterator", "decide_call", "draw_arguments",
+            "from_outside", "full_read", "go_dynamic", "guard_class_attr", "guard_identity",
+            "guard_native_iteration", "holds_numpy", "holds_scalar", "is_value_shaped",
+            "new_outputs", "node", "numpy_node", "numpy_op", "on_read", "pend", "pend_op",
+            "post_new", "post_nothing", "python_node", "read_abc_registries", "read_args",
+            "read_tensor_identity", "scalar_node", "shape_is_lifted", "text_op", "to_arg",
+            "track_scalar", "unguarded_items", "where")
+
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
 
     def _call_partial(self, fs: FrameState, c: CallSite) -> bool:
         """``partial(f, *a, **k)(*args)``: the call is ``f(*a, *args, **k, **kwargs)``; the bound
@@ -173,14 +184,14 @@ class NativeRules:
         items = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
         if not any(isinstance(a, torch.Tensor) for a in items) or len(items) > 8 or not all(
                 type(a) in (int, float, bool) or (type(a) is torch.Tensor and a.numel() == 1
-                                                  and (self.graph.node_of(a) is not None or self.from_outside(a)))
+                                                  and (self.run.graph.node_of(a) is not None or self.from_outside(a)))
                 for a in items):
             return False
         cmp = _operator.gt if fn is max else _operator.lt
         best = 0
         for j in range(1, len(items)):
             outcome = bool(cmp(items[j], items[best]))
-            node = self.graph.call("function", cmp, (self.to_arg(items[j]), self.to_arg(items[best])), {})
+            node = self.run.graph.call("function", cmp, (self.to_arg(items[j]), self.to_arg(items[best])), {})
             self.assume("truth", node, outcome)
             if outcome:
                 best = j
@@ -210,7 +221,7 @@ class NativeRules:
                 if not self.from_outside(logger):
                     return False   # (a logger made in the call: the record could not name it)
                 self.guard_identity(logger)
-            fs_, offset = self.at_instruction
+            fs_, offset = self.run.at_instruction
             ins = fs_.instrs.get(offset)
             where = (fs_.code.co_filename, ins.line if ins is not None and ins.line else fs_.frame.f_lineno,
                      fs_.code.co_name)
@@ -248,17 +259,17 @@ class NativeRules:
         graph outputs: it may change the tensor later), ``("value", a)`` for a constant or a value
         the graph computes; None if it cannot."""
         if isinstance(a, torch.Tensor):
-            computed = self.graph.node_of(a) is not None and not self.from_outside(a)
+            computed = self.run.graph.node_of(a) is not None and not self.from_outside(a)
             if not computed and not self.from_outside(a):
                 return None
             if a.requires_grad or type(a) is not torch.Tensor:
-                if computed and (type(a) is not torch.Tensor or not self.eager_graph):
+                if computed and (type(a) is not torch.Tensor or not self.run.eager_graph):
                     # (a subclass's repr, or the grad_fn it names, could differ: only a graph run op
                     # by op has eager's; a tensor from outside is the very object in the graph)
                     return None
                 # its text, made where the program printed (print writes str() of each argument)
                 return ("node", self.python_node("function", call_text, ("", "str", self.to_arg(a)), {}))
-            return ("node", self.graph.call("method", "clone", (self.to_arg(a),), {}))
+            return ("node", self.run.graph.call("method", "clone", (self.to_arg(a),), {}))
         if self.scalar_node(a) is not None or is_immutable(a) or (
                 type(a) in (tuple, list, torch.Size) and all(is_immutable(e) or self.scalar_node(e) is not None
                                                               for e in a)):
@@ -300,7 +311,7 @@ class NativeRules:
         the next kind, and the ranges it was given count as used (their lengths followed or assumed)."""
         if self._try_draw(fs, c):
             return True
-        self.loop_watcher.range_used([*c.draw[2], *c.kwargs.values()])   # (not a draw: ranges it takes are used)
+        self.run.loop_watcher.range_used([*c.draw[2], *c.kwargs.values()])   # (not a draw: ranges it takes are used)
         return False
 
     def _try_draw(self, fs: FrameState, c: CallSite) -> bool:
@@ -311,7 +322,7 @@ class NativeRules:
         fn, kwargs = c.fn, c.kwargs
         gen, name, args = c.draw
         values = [*args, *kwargs.values()]
-        if not self.redraw_ok or not all(type(a) is LiftedInt or is_immutable(as_argument(a)) for a in values):
+        if not self.run.redraw_ok or not all(type(a) is LiftedInt or is_immutable(as_argument(a)) for a in values):
             return False   # (a range of a lifted count is immutable: the draw takes it, SizedArg)
         for a in values:
             if type(a) is list:
@@ -340,17 +351,17 @@ class NativeRules:
     def _post_draw(self, fs, stack, data):
         call, gen, label, args, kwargs = data
         value = stack[-1]
-        if type(value) is int or (type(value) is float and self.float_inputs_ok):
-            src = DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(),
-                             after_ops=self.graph.op_count)
-            self.draws.append(src)
-            self.track_scalar(fs, stack, self.graph.draw_input(value, src))
+        if type(value) is int or (type(value) is float and self.run.float_inputs_ok):
+            src = DrawSource(len(self.run.draws), call, gen, args, kwargs, label, self.where(),
+                             after_ops=self.run.graph.op_count)
+            self.run.draws.append(src)
+            self.track_scalar(fs, stack, self.run.graph.draw_input(value, src))
             return
         if not pinnable(value):
             self.go_dynamic(f"`{label}` drew a {type(value).__name__}, which the mock cannot draw again")
         # Pinned: the record holds for this very value (checked right after the mock draws it).
         pinned = value.copy() if hasattr(value, "copy") and not is_immutable(value) else value
-        self.draws.append(DrawSource(len(self.draws), call, gen, args, kwargs, label, self.where(), (pinned,)))
+        self.run.draws.append(DrawSource(len(self.run.draws), call, gen, args, kwargs, label, self.where(), (pinned,)))
         self.new_outputs([value])
 
     def _numpy_call(self, fs: FrameState, c: CallSite) -> bool:
@@ -361,10 +372,10 @@ class NativeRules:
         makes an array of a tensor.)"""
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if fn in NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor):
-            if not self.redraw_ok or len(args) > 2 or any(k not in ("dtype", "copy") for k in kwargs) \
+            if not self.run.redraw_ok or len(args) > 2 or any(k not in ("dtype", "copy") for k in kwargs) \
                     or type(args[0]) is not torch.Tensor or args[0].requires_grad:
                 return False
-            if not (self.graph.node_of(args[0]) is not None or self.from_outside(args[0])):
+            if not (self.run.graph.node_of(args[0]) is not None or self.from_outside(args[0])):
                 return False
             self.numpy_op(fs, "function", fn, tuple(args), dict(kwargs))
             return True
@@ -391,9 +402,9 @@ class NativeRules:
         node, and the array is followed as a value read from tensors (``ScalarFlow.numpy_op``):
         numpy computations on it stay in the graph, Python reads of it are assumptions. Only with
         backends that serve values that change between calls (eager, Inductor)."""
-        if not self.redraw_ok or type(t) is not torch.Tensor or t.requires_grad or args \
+        if not self.run.redraw_ok or type(t) is not torch.Tensor or t.requires_grad or args \
                 or any(k != "force" for k in kwargs) or not (
-                self.graph.node_of(t) is not None or self.from_outside(t)):
+                self.run.graph.node_of(t) is not None or self.from_outside(t)):
             return False
         self.numpy_op(fs, "method", "numpy", (t,), dict(kwargs))
         return True
@@ -404,7 +415,7 @@ class NativeRules:
         if type(a) is not torch.Tensor or type(b) is not torch.Tensor or any(
                 self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)):
             return False
-        if not all(self.graph.node_of(t) is not None or self.from_outside(t) for t in (a, b)):
+        if not all(self.run.graph.node_of(t) is not None or self.from_outside(t) for t in (a, b)):
             return False
         if a.shape != b.shape:
             self.pend(fs, self.post_nothing, None, opaque=True)
@@ -414,8 +425,8 @@ class NativeRules:
 
     def _post_equal(self, fs, stack, data):
         a, b = data
-        same = self.graph.call("function", _operator.eq, (self.to_arg(a), self.to_arg(b)), {})
-        self.assume("truth", self.graph.call("method", "all", (same,), {}), bool(stack[-1]))
+        same = self.run.graph.call("function", _operator.eq, (self.to_arg(a), self.to_arg(b)), {})
+        self.assume("truth", self.run.graph.call("method", "all", (same,), {}), bool(stack[-1]))
 
     def start_allclose(self, fs: FrameState, args: list, kwargs: dict) -> bool:
         """``torch.allclose(a, b, rtol, atol, equal_nan)``: whether ``isclose`` holds everywhere,
@@ -430,15 +441,15 @@ class NativeRules:
                 self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)) \
                 or not all(type(v) in (int, float, bool) and self.scalar_node(v) is None for v in opts.values()):
             return False
-        if not all(self.graph.node_of(t) is not None or self.from_outside(t) for t in (a, b)):
+        if not all(self.run.graph.node_of(t) is not None or self.from_outside(t) for t in (a, b)):
             return False
         self.pend(fs, self._post_allclose, (a, b, opts), opaque=True)
         return True
 
     def _post_allclose(self, fs, stack, data):
         a, b, opts = data
-        close = self.graph.call("function", torch.isclose, (self.to_arg(a), self.to_arg(b)), dict(opts))
-        self.assume("truth", self.graph.call("method", "all", (close,), {}), bool(stack[-1]))
+        close = self.run.graph.call("function", torch.isclose, (self.to_arg(a), self.to_arg(b)), dict(opts))
+        self.assume("truth", self.run.graph.call("method", "all", (close,), {}), bool(stack[-1]))
 
     def passes_numbers_on(self, fn, args: list, kwargs: dict) -> bool:
         """Does calling ``fn`` only pass on the numbers read from tensors among its arguments
@@ -617,7 +628,7 @@ class NativeRules:
             # a guard keyed by it, a write, an output; reads.add_guard and the mock refuse those).
             if fs.code not in ID_MEMO_CODES:
                 self.go_dynamic(f"uses `{c.fn.__name__}()` of an object created in this call (a new number every call)")
-            self.identity_numbers.add(c.fn(v))
+            self.run.identity_numbers.add(c.fn(v))
             return False
         if isinstance(v, torch.Tensor):
             # The number stands for this very tensor (a memo key, an f-string key): a tensor
@@ -643,12 +654,12 @@ class NativeRules:
 
     def _cached_call(self, fs: FrameState, c: CallSite) -> bool:
         """A ``functools.lru_cache`` function (:func:`magpy.cached_calls.decide`)."""
-        return cached_calls.decide(self, fs, c)
+        return cached_calls.decide(self.run, fs, c)
 
     def changed_outside(self) -> bool:
         """Has the run so far changed state that exists outside the call (or replayed an effect)?"""
-        return bool(self.attr_writes or self.global_writes or self.cell_writes or self.appends or self.effects
-                    or self.mutates_outside or any(self.rg.sn[n].source is not None for n in self.mutated))
+        return bool(self.run.attr_writes or self.run.global_writes or self.run.cell_writes or self.run.appends or self.run.effects
+                    or self.run.mutates_outside or any(self.run.rg.sn[n].source is not None for n in self.run.mutated))
 
     def _tensor_protocol_builtin(self, fs: FrameState, c: CallSite) -> bool:
         """abs(t) and pow(t, e) call the tensor's own operators (__abs__, __pow__, __rpow__),
@@ -681,7 +692,7 @@ class NativeRules:
             self.pend(fs, self._post_sum, (list(it), start, None))   # sum(d.values())
         elif isinstance(it, types.GeneratorType):
             collector: list = []
-            self.yield_collectors[id(it.gi_frame)] = collector
+            self.run.yield_collectors[id(it.gi_frame)] = collector
             self.pend(fs, self._post_sum, (collector, start, it.gi_frame))
         elif isinstance(it, (dict, set, frozenset, collections.deque)):
             self.read_args([it], None, sum)
@@ -696,7 +707,7 @@ class NativeRules:
     def _post_sum(self, fs, stack, data):
         items, start, frame = data
         if frame is not None:
-            self.yield_collectors.pop(id(frame), None)
+            self.run.yield_collectors.pop(id(frame), None)
         out = stack[-1]
         if not isinstance(out, torch.Tensor):
             if any(isinstance(i, torch.Tensor) for i in items):
@@ -704,10 +715,10 @@ class NativeRules:
             return
         acc = self.to_arg(start)
         for item in items:
-            acc = self.graph.call("function", _operator.add, (acc, self.to_arg(item)), {})
+            acc = self.run.graph.call("function", _operator.add, (acc, self.to_arg(item)), {})
         if not isinstance(acc, torch.fx.Node):
             raise Unsupported("`sum` produced a tensor MagPy could not follow")
-        self.graph.bind(out, acc)
+        self.run.graph.bind(out, acc)
         self.new_outputs([out])
 
     def _reduce(self, fs: FrameState, c: CallSite) -> bool:
@@ -728,7 +739,7 @@ class NativeRules:
             self.pend(fs, self._post_fold, (op, peek_items(it), start, None))
         elif isinstance(it, types.GeneratorType):
             collector: list = []
-            self.yield_collectors[id(it.gi_frame)] = collector
+            self.run.yield_collectors[id(it.gi_frame)] = collector
             self.pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
         else:
             self.unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
@@ -740,7 +751,7 @@ class NativeRules:
     def _post_fold(self, fs, stack, data):
         op, items, start, frame = data
         if frame is not None:
-            self.yield_collectors.pop(id(frame), None)
+            self.run.yield_collectors.pop(id(frame), None)
         out = stack[-1]
         if not isinstance(out, torch.Tensor):
             if any(isinstance(i, torch.Tensor) for i in items) or isinstance(start, torch.Tensor):
@@ -752,19 +763,19 @@ class NativeRules:
             raise Unsupported("`functools.reduce` produced a tensor MagPy could not follow")
         acc = self.to_arg(values[0])
         for item in values[1:]:
-            acc = self.graph.call("function", op, (acc, self.to_arg(item)), {})
+            acc = self.run.graph.call("function", op, (acc, self.to_arg(item)), {})
         if not isinstance(acc, torch.fx.Node):
             raise Unsupported("`functools.reduce` produced a tensor MagPy could not follow")
-        self.graph.bind(out, acc)
+        self.run.graph.bind(out, acc)
         self.new_outputs([out])
 
     def _contextvar(self, fs: FrameState, c: CallSite) -> bool:
         """ContextVar.set/reset inside the call are fine if they leave the variable as found;
         a get before any set in this call reads outside state that cannot be guarded."""
         fn, var = c.fn, c.args[0]
-        if fn is contextvars.ContextVar.get and id(var) not in self.contextvars:
+        if fn is contextvars.ContextVar.get and id(var) not in self.run.contextvars:
             self.go_dynamic(f"reads context variable {var.name!r} set outside the call")
-        if fn is not contextvars.ContextVar.get and id(var) not in self.contextvars:
-            self.contextvars[id(var)] = (var, var.get(NO_VALUE))
+        if fn is not contextvars.ContextVar.get and id(var) not in self.run.contextvars:
+            self.run.contextvars[id(var)] = (var, var.get(NO_VALUE))
         self.pend(fs, self.post_new, 1)
         return True

@@ -192,54 +192,54 @@ class _NotText(Exception):
 
 
 class ScalarFlow:
-    """The tracked numbers of a monitor run (mixed into :class:`~magpy.monitor.Monitor`).
+    """The tracked numbers of a monitor run: a rule object of the run, whose tables
+    (``scalar_nodes``, ``assumptions``, ``lifted_shape``) are the run's state."""
 
-    The host provides ``graph`` (an :class:`~magpy.graph.OpGraph`), ``to_arg``, ``node``, ``pend``,
-    ``go_dynamic`` and ``where`` (the user's file:line now).
-    """
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("from_outside", "full_read", "go_dynamic", "inside_except", "new_outputs", "node",
+            "pend", "post_new", "read_type", "to_arg", "truth_taken", "where")
 
-    scalar_nodes: dict[int, tuple[float, Any]]
-    _scalar_inputs: tuple
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
 
-    assumptions: list
 
     def init_scalars(self) -> None:
-        self.scalar_nodes = {}       # id -> (the float, held alive so the id stays its name; fx node)
-        self._scalar_inputs = ()     # the arguments of the numeric call in flight
-        self.assumptions = []        # (kind, fx node, value the run saw): checked after the graph runs
-        self.assumed_at = []         # file:line of each
-        self.lifted_shape = set()    # ids of tensors whose shape derives from a lifted input dimension
+        self.run.scalar_nodes = {}       # id -> (the float, held alive so the id stays its name; fx node)
+        self.run._scalar_inputs = ()     # the arguments of the numeric call in flight
+        self.run.assumptions = []        # (kind, fx node, value the run saw): checked after the graph runs
+        self.run.assumed_at = []         # file:line of each
+        self.run.lifted_shape = set()    # ids of tensors whose shape derives from a lifted input dimension
         # A size of a value-shaped tensor (a boolean mask's result) was followed as a graph node:
         # from then on any tensor computed in the call may have a shape that follows it.
-        self.value_sizes_followed = False
+        self.run.value_sizes_followed = False
 
     # -- assumptions ---------------------------------------------------------------------------------------
     def assume(self, kind: str, node: Any, expected: Any) -> None:
         """The rest of the run depends on what ``node`` computes: the record holds only when the
         graph computes the same again. ``kind``: ``"truth"`` (``bool(value)``), ``"item"``
         (``tensor.item()``), ``"list"`` (``tensor.tolist()``), ``"scalar"`` (a Python number)."""
-        if self.loop_watcher.holds_by_construction(node):
+        if self.run.loop_watcher.holds_by_construction(node):
             return   # a number computed from loop indexes alone: it holds while the loop is unrolled
         if _np is not None and isinstance(expected, _np.ndarray):
             expected = expected.copy()   # (the program may change its array after the run)
-        elif kind == "scalar" and any(k == kind and n is node for k, n, _ in self.assumptions[-8:]):
+        elif kind == "scalar" and any(k == kind and n is node for k, n, _ in self.run.assumptions[-8:]):
             return   # (the same value read again: `counts.get(key)` then `counts[key] = ...`)
         where = self.where()
-        if kind == "scalar" and self.in_call_event and where in self.split_escapes:
+        if kind == "scalar" and self.run.in_call_event and where in self.run.split_escapes:
             # earlier records assumed other values here: split the call at this native instead
             raise BreakCompile("passes a number read from a tensor, which changes between calls, to a native")
-        self.assumptions.append((kind, node, expected))
-        self.assumed_at.append(where)
-        if self.active_loops:
-            self.loop_watcher.on_assume(kind, node, expected)
+        self.run.assumptions.append((kind, node, expected))
+        self.run.assumed_at.append(where)
+        if self.run.active_loops:
+            self.run.loop_watcher.on_assume(kind, node, expected)
         if kind == "truth":
-            self.branch_watcher.on_assume("truth", node, expected)   # (a conditional jump on it: magpy.dynamic.branches)
+            self.run.branch_watcher.on_assume("truth", node, expected)   # (a conditional jump on it: magpy.dynamic.branches)
 
     def assumed_beyond_sizes(self) -> bool:
         """Has the run assumed something the guard cannot check before the mock runs (a value the
         graph computes, checked after it; see codegen.speculation.assumption_checks)? Then what
         the mock does before the graph is speculative: a failed check makes the call a miss."""
-        return not all(checked_before_the_mock(kind, node) for kind, node, _ in self.assumptions)
+        return not all(checked_before_the_mock(kind, node) for kind, node, _ in self.run.assumptions)
 
     def describe_assumptions(self) -> list[str]:
         """One line per assumption: what the graph recomputes, the value the run saw, where."""
@@ -252,14 +252,14 @@ class ScalarFlow:
 
         return [f"{'the text' if isinstance(expected, str) else what[kind]} `{name(node)}` is "
                 f"{'at least ' if kind == 'atleast' else ''}{expected!r} ({where})"
-                for (kind, node, expected), where in zip(self.assumptions, self.assumed_at)]
+                for (kind, node, expected), where in zip(self.run.assumptions, self.run.assumed_at)]
 
     def can_assume_read(self, t: Any, kind: str) -> bool:
         """Can a read of ``t``'s value of this kind be an assumption: a plain tensor the graph
         computes or reads from outside, one element (up to 64 for ``tolist``)?"""
         if type(t) not in (torch.Tensor, torch.nn.Parameter) or (kind != "list" and t.numel() != 1) or t.numel() > 64:
             return False
-        if self.graph.node_of(t) is not None:
+        if self.run.graph.node_of(t) is not None:
             return True
         node = self.node(t)
         return node is not None and node.source is not None
@@ -270,47 +270,47 @@ class ScalarFlow:
         if not self.can_assume_read(t, kind):
             return False
         # (a copy: the graph may change t in place later, and the check reads it after the graph)
-        self.assume(kind, self.graph.call("method", "clone", (self.to_arg(t),), {}), value)
+        self.assume(kind, self.run.graph.call("method", "clone", (self.to_arg(t),), {}), value)
         return True
 
     def scalar_node(self, v: Any) -> Any:
         """The graph node that computes ``v``, if ``v`` is a tracked number; else None."""
         if type(v) in _TRACKED or isinstance(v, NUMPY_VALUES):
-            hit = self.scalar_nodes.get(id(v))
+            hit = self.run.scalar_nodes.get(id(v))
             if hit is not None and hit[0] is v:
                 return hit[1]
         return None
 
     def numpy_node(self, v: Any) -> Any:
         """The graph node that computes ``v``, if ``v`` is a numpy value read from tensors."""
-        return self.scalar_node(v) if self.scalar_nodes and isinstance(v, NUMPY_VALUES) else None
+        return self.scalar_node(v) if self.run.scalar_nodes and isinstance(v, NUMPY_VALUES) else None
 
     def holds_numpy(self, v: Any, arrays_only: bool = False) -> bool:
         """Is a numpy value read from tensors ``v`` or inside it (``arrays_only``: an ndarray)?"""
         kinds = (_np.ndarray,) if arrays_only else NUMPY_VALUES
-        return bool(self.scalar_nodes) and any(isinstance(e, kinds) for e in self._tracked_in(v))
+        return bool(self.run.scalar_nodes) and any(isinstance(e, kinds) for e in self._tracked_in(v))
 
     def holds_scalar(self, v: Any, floats: bool = False) -> bool:
         """Is a tracked number ``v`` or inside it (lists, tuples, dicts, slices, a bound method's
         self)? ``floats``: only numbers read from tensor values count, not lifted sizes."""
-        return bool(self.scalar_nodes) and next(self._tracked_in(v, floats), None) is not None
+        return bool(self.run.scalar_nodes) and next(self._tracked_in(v, floats), None) is not None
 
     def track_scalar(self, fs: Any, stack: list, node: Any, below: int = 0) -> None:
         """The result on top of ``fs``'s stack (or ``below`` slots under it) is what ``node`` computes."""
         value = stack[-1 - below]
-        held, self._scalar_inputs = self._scalar_inputs, ()
+        held, self.run._scalar_inputs = self.run._scalar_inputs, ()
         if type(value) in (int, bool) and type(value) is not bool:
             # a plain int has no identity of its own: the program goes on with a LiftedInt
             value = LiftedInt(value)
             replace_top(fs, stack, value, below)
         elif type(value) is not float and type(value) is not LiftedInt:
             self.go_dynamic(f"reads a tensor value into a Python {type(value).__name__}")
-        elif id(value) in self.scalar_nodes or any(value is a for a in held):
+        elif id(value) in self.run.scalar_nodes or any(value is a for a in held):
             # An existing object (an argument of max/min, a constant of the code) would now mean
             # something else too: the program goes on with a fresh copy of it.
             value = value * 1.0 if type(value) is float else LiftedInt(value)
             replace_top(fs, stack, value, below)
-        self.scalar_nodes[id(value)] = (value, node)
+        self.run.scalar_nodes[id(value)] = (value, node)
 
     def draw_arguments(self, args: Any, kwargs: dict) -> tuple[tuple, dict]:
         """A random draw's arguments as the mock passes them (magpy.redraw): a size that changes
@@ -321,11 +321,11 @@ class ScalarFlow:
             node = self.scalar_node(a) if type(a) is LiftedInt else None
             if node is not None and size_expr(node, ConstPool()) is not None:
                 return SizedArg(node, int(a))
-            counted = self.loop_watcher.take_range(a) if type(a) is range else None   # (`range(x.shape[0])`)
+            counted = self.run.loop_watcher.take_range(a) if type(a) is range else None   # (`range(x.shape[0])`)
             if counted is not None:
                 if all(size_expr(n, ConstPool()) is not None for n in counted):
                     return SizedArg(counted[0], a, counted[1:])
-                self.loop_watcher.range_used([a])
+                self.run.loop_watcher.range_used([a])
             if self.holds_scalar(a):
                 self.scalar_escape("passes to a random draw", a)
             return as_argument(delift(a))
@@ -443,11 +443,11 @@ class ScalarFlow:
             ki, kj = self.scalar_arg(keys[i]), self.scalar_arg(keys[j])
             if isinstance(ki, torch.fx.Node) or isinstance(kj, torch.fx.Node):
                 compare = operator.lt if strict else operator.le
-                self.assume("truth", self.graph.call("function", compare, (ki, kj), {}), True)
+                self.assume("truth", self.run.graph.call("function", compare, (ki, kj), {}), True)
 
     def post_assumed(self, fs, stack, data):
         kind, target, args = data
-        self.assume("truth", self.graph.call(kind, target, args, {}), self.truth_taken(fs, stack, bool(stack[-1])))
+        self.assume("truth", self.run.graph.call(kind, target, args, {}), self.truth_taken(fs, stack, bool(stack[-1])))
 
     # -- the producers -----------------------------------------------------------------------------------
     def start_scalar_read(self, fs: Any, t: torch.Tensor, ints: bool = False) -> bool:
@@ -498,7 +498,7 @@ class ScalarFlow:
             flat = list(args[0]) if seq else list(args)
             if all(type(a) in _NUMBERS for a in flat):
                 mapped = [self.scalar_arg(a) for a in flat]
-                self._scalar_inputs = tuple(flat)
+                self.run._scalar_inputs = tuple(flat)
                 self.pend(fs, self._post_scalar, ("function", fn, (type(args[0])(mapped),) if seq else tuple(mapped)),
                            opaque=True)
                 return True
@@ -507,44 +507,43 @@ class ScalarFlow:
     def _post_rewrap(self, fs, stack, lifted):
         new = LiftedInt(stack[-1])
         replace_top(fs, stack, new)
-        self.scalar_nodes[id(new)] = (new, self.scalar_node(lifted))
+        self.run.scalar_nodes[id(new)] = (new, self.scalar_node(lifted))
 
     # -- lifted shapes ---------------------------------------------------------------------------------
-    lifted_shape: set
 
     def follows_changing_numbers(self) -> bool:
         """Does the graph take or compute numbers that change between the calls the record serves
         (lifted sizes and values, draws, sizes of value-shaped tensors)? Then the backend compiles
         it for changing sizes, and the run's LiftedInts left outside go back to plain ints."""
-        return bool(self.lifted_dims or self.lifted_value_nodes or self.draws or self.value_sizes_followed)
+        return bool(self.run.lifted_dims or self.run.lifted_value_nodes or self.run.draws or self.run.value_sizes_followed)
 
     def follows_sizes(self) -> bool:
         """Does the run follow sizes that change between the calls its record serves (lifted
         shapes, ints lifted from outside, sizes of value-shaped tensors)? Then an int it follows
         may be passed to an operator as a size, and the output's shape is followed in turn."""
-        return bool(self.lifted_shape or self.value_sizes_followed or self.lifted_value_nodes)
+        return bool(self.run.lifted_shape or self.run.value_sizes_followed or self.run.lifted_value_nodes)
 
     def made_lifted_ints(self) -> bool:
         """Did the run hand the program LiftedInts (numbers it followed: read from tensors, sizes)?
         Those it left outside go back to plain ints when the run ends, whatever the record."""
-        return self.follows_changing_numbers() or any(type(v) is LiftedInt for v, _ in self.scalar_nodes.values())
+        return self.follows_changing_numbers() or any(type(v) is LiftedInt for v, _ in self.run.scalar_nodes.values())
 
     def shape_is_lifted(self, t: Any) -> bool:
         """Can ``t``'s shape differ between calls this record serves? In a run with lifted inputs,
         every tensor's can, but a tensor from outside that its guard pins (a parameter, an argument
         whose sizes are all guarded): a tensor computed in the call may derive from a lifted size
         by any path, and one that does not is only read through a graph node it need not have."""
-        if not self.lifted_shape and not self.value_sizes_followed:
+        if not self.run.lifted_shape and not self.run.value_sizes_followed:
             return False
-        if id(t) in self.lifted_shape:
+        if id(t) in self.run.lifted_shape:
             return True
         node = self.node(t)
         return node is None or node.source is None
 
     def mark_lifted_shape(self, t: torch.Tensor) -> None:
-        if id(t) not in self.lifted_shape:
-            self.lifted_shape.add(id(t))
-            forget_when_dead(t, self, "lifted_shape", id(t))
+        if id(t) not in self.run.lifted_shape:
+            self.run.lifted_shape.add(id(t))
+            forget_when_dead(t, self.run, "lifted_shape", id(t))
 
     def start_size_read(self, fs: Any, t: torch.Tensor, what: str, args: tuple = ()) -> None:
         """``t.size(d)``, ``t.size()``, ``t.shape``, ``len(t)``, ``t.numel()`` of a tensor whose
@@ -560,14 +559,14 @@ class ScalarFlow:
         the value is no such number. (``below``: the value is that many slots under the top, the
         first of two locals one instruction pushes.)"""
         value = stack[-1 - below]
-        if not (type(value) is int or (type(value) is float and self.float_inputs_ok and value == value)) \
-                or source.describe() not in self.lifted_values:
+        if not (type(value) is int or (type(value) is float and self.run.float_inputs_ok and value == value)) \
+                or source.describe() not in self.run.lifted_values:
             return False   # (a NaN: guarded as the very object, ValueGuard)
-        node = self.lifted_value_nodes.get(source)
+        node = self.run.lifted_value_nodes.get(source)
         if node is None:
             self.read_type(source, value)
-            node = self.lifted_value_nodes[source] = self.graph.scalar_input(value, source)
-        seen = self.lifted_reads.get(source)
+            node = self.run.lifted_value_nodes[source] = self.run.graph.scalar_input(value, source)
+        seen = self.run.lifted_reads.get(source)
         if seen is not None and seen[0] is value and self.scalar_node(seen[1]) is node:
             # The same object read again: the same followed number (eager's identity: a NaN
             # is found by `in`, `list.index` and as a dict key only as the very object).
@@ -580,7 +579,7 @@ class ScalarFlow:
             # input. The program goes on with a copy of its own.
             replace_top(fs, stack, value * 1.0, below)
         self.track_scalar(fs, stack, node, below)
-        self.lifted_reads[source] = (value, stack[-1 - below])
+        self.run.lifted_reads[source] = (value, stack[-1 - below])
         return True
 
     def _post_size_read(self, fs, stack, data):
@@ -591,7 +590,7 @@ class ScalarFlow:
             sizes = []
             for d in range(t.dim()):
                 v = LiftedInt(out[d])
-                self.scalar_nodes[id(v)] = (v, self.graph.call("method", "size", (node, d), {}))
+                self.run.scalar_nodes[id(v)] = (v, self.run.graph.call("method", "size", (node, d), {}))
                 sizes.append(v)
             new = torch.Size(sizes)
             replace_top(fs, stack, new)
@@ -603,7 +602,7 @@ class ScalarFlow:
             target = ("method", "size", (node, 0))
         else:
             target = ("method", "numel", (node,))
-        self.track_scalar(fs, stack, self.graph.call(*target, {}))
+        self.track_scalar(fs, stack, self.run.graph.call(*target, {}))
 
     def scalar_arg(self, v: Any) -> Any:
         node = self.scalar_node(v)
@@ -649,7 +648,7 @@ class ScalarFlow:
             self.go_dynamic(f"runs `{getattr(target, '__name__', target)}` on values read from tensors while "
                             f"{changed} the call set differs from the call's start: the graph would run it "
                             "without that mode")
-        node = self.graph.call(kind, target, args, kwargs)
+        node = self.run.graph.call(kind, target, args, kwargs)
         node.meta["magpy_python"] = True
         node.meta["magpy_where"] = self.where()
         return node
@@ -658,10 +657,10 @@ class ScalarFlow:
         """What process-wide mode natives read in C the call changed and has not put back yet: a
         context variable (numpy's error state under ``np.errstate``, ``decimal.localcontext``)
         or the warning filters (``warnings.catch_warnings``, ``simplefilter``); else None."""
-        for var, entry in self.contextvars.values():
+        for var, entry in self.run.contextvars.values():
             if var.get(NO_VALUE) is not entry:
                 return f"context variable {var.name!r}"
-        filters, entry = self.warning_filters
+        filters, entry = self.run.warning_filters
         if warnings.filters is not filters or tuple(filters) != entry:
             return "the warning filters"
         return None
@@ -672,7 +671,7 @@ class ScalarFlow:
         if self.inside_except(_NUMBER_ERRORS):
             # (`try: np.log(a)` / `except FloatingPointError`, `np.linalg.inv` / `LinAlgError`: a
             # call on which the graph's numpy raises is a miss, as for tensor operations)
-            self.speculative_ops.append(self.where())
+            self.run.speculative_ops.append(self.where())
         self.track_value(fs, stack, node)
 
     def track_value(self, fs: Any, stack: list, node: Any) -> None:
@@ -681,12 +680,12 @@ class ScalarFlow:
         element by element; anything else (an int, a list, a bool) is assumed."""
         value = stack[-1]
         if isinstance(value, NUMPY_VALUES):
-            self.scalar_nodes[id(value)] = (value, node)
+            self.run.scalar_nodes[id(value)] = (value, node)
         elif type(value) is float:
             self.track_scalar(fs, stack, node)
         elif type(value) is tuple and value and all(isinstance(e, NUMPY_VALUES) for e in value):
             for i, e in enumerate(value):
-                self.scalar_nodes[id(e)] = (e, self.graph.call("function", operator.getitem, (node, i), {}))
+                self.run.scalar_nodes[id(e)] = (e, self.run.graph.call("function", operator.getitem, (node, i), {}))
         else:
             self.assume("scalar", node, value)
             self.post_new(fs, stack, 1)   # (an object of the call from here on: a dtype, a list)
@@ -697,7 +696,7 @@ class ScalarFlow:
         ``"%.2f" % s``, ``str(t)``): a graph node that formats the call's values (run in Python,
         like a numpy node), its result (a new str object) followed by identity. Only with backends that
         serve changing values; False when an argument cannot be a graph argument."""
-        if not self.redraw_ok:
+        if not self.run.redraw_ok:
             return False
         try:
             fx_args = tuple(self._text_arg(a) for a in args)
@@ -715,8 +714,8 @@ class ScalarFlow:
         if isinstance(v, torch.Tensor):
             # (a subclass's text, or a grad_fn name, could differ from the graph's tensor: only a
             # graph run op by op, the eager backend's, has eager's grad_fn)
-            if t is not torch.Tensor or (v.requires_grad and not self.eager_graph) or not (
-                    self.graph.node_of(v) is not None or self.from_outside(v)):
+            if t is not torch.Tensor or (v.requires_grad and not self.run.eager_graph) or not (
+                    self.run.graph.node_of(v) is not None or self.from_outside(v)):
                 raise _NotText
             return self.to_arg(v)
         if v is None or t in (str, int, float, bool, bytes):
@@ -748,18 +747,18 @@ class ScalarFlow:
             if type(value) is not str:
                 self.post_new(fs, stack, 1)
             return
-        if id(value) in self.scalar_nodes or any(value is a for a in inputs):
+        if id(value) in self.run.scalar_nodes or any(value is a for a in inputs):
             # An input handed back (a format that changes nothing this time) or an object that
             # already means something: the program goes on with a fresh copy of the text.
             value = value[:1] + value[1:]
             replace_top(fs, stack, value)
-        self.scalar_nodes[id(value)] = (value, node)   # (held by the run: its id names it while the run lasts)
+        self.run.scalar_nodes[id(value)] = (value, node)   # (held by the run: its id names it while the run lasts)
 
     def _post_scalar(self, fs, stack, data):
         kind, target, args = data
-        node = self.graph.call(kind, target, args, {})
+        node = self.run.graph.call(kind, target, args, {})
         if self.inside_except(_NUMBER_ERRORS):
             # (`try: s = -math.log(eps)` / `except ValueError`: the graph computes it; a call on
             # which it raises is a miss, and the program runs again, as for tensor operations)
-            self.speculative_ops.append(self.where())
+            self.run.speculative_ops.append(self.where())
         self.track_scalar(fs, stack, node)

@@ -53,3 +53,40 @@ def test_reads_are_where_the_run_makes_guards():
         made = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                 and (n.func.id.endswith("Guard") or n.func.id.endswith("Source"))}
         assert not made, (name, made)
+
+
+def test_the_monitor_is_composed_not_mixed():
+    """The run's rules are objects of their own: the Monitor and every rule class derive from
+    nothing but ``object``, and every public method of a rule is reachable on the run."""
+    from magpy.monitor import Monitor, rulebook
+
+    assert Monitor.__mro__ == (Monitor, object)
+    for rule_class in rulebook.RULE_CLASSES:
+        assert rule_class.__mro__ == (rule_class, object), rule_class
+    mon = Monitor((lambda: None).__code__, {}, {})
+    for rule, rule_class in zip(mon.rules, rulebook.RULE_CLASSES):
+        assert type(rule) is rule_class
+        for name in rulebook.rule_methods(rule_class):
+            assert callable(getattr(mon, name)), (rule_class.__name__, name)
+
+
+def _self_names(cls: ast.ClassDef) -> set[str]:
+    """The attributes ``self.<name>`` the methods of ``cls`` read or write."""
+    return {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "self"}
+
+
+def test_each_rule_names_what_it_uses_of_the_others():
+    """A rule reaches the run's state through ``self.run`` and the other rules only through the
+    names its ``USES`` lists: every ``self.<name>`` in its source is its own, ``run``, or listed."""
+    import inspect
+
+    from magpy.monitor import rulebook
+
+    for rule_class in rulebook.RULE_CLASSES:
+        tree = ast.parse(inspect.getsource(rule_class))
+        own = set(vars(rule_class)) | {"run", "handlers"}
+        stray = _self_names(tree.body[0]) - own - set(rule_class.USES)
+        assert not stray, (rule_class.__name__, sorted(stray))
+        unused = set(rule_class.USES) - _self_names(tree.body[0])
+        assert not unused, (rule_class.__name__, sorted(unused))

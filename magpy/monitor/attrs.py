@@ -66,12 +66,17 @@ def raw_cell(frame: Any, idx: int) -> Any:
     return fn.__closure__[idx] if fn is not None and fn.__closure__ is not None else None
 
 class AttrReads:
-    """Attribute lookups of a monitor run (mixed into :class:`~magpy.monitor.run.Monitor`): the
-    sources and guards of ``obj.name``, of ``super().name`` and of the dunders operators look up.
+    """Attribute lookups of a monitor run (a rule object of the run): the sources and guards of
+    ``obj.name``, of ``super().name`` and of the dunders operators look up."""
 
-    The host provides ``node``, ``add_guard``, ``on_read``, ``held_node``, ``pend``,
-    ``new_outputs`` and the run's ``rg``.
-    """
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("add_guard", "assume", "check_shape_read", "from_outside", "full_read", "go_dynamic",
+            "guard_identity", "held_node", "lift_value", "new_outputs", "node", "numpy_node",
+            "numpy_op", "on_read", "pend", "record_op", "scalar_escape", "scalar_node",
+            "shape_is_lifted", "start_size_read", "tensor_grad_read", "tensor_user_attr", "to_arg")
+
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
 
     # -- dunders and class attributes -----------------------------------------------------------
     def guard_protocol(self, ins, stack: list) -> None:
@@ -153,7 +158,7 @@ class AttrReads:
             # `a.shape`, `a.T`, `a.dtype`: a node; an array is followed, anything else assumed
             self.numpy_op(fs, "function", getattr, (stack[-1], ins.argval), {})
             return
-        if self.scalar_nodes and self.scalar_node(stack[-1]) is not None:
+        if self.run.scalar_nodes and self.scalar_node(stack[-1]) is not None:
             self.scalar_escape(f"reads attribute `{ins.argval}` of", stack[-1])
         self._attr(fs, stack[-1], ins.argval, method=ins.method)
 
@@ -240,7 +245,7 @@ class AttrReads:
             self.pend(fs, self._post_new_attr, method, opaque=opaque)
             return
         rel = ("attr", name)
-        if self.rg.read(node, rel) is not None:
+        if self.run.rg.read(node, rel) is not None:
             # read before: the value is the one the first read guarded, taken the same way (a
             # module class's `__getattr__`, torch._VF's, ran unmonitored then, and does again)
             self.pend(fs, self._post_new_attr, method, opaque=isinstance(obj, (torch.nn.Module, types.ModuleType)))
@@ -305,12 +310,12 @@ class AttrReads:
         self.guard_class_attr(cls, "__getattribute__")
         # A getter that raises keeps nothing: eager runs it again on every call, so the run ends
         # dynamic unless the read returns (Monitor.after_call), as for an lru_cache's miss.
-        self.cached_misses[id(obj), name] = f"{cls.__qualname__}.{name}"
+        self.run.cached_misses[id(obj), name] = f"{cls.__qualname__}.{name}"
         self.pend(fs, self._post_cached_property, (obj, node, name, method), opaque=True)
 
     def _post_cached_property(self, fs, stack, data):
         obj, node, name, method = data
-        self.cached_misses.pop((id(obj), name), None)
+        self.run.cached_misses.pop((id(obj), name), None)
         value = DECODER.method_result(stack)[0] if method else stack[-1]
         if obj.__dict__.get(name, NO_VALUE) is not value:
             raise BreakCompile(f"reads cached property `{type(obj).__name__}.{name}`, which kept no value in the instance")
@@ -371,7 +376,7 @@ class AttrReads:
                 if klass is not None:
                     self.on_read(value, ItemSource(class_dict_source(klass), rel[1]))
             return
-        if self.lifted_values and not method and self.lift_value(fs, stack, src):
+        if self.run.lifted_values and not method and self.lift_value(fs, stack, src):
             return
         self.on_read(value, src, rel, node)
 
@@ -400,7 +405,7 @@ class AttrReads:
         if name == "storage_offset" and len(tensors) == 1 and type(output) is int and self.from_outside(tensors[0]):
             self.add_guard(StateReadGuard(AttrSource(self.node(tensors[0]).source, name), (), output))
             return
-        node = self.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
+        node = self.run.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
                                {k: self.to_arg(v) for k, v in kwargs.items()})
         self.assume("scalar", node, output)
 
@@ -416,7 +421,7 @@ class AttrReads:
             return
         names = ("args", "errno", "strerror", "filename", "filename2") if isinstance(value, OSError) else ("args",)
         for name in names:
-            if self.rg.read(node, ("attr", name)) is not None:
+            if self.run.rg.read(node, ("attr", name)) is not None:
                 continue   # (read, or written by the call, already)
             v = getattr(value, name)
             if T.contains_tensor(v) or isinstance(v, torch.Tensor):
@@ -435,7 +440,7 @@ class AttrReads:
     # -- closure cells from outside (`LOAD_DEREF` of a free variable) ---------------------------------
     def cell_of(self, fs, idx):
         if fs.is_top:
-            return self.top_closure[idx] if idx < len(self.top_closure) else None
+            return self.run.top_closure[idx] if idx < len(self.run.top_closure) else None
         if idx in passed_free_cells(fs.code):
             return None   # a cell of the split call, passed to its resume function (magpy.splits)
         fn = capture.backend().frame_function(fs.frame) if hasattr(capture.backend(), "frame_function") else None
@@ -448,7 +453,7 @@ class AttrReads:
             # MAKE_CELL in a monitored frame), except those passed down from the closure of the
             # compiled function or of a function from outside, which outlive the call
             # (`lambda k: table[k]` over such a free variable reads outside state).
-            if self.outside_cells.get(id(cell)) is not cell:
+            if self.run.outside_cells.get(id(cell)) is not cell:
                 return None
         return cell
 

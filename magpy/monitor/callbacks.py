@@ -103,22 +103,18 @@ def maps_tensors(func: Any, iterables: Any) -> bool:
 
 class CallbackRules:
     """Deciding a native's call by what the callbacks it ran from C returned: a rule object of the
-    run, whose methods (:attr:`PROVIDES`) the call rules reach as the run's (``FIGURE_12``'s
-    handlers, ``star_map``, ``drained``). Its table is the run's ``star_maps`` (code of ``f`` in
-    ``g(*map(f, ..))`` -> what its frames returned, the frame of ``g``), which the run's frame exit
-    fills; it uses the run's reads, pending updates and call rule, and ends the run's opaque frame
+    run, whose methods the call rules reach as the run's (``star_map``, ``drained``) or as
+    handlers of ``FIGURE_12`` (``_map_natively``, ``_consume_map``, ``_python_fold``). Its table
+    is the run's ``star_maps`` (code of ``f`` in ``g(*map(f, ..))`` -> what its frames returned,
+    the frame of ``g``), which the run's frame exit fills; it uses the run's reads, pending updates and call rule, and ends the run's opaque frame
     once a collected call is decided."""
 
-    PROVIDES = ("star_map", "drained", "after_map", "_map_natively", "_consume_map", "_python_fold")
-    HANDLERS = ()
+    #: what its rules call of the run (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("check_stateful_iterator", "outside_iterator", "partial_fields", "read_args", "holds_scalar",
+            "new_outputs", "pend", "post_new", "decide_call")
 
     def __init__(self, run) -> None:
         self.run = run
-        self.star_maps = run.star_maps
-        self.check_stateful_iterator, self.outside_iterator = run.check_stateful_iterator, run.outside_iterator
-        self.partial_fields, self.read_args, self.holds_scalar = run.partial_fields, run.read_args, run.holds_scalar
-        self.new_outputs, self.pend, self.post_new = run.new_outputs, run.pend, run.post_new
-        self.decide_call = run.decide_call
 
     def star_map(self, fs: FrameState, fn, pos: map, kw: dict) -> bool:
         """``zip(*map(f, xs))`` with a Python ``f`` (mmdet's ``multi_apply``): the interpreter
@@ -220,7 +216,7 @@ class CallbackRules:
         inner = func.func if type(func) is functools.partial else func
         inner = getattr(inner, "__func__", inner)
         code = getattr(inner, "__code__", None)
-        if not isinstance(inner, types.FunctionType) or code in self.star_maps \
+        if not isinstance(inner, types.FunctionType) or code in self.run.star_maps \
                 or any(type(it) in (map, filter) for it in reduced[1:]):
             return False   # (map(f, map(f, xs)): both call f from this frame, so their items would mix)
         if type(func) is functools.partial:
@@ -232,13 +228,13 @@ class CallbackRules:
                 return False
             kept = arguments
             arguments = lambda returned: kept(e for e, r in zip(elements, returned) if _truth(r))   # noqa: E731
-        self.star_maps[code] = (collector, fs.frame)
+        self.run.star_maps[code] = (collector, fs.frame)
         self.pend(fs, self._post_star_map, (fn, collector, kw, code, arguments))
         return True
 
     def _post_star_map(self, fs, stack, data):
         fn, items, kw, code, arguments = data
-        self.star_maps.pop(code, None)
+        self.run.star_maps.pop(code, None)
         self.decide_call(fs, fn, arguments(items), kw)   # (the decision the call would have had before it ran)
         if fs.pending is not None:
             post, pdata = fs.pending

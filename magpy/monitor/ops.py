@@ -14,8 +14,8 @@ sees its output and adds the operator-graph node:
 * a small CPU tensor read from outside may have its *value* guarded instead
   (:meth:`~magpy.monitor.reads.Reads.value_guard`).
 
-Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a mixin of
-:class:`~magpy.monitor.run.Monitor`: these are steps of the same run over its state.
+Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a rule object of the run
+(:mod:`magpy.monitor.rulebook`): these are steps of the same run over its state.
 """
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ from ..breaks import BreakCompile
 from ..bytecode import catches_tensor_errors, catching_ranges, with_ranges
 from ..bytecode.flow import may_swallow
 from ..global_state import HARMLESS_NAMES, STATE_SETTER_NAMES, is_state_getter_name, is_state_setter_name
-from ..graph import OpGraph, Unsupported, loop_index, range_len
+from ..graph import Unsupported, loop_index, range_len
 from ..guards import array_same, array_snapshot, is_numeric_array
 from ..lifted import LiftedInt
 from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number, storage_key
-from ..refgraph import RefGraph, forget_when_dead
+from ..refgraph import forget_when_dead
 from ..scalars import NUMPY_VALUES, shape_safe
 from ..torch_support import version_counter
 
@@ -143,21 +143,18 @@ def _own_torch_function(cls: type) -> bool:
 
 
 class OpRecorder:
-    """Tensor operations of the monitor run become operator-graph nodes (mixed into ``Monitor``).
+    """Tensor operations of the monitor run become operator-graph nodes (a rule object of the run);
+    guards of values read through torch come from its reads (``value_guard``, ``state_read``:
+    :mod:`magpy.monitor.reads`)."""
 
-    The host provides the run's state (``rg``, ``graph``, ``frames``, ``mutated``,
-    ``graph_mutates``) and its helpers ``node``, ``add_guard``, ``full_read``,
-    ``new_outputs``, ``go_dynamic`` and ``pend``; guards of values read through torch come from
-    its reads (``value_guard``, ``state_read``: :mod:`magpy.monitor.reads`).
-    """
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("assume", "assume_tensor_read", "can_assume_read", "follows_sizes", "full_read",
+            "go_dynamic", "holds_numpy", "holds_scalar", "mark_lifted_shape", "new_outputs", "node",
+            "numpy_node", "pend", "read_storage_layout", "scalar_escape", "scalar_node",
+            "shape_is_lifted", "state_read", "tracked_in", "where")
 
-    rg: RefGraph
-    graph: OpGraph
-    frames: dict[int, FrameState]
-    mutated: set[int]
-    graph_mutates: bool
-    other_sides: Any
-    mutates_outside: bool
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
 
     def pend_op(self, fs: FrameState, kind: str, target: Any, args: list, kwargs: dict, name: str) -> None:
         """A tensor operation runs next: remember its inputs' versions to see in-place changes."""
@@ -169,14 +166,14 @@ class OpRecorder:
             raise BreakCompile(f"a tensor operation `{name}` inside `try`/`except` on a `{type(own).__qualname__}`, "
                                "a tensor subclass with its own `__torch_function__`/`__torch_dispatch__`")
         if tensors and name not in T.META_METHODS and self.inside_except():
-            if not self.raising_ok:
+            if not self.run.raising_ok:
                 self.go_dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                               "tensor values, so the branch taken cannot be guarded")
             # Speculation: the record holds for calls on which the graph does not raise (as this
             # run's operator did not); one that raises is a miss, and the program runs again.
-            self.speculative_ops.append(self.where())
-        if self.other_sides is not None:
-            self.other_sides.keep(self, tensors)   # (an in-place change of an outside tensor is undone after it)
+            self.run.speculative_ops.append(self.where())
+        if self.run.other_sides is not None:
+            self.run.other_sides.keep(self.run, tensors)   # (an in-place change of an outside tensor is undone after it)
         versions = [(t, version_counter(t)) for t in tensors]
         self.pend(fs, self.post_op, (kind, target, args, kwargs, name, versions), opaque=True)
 
@@ -210,7 +207,7 @@ class OpRecorder:
         """Is some monitored frame inside a ``try`` whose ``except`` could catch a tensor error
         (or one of ``errors``), or inside a ``with`` whose context manager could swallow it
         (``contextlib.suppress``)?"""
-        for fs in self.frames.values():
+        for fs in self.run.frames.values():
             ranges = catching_ranges(fs.code)
             at = fs.frame.f_lasti
             if ranges:
@@ -232,17 +229,17 @@ class OpRecorder:
     def is_value_shaped(self, t: Any) -> bool:
         """Was ``t`` computed (in this run) from an operator whose output shape depends on
         tensor values (a boolean mask, ``nonzero``...), directly or through other operators?"""
-        return id(t) in self.value_shaped
+        return id(t) in self.run.value_shaped
 
     def _mark_value_shaped(self, output: Any) -> None:
         for t in T.tensors_in([output], {}):
-            if id(t) not in self.value_shaped:
-                self.value_shaped.add(id(t))
-                forget_when_dead(t, self, "value_shaped", id(t))
-            if self.redraw_ok:
+            if id(t) not in self.run.value_shaped:
+                self.run.value_shaped.add(id(t))
+                forget_when_dead(t, self.run, "value_shaped", id(t))
+            if self.run.redraw_ok:
                 # The backend serves changing sizes (as for lifted shapes): sizes read from this
                 # tensor are graph nodes, followed like numbers read from tensor values.
-                self.value_sizes_followed = True
+                self.run.value_sizes_followed = True
 
     def check_shape_read(self, t: Any, what: str) -> None:
         """The program reads ``t``'s shape into Python: dynamic if that shape depends on values,
@@ -257,15 +254,15 @@ class OpRecorder:
         rows = list(rows)
         if t.dim() == 0 or len(rows) != t.shape[0] or not all(_is_row_of(r, t) for r in rows):
             raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
-        n = self.graph.call("method", "unbind", (self.to_arg(t), 0), {})
-        self.rows_count = None
+        n = self.run.graph.call("method", "unbind", (self.to_arg(t), 0), {})
+        self.run.rows_count = None
         if self.shape_is_lifted(t):
-            self.rows_count = self.graph.call("function", len, (n,), {})   # (a loop over the rows: magpy.dynamic.loops)
-            self.assume("scalar", self.rows_count, len(rows))
+            self.run.rows_count = self.run.graph.call("function", len, (n,), {})   # (a loop over the rows: magpy.dynamic.loops)
+            self.assume("scalar", self.run.rows_count, len(rows))
             for e in rows:
                 self.mark_lifted_shape(e)
         for i, e in enumerate(rows):
-            self.graph.bind(e, self.graph.getitem(n, i))
+            self.run.graph.bind(e, self.run.graph.getitem(n, i))
 
     def bind_iterated_tensors(self, tensors: list, out: Any) -> None:
         """After a native (``zip``, ``enumerate``, ``map``, ``list``...) iterated ``tensors``:
@@ -273,7 +270,7 @@ class OpRecorder:
         seqs = _row_sequences(out)
         for t in tensors:
             at = next((i for i, q in enumerate(seqs) if t.dim() and len(q) == t.shape[0] and q
-                       and all(_is_row_of(r, t) and self.graph.node_of(r) is None for r in q)), None)
+                       and all(_is_row_of(r, t) and self.run.graph.node_of(r) is None for r in q)), None)
             if at is None:
                 raise BreakCompile("iterates over a tensor in a way MagPy cannot follow")
             self.bind_rows(t, seqs.pop(at))   # (by position: `==` on sequences of tensors reads values)
@@ -293,15 +290,15 @@ class OpRecorder:
     def to_arg(self, v: Any, _depth: int = 0) -> Any:
         """Convert a runtime value to an fx argument: tensors become nodes, the rest is baked in."""
         if isinstance(v, torch.Tensor):
-            n = self.graph.node_of(v)
+            n = self.run.graph.node_of(v)
             if n is not None:
                 return n
             node = self.node(v)
             if node is not None and node.source is not None:
-                return self.graph.placeholder(v, node.source)
+                return self.run.graph.placeholder(v, node.source)
             raise Unsupported(f"tensor of unknown origin ({type(v).__name__} {tuple(v.shape)}) used by an operator")
         t = type(v)
-        if self.scalar_nodes and (t is float or t is LiftedInt or t is str or isinstance(v, NUMPY_VALUES)):
+        if self.run.scalar_nodes and (t is float or t is LiftedInt or t is str or isinstance(v, NUMPY_VALUES)):
             node = self.scalar_node(v)
             if node is not None:
                 return node
@@ -368,11 +365,11 @@ class OpRecorder:
             raise Unsupported("a numpy array of unknown origin passed to a tensor operator")
         if node.source is not None and aliasing:
             raise Unsupported("makes a tensor that shares memory with a numpy array from outside the call")
-        self.array_constants.append((arr, array_snapshot(arr)))
-        return self.graph.constant(torch.from_numpy(arr.copy()))
+        self.run.array_constants.append((arr, array_snapshot(arr)))
+        return self.run.graph.constant(torch.from_numpy(arr.copy()))
 
     def check_array_constants(self) -> None:
-        for arr, snap in self.array_constants:
+        for arr, snap in self.run.array_constants:
             if not array_same(arr, snap):
                 raise Unsupported("a numpy array passed to a tensor operator changed later in the call")
 
@@ -386,7 +383,7 @@ class OpRecorder:
         """
         if name in T.DATA_DEPENDENT and target is not torch.get_rng_state:   # (see Calls.decide_call)
             self.go_dynamic(f"`{name}` reads tensor values")
-        if self.scalar_nodes and not shape_safe(name):
+        if self.run.scalar_nodes and not shape_safe(name):
             # (an array read from tensor values passed to an operator is data, like a tensor: the
             # output's shape may follow the array's, so the output counts as value-shaped below)
             # (an int followed as a LiftedInt may be a size: fine where the run follows changing sizes,
@@ -396,7 +393,7 @@ class OpRecorder:
             if numbers:
                 self.scalar_escape(f"passes to operator `{name}` (its output shape may depend on it)", numbers)
         value_shaped = any(self.is_value_shaped(t) for t in T.tensors_in(args, kwargs)) \
-            or (bool(self.scalar_nodes) and self.holds_numpy((args, kwargs), arrays_only=True))
+            or (bool(self.run.scalar_nodes) and self.holds_numpy((args, kwargs), arrays_only=True))
         fixed_lengths = False
         if T.shape_depends_on_values(name, args, kwargs):
             if name in ("_pack_padded_sequence", "_pad_packed_sequence"):
@@ -420,11 +417,11 @@ class OpRecorder:
             else:
                 fx_args = tuple(self.to_arg(a) for a in args)
             fx_kwargs = {k: self.to_arg(v) for k, v in kwargs.items()}
-            n = self.graph.call(kind, target, fx_args, fx_kwargs)
+            n = self.run.graph.call(kind, target, fx_args, fx_kwargs)
             if T.contains_tensor(output):
                 self._bind_output(n, output)
                 if fixed_lengths and name == "_pack_padded_sequence" and isinstance(output, tuple):
-                    self.graph.node_of(output[1]).meta["magpy_fixed"] = True   # batch_sizes: from lengths alone
+                    self.run.graph.node_of(output[1]).meta["magpy_fixed"] = True   # batch_sizes: from lengths alone
                 if value_shaped:
                     self._mark_value_shaped(output)
                 if self.follows_sizes() and (
@@ -435,9 +432,9 @@ class OpRecorder:
                         self.mark_lifted_shape(t)
                     if isinstance(output, (tuple, list)) and not _count_follows_rank(name, args, kwargs) \
                             and not _count_fixed_by_schema(name, output):
-                        count = self.graph.call("function", len, (n,), {})
+                        count = self.run.graph.call("function", len, (n,), {})
                         self.assume("scalar", count, len(output))
-                        self.loop_watcher.count_assumed(output, count)   # (its uses are watched: magpy.dynamic.loops)
+                        self.run.loop_watcher.count_assumed(output, count)   # (its uses are watched: magpy.dynamic.loops)
             for t in changed:
                 self.tensor_mutated(t, n if t is output else None)
             return
@@ -446,25 +443,25 @@ class OpRecorder:
                 self.read_storage_layout(kind, target, name, args, kwargs, output)
                 return
             if value_shaped and name not in _VALUE_FREE_META and not (
-                    name in ("dim", "ndimension") or (self.value_sizes_followed and T.tensors_in(args, kwargs))):
+                    name in ("dim", "ndimension") or (self.run.value_sizes_followed and T.tensors_in(args, kwargs))):
                 self.go_dynamic(f"`{name}` reads the shape of a tensor whose shape depends on tensor values")
-            if (self.lifted_shape or self.value_sizes_followed) and name not in _VALUE_FREE_META and name not in ("dim", "ndimension") \
+            if (self.run.lifted_shape or self.run.value_sizes_followed) and name not in _VALUE_FREE_META and name not in ("dim", "ndimension") \
                     and any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs)):
                 # metadata that follows a lifted shape (strides, contiguity, a size read otherwise than
                 # magpy.scalars lifts it): the value read is assumed
-                node = self.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
+                node = self.run.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
                                        {k: self.to_arg(v) for k, v in kwargs.items()})
                 self.assume("scalar", node, output)
             return
         if target in T.GRAD_MODE_OPS or name in STATE_SETTER_NAMES:
             # Grad mode and autocast switches stay in the graph, in program order.
             fx_args = tuple(self.to_arg(a) for a in args)
-            self.graph.call(kind, target, fx_args, {k: self.to_arg(v) for k, v in kwargs.items()})
-            self.graph_mutates = True
+            self.run.graph.call(kind, target, fx_args, {k: self.to_arg(v) for k, v in kwargs.items()})
+            self.run.graph_mutates = True
             return
         if inputs_have_tensor:
             self.go_dynamic(f"`{name}` reads tensor values (returns {type(output).__name__})")
-        if self.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs)):
+        if self.run.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs)):
             # a value computed from numbers the graph follows (torch.broadcast_shapes of lifted
             # sizes) is used by Python as it is: those numbers are assumed
             self.scalar_escape(f"passes to `{name}`", args, kwargs)
@@ -488,7 +485,7 @@ class OpRecorder:
         ``k``'s node), or marked so (``magpy_fixed``)?"""
         if not isinstance(t, torch.Tensor):
             return False
-        start = self.graph.node_of(t)
+        start = self.run.graph.node_of(t)
         if start is None:
             return False
         seen, todo = set(), [start]
@@ -497,7 +494,7 @@ class OpRecorder:
             if n in seen:
                 continue
             seen.add(n)
-            if len(seen) > 256 or n.op == "placeholder" or n.meta.get("storage") in self.mutated_storages:
+            if len(seen) > 256 or n.op == "placeholder" or n.meta.get("storage") in self.run.mutated_storages:
                 return False
             if n.meta.get("magpy_fixed"):
                 continue
@@ -512,19 +509,19 @@ class OpRecorder:
     def _bind_output(self, n, output) -> None:
         """Bind each tensor of ``output`` (a tensor or nested tuples/lists) to ``n`` or its items."""
         if isinstance(output, torch.Tensor):
-            self.graph.bind(output, n)
+            self.run.graph.bind(output, n)
             self.new_outputs([output])
             return
         if isinstance(output, (tuple, list)):
             for i, e in enumerate(output):
                 if isinstance(e, torch.Tensor):
-                    self.graph.bind(e, self.graph.getitem(n, i))
+                    self.run.graph.bind(e, self.run.graph.getitem(n, i))
                 elif isinstance(e, (tuple, list)) and T.contains_tensor(e):
-                    self._bind_output(self.graph.getitem(n, i), e)
+                    self._bind_output(self.run.graph.getitem(n, i), e)
                 elif e is not None and is_immutable(e):
                     # a number (or text) the operator computed beside its tensors (a scripted
                     # function returning `(y, int(count))`): the record holds for that value
-                    self.assume("scalar", self.graph.getitem(n, i), e)
+                    self.assume("scalar", self.run.graph.getitem(n, i), e)
                 elif e is not None:
                     raise Unsupported(f"operator returned a {type(e).__name__} beside its tensors")
             self.new_outputs([output, *output])   # torch.return_types results are new objects too
@@ -533,20 +530,20 @@ class OpRecorder:
 
     def tensor_mutated(self, t: torch.Tensor, n) -> None:
         """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
-        self.graph_mutates = True
-        self.inplace_changes += 1
-        for loop in self.active_loops:
+        self.run.graph_mutates = True
+        self.run.inplace_changes += 1
+        for loop in self.run.active_loops:
             loop.fail(f"changes a tensor in place inside the loop ({self.where()})")
-        self.mutated_storages.add(storage_key(t))
-        if not self.mutates_outside:
+        self.run.mutated_storages.add(storage_key(t))
+        if not self.run.mutates_outside:
             # Through any view: memory shared with a tensor from outside (a graph input) changed.
             ptr = storage_key(t)
-            self.mutates_outside = any(isinstance(x, torch.Tensor) and storage_key(x) == ptr
-                                       for _, x in self.graph.inputs)
+            self.run.mutates_outside = any(isinstance(x, torch.Tensor) and storage_key(x) == ptr
+                                       for _, x in self.run.graph.inputs)
         if n is not None:
-            self.graph.bind(t, n)
+            self.run.graph.bind(t, n)
         node = self.node(t)
         if node is not None:
-            self.rg.inplace(node)   # a new ShadowVersion: Algorithm 1 lists it among the mock nodes
+            self.run.rg.inplace(node)   # a new ShadowVersion: Algorithm 1 lists it among the mock nodes
             if node.source is not None:
-                self.mutated.add(node.node_id)
+                self.run.mutated.add(node.node_id)

@@ -24,20 +24,18 @@ _PUSHED = 2 if DECODER.version < (3, 11) else 1
 
 
 class PatternRules:
-    """The update rules of a ``match`` statement's instructions: an object of the run, whose
-    handlers (:attr:`HANDLERS`) the Monitor's dispatch calls. It uses the run's reads
-    (``read_abc_registries``, ``from_outside``, ``full_read``), its call rule (``decide_call``),
-    its numbers read from tensors (``holds_scalar``, ``scalar_escape``) and its pending updates
-    (``pend``, ``post_new``), and keeps nothing of its own."""
+    """The update rules of a ``match`` statement's instructions: a rule object of the run, whose
+    ``op_<EVENT>`` the Monitor's dispatch calls. It uses the run's reads (``read_abc_registries``,
+    ``from_outside``, ``full_read``), its call rule (``decide_call``), its numbers read from tensors
+    (``holds_scalar``, ``scalar_escape``) and its pending updates (``pend``, ``post_new``), and
+    keeps nothing of its own."""
 
-    HANDLERS = ("op_MATCH_TYPE", "op_GET_LEN", "op_MATCH_KEYS", "op_COPY_DICT_WITHOUT_KEYS", "op_MATCH_CLASS")
+    #: what its rules call of the run (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("read_abc_registries", "from_outside", "full_read", "decide_call", "holds_scalar", "scalar_escape",
+            "pend", "post_new")
 
     def __init__(self, run) -> None:
-        self.read_abc_registries, self.from_outside, self.full_read = \
-            run.read_abc_registries, run.from_outside, run.full_read
-        self.decide_call = run.decide_call
-        self.holds_scalar, self.scalar_escape = run.holds_scalar, run.scalar_escape
-        self.pend, self.post_new = run.pend, run.post_new
+        self.run = run
 
     def op_MATCH_TYPE(self, fs, ins, stack):
         """``MATCH_SEQUENCE``/``MATCH_MAPPING``: the subject's type flags, which

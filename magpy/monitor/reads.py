@@ -110,52 +110,56 @@ ELEMENT_READERS = frozenset({sorted, min, max, any, all, set, frozenset, hash, s
 
 
 class Reads:
-    """The reads of a monitor run (mixed into :class:`~magpy.monitor.run.Monitor`): every source
-    and guard of a value read from outside, except attribute lookups (:mod:`magpy.monitor.attrs`).
+    """The reads of a monitor run (a rule object of the run): every source and guard of a value
+    read from outside, except attribute lookups (:mod:`magpy.monitor.attrs`)."""
 
-    The host provides the run's state (``rg``, ``guards``, ``param_sources``, ``param_values``,
-    ``appends``, ``mutated``...) and ``node``, ``pend``, ``go_dynamic``.
-    """
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("check_shape_read", "go_dynamic", "holds_scalar", "lift_value", "node", "note_write",
+            "numpy_node", "numpy_op", "pend", "pend_op", "post_attr", "post_new",
+            "read_native_state", "scalar_escape", "scalar_node", "text_op", "where")
+
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
 
     # -- sources and guards ------------------------------------------------------------------------
     def add_guard(self, guard: Guard) -> None:
         """Guard what the run read from outside (the first guard of equal ``dedup_key`` is kept)."""
         key = guard.dedup_key()
-        if key in self.guarded_keys:
+        if key in self.run.guarded_keys:
             return
-        if self.identity_numbers and mentions_number(guard, self.identity_numbers):
+        if self.run.identity_numbers and mentions_number(guard, self.run.identity_numbers):
             self.go_dynamic("reads outside state by the `id()` of an object created in this call "
                             "(a new number every call)")
-        self.guarded_keys.add(key)
-        if self.lifted_dims and isinstance(guard, TensorGuard) and guard.source in self.lifted_dims:
-            guard.dynamic_dims = self.lifted_dims[guard.source]
-        self.guards.append(guard)
+        self.run.guarded_keys.add(key)
+        if self.run.lifted_dims and isinstance(guard, TensorGuard) and guard.source in self.run.lifted_dims:
+            guard.dynamic_dims = self.run.lifted_dims[guard.source]
+        self.run.guards.append(guard)
 
     def on_read(self, value: Any, source: Source, relation: tuple | None = None,
                 owner: ShadowNode | None = None) -> None:
         """``value`` was read from outside through ``source``: give it a node and guards."""
         if is_immutable(value):
-            if self.read_log is not None:
+            if self.run.read_log is not None:
                 self._log_read(value, source)
             self.add_guard(ValueGuard(source, value))
-            self.immutable_sources.setdefault(id(value), (value, []))[1].append(source)   # (`is`: op_IS_OP)
+            self.run.immutable_sources.setdefault(id(value), (value, []))[1].append(source)   # (`is`: op_IS_OP)
             if owner is not None and relation is not None:
-                self.rg.add_initial_ref(owner, relation, Const(value))
+                self.run.rg.add_initial_ref(owner, relation, Const(value))
             return
         node = self.node(value)
         if node is not None:
             if node.source is not None and node.source != source:
-                self.rg.external(value, source)   # a second path to a known object: an alias,
+                self.run.rg.external(value, source)   # a second path to a known object: an alias,
                                                   # guarded as `second is first` (codegen)
             if owner is not None and relation is not None:
-                self.rg.add_initial_ref(owner, relation, node.node_id)
+                self.run.rg.add_initial_ref(owner, relation, node.node_id)
             return
         if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
             raise BreakCompile(f"reads {source.describe()}, an uninitialized parameter of a lazy module "
                                "(the call that initializes it runs eagerly)")
-        node = self.rg.external(value, source, relation if owner is None else None)
+        node = self.run.rg.external(value, source, relation if owner is None else None)
         if owner is not None and relation is not None:
-            self.rg.add_initial_ref(owner, relation, node.node_id)
+            self.run.rg.add_initial_ref(owner, relation, node.node_id)
         guard = guard_for_object(value, source)
         if guard is not None:
             self.add_guard(guard)
@@ -170,13 +174,13 @@ class Reads:
 
     def _log_read(self, value: Any, source: Source) -> None:
         """Check mode: keep what was read where (lifted numbers change between calls by design)."""
-        if source.describe() in self.lifted_values:
+        if source.describe() in self.run.lifted_values:
             return
         try:
-            where = self.where() if self.at_instruction is not None else None
+            where = self.where() if self.run.at_instruction is not None else None
         except Exception:
             where = None
-        self.read_log.append((source, value, where))
+        self.run.read_log.append((source, value, where))
 
     def is_read_post(self, post) -> bool:
         """Is ``post`` that of a read from outside whose failure is what the program saw (failed_read)?"""
@@ -249,7 +253,7 @@ class Reads:
         """The node of ``obj``; classes and modules without one are held by the record itself."""
         node = self.node(obj)
         if node is None and isinstance(obj, (type, types.ModuleType)):
-            node = self.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
+            node = self.run.rg.external(obj, ConstSource(obj, getattr(obj, "__qualname__", None) or obj.__name__))
         return node
 
     def from_outside(self, value: Any) -> bool:
@@ -260,8 +264,8 @@ class Reads:
     def full_read(self, value: Any, _depth: int = 0) -> None:
         """ValueRead of a container: its whole structure is guarded (paper §4.1, implicit visits)."""
         node = self.node(value)
-        logged = node is not None and self.rg.has_logged_calls(node)
-        if logged and node.node_id in self.set_entry_keys and all(m == "add" for m, _ in self.rg.logged_calls(node)):
+        logged = node is not None and self.run.rg.has_logged_calls(node)
+        if logged and node.node_id in self.run.set_entry_keys and all(m == "add" for m, _ in self.run.rg.logged_calls(node)):
             # A set read after adds: its contents at entry are guarded (in the order the program
             # saw) and the adds are still replayed on the real set, which leaves eager's table; a
             # set emptied and refilled would not (magpy.codegen refuses that).
@@ -271,13 +275,13 @@ class Reads:
                     snap = node.snapshot
                     if not all(is_immutable(k) for k in snap):
                         raise BreakCompile(f"set of objects at {node.source.describe()} is read")
-                    self.add_guard(ValueGuard(node.source, set(snap), self.set_entry_keys[node.node_id]))
+                    self.add_guard(ValueGuard(node.source, set(snap), self.run.set_entry_keys[node.node_id]))
             return
         if logged:
             # Read after logged changes: guard the state it had at entry (kept when the first
             # change was logged) and reproduce its final contents instead of replaying calls.
-            self.rg.fold_calls(node)
-            self.mutated.add(node.node_id)
+            self.run.rg.fold_calls(node)
+            self.run.mutated.add(node.node_id)
             value = node.snapshot
         if node is None or node.full_read or _depth > 8:
             if node is None and type(value) in (list, tuple, dict) and _depth <= 8:
@@ -329,7 +333,7 @@ class Reads:
             why, gens = element_read(fn, list(values), ELEMENT_READERS)
             if why is not None:
                 self.go_dynamic(why)
-            self.value_read_gens.update((id(g.gi_frame), fn) for g in gens if g.gi_frame is not None)
+            self.run.value_read_gens.update((id(g.gi_frame), fn) for g in gens if g.gi_frame is not None)
         for i, v in enumerate(values):
             if ann is not None and not ann.reads(i):
                 continue
@@ -342,7 +346,7 @@ class Reads:
             if fn is len and type(v) in (list, tuple, dict, set, collections_deque):
                 node = self.node(v)
                 if node is not None and node.source is not None and not node.full_read \
-                        and not self.rg.has_logged_calls(node) and node.node_id not in self.mutated:
+                        and not self.run.rg.has_logged_calls(node) and node.node_id not in self.run.mutated:
                     # `len(self.heap)`: the length is what is read, not the items (the container's
                     # type is guarded where it was read; changes before this would need its entry state)
                     self.add_guard(LenGuard(node.source, len(v)))
@@ -407,13 +411,13 @@ class Reads:
             if src is not None and fn.__defaults__[int(src.key)] is v:
                 self.on_read(v, src)
             elif isinstance(v, torch.autograd.function.FunctionCtx):
-                self.rg.new(v)   # `ctx` of a custom autograd.Function: made by Function.apply in C
+                self.run.rg.new(v)   # `ctx` of a custom autograd.Function: made by Function.apply in C
             elif name == first_param and code.co_name in _CONSTRUCTORS:
-                self.rg.new(v)   # the object being built: made by type.__call__ in C during this call
+                self.run.rg.new(v)   # the object being built: made by type.__call__ in C during this call
             elif name in packed:
-                self.rg.new(v)   # the *args tuple / **kwargs dict the call itself built
+                self.run.rg.new(v)   # the *args tuple / **kwargs dict the call itself built
             elif type(v) in (tuple, dict) and frame.f_back is not None and frame.f_back.f_code in CALL_IMPL_CODES:
-                self.rg.new(v)   # a hook's `args`/`kwargs` from Module.__call__ (its own *args/**kwargs)
+                self.run.rg.new(v)   # a hook's `args`/`kwargs` from Module.__call__ (its own *args/**kwargs)
 
             # else: an object handed over by C code MagPy does not follow stays of unknown origin
 
@@ -423,37 +427,37 @@ class Reads:
         held in a cell, read by a comprehension or nested function, is never loaded by
         ``LOAD_FAST``, so nothing else would give the frame's own object its source.)"""
         f_locals = capture.frame_locals(frame)
-        for name, src in self.param_sources.items():
+        for name, src in self.run.param_sources.items():
             if isinstance(src, ArgSource) and src.kind in ("varpos", "varkw"):
                 value = f_locals.get(name, NO_VALUE)
-                self.frame_packed[name] = value   # (what a nested read of its cell finds)
+                self.run.frame_packed[name] = value   # (what a nested read of its cell finds)
                 if value is not NO_VALUE and not is_immutable(value) and self.node(value) is None:
                     self.on_read(value, src, ("arg", name))
 
     def post_param(self, fs, stack, name):
-        if self.lifted_values and self.lift_value(fs, stack, self.param_sources[name]):
+        if self.run.lifted_values and self.lift_value(fs, stack, self.run.param_sources[name]):
             return   # a number argument that changes between calls: a graph input
-        self.on_read(stack[-1], self.param_sources[name], ("arg", name))
+        self.on_read(stack[-1], self.run.param_sources[name], ("arg", name))
 
     def post_param_pair(self, fs, stack, names):
         for k, (name, value) in enumerate(zip(names, stack[-2:])):
             if name in fs.unwritten_params and name not in fs.code.co_cellvars:
-                if self.lifted_values and self.lift_value(fs, stack, self.param_sources[name], below=1 - k):
+                if self.run.lifted_values and self.lift_value(fs, stack, self.run.param_sources[name], below=1 - k):
                     continue
-                self.on_read(value, self.param_sources[name], ("arg", name))
+                self.on_read(value, self.run.param_sources[name], ("arg", name))
 
     def post_nested_param(self, fs, stack, name):
         """The value is the very object the top frame's parameter ``name`` was called with: it
         has that parameter's source (an equal value stored by the call would have been guarded
         where it was read; the same object read twice gets the same guard)."""
-        if stack and (stack[-1] is self.param_values[name] or stack[-1] is self.frame_packed.get(name, NO_VALUE)):
+        if stack and (stack[-1] is self.run.param_values[name] or stack[-1] is self.run.frame_packed.get(name, NO_VALUE)):
             self.post_param(fs, stack, name)
 
     # -- globals and imports -------------------------------------------------------------------
     def op_LOAD_GLOBAL(self, fs, ins, stack):
         name = ins.argval
         g = fs.frame.f_globals
-        if self.rg.global_written(g, name):
+        if self.run.rg.global_written(g, name):
             return
         if name in g:
             self.pend(fs, self._post_global, (g, name, ins))
@@ -473,7 +477,7 @@ class Reads:
         read = []
         for name in names:
             d = g if name in g else b if isinstance(b, dict) and name in b else None
-            if d is None or self.rg.global_written(g, name):
+            if d is None or self.run.rg.global_written(g, name):
                 return False
             read.append((d[name], d, name))
             classes = d[name] if type(d[name]) is tuple else (d[name],)
@@ -488,7 +492,7 @@ class Reads:
 
     def _post_global(self, fs, stack, data):
         g, name, ins = data
-        if self.lifted_values and DECODER.pushed(ins, stack) is stack[-1] \
+        if self.run.lifted_values and DECODER.pushed(ins, stack) is stack[-1] \
                 and self.lift_value(fs, stack, GlobalSource(g, name)):
             return
         # Imported modules, classes and functions are guarded like any other global:
@@ -514,7 +518,7 @@ class Reads:
         if level:
             g = fs.frame.f_globals
             package = g.get("__package__")
-            if not isinstance(package, str) or not package or self.rg.global_written(g, "__package__"):
+            if not isinstance(package, str) or not package or self.run.rg.global_written(g, "__package__"):
                 raise BreakCompile("a relative import in a module without `__package__`")
             self.add_guard(ValueGuard(GlobalSource(g, "__package__"), package))
             abs_name = _absolute_import_name(name, package, level)
@@ -550,15 +554,15 @@ class Reads:
         if self.numpy_node(container) is not None and not T.contains_tensor(key):
             self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
             return
-        if self.loop_indexes and self.loop_watcher.is_loop_element(container, key):
+        if self.run.loop_indexes and self.run.loop_watcher.is_loop_element(container, key):
             self.pend(fs, self.post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
-        if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
+        if self.run.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
             self.pend_op(fs, "function", _getitem, [container, key], {}, "getitem")
             return
-        if self.scalar_nodes and type(container) is str and self.scalar_node(container) is not None:
+        if self.run.scalar_nodes and type(container) is str and self.scalar_node(container) is not None:
             # `s[:9]`, `s[0]` of text made from tensor values: a text node, or assumed
             if not self.text_op(fs, _getitem, (container, key)):
                 self.scalar_escape("indexes", container)
@@ -575,7 +579,7 @@ class Reads:
             # (a dict whose class has `__missing__` is read whole: its keys are guarded before any
             # item, so the guard's `d[k]` never runs `__missing__`, which a missing key would)
             rel = ("item", key)
-            if self.rg.read(node, rel) is None and node.node_id not in self.mutated:
+            if self.run.rg.read(node, rel) is None and node.node_id not in self.run.mutated:
                 if not self._positions_moved(node, key):
                     self.pend(fs, self._post_item, (node, rel, ItemSource(node.source, key)))
                     return
@@ -598,7 +602,7 @@ class Reads:
     def _positions_moved(self, node: ShadowNode, key: Any) -> bool:
         """Did calls logged on a sequence this run (:meth:`log_mutation`) move its items, so
         that index ``key`` no longer names the item it named at entry?"""
-        logged = self.rg.logged_calls(node)
+        logged = self.run.rg.logged_calls(node)
         if type(key) is not int or not logged:
             return False
         shifting = ("insert", "appendleft", "extendleft") + (("append", "extend") if key < 0 else ())
@@ -624,7 +628,7 @@ class Reads:
 
     def _post_item(self, fs, stack, data):
         node, rel, src = data
-        if self.lifted_values and self.lift_value(fs, stack, src):
+        if self.run.lifted_values and self.lift_value(fs, stack, src):
             return
         self.on_read(stack[-1], src, rel, node)
 
@@ -638,7 +642,7 @@ class Reads:
     # -- identity and membership ----------------------------------------------------------------
     def op_IS_OP(self, fs, ins, stack):
         a, b = stack[-2], stack[-1]
-        if self.scalar_nodes and (self.scalar_node(a) is not None or self.scalar_node(b) is not None) \
+        if self.run.scalar_nodes and (self.scalar_node(a) is not None or self.scalar_node(b) is not None) \
                 and not any(a is s or b is s for s in _SINGLETONS):
             self.go_dynamic("compares the identity of a number read from a tensor value")
         na, nb = self.node(a), self.node(b)
@@ -660,7 +664,7 @@ class Reads:
         if (na is not None and na.source is None) or (nb is not None and nb.source is None):
             return   # an object made in the call is none from outside: the outcome is the path's
         for v in (a, b):   # (`eps is DEFAULT_EPS`: equal floats, strings, tuples are not one object)
-            for src in self.immutable_sources.get(id(v), (None, ()))[1] if is_immutable(v) else ():
+            for src in self.run.immutable_sources.get(id(v), (None, ()))[1] if is_immutable(v) else ():
                 self.add_guard(IdGuard(src, v))
         self.guard_identity(a)
         self.guard_identity(b)
@@ -691,9 +695,9 @@ class Reads:
         if type(t) is not torch.Tensor:
             return False   # a subclass: its own reads would run its __torch_function__
         if node is None or node.source is None or t.numel() > 64 or t.requires_grad or t.device.type != "cpu" \
-                or self.graph_mutates or type(t) is not torch.Tensor:
+                or self.run.graph_mutates or type(t) is not torch.Tensor:
             return False
-        n = self.graph.node_of(t)
+        n = self.run.graph.node_of(t)
         if n is not None and n.op != "placeholder":
             return False
         self.add_guard(TensorValueGuard(node.source, t.dtype, t.tolist()))

@@ -69,11 +69,22 @@ collections_deque = collections.deque
 
 
 class UpdateRules:
-    """The update rules of the events that are not reads from outside (mixed into
-    :class:`~magpy.monitor.run.Monitor`). The host provides the run's state and its reads
-    (``on_read``, ``full_read``, ``read_args``...), the call decision (``decide_call``) and the
-    operator recording (``pend_op``, ``record_op``, ``to_arg``).
-    """
+    """The update rules of the events that are not reads from outside (a rule object of the run):
+    they ask the reads (``on_read``, ``full_read``, ``read_args``...), the call decision
+    (``decide_call``) and the operator recording (``pend_op``, ``record_op``, ``to_arg``)."""
+
+    #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
+    USES = ("assume", "assume_tensor_read", "bind_iterated_tensors", "bind_rows", "break_run",
+            "cell_of", "check_stateful_iterator", "decide_call", "drained", "from_outside",
+            "full_read", "go_dynamic", "guard_identity", "held_node", "holds_scalar", "node",
+            "numpy_node", "numpy_op", "pend", "pend_op", "post_assumed", "post_contains",
+            "post_nested_param", "post_param", "post_param_pair", "read_args", "read_cell",
+            "read_native_state", "scalar_binary", "scalar_compare", "scalar_escape", "scalar_node",
+            "scalar_unary", "star_map", "subscr", "tensor_mutated", "text_op", "to_arg",
+            "unguarded_items", "value_guard")
+
+    def __init__(self, run) -> None:
+        self.run = run   # (the run's state: frames, graphs, guards, switches)
 
     # -- writes and new objects ---------------------------------------------------------------------
     def note_write(self, obj: Any, kind: str, key: Any = None) -> None:
@@ -81,13 +92,13 @@ class UpdateRules:
         whatever its origin: a write to an object from outside is also a version the mock
         replays (made where the rule handles it); one to an object made in the call is only this
         record, which the dynamic watchers ask (did a loop iteration or an arm write anything)."""
-        self.rg.note_write(self.node(obj) if obj is not None else None, Change(kind, key), obj)
+        self.run.rg.note_write(self.node(obj) if obj is not None else None, Change(kind, key), obj)
 
     def log_mutation(self, obj, method: str, args: list) -> bool:
         """Changes that do not read the container (append, insert, d[k] = v...) are replayed
         by the mock as the same calls, so the container's contents need no guard."""
         node = self.node(obj)
-        if node is None or node.source is None or node.full_read or node.node_id in self.mutated:
+        if node is None or node.source is None or node.full_read or node.node_id in self.run.mutated:
             return False
         if method == "extend":
             if not isinstance(args[0], (list, tuple)):
@@ -95,11 +106,11 @@ class UpdateRules:
             args = [list(args[0])]
         if method in ("insert", "__setitem__") and not is_immutable(args[0]):
             return False
-        if not self.rg.has_logged_calls(node):
+        if not self.run.rg.has_logged_calls(node):
             node.snapshot = type(obj)(obj) if type(obj) in (list, dict, set) else list(obj)
             if type(obj) is set:   # (a copy need not iterate in the set's order: keep the order seen)
-                self.set_entry_keys[node.node_id] = exact_key(obj)
-        self.rg.log_call(node, method, args)
+                self.run.set_entry_keys[node.node_id] = exact_key(obj)
+        self.run.rg.log_call(node, method, args)
         return True
 
     def mutate(self, obj: Any) -> None:
@@ -113,15 +124,15 @@ class UpdateRules:
             self.full_read(obj)
         elif not isinstance(obj, torch.Tensor):
             raise BreakCompile(f"in-place change of a {type(obj).__name__} from outside is not reproducible")
-        self.rg.inplace(node)
-        self.mutated.add(node.node_id)
+        self.run.rg.inplace(node)
+        self.run.mutated.add(node.node_id)
 
     def new_outputs(self, values) -> None:
         for v in values:
             if v is capture.NULL or is_immutable(v) or isinstance(v, NO_NODE_TYPES):
                 continue
             if self.node(v) is None:
-                self.rg.new(v)
+                self.run.rg.new(v)
 
     # -- per-event update rules (every CPython version) ------------------------------------------
     def post_new(self, fs, stack, n):
@@ -129,12 +140,12 @@ class UpdateRules:
 
     def op_PASS(self, fs: FrameState, ins, stack: list) -> None:
         """Moves references only (stack shuffles, jumps, constants): nothing to track."""
-        if self.scalar_nodes and ins.real in _HASHING:
+        if self.run.scalar_nodes and ins.real in _HASHING:
             self._check_hashed(ins, stack)
 
     def op_NEW(self, fs: FrameState, ins, stack: list) -> None:
         """Leaves a new object on top that only references its inputs (a container, a function)."""
-        if self.scalar_nodes and ins.real in _HASHING:
+        if self.run.scalar_nodes and ins.real in _HASHING:
             self._check_hashed(ins, stack)
         self.pend(fs, self._post_new_function if ins.real == "MAKE_FUNCTION" else self.post_new, 1)
 
@@ -146,7 +157,7 @@ class UpdateRules:
         if isinstance(fn, types.FunctionType):
             # (the frame is held until the run ends: its id names its cells, and must not be reused;
             # the mock rebuilds a function made in the call that the call returns or stores)
-            self.made_functions[id(fn)] = (fn, fs.frame)
+            self.run.made_functions[id(fn)] = (fn, fs.frame)
 
     def _check_hashed(self, ins, stack: list) -> None:
         """Set items and dict keys are hashed: a number read from a tensor cannot be one."""
@@ -185,7 +196,7 @@ class UpdateRules:
         """A store to a local of the top frame: a parameter holds its argument's source while it
         holds the very object passed (3.12+ puts a parameter back after an inlined comprehension
         that reused its name)."""
-        if name in self.param_values and value is self.param_values[name]:
+        if name in self.run.param_values and value is self.run.param_values[name]:
             fs.unwritten_params.add(name)
         else:
             fs.unwritten_params.discard(name)
@@ -214,10 +225,10 @@ class UpdateRules:
         if name in code.co_freevars:
             cell = self.cell_of(fs, code.co_freevars.index(name))
             if cell is not None:
-                if not self.rg.cell_written(cell):
+                if not self.run.rg.cell_written(cell):
                     self.read_cell(fs, cell)
                 return
-        if name in self.param_values:
+        if name in self.run.param_values:
             # A comprehension, generator expression, lambda or inner function made during the
             # call reads a cell of the frame that made it: the compiled frame's cell of an
             # argument holds that argument until a frame stores to it, and where only nested
@@ -232,24 +243,24 @@ class UpdateRules:
         self.note_write(None, "cell", name)
         if fs.is_top:
             fs.unwritten_params.discard(name)
-            self.rebound_cells.add(name)   # (a parameter's cell no longer holds the argument: trace.param_cells)
+            self.run.rebound_cells.add(name)   # (a parameter's cell no longer holds the argument: trace.param_cells)
         code = fs.code
         if name in code.co_freevars:
             c = raw_cell(fs.frame, code.co_freevars.index(name))
-            self.rebound_cells.add(id(c) if c is not None else "?")   # ("?": some cell, not told which)
+            self.run.rebound_cells.add(id(c) if c is not None else "?")   # ("?": some cell, not told which)
             cell = self.cell_of(fs, code.co_freevars.index(name))
             if cell is not None:   # (a cell that outlives the call: the mock replays its last contents)
-                self.rg.write_cell(cell, *(() if deleted else (stack[-1],)))
+                self.run.rg.write_cell(cell, *(() if deleted else (stack[-1],)))
 
     def op_DELETE_DEREF(self, fs, ins, stack):
         """``del y`` of a cell variable: a store that leaves the cell empty."""
         self.op_STORE_DEREF(fs, ins, stack, deleted=True)
 
     def op_STORE_GLOBAL(self, fs, ins, stack):
-        self.rg.write_global(fs.frame.f_globals, ins.argval, stack[-1])
+        self.run.rg.write_global(fs.frame.f_globals, ins.argval, stack[-1])
 
     def op_DELETE_GLOBAL(self, fs, ins, stack):
-        self.rg.write_global(fs.frame.f_globals, ins.argval)
+        self.run.rg.write_global(fs.frame.f_globals, ins.argval)
 
     # attribute writes
     def op_STORE_ATTR(self, fs, ins, stack):
@@ -257,14 +268,14 @@ class UpdateRules:
 
     def _post_requires_grad(self, fs, stack, data):
         t, value = data
-        self.graph.call("method", "requires_grad_", (self.to_arg(t), value), {})
+        self.run.graph.call("method", "requires_grad_", (self.to_arg(t), value), {})
 
     def _post_set_data(self, fs, stack, data):
         t, value = data
-        self.graph.call("function", set_data, (self.to_arg(t), self.to_arg(value)), {})
-        outside = self.from_outside(t) or any(x is t for _, x in self.graph.inputs)
+        self.run.graph.call("function", set_data, (self.to_arg(t), self.to_arg(value)), {})
+        outside = self.from_outside(t) or any(x is t for _, x in self.run.graph.inputs)
         self.tensor_mutated(t, None)
-        self.mutates_outside = self.mutates_outside or outside
+        self.run.mutates_outside = self.run.mutates_outside or outside
 
     def attr_write(self, fs, obj, name: str, value) -> None:
         """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
@@ -277,20 +288,20 @@ class UpdateRules:
                 self.pend(fs, self.post_nothing, None, opaque=True)
                 return
             if name == "requires_grad" and type(value) is bool and type(obj) is torch.Tensor \
-                    and obj.grad_fn is None and self.graph.node_of(obj) is not None and not self.from_outside(obj):
+                    and obj.grad_fn is None and self.run.graph.node_of(obj) is not None and not self.from_outside(obj):
                 # `out = torch.zeros(...); out.requires_grad = True`: a leaf the call made becomes one
                 # autograd records, as `requires_grad_` in the graph, in program order.
                 self.pend(fs, self._post_requires_grad, (obj, value), opaque=True)
                 return
-            if name == "data" and isinstance(value, torch.Tensor) and self.eager_graph \
+            if name == "data" and isinstance(value, torch.Tensor) and self.run.eager_graph \
                     and type(obj) in (torch.Tensor, torch.nn.Parameter) and type(value) in (torch.Tensor, torch.nn.Parameter) \
-                    and all(self.graph.node_of(t) is not None or self.from_outside(t) for t in (obj, value)):
+                    and all(self.run.graph.node_of(t) is not None or self.from_outside(t) for t in (obj, value)):
                 # `u.data = l2normalize(w @ v)` (power iteration on a buffer, spectral norm): `set_data`
                 # in the graph, in program order; the eager graph runs it on the very tensor.
                 self.pend(fs, self._post_set_data, (obj, value), opaque=True)
                 return
         node = self.held_node(obj)
-        if type(obj) is torch.Tensor and not hasattr(type(obj), name) and self.graph.node_of(obj) is not None \
+        if type(obj) is torch.Tensor and not hasattr(type(obj), name) and self.run.graph.node_of(obj) is not None \
                 and not self.from_outside(obj) and (node is None or node.source is None):
             # `out.stop_gradient = True` on a tensor the call made: an entry of its own __dict__,
             # which the mock sets on the graph's output (magpy.codegen.mock) where it reaches outside
@@ -316,7 +327,7 @@ class UpdateRules:
         if node.source is None:
             self.pend(fs, self.post_nothing, None, opaque=True)
             return
-        self.rg.write_attr(node, name, value)
+        self.run.rg.write_attr(node, name, value)
         self.pend(fs, self.post_nothing, None, opaque=True)
 
     def op_DELETE_ATTR(self, fs, ins, stack):
@@ -329,7 +340,7 @@ class UpdateRules:
             self.pend(fs, self.post_nothing, None)   # a Python `__delattr__`/`__delete__` runs monitored
             return
         if node.source is not None:
-            self.rg.write_attr(node, ins.argval)
+            self.run.rg.write_attr(node, ins.argval)
         self.pend(fs, self.post_nothing, None, opaque=True)
 
     def post_nothing(self, fs, stack, data):
@@ -352,10 +363,10 @@ class UpdateRules:
         self.note_write(container, "item")
         if self.numpy_node(container) is not None:
             self.go_dynamic("changes an array read from tensor values in place (item assignment)")
-        if self.loop_indexes and self.loop_watcher.is_loop_element(container, key):
+        if self.run.loop_indexes and self.run.loop_watcher.is_loop_element(container, key):
             self.pend(fs, self.post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
-        if self.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
+        if self.run.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
             self.scalar_escape("indexes a container with", key)
         if isinstance(container, torch.Tensor):
             # (through a boolean mask too: the container keeps its shape; a value of the wrong
@@ -373,7 +384,7 @@ class UpdateRules:
 
     def _post_setitem(self, fs, stack, data):
         container, key, value = data
-        self.graph.call("function", _operator.setitem,
+        self.run.graph.call("function", _operator.setitem,
                         (self.to_arg(container), self.to_arg(key), self.to_arg(value)), {})
         self.tensor_mutated(container, None)
 
@@ -394,7 +405,7 @@ class UpdateRules:
         sym = ins.argrepr
         if sym in _AUGMENTED and not isinstance(a, NEW_VALUE_TYPES):
             self.note_write(a, "call", sym)   # (`lst += [x]` changes the list; on a tensor: the graph's in-place op)
-        if self.scalar_nodes and not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) \
+        if self.run.scalar_nodes and not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) \
                 and (self.scalar_node(a) is not None or self.scalar_node(b) is not None
                      or (isinstance(a, str) and sym in ("%", "%=") and self.holds_scalar(b))):
             if self._numpy_operator(fs, sym, a, b):
@@ -442,7 +453,7 @@ class UpdateRules:
         if self.holds_scalar(a) or self.holds_scalar(b):
             if self._numpy_operator(fs, ins.argval, a, b):
                 return   # (3.13's comparison used as a condition leaves a bool: its outcome is assumed)
-            self.loop_watcher.whiles.on_compare(fs, ins, self.at_instruction[1], a, b)   # (a counted while loop's test: magpy.dynamic.loops)
+            self.run.loop_watcher.whiles.on_compare(fs, ins, self.run.at_instruction[1], a, b)   # (a counted while loop's test: magpy.dynamic.loops)
             self.scalar_compare(fs, T.COMPARE_OPS[ins.argval], a, b)
             return
         capture.announce_operator(ins.argval, a, b)
@@ -469,7 +480,7 @@ class UpdateRules:
             self.go_dynamic("`in` reads tensor values")
         node = self.node(b)
         if node is not None and node.source is not None and isinstance(b, (set, frozenset, *MAPPINGS)) \
-                and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.mutated:
+                and (is_immutable(a) or isinstance(a, (type, types.FunctionType))) and node.node_id not in self.run.mutated:
             self.pend(fs, self.post_contains, (node, a, bool(ins.arg)))   # guard `(a in b) is result`
             return
         self.unguarded_items(b, "tests membership in")
@@ -498,7 +509,7 @@ class UpdateRules:
         if self.numpy_node(v) is not None:
             self.numpy_op(fs, "function", T.UNARY_OPS[ins.opname], (v,), {})
             return
-        if self.scalar_nodes and self.scalar_node(v) is not None:
+        if self.run.scalar_nodes and self.scalar_node(v) is not None:
             self.scalar_unary(fs, ins.opname, v)
             return
         if isinstance(v, torch.Tensor):
@@ -512,7 +523,7 @@ class UpdateRules:
     def op_TRUTH(self, fs, ins, stack):
         """A conditional jump, ``not`` or 3.13's ``TO_BOOL`` reads the truth of the top value."""
         v = stack[-1]
-        if self.scalar_nodes and self.scalar_node(v) is not None:
+        if self.run.scalar_nodes and self.scalar_node(v) is not None:
             self.assume("truth", self.scalar_node(v), self.truth_taken(fs, stack, bool(v)))
         if isinstance(v, torch.Tensor) and not self.value_guard(v) \
                 and not self.assume_tensor_read(v, "truth", self.truth_taken(fs, stack, bool(v))):
@@ -524,18 +535,18 @@ class UpdateRules:
         """The truth of a value the graph computes that the program goes on with: ``natural``,
         but in an other-side run the other one where that run takes the other side (put on the
         stack for the conditional jump; magpy.dynamic.other_side)."""
-        if self.other_sides is None or not self.branch_watcher.takes_other_side(natural):
+        if self.run.other_sides is None or not self.run.branch_watcher.takes_other_side(natural):
             return natural
         replace_top(fs, stack, not natural)
-        self.other_sides.flipped += 1
+        self.run.other_sides.flipped += 1
         return not natural
 
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):
         v = stack[-1]
-        if self.loop_ranges and self.loop_watcher.iter_over_range(fs, v):
+        if self.run.loop_ranges and self.run.loop_watcher.iter_over_range(fs, v):
             return   # (`for i in range(n)` of a tracked count: a counted loop, magpy.dynamic.loops)
-        if self.counted and self.loop_watcher.iter_over_sequence(fs, v):
+        if self.run.counted and self.run.loop_watcher.iter_over_sequence(fs, v):
             return   # (`for x in xs` over an unbind of a lifted size: a counted loop)
         if isinstance(v, torch.Tensor):
             self.pend(fs, self._post_tensor_iter, v, opaque=True)
@@ -543,11 +554,11 @@ class UpdateRules:
         if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
             self.read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
-            if self.split_shape is not None and ins.real == "GET_ITER" and self.outside_iterator(v) \
+            if self.run.split_shape is not None and ins.real == "GET_ITER" and self.outside_iterator(v) \
                     and fs.instrs.get(flow_of(fs.code).next_offset(ins.offset) or -1, ins).real == "FOR_ITER":
                 # (a `for` loop of this frame: its steps may split the call, op_FOR_ITER; `iter(it)`
                 # gives `it` itself. Passed on, to a comprehension or a generator, it stays dynamic.)
-                self.outside_iterators[id(v)] = v
+                self.run.outside_iterators[id(v)] = v
                 self.pend(fs, self._post_outside_iter, v)
                 return
             self.check_stateful_iterator(v, "iterates over")
@@ -557,10 +568,10 @@ class UpdateRules:
 
     def _post_tensor_iter(self, fs, stack, t):
         self.bind_iterated_tensors([t], stack[-1])
-        if self.rows_count is not None:
+        if self.run.rows_count is not None:
             # `for row in t` over a lifted first size: a counted loop (magpy.dynamic.loops)
-            self.loop_watcher.loop_over_rows(fs, self.rows_count, t.shape[0], stack[-1])
-            self.rows_count = None
+            self.run.loop_watcher.loop_over_rows(fs, self.run.rows_count, t.shape[0], stack[-1])
+            self.run.rows_count = None
 
     op_GET_YIELD_FROM_ITER = op_GET_ITER
 
@@ -571,7 +582,7 @@ class UpdateRules:
     def outside_iterator(self, it) -> bool:
         """Is ``it`` an iterator that exists outside the call (each call advances it)?"""
         node = self.node(it)
-        return node is None or node.source is not None or id(it) in self.outside_iterators
+        return node is None or node.source is not None or id(it) in self.run.outside_iterators
 
     def op_UNPACK_SEQUENCE(self, fs, ins, stack):
         v = stack[-1]
@@ -608,15 +619,15 @@ class UpdateRules:
         self.new_outputs([left[before]])
 
     def op_FOR_ITER(self, fs, ins, stack):
-        if self.loop_iters and self.loop_watcher.on_loop_back(fs, stack[-1]):
+        if self.run.loop_iters and self.run.loop_watcher.on_loop_back(fs, stack[-1]):
             return   # (an iteration of a counted loop, magpy.dynamic.loops)
         it = stack[-1]
-        if id(it) in self.outside_iterators or ((node := self.node(it)) is not None and node.source is not None):
+        if id(it) in self.run.outside_iterators or ((node := self.node(it)) is not None and node.source is not None):
             # A step of an iterator from outside (passed in, or resumed after an earlier step split
             # the call): the call splits here, each step runs eagerly (magpy.splits); where it
             # cannot, the call is dynamic (break_run).
             why = f"iterates over an iterator that exists outside the call ({type(it).__name__}): each call advances it"
-            if self.split_shape is None:
+            if self.run.split_shape is None:
                 self.go_dynamic(why)
             raise BreakCompile(why)
         self.pend(fs, self.post_new, 1)
@@ -638,7 +649,7 @@ class UpdateRules:
         self.mutate(target)
 
     def op_CONTAINER_ADD(self, fs, ins, stack):
-        if self.scalar_nodes and ins.real in _HASHING:
+        if self.run.scalar_nodes and ins.real in _HASHING:
             self._check_hashed(ins, stack)
         self._outside_display(ins, stack, 2 if ins.real == "MAP_ADD" else 1)
 
@@ -666,7 +677,7 @@ class UpdateRules:
     def op_DICT_UPDATE(self, fs, ins, stack):
         self._outside_display(ins, stack, 1)
         v = stack[-1]
-        if self.scalar_nodes and isinstance(v, dict) and self.holds_scalar(list(v)):
+        if self.run.scalar_nodes and isinstance(v, dict) and self.holds_scalar(list(v)):
             self.scalar_escape("hashes (a dict key)", list(v))
         if isinstance(v, dict):
             self.full_read(v)
@@ -690,7 +701,7 @@ class UpdateRules:
     def op_BUILD_STRING(self, fs, ins, stack):
         """An f-string's pieces joined: a text node when one of them is (``ScalarFlow.text_op``)."""
         parts = stack[len(stack) - ins.arg:] if ins.arg else []
-        if self.scalar_nodes and self.holds_scalar(parts) and not self.text_op(fs, join_text, tuple(parts)):
+        if self.run.scalar_nodes and self.holds_scalar(parts) and not self.text_op(fs, join_text, tuple(parts)):
             self.scalar_escape("joins", *parts)
 
     # calls
@@ -721,8 +732,8 @@ class UpdateRules:
             # ``f(*gen)``: the interpreter runs the generator to a tuple, then calls ``f``. Its
             # frames run monitored; the call is handled when it returns, with what it yielded.
             collector: list = []
-            self.yield_collectors[id(pos.gi_frame)] = collector
-            self.star_calls[id(pos.gi_frame)] = (fs, ins.offset, fn, collector, dict(kw))
+            self.run.yield_collectors[id(pos.gi_frame)] = collector
+            self.run.star_calls[id(pos.gi_frame)] = (fs, ins.offset, fn, collector, dict(kw))
         else:
             self.decide_call(fs, fn, _star_items(pos), dict(kw))
 
@@ -731,9 +742,9 @@ class UpdateRules:
         if suspended_at_yield(fs.code, frame.f_lasti):
             return   # (3.13 leaves f_lasti at the RESUME after the yield)
         ins = fs.instrs.get(frame.f_lasti)
-        outer, offset, fn, items, kw = self.star_calls.pop(id(frame))
-        self.yield_collectors.pop(id(frame), None)
-        if ins is None or not ins.real.startswith("RETURN") or self.broken is not None:
+        outer, offset, fn, items, kw = self.run.star_calls.pop(id(frame))
+        self.run.yield_collectors.pop(id(frame), None)
+        if ins is None or not ins.real.startswith("RETURN") or self.run.broken is not None:
             return   # it raised: the call never happens
         try:
             self.decide_call(outer, fn, list(items), kw)
@@ -753,10 +764,10 @@ class UpdateRules:
 
     def op_YIELD_VALUE(self, fs, ins, stack):
         self.note_write(None, "yield")   # (control passes to a consumer whose state no watcher compares)
-        collector = self.yield_collectors.get(id(fs.frame))
+        collector = self.run.yield_collectors.get(id(fs.frame))
         if collector is not None:
             collector.append(stack[-1])
-        if self.scalar_nodes and self.holds_scalar(stack[-1]) and not self._resumed_by_python(fs.frame):
+        if self.run.scalar_nodes and self.holds_scalar(stack[-1]) and not self._resumed_by_python(fs.frame):
             # `sum(d for d in t.shape)`: native code computes with the number and its result is
             # nobody the graph follows; the run depends on the exact value.
             self.scalar_escape("yields to native code", stack[-1])
@@ -765,7 +776,7 @@ class UpdateRules:
         """Is the generator ``frame`` being advanced by a monitored ``for`` or ``yield from``
         (which hand the yielded object on as it is), rather than by native code (``sum(gen)``)?"""
         back = frame.f_back
-        bfs = self.frames.get(id(back)) if back is not None else None
+        bfs = self.run.frames.get(id(back)) if back is not None else None
         if bfs is None or bfs.frame is not back:
             return False
         at = bfs.instrs.get(back.f_lasti)

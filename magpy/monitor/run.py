@@ -15,8 +15,8 @@ completes eagerly: monitoring never changes what the program computes.
 
 This module owns the run itself: the capture hooks (frames, instructions, exceptions,
 breaks), the frame states and the pending updates (an event's rule *pends* a post rule that
-sees the event's outputs at the next event of the same frame). The steps of the run live in
-mixins of :class:`Monitor`, each in its own module over the same state:
+sees the event's outputs at the next event of the same frame). The steps of the run are rule
+objects of their own, each in its module, over the run's state (:mod:`magpy.monitor.rulebook`):
 
 * :mod:`magpy.monitor.reads` and :mod:`magpy.monitor.attrs`: the sources and guards of every
   read from outside (``on_read``, ``full_read``; parameters, cells, globals, imports, items;
@@ -51,7 +51,6 @@ from ..annotations.torch_ops import contains_tensor
 from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
 from ..bytecode import instructions
 from ..bytecode.flow import close_tests_only, suspended_in_handler
-from ..calls import CallRules
 from ..dynamic.branches import BranchWatcher
 from ..dynamic.loops import LoopWatcher
 from ..dynamic.watcher import RunHooks
@@ -61,16 +60,11 @@ from ..guards import Guard
 from ..lifted import LiftedInt, delift, restores_any, restoring
 from ..objmodel import PROTOCOL_EVENTS, is_immutable
 from ..refgraph import RefGraph, ShadowNode
-from ..scalars import ScalarFlow
 from ..source import Source
 from ..splits import SUBSCRIPT_EVENTS, NotSplit, SplitHere, take_split
-from .attrs import AttrReads
-from .callbacks import APPLIER_CODE, CallbackRules
+from . import rulebook
+from .callbacks import APPLIER_CODE
 from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
-from .ops import OpRecorder
-from .patterns import PatternRules
-from .reads import Reads
-from .rules import UpdateRules
 from .state import RunSwitches
 
 #: Events whose native code takes elements out of an array (iteration, unpacking, membership,
@@ -112,38 +106,40 @@ _RETURNED = object()   # Monitor.top_frame once the top frame returned (no refer
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
-class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow):
+class Monitor:
     """Monitors one call of ``fn`` and collects RefGraph, guards and the operator graph.
 
     ``param_sources`` maps the top frame's parameter names to their sources.
     After :meth:`run`, either ``broken`` holds a break reason or ``result`` holds the
     return value, and ``graph``/``rg``/``guards``/``writes`` describe the call.
 
-    Reads from outside come from :class:`~magpy.monitor.reads.Reads` and
-    :class:`~magpy.monitor.attrs.AttrReads`, the other events' rules from
-    :class:`~magpy.monitor.rules.UpdateRules`. The call decision comes from
-    :class:`~magpy.calls.CallRules` and the recording of tensor operations from
-    :class:`~magpy.monitor.ops.OpRecorder`; numbers read from tensor values are followed by
-    :class:`~magpy.scalars.ScalarFlow`.
+    The Monitor holds the run's state and dispatches each event; the rules are objects of their
+    own (:data:`.rulebook.RULE_CLASSES`), made with the run: reads from outside
+    (:class:`~magpy.monitor.reads.Reads`, :class:`~magpy.monitor.attrs.AttrReads`), the other
+    events' rules (:class:`~magpy.monitor.rules.UpdateRules`, :class:`~magpy.monitor.patterns.PatternRules`),
+    the call decision (:class:`~magpy.calls.CallRules` with the natives' and the annotated
+    callees' rules, :class:`~magpy.monitor.callbacks.CallbackRules`), the recording of tensor
+    operations (:class:`~magpy.monitor.ops.OpRecorder`) and the numbers read from tensor values
+    (:class:`~magpy.scalars.ScalarFlow`). Each rule's public methods are the run's (the dispatch
+    finds ``op_<EVENT>`` on the run; the stages after the run call ``mon.decide_call``...), and
+    each rule names what it calls of the others in its ``USES``, bound when the run is made.
     """
-
-    #: rule objects made for each run: their update rules (``HANDLERS``, ``op_<EVENT>``) and the
-    #: methods the other rules call (``PROVIDES``) are reached as the run's own
-    RULE_CLASSES = (PatternRules, CallbackRules)
 
     @classmethod
     def rule(cls, name: str) -> Any:
         """The function behind the run's method ``name``: the Monitor's own or a rule object's (None)."""
         own = getattr(cls, name, None)
-        if own is not None:
-            return own
-        return next((getattr(r, name) for r in cls.RULE_CLASSES
-                     if name in r.HANDLERS or name in getattr(r, "PROVIDES", ())), None)
+        return own if own is not None else rulebook.rule_function(name)
 
     @classmethod
     def handles(cls, handler: str) -> bool:
         """Is there an update rule ``handler`` (``op_<EVENT>``), the Monitor's own or a rule object's?"""
         return cls.rule(handler) is not None
+
+    def bound_rule(self, name: str) -> Any:
+        """The bound method ``name`` of the first rule object that defines it (private ones too:
+        the handlers of :data:`magpy.calls.FIGURE_12`)."""
+        return next(getattr(r, name) for r in self.rules if name in type(r).__dict__)
 
     #: check mode (magpy.check): a list that gets ``(source, value, where)`` for every immutable value
     #: read from outside, to say which guard should have failed when a record diverges from eager
@@ -154,6 +150,7 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow):
                  lifted_values: frozenset = frozenset(), switches: RunSwitches = RunSwitches()) -> None:
         global _SKIP
         _SKIP = skip_codes()   # (the same set; Dynamo's frames join it once Dynamo is loaded)
+        self.rules = rulebook.make_rules(self)
         self.top_code = top_code
         self.param_sources = param_sources
         self.param_values = param_values
@@ -219,10 +216,6 @@ class Monitor(Reads, AttrReads, UpdateRules, CallRules, OpRecorder, ScalarFlow):
         self.branch_spans, self.branch_active, self.branch_notes = b.branch_spans, b.branch_active, b.branch_notes
         self.inplace_changes = 0
         self.watchers = [w, b]
-        # Rule objects: their handlers join the Monitor's own (``getattr(self, ins.handler)`` finds them)
-        for rules in (R(self) for R in self.RULE_CLASSES):
-            for name in (*rules.HANDLERS, *getattr(rules, "PROVIDES", ())):
-                setattr(self, name, getattr(rules, name))
         self.branch_library = switches.branch_library
         if switches.read_log:
             self.read_log = []
