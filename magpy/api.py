@@ -56,7 +56,7 @@ import torch
 from . import _logging
 from .adaptive import served
 from .backends import CompiledGraphs, resolve
-from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_reason
+from .breaks import BreakCompile, BreakKind, BreakReason, SplitHere, internal_error, split_reason
 from .cache import MISS, UNHELD, Record, RecordCache
 from .check import CheckError, changed_reads, compare, divergence_message, evaluate, roots_of
 from .compiled_module import CompiledCallable, ModuleStandIn
@@ -76,7 +76,6 @@ from .dynamic.merging import ArmLibrary
 from .dynamic.other_side import wanted
 from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
 from .report import Explanation, Stats, limit_reason, python_operations, served_explanation
-from .splits import SplitHere
 
 log = logging.getLogger("magpy")
 _guards_log = _logging.channel("guards")
@@ -121,7 +120,7 @@ class _Compiled(CompiledCallable):
         self._check_said: set = set()   # records whose divergence was warned about (once each)
         self._name = getattr(self._runner.fn, "__qualname__", None) or type(target).__qualname__
         self._caps = backend_caps(backend)   # (explain's callable replaces its compile functions)
-        self._lifts = Lifting(dynamic, self._caps.lifting)   # lifted shapes (magpy.scalars)
+        self._lifts = Lifting(dynamic, self._caps.lifting)   # lifted shapes (magpy.monitor.scalars)
         self._cache = RecordCache(limit=cache_limit)
         self._arms = ArmLibrary()   # clean arms of branches on tensor values, across runs (magpy.dynamic.merging)
         self._no_other_sides = False   # (an other-side run recorded nothing: no more, magpy.dynamic.other_side)

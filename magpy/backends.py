@@ -35,7 +35,7 @@ def _inductor(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         return _cached_compile_fx(compile_fx, gm, example_inputs)
     except (DynamicOutputShapeException, DataDependentOutputException):
         # A boolean mask or nonzero in the graph (its output shape depends on values), or a value
-        # read into a Python number (`item`, magpy.scalars): compile_fx's static tracing cannot
+        # read into a Python number (`item`, magpy.monitor.scalars): compile_fx's static tracing cannot
         # express them. TorchDynamo in front of Inductor can (unbacked sizes and numbers), at
         # the price of its own guards on each call.
         return _inductor_with_value_shapes(gm)
@@ -116,7 +116,7 @@ def _torchscript(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     except Exception:
         # Some fx targets (getattr on tensors, operator.*) do not script; tracing a
         # straight-line graph records exactly the same operations, unless the graph reads
-        # tensor values into Python numbers (magpy.scalars): a trace would keep the numbers
+        # tensor values into Python numbers (magpy.monitor.scalars): a trace would keep the numbers
         # of the example call as constants.
         if _reads_values(gm):
             raise
@@ -141,7 +141,7 @@ def _xla(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     try:
         return lookup_backend("openxla")(gm, example_inputs)
     except (DynamicOutputShapeException, DataDependentOutputException):
-        # A value read into a Python number (`item`, magpy.scalars) or a value-dependent shape: the
+        # A value read into a Python number (`item`, magpy.monitor.scalars) or a value-dependent shape: the
         # openxla backend traces the graph with fake tensors and cannot express them. On XLA tensors
         # the graph itself runs as LazyTensor: XLA compiles (and caches) the parts between the reads.
         # (TorchDynamo in front of openxla breaks its graph at every read and took minutes here.)
@@ -196,7 +196,7 @@ def _pooled_size(size: int, k: int, s: int, ceil_mode: bool) -> int:
     return out
 
 
-#: Backends whose compiled graph serves any input size (lifted shapes, magpy.scalars): the eager graph
+#: Backends whose compiled graph serves any input size (lifted shapes, magpy.monitor.scalars): the eager graph
 #: itself, and Inductor compiled through TorchDynamo with dynamic shapes (it guards and recompiles
 #: itself where its code depends on a size). Other backends specialise on the example sizes.
 _LIFTING = ("eager", "inductor")
@@ -248,7 +248,7 @@ def python_nodes(gm: torch.fx.GraphModule) -> set:
     marked = set()
     for n in gm.graph.nodes:
         if n.meta.get("magpy_python") or getattr(n.target, "magpy_python", False):
-            n.meta["magpy_python"] = True   # (calls of TorchScript code: magpy.calls._script_call)
+            n.meta["magpy_python"] = True   # (calls of TorchScript code: magpy.monitor.calls._script_call)
     for n in gm.graph.nodes:
         if n.meta.get("magpy_python") or any(i.meta.get("magpy_python") for i in n.all_input_nodes):
             marked.add(n)

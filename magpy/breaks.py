@@ -2,11 +2,15 @@
 typed reason users read (a break, paper §3).
 
 :class:`BreakCompile` is raised anywhere in the monitor run (:mod:`magpy.monitor`,
-:mod:`magpy.calls`, :mod:`magpy.monitor.ops`); the run catches it, adds the user's file and line,
+:mod:`magpy.monitor.calls`, :mod:`magpy.monitor.ops`); the run catches it, adds the user's file and line,
 and the call completes eagerly. :class:`BreakReason` is what the run, the stages after it
 (:mod:`magpy.pipeline`) and the compiled callable (:mod:`magpy.api`) hand on: one ``__str__``
 is the text of every break reason printed (``explain``, ``stats(...).break_reasons``, logs and
 warnings), and :func:`internal_error` is the one place a MagPy bug becomes a reason.
+
+A break at a call or a subscript may *split* the call instead (:mod:`magpy.splits`, which the
+compiled callable hands the run): :class:`NotSplit` says why it cannot, :class:`SplitHere` is what
+the run raises into the program at the split.
 """
 from __future__ import annotations
 
@@ -80,3 +84,20 @@ def split_reason(split) -> BreakReason:
     if not where:
         where, function = split.where, None
     return BreakReason(BreakKind.SPLIT, split.reason, function=function, where=where, operation=split.op)
+
+
+#: Events besides calls at which a break may split the call (``xs[t]``, ``xs[a:b]``, magpy.splits).
+SUBSCRIPT_EVENTS = frozenset({"BINARY_SUBSCR", "BINARY_SLICE"})
+
+
+class SplitHere(BaseException):
+    """Raised into the program at D by the monitor run that split it: the frames unwind (no
+    handler covers D or the calls that led to it, which the split checked) and the run goes on
+    with D and the continuation, from the values the frames held (``Monitor.split_values``). So
+    the continuation's own monitor run happens in the same call, and so does the next split's:
+    a program with several dynamic operations is compiled in one call, not one per call.
+    A BaseException: ``except Exception`` in code around the call does not see it."""
+
+
+class NotSplit(Exception):
+    """This dynamic operation cannot split the call (the reason is added to the break's)."""

@@ -30,7 +30,7 @@ MISS = _Miss()
 
 class _Unheld:
     """What a speculative record's mock returns when its graph computed a value other than the
-    one its monitor run depended on (see :mod:`magpy.scalars`): a miss, after the graph ran."""
+    one its monitor run depended on (see :mod:`magpy.monitor.scalars`): a miss, after the graph ran."""
 
     __slots__ = ()
 
@@ -64,7 +64,7 @@ class Record:
     op_count: int
     inputs: Callable | None = None   # fetched -> the compiled graph's inputs
     hits: int = 0
-    assumptions: tuple = ()          # values read from tensors the record holds for (magpy.scalars)
+    assumptions: tuple = ()          # values read from tensors the record holds for (magpy.monitor.scalars)
     arg_shapes: dict | None = None   # parameter name -> shape of each tensor argument of its monitor run
     lifted: dict | None = None       # argument -> dimensions of any size (lifted shapes)
     int_values: dict | None = None   # source -> int or float value guarded (what lifting compares between records)

@@ -1,6 +1,6 @@
-"""One call the monitor is deciding (paper Figure 12): the record :mod:`magpy.calls` hands to the
-handler of the callee's kind, wherever that handler lives (:mod:`magpy.calls`,
-:mod:`magpy.natives`, :mod:`magpy.annotated`). A module of its own so that the handlers' modules
+"""One call the monitor is deciding (paper Figure 12): the record :mod:`magpy.monitor.calls` hands to the
+handler of the callee's kind, wherever that handler lives (:mod:`magpy.monitor.calls`,
+:mod:`magpy.monitor.natives`, :mod:`magpy.monitor.annotated`). A module of its own so that the handlers' modules
 import it, not each other.
 """
 from __future__ import annotations

@@ -32,7 +32,6 @@ from typing import Any
 import torch
 
 from .cache import UNHELD, Record
-from .cached_calls import lru_cache_entry
 from .check_access import (
     BASES,
     CONTAINERS,
@@ -58,6 +57,7 @@ from .check_access import (
 )
 from .check_compare import Evaluation, compare, describe, roots_of, same_value, tolerance
 from .compiled_module import CompiledCallable
+from .monitor.cached_calls import lru_cache_entry
 from .objmodel import NO_VALUE
 from .redraw import restore_states, save_states
 from .source import (

@@ -29,7 +29,7 @@ class CompiledCallable:
 
 def compiled_target(fn: CompiledCallable) -> Any:
     """The function or module a compiled callable compiles (a compiled callable called inside a
-    monitored program is monitored as a call of it, :mod:`magpy.calls`)."""
+    monitored program is monitored as a call of it, :mod:`magpy.monitor.calls`)."""
     return fn._target
 
 

@@ -28,7 +28,7 @@ from .bytecode import SUPPORTED_BYTECODE
 #: (monitor runs before calls no record matches run eagerly).
 CACHE_LIMIT = 64
 RECOMPILE_LIMIT = 16
-#: Speculative records (magpy.scalars) tried per call whose graph ran but whose assumptions failed,
+#: Speculative records (magpy.monitor.scalars) tried per call whose graph ran but whose assumptions failed,
 #: once the recompile limit is reached (before it, every record is tried: a monitor run costs more
 #: than the graph runs): each such try costs a whole graph run, and then the call runs eagerly.
 MAX_UNHELD = 2
@@ -93,7 +93,7 @@ class BackendCaps:
     """What the compiled callable's backend can do, decided once when compiling.
 
     ``compile_graph(gm, example_inputs)`` compiles a graph for the example sizes;
-    ``compile_lifted`` one whose sizes vary between calls (lifted shapes, magpy.scalars).
+    ``compile_lifted`` one whose sizes vary between calls (lifted shapes, magpy.monitor.scalars).
     ``lifting``: the backend compiles for any input size, so sizes may be lifted and draws
     re-drawn as graph inputs (magpy.redraw). ``eager``: the fx graph runs as it is, so Python
     nodes, float inputs and operators that may raise stay inside it. ``compile_cond``: compiles

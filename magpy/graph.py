@@ -88,7 +88,7 @@ class OpGraph:
         return node
 
     def scalar_input(self, value: Any, source: Any) -> fx.Node:
-        """A Python number the graph takes as an input (a lifted value, magpy.scalars)."""
+        """A Python number the graph takes as an input (a lifted value, magpy.monitor.scalars)."""
         node = self.graph.placeholder(f"i{len(self.inputs)}")
         node.meta["magpy_scalar"] = True
         self.inputs.append((source, value))

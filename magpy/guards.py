@@ -328,7 +328,7 @@ class TensorGuard(Guard):
 
     tensor: torch.Tensor
     kind: ClassVar[str] = "tensor"
-    dynamic_dims: frozenset = frozenset()   # lifted dimensions (magpy.scalars): any size
+    dynamic_dims: frozenset = frozenset()   # lifted dimensions (magpy.monitor.scalars): any size
 
     def __post_init__(self):
         # The metadata the program saw when it read the tensor: the run may change it in place

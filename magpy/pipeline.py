@@ -42,6 +42,7 @@ from .breaks import BreakCompile, BreakKind, BreakReason, internal_error, split_
 from .cache import Record
 from .codegen import generate
 from .config import BackendCaps
+from .dynamic import WATCHERS
 from .dynamic.cond import as_torch_cond
 from .dynamic.merging import ArmLibrary, check_merged, describe_branches, keep_arms, merge_branches
 from .dynamic.nodes import Conditional, RolledLoop
@@ -53,6 +54,7 @@ from .guards import ValueGuard
 from .lifted import delift
 from .monitor import Monitor, RunSwitches, bind_parameters, call_with_hooks, guard_entry
 from .source import ItemSource, peek_value
+from .splits import take_split
 from .trace import Trace, run_reason
 
 _log = logging.getLogger("magpy")
@@ -261,7 +263,7 @@ class Runner:
             split_escapes=frozenset(plan.split_escapes),
             redraw_ok=plan.caps.lifting,   # (draws are graph inputs that change)
             float_inputs_ok=plan.caps.eager, raising_ok=plan.caps.eager, eager_graph=plan.caps.eager,
-            branch_library=plan.arms, read_log=plan.read_log)
+            branch_library=plan.arms, read_log=plan.read_log, watchers=WATCHERS, take_split=take_split)
         mon = Monitor(self.fn.__code__, sources, values, self.fn.__closure__, lifted=lifted,
                       lifted_values=lifted_values, switches=switches)
         guard_entry(mon, self.target, self.fn, self.self_obj)
@@ -483,7 +485,7 @@ def _changed(a: Any, b: Any) -> bool:
 
 
 class Lifting:
-    """Lifted shapes (magpy.scalars): the sizes of tensor arguments, and the ints read from
+    """Lifted shapes (magpy.monitor.scalars): the sizes of tensor arguments, and the ints read from
     outside, that a monitor run follows as graph inputs instead of guarding them.
 
     ``dynamic=None`` lifts a dimension once two calls differed in its size (as TorchDynamo's

@@ -5,7 +5,7 @@
 closure (PureClosure=False), so the paper's general rule would split the program there. The
 paper special-cases these APIs: the mock draws the number again, with the same generator and
 the same arguments, in the order the program drew them, and hands it to the rest of the
-record. The monitor follows the number like one read from a tensor (:mod:`magpy.scalars`):
+record. The monitor follows the number like one read from a tensor (:mod:`magpy.monitor.scalars`):
 arithmetic on it and the operators it feeds stay in the graph, where it is an input; any use
 by Python (a branch, an index, a format) is an *assumption* the matched path checks after the
 graph ran. A call whose draws make another path is a miss: the generators' states are put
@@ -145,7 +145,7 @@ class DrawSource(Source):
     where: str = ""
     pinned: Any = None   # (the value drawn, compared by same_draw) for draws that are not graph inputs
     after_ops: int = 0   # operators recorded before the draw
-    # A cached function's hit (magpy.cached_calls): the guard fixes its result; the mock makes
+    # A cached function's hit (magpy.monitor.cached_calls): the guard fixes its result; the mock makes
     # the call only for its effect on the cache (hits, LRU order), after the graph and its checks.
     cache_hit: bool = False
 

@@ -273,7 +273,7 @@ class RefGraph:
 
     def writes_since(self, mark: int) -> list[Write]:
         """The writes after ``mark`` (``len(rg.writes)`` taken earlier): what a stretch of the
-        run wrote, which the dynamic watchers ask (:mod:`magpy.dynamic.writes`)."""
+        run wrote, which the dynamic watchers ask (:mod:`magpy.monitor.writes`)."""
         return self.writes[mark:]
 
     @property

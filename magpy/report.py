@@ -38,7 +38,7 @@ class Stats:
     numpy nodes for a backend other than eager counts each compiled region). ``guard_errors`` counts records dropped because
     their guard raised (a MagPy bug). ``unheld`` counts tries of a speculative record whose
     guard passed but whose assumptions on values read from tensors did not hold (its graph ran
-    and its result was dropped, :mod:`magpy.scalars`); such a call goes on to another record or
+    and its result was dropped, :mod:`magpy.monitor.scalars`); such a call goes on to another record or
     a miss, so ``unheld`` is not part of the sum above. ``matched_calls``, ``guard_time_s`` and
     ``mock_time_s`` are measured only with ``profile=True`` (then ``matched_calls ==
     guard_hits``); otherwise they are None. Counters are not locked: under concurrent calls

@@ -98,6 +98,7 @@ from typing import Any
 import torch
 
 from . import capture
+from .breaks import SUBSCRIPT_EVENTS, NotSplit
 from .bytecode import DECODER
 from .bytecode.flow import flow_of
 from .bytecode.resume import ResumeUnsupported, origin_of, passed_free_cells, resume_function, supported
@@ -113,25 +114,11 @@ _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 # A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call
 # ``operator.getitem(container, key)``, which is what the instruction does; 3.12+'s ``BINARY_SLICE``
 # (`words[:n]` with no slice object on the stack) as ``_get_slice(container, start, stop)``.
-SUBSCRIPT_EVENTS = frozenset({"BINARY_SUBSCR", "BINARY_SLICE"})
 
 
 def _get_slice(container: Any, start: Any, stop: Any) -> Any:
     """What ``BINARY_SLICE`` does: ``container[start:stop]``."""
     return container[start:stop]
-
-
-class SplitHere(BaseException):
-    """Raised into the program at D by the monitor run that split it: the frames unwind (no
-    handler covers D or the calls that led to it, which the split checked) and the run goes on
-    with D and the continuation, from the values the frames held (``Monitor.split_values``). So
-    the continuation's own monitor run happens in the same call, and so does the next split's:
-    a program with several dynamic operations is compiled in one call, not one per call.
-    A BaseException: ``except Exception`` in code around the call does not see it."""
-
-
-class NotSplit(Exception):
-    """This dynamic operation cannot split the call (the reason is added to the break's)."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Tensors the monitored program constructs the old ways, restated as graph operations: typed
 legacy constructors (``torch.Tensor(2, 3)``, ``torch.FloatTensor([1, 2])``), ``Variable(t)`` and
-``nn.Parameter(t)`` made in the call (:mod:`magpy.natives`, :mod:`magpy.calls` use them)."""
+``nn.Parameter(t)`` made in the call (:mod:`magpy.monitor.natives`, :mod:`magpy.monitor.calls` use them)."""
 
 from __future__ import annotations
 

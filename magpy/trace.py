@@ -101,7 +101,7 @@ class Trace:
     lifted_value_nodes: Mapping      # Source -> graph input of an int read from outside that is lifted
     follows_changing_numbers: bool   # the run followed sizes or ints that change between calls
     tracks_scalars: bool             # numbers read from tensors (or lifted sizes) were followed
-    # (the run's lookups of followed numbers, by identity: magpy.scalars keeps the one table)
+    # (the run's lookups of followed numbers, by identity: magpy.monitor.scalars keeps the one table)
     scalar_node: Callable[[object], fx.Node | None]   # v -> the graph node computing the followed number v (or None)
     holds_scalar: Callable[..., bool]   # v -> is a followed number v or inside it?
     tracked_in: Callable[[object], list]   # v -> the followed numbers in v

@@ -77,7 +77,7 @@ def test_inductor_compiles_a_graph_with_a_boolean_mask():
 
 
 def test_numpy_nodes_split_the_graph_into_compiled_regions():
-    """A graph with numpy computations on tensor values (magpy.scalars) is split for a backend
+    """A graph with numpy computations on tensor values (magpy.monitor.scalars) is split for a backend
     other than eager: the tensor operators between them are compiled region by region, with the
     inputs of their first call; the numpy nodes and the operators that take their results run
     in Python, in program order; a region the backend fails on runs uncompiled."""

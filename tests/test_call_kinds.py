@@ -1,4 +1,4 @@
-"""Figure 12 as a table (magpy.calls): the checks of ``CallRules._callee_kinds`` name exactly the
+"""Figure 12 as a table (magpy.monitor.calls): the checks of ``CallRules._callee_kinds`` name exactly the
 kinds of ``FIGURE_12``, in the table's order, and every kind has a handler on the monitor run."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 import inspect
 import textwrap
 
-from magpy import calls
+from magpy.monitor import calls
 from magpy.monitor import Monitor
 
 

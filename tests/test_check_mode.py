@@ -11,7 +11,7 @@ import torch
 
 import magpy
 from magpy.guards import ValueGuard
-from magpy.monitor import Monitor
+from magpy.monitor.reads import Reads
 
 COUNTER = 0
 LOG: list = []
@@ -35,14 +35,14 @@ def _eager(m, x):
 @pytest.fixture
 def weak_scale_guard(monkeypatch):
     """MagPy with one guard dropped: the value guard on an attribute named ``scale`` (a bug)."""
-    add = Monitor.add_guard
+    add = Reads.add_guard
 
     def add_guard(self, guard):
         if isinstance(guard, ValueGuard) and guard.source.describe().endswith(".scale"):
             return
         add(self, guard)
 
-    monkeypatch.setattr(Monitor, "add_guard", add_guard)
+    monkeypatch.setattr(Reads, "add_guard", add_guard)
 
 
 def test_correct_program_no_report():
@@ -180,14 +180,14 @@ def test_writes_outside_not_applied_twice():
 
 
 def test_weakened_guard_on_a_float_argument(monkeypatch):
-    add = Monitor.add_guard
+    add = Reads.add_guard
 
     def add_guard(self, guard):
         if isinstance(guard, ValueGuard) and guard.source.describe() == "alpha":
             return
         add(self, guard)
 
-    monkeypatch.setattr(Monitor, "add_guard", add_guard)
+    monkeypatch.setattr(Reads, "add_guard", add_guard)
 
     def f(x, alpha):
         return x * alpha + 1
@@ -202,14 +202,14 @@ def test_weakened_guard_on_a_float_argument(monkeypatch):
 
 def test_outside_write_divergence_names_attribute(monkeypatch):
     """A weakened guard whose record writes the wrong value outside: the report names the attribute."""
-    add = Monitor.add_guard
+    add = Reads.add_guard
 
     def add_guard(self, guard):
         if isinstance(guard, ValueGuard) and guard.source.describe().endswith(".step"):
             return
         add(self, guard)
 
-    monkeypatch.setattr(Monitor, "add_guard", add_guard)
+    monkeypatch.setattr(Reads, "add_guard", add_guard)
 
     class Stepper(torch.nn.Module):
         def __init__(self):
@@ -383,14 +383,14 @@ def test_checked_program_leaves_eager_state(capsys):
 def test_class_and_function_attribute_writes_are_compared(monkeypatch):
     """A record that would write a wrong class attribute (its guard on the value read is dropped)
     is found, though check mode never writes the class itself."""
-    add = Monitor.add_guard
+    add = Reads.add_guard
 
     def add_guard(self, guard):
         if isinstance(guard, ValueGuard) and guard.source.describe().endswith(".calls"):
             return
         add(self, guard)
 
-    monkeypatch.setattr(Monitor, "add_guard", add_guard)
+    monkeypatch.setattr(Reads, "add_guard", add_guard)
 
     class Ticks:
         calls = 0

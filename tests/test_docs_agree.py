@@ -29,6 +29,6 @@ def test_fig15_batch_sizes_at_smoke_size():
 
 
 def test_magpys_dynamic_shapes_are_described_as_lifting():
-    """MagPy lifts the sizes that change (magpy.scalars); the README may not say it has none."""
+    """MagPy lifts the sizes that change (magpy.monitor.scalars); the README may not say it has none."""
     assert "no dynamic shapes" not in README
     assert "lifts" in README

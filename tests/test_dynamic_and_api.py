@@ -72,7 +72,7 @@ def test_dynamic_programs_split_with_reason_and_stay_correct(fn, reason):
 @pytest.mark.parametrize("fn, assumed", [(data_branch, "the truth of `gt`"), (item_use, None)])
 def test_tensor_value_reads_compile_with_assumptions(fn, assumed):
     # A branch on a tensor value is assumed (checked after the graph runs); a float read that only
-    # flows into operators is lifted into the graph (magpy.scalars, tests/test_scalar_reads.py).
+    # flows into operators is lifted into the graph (magpy.monitor.scalars, tests/test_scalar_reads.py).
     ex = magpy.explain(fn)(torch.ones(4))
     assert ex.graph_count == 1 and ex.break_reasons == [] and not ex.dynamic
     if assumed is None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import heapq
 import types
 
+import pytest
 import torch
 
-from magpy.dynamic.watcher import Watcher
+from magpy.dynamic import WATCHERS
 from magpy.graph import OpGraph
-from magpy.monitor import Monitor
+from magpy.monitor import Monitor, RunSwitches, Watcher
 
 
 def _ins(opname, real=None, argrepr=""):
@@ -21,8 +22,9 @@ def test_the_monitor_reaches_its_watchers_through_the_protocol():
     def f(x):
         return x
 
-    mon = Monitor(f.__code__, {}, {})
-    assert [w.name for w in mon.watchers] == ["loops", "branches"]
+    mon = Monitor(f.__code__, {}, {}, switches=RunSwitches(watchers=WATCHERS))
+    assert [w.name for w in mon.watchers] == ["loop_watcher", "branch_watcher"]
+    assert mon.loop_watcher is mon.watchers[0] and mon.branch_watcher is mon.watchers[1]
     assert all(isinstance(w, Watcher) for w in mon.watchers)
     assert not any(w.active for w in mon.watchers)
     # the tables the monitor's dispatch tests are the watchers' own (one state, not a copy)
@@ -34,6 +36,12 @@ def test_the_monitor_reaches_its_watchers_through_the_protocol():
     assert mon.branch_watcher.on_finish() == []
     assert why == ["did not reach its merge point"]
     assert mon.branch_active == [] and not mon.branch_watcher.active
+
+
+def test_a_run_without_its_watchers_is_refused_by_name():
+    """The rules ask the loop and branch watchers by name: a run made without them says so."""
+    with pytest.raises(ValueError, match="loop watcher and a branch watcher"):
+        Monitor((lambda: None).__code__, {}, {})
 
 
 def _writes_of(fn, *args):
@@ -102,7 +110,7 @@ def test_what_natives_write():
 def test_loops_and_arms_ask_the_refgraph():
     """A loop that writes an object made in the call is not rolled; one whose body only builds a
     comprehension is; the reason names the write and the user's line."""
-    from magpy.dynamic.writes import arm_write, loop_write
+    from magpy.monitor.writes import arm_write, loop_write
     from magpy.refgraph import Change, RefGraph
 
     g = RefGraph()

@@ -1,5 +1,5 @@
 """Replayed effects (print to a file, logging, sleep) and text formatted from tensor values: one
-graph, one monitor run, the call's values in the output (magpy/replayed_effects.py, magpy/scalars.py)."""
+graph, one monitor run, the call's values in the output (magpy/replayed_effects.py, magpy/monitor/scalars.py)."""
 from __future__ import annotations
 
 import io

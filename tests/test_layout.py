@@ -1,16 +1,19 @@
-"""The shape of the ``magpy`` package, checked by scanning its source (issue #26's contract).
+"""The shape of the ``magpy`` package, checked by scanning its source.
 
 * no import cycle between modules of ``magpy`` (every import statement counts, also inside
   functions and under ``TYPE_CHECKING``: a cycle hidden in a function is still a cycle);
 * no module over 800 lines;
 * no module uses another module's private names: neither ``from .x import _name`` /
   ``x._name`` on an imported module, nor an attribute ``obj._name`` whose name only other
-  modules of ``magpy`` define (a mixin or a caller reaching into another module's object).
+  modules of ``magpy`` define (a caller reaching into another module's object).
   Private names of torch or CPython (``torch._C``, ``sys._getframe``) are not ours and are allowed;
 * guards are made where values are read: only the monitor's reads (``monitor/reads.py``,
   ``monitor/attrs.py``) construct a guard of :mod:`magpy.guards`; code generation only derives
   the guard code's own forms of guards the run made (batched identity checks, dict snapshots,
   alias checks through :func:`magpy.guards.alias_guards`).
+* the monitor imports no feature module (the dynamic watchers and the split are handed to a run
+  in its ``RunSwitches``), and codegen, ``magpy.dynamic`` and the API use the monitor only through
+  what the ``magpy.monitor`` package exports.
 """
 
 from __future__ import annotations
@@ -152,6 +155,32 @@ def test_no_module_uses_another_modules_private_names():
             if owners.get(node.attr):
                 problems.append(f"{m}:{node.lineno} uses {node.attr} (defined in {', '.join(sorted(owners[node.attr]))})")
     assert problems == []
+
+
+#: The stages after a monitor run and the features built on it: the monitor imports none of them
+#: (they are handed to a run through :class:`magpy.monitor.RunSwitches`: watchers, the split).
+FEATURES = ("magpy.dynamic", "magpy.codegen", "magpy.splits", "magpy.continuation", "magpy.pipeline", "magpy.api",
+            "magpy.cache", "magpy.check", "magpy.check_access", "magpy.check_compare", "magpy.report",
+            "magpy.backends", "magpy.adaptive", "magpy.replay_plan", "magpy.trace")
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_the_monitor_imports_no_feature_module():
+    found = [f"{m}:{line} imports {target}" for m in MODULES if _within(m, ("magpy.monitor",))
+             for target, _, line in _imports(m) if _within(target, FEATURES)]
+    assert found == []
+
+
+def test_codegen_dynamic_and_the_api_use_the_monitor_through_its_package():
+    """What codegen, the dynamic watchers and passes and the API need of the monitor is what the
+    ``magpy.monitor`` package exports, never one of its modules."""
+    found = [f"{m}:{line} imports {target}" for m in MODULES
+             if _within(m, ("magpy.codegen", "magpy.dynamic", "magpy.api"))
+             for target, _, line in _imports(m) if target.startswith("magpy.monitor.")]
+    assert found == []
 
 
 #: Modules that may construct a guard (see the module docstring).

@@ -1,4 +1,4 @@
-"""Lifted shapes (magpy.scalars, paper §6.1): sizes that change between calls stop being guarded.
+"""Lifted shapes (magpy.monitor.scalars, paper §6.1): sizes that change between calls stop being guarded.
 
 After two calls differ in a tensor argument's size (or from the first call with
 ``dynamic=True``), that dimension is lifted: size reads become graph nodes, and a size that

@@ -1,4 +1,4 @@
-"""The monitor package's layout (issue #26): small files with one job each, and imports that
+"""The monitor package's layout: small files with one job each, and imports that
 keep the contract objects free of the run (FrameState needs no Monitor; nothing in the monitor
 imports the code generator)."""
 import ast
@@ -58,12 +58,13 @@ def test_reads_are_where_the_run_makes_guards():
 def test_the_monitor_is_composed_not_mixed():
     """The run's rules are objects of their own: the Monitor and every rule class derive from
     nothing but ``object``, and every public method of a rule is reachable on the run."""
-    from magpy.monitor import Monitor, rulebook
+    from magpy.dynamic import WATCHERS
+    from magpy.monitor import Monitor, RunSwitches, rulebook
 
     assert Monitor.__mro__ == (Monitor, object)
     for rule_class in rulebook.RULE_CLASSES:
         assert rule_class.__mro__ == (rule_class, object), rule_class
-    mon = Monitor((lambda: None).__code__, {}, {})
+    mon = Monitor((lambda: None).__code__, {}, {}, switches=RunSwitches(watchers=WATCHERS))
     for rule, rule_class in zip(mon.rules, rulebook.RULE_CLASSES):
         assert type(rule) is rule_class
         for name in rulebook.rule_methods(rule_class):

@@ -615,7 +615,7 @@ def test_corpus_run_matches_what_the_programs_declare(tmp_path):
 
     # A case declared static must be classified static. A case declared dynamic (it reads tensor
     # values, prints, draws random numbers...) is either flagged dynamic or compiled and correct:
-    # MagPy lifts and speculates on values read from tensors and replays prints (magpy.scalars).
+    # MagPy lifts and speculates on values read from tensors and replays prints (magpy.monitor.scalars).
     wrong = [
         f"{r['file']}::{r['class']}: declared {r['expected']}, classified {r['kind']} "
         f"({r['magpy_dynamic_reason'] or r['magpy_error'] or r['magpy_status']})"

@@ -1,4 +1,4 @@
-"""Tensor values read into Python (magpy.scalars): lifted into the graph, or assumed.
+"""Tensor values read into Python (magpy.monitor.scalars): lifted into the graph, or assumed.
 
 Each program is run compiled and eagerly on the same inputs, with the values it reads
 changing between calls; results and outside state must match eager on every call, and

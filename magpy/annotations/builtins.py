@@ -287,6 +287,6 @@ def native_attribute_reader(fn, args: list, kwargs: dict) -> str | None:
 #: (``copy.deepcopy`` and its helpers: ``memo.get(id(x))``, ``memo[id(x)] = y``): there the number
 #: of an object made in the call stands for which objects are the same, never for its value.
 #: Anywhere else such a number (new on every call) may be printed, ordered, hashed into a
-#: table or compared, so the call runs eagerly (magpy.natives).
+#: table or compared, so the call runs eagerly (magpy.monitor.natives).
 ID_MEMO_CODES = frozenset(f.__code__ for f in vars(copy).values()
                           if isinstance(f, types.FunctionType) and f.__module__ == "copy")

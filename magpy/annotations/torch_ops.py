@@ -58,7 +58,7 @@ DATA_DEPENDENT = frozenset({
 
 #: Tensor methods that read a value into Python: fine for a small value-guarded tensor.
 SCALAR_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__index__"})
-#: Tensor methods that read its shape, by what magpy.scalars calls the read.
+#: Tensor methods that read its shape, by what magpy.monitor.scalars calls the read.
 SIZE_READS = {"size": "size", "numel": "numel", "nelement": "numel", "__len__": "len"}
 
 
@@ -391,7 +391,7 @@ for _name in dir(torch.Size):
 REGISTRY.add(torch.manual_seed, Annotation(pure_closure=False))
 
 
-# -- legacy constructors (``torch.FloatTensor([t0, 2.0])``, magpy.natives) ----------------------------
+# -- legacy constructors (``torch.FloatTensor([t0, 2.0])``, magpy.monitor.natives) ----------------------------
 
 def legacy_tensor(data: Any, dtype: torch.dtype, shape: tuple) -> torch.Tensor:
     """``torch.FloatTensor([t0, t1, 2.0])`` as a graph node: the constructor reads each tensor in

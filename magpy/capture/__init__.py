@@ -226,7 +226,7 @@ def replace_top(frame: Any, value: Any, below: int = 0) -> None:
     slots under it); valid only during ``hooks.instruction``. The program then goes on with
     ``value`` where the previous instruction left its result: the monitor uses it to give a
     result a fresh identity (``max(a, b)`` returns one of its arguments; see
-    :mod:`magpy.scalars`)."""
+    :mod:`magpy.monitor.scalars`)."""
     slot = ctypes.c_void_p.from_address(backend().top_address(frame) - below * ctypes.sizeof(ctypes.c_void_p))
     old = slot.value
     _incref(value)

@@ -154,7 +154,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
             mlines.append("    return _UNHELD")
             readable.append(f"drawn numbers: {said}")
     if checks:
-        # Speculation (magpy.scalars): the graph computed values the run's path depended on. If
+        # Speculation (magpy.monitor.scalars): the graph computed values the run's path depended on. If
         # one differs, or the graph fails, the record does not hold: the call is a miss, as if
         # the graph had not run (it changed nothing outside but the RNGs, which are put back).
         mlines.append("if _speculation_declined():")

@@ -30,10 +30,10 @@ from ..objmodel import NO_VALUE, is_identity_key, is_immutable, is_mutable_class
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
 from ..replay_plan import Step
+from ..size_exprs import size_expr
 from ..source import ConstPool, ConstSource, Source, literal
 from ..trace import Trace
 from .guard import Vars
-from .speculation import size_expr
 
 # -- objects of the call the mock rebuilds ------------------------------------------------------------
 # An object the mock rebuilds is the object eager makes: the same exact class, the same contents

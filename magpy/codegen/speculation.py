@@ -1,7 +1,7 @@
 """What a record assumes of values its graph computes, checked by its mock (speculation).
 
 A monitor run that read tensor values into Python (``bool(t)``, ``t.item()``, a size of a lifted
-shape) made assumptions (:meth:`magpy.scalars.ScalarFlow.assume`). Those computed from input sizes
+shape) made assumptions (:meth:`magpy.monitor.scalars.ScalarFlow.assume`). Those computed from input sizes
 alone become guards; those over numbers the mock draws are checked right after the draws; the
 others are checked after the graph ran, and the mock undoes what the graph changed when one fails
 (the call is then a miss). This module turns a :class:`~magpy.trace.Trace`'s assumptions into
@@ -10,7 +10,6 @@ those checks, and holds the helpers the generated code calls for them.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -23,10 +22,11 @@ except ImportError:   # pragma: no cover
 
 from ..annotations.torch_ops import RANDOM_OPS
 from ..global_state import is_state_setter_name, saved_tensor_hooks_active
-from ..graph import Unsupported, loop_index, range_len
+from ..graph import Unsupported
 from ..guards import TensorGuard
 from ..objmodel import storage_key
-from ..source import ConstPool, literal
+from ..size_exprs import SIZE_ARITHMETIC, SIZE_CHECK_KINDS, size_expr
+from ..source import ConstPool
 from ..torch_support import set_version_counters, version_counters
 from ..trace import Trace
 
@@ -53,13 +53,6 @@ def same_values(a, b) -> bool:
             return True   # (no zero whose sign == would not see: no 0, 0.0 or False in it)
         return type(a) is tb and len(a) == len(b) and all(map(same_values, a, b))
     return a == b
-
-
-#: Python functions of numbers a lifted-size guard may apply (what magpy.scalars records on sizes).
-_SIZE_ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
-                              operator.truediv, operator.pow, operator.neg, int, float, max, min, abs,
-                              math.ceil, math.floor, math.trunc, operator.lt, operator.le, operator.gt,
-                              operator.ge, operator.eq, operator.ne, range_len})
 
 
 def speculation_state() -> tuple:
@@ -130,16 +123,6 @@ def modes_scoped(trace: Trace) -> bool:
         return False
     return (not grads or grads[-1] is trace.global_state.grad_enabled) \
         and names.count("autocast_increment_nesting") == names.count("autocast_decrement_nesting")
-
-
-#: The kinds of assumption that can be a guard when what they assume is computed from input sizes.
-SIZE_CHECK_KINDS = ("scalar", "truth", "atleast")
-
-
-def checked_before_the_mock(kind: str, node: Any) -> bool:
-    """Is the assumption ``(kind, node)`` a guard (a number computed from the inputs' sizes alone),
-    rather than a check after the graph ran (:func:`assumption_checks`)?"""
-    return kind in SIZE_CHECK_KINDS and size_expr(node, ConstPool()) is not None
 
 
 def assumption_checks(trace: Trace, mb, pool: ConstPool) -> tuple[list, list, list[str], list[int]]:
@@ -250,7 +233,7 @@ def feeds_graph(node: Any, assumed: set) -> bool:
         if n in seen:
             continue
         seen.add(n)
-        if n in assumed or n.op != "call_function" or n.target not in _SIZE_ARITHMETIC or n.kwargs:
+        if n in assumed or n.op != "call_function" or n.target not in SIZE_ARITHMETIC or n.kwargs:
             return True
         todo.extend(n.users)
     return False
@@ -265,50 +248,4 @@ def check_code(expr: Callable, expected: Any, kind: str, names: dict, pool: Cons
         return f"{code} < {expected!r}", f"{code} >= {expected!r}"
     return f"not _same_values({code}, {pool.ref(expected)})", f"{code} == {expected!r}"
 
-
-def size_expr(node: Any, pool: ConstPool, depth: int = 0, draws: bool = False) -> Callable | None:
-    """``names -> source`` of ``node`` as Python over the graph inputs' variables, if ``node`` is
-    a number computed only from input sizes (``i0.size(1) * 4``), and with ``draws`` also from
-    numbers the mock draws (``i3 < 0.5``, magpy.redraw); else None."""
-    import torch.fx as fx
-
-    if depth > 20:
-        return None
-    if not isinstance(node, fx.Node):
-        if type(node) in (int, float, bool) or node is None:
-            code = literal(node, pool)   # (a pool name for NaN and the infinities)
-            return lambda names: code
-        return None
-    if node.op == "placeholder" and node.meta.get("magpy_scalar") and (draws or not node.meta.get("magpy_draw")):
-        name = node.name
-        return lambda names: names[name]
-    if node.op == "call_function" and node.target is loop_index:
-        k = node.args[0]   # (an unrolled iteration's index: a constant of the record)
-        return lambda names: repr(k)
-    if node.op == "call_method" and node.target in ("size", "numel") and node.args \
-            and isinstance(node.args[0], fx.Node) and node.args[0].op == "placeholder" \
-            and all(type(a) is int for a in node.args[1:]) and not node.kwargs:
-        base, rest = node.args[0].name, "".join(repr(a) for a in node.args[1:])
-        return lambda names: f"{names[base]}.{node.target}({rest})"
-    if node.op == "call_function" and node.target is len and len(node.args) == 1 and not node.kwargs \
-            and isinstance(node.args[0], fx.Node):
-        # how many rows iterating an input gave (`for x_t in x.unbind(0)`, an LSTM's time loop):
-        # the input's size along that dimension
-        rows = node.args[0]
-        if ((rows.op == "call_method" and rows.target == "unbind") or (rows.op == "call_function"
-                                                                      and rows.target is torch.unbind)) \
-                and rows.args and isinstance(rows.args[0], fx.Node) and rows.args[0].op == "placeholder" \
-                and not rows.args[0].meta.get("magpy_scalar"):
-            dim = rows.args[1] if len(rows.args) > 1 else rows.kwargs.get("dim", 0)
-            if type(dim) is int:
-                base = rows.args[0].name
-                return lambda names: f"{names[base]}.size({dim})"
-        return None
-    if node.op == "call_function" and node.target in _SIZE_ARITHMETIC and not node.kwargs:
-        parts = [size_expr(a, pool, depth + 1, draws) for a in node.args]
-        if any(p is None for p in parts):
-            return None
-        fn = pool.ref(node.target)
-        return lambda names: f"{fn}(" + ", ".join(p(names) for p in parts) + ")"
-    return None
 

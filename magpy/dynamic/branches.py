@@ -61,10 +61,9 @@ import torch.fx as fx
 
 from .. import capture
 from ..bytecode.flow import EXIT, RETURNS, flow_of
+from ..monitor import Watcher, arm_write, write_counters, write_mark
 from ..objmodel import exact_key
 from ..source import ArgSource
-from .watcher import Watcher
-from .writes import arm_write, write_counters, write_mark
 
 #: The output name of the value a conditional expression's side leaves on the stack.
 _TOP = "<stack top>"
@@ -116,15 +115,16 @@ class Span:
 
 
 class BranchWatcher(Watcher):
-    """The branches of a monitor run (a :class:`~magpy.dynamic.watcher.Watcher`).
+    """The branches of a monitor run (a :class:`~magpy.monitor.watcher.Watcher`).
 
     Reads from its host (the monitor): ``graph``, ``assumptions``, ``active_loops``, ``loops``,
     ``watched`` (the loop watcher's), ``frames``, ``framework_code``, ``where``, ``node``,
     ``scalar_node``, ``value_shaped``, ``broken``, ``inplace_changes``, ``branch_library`` (the
     arms of earlier runs, set by the compiled function before the run) and the recorded writes
-    RefGraph's writes (:mod:`magpy.dynamic.writes`)."""
+    RefGraph's writes (:mod:`magpy.monitor.writes`)."""
 
-    name = "branches"
+    name = "branch_watcher"
+    SHARED = ("branch_spans", "branch_active", "branch_notes")
 
     def __init__(self, host: Any, hooks: Any) -> None:
         super().__init__(host, hooks)

@@ -1,7 +1,7 @@
 """Loop bodies compiled once (paper §6.2.2): a Python loop whose trip count changes between calls.
 
 An LSTM over sequences of changing length runs ``for i in range(len(xs)): out, state = cell(xs[i],
-state)``. With the length lifted (``magpy.scalars``) the monitor still unrolls the loop into the
+state)``. With the length lifted (``magpy.monitor.scalars``) the monitor still unrolls the loop into the
 graph, so every length was one more record. This module lets one record serve every length: the
 monitor watches such a loop while it runs (:class:`LoopWatcher`), and once
 the run is over :func:`~magpy.dynamic.rolling.roll_loops` replaces its unrolled iterations in the graph by one
@@ -52,13 +52,11 @@ import torch.fx as fx
 from .. import capture
 from ..graph import loop_index, range_len
 from ..lifted import LiftedInt
+from ..monitor import Watcher, loop_write, write_counters, write_mark
 from ..redraw import as_draw
-from ..scalars import replace_top as _replace_top
 from ..torch_support import last_node
 from .nodes import range_value
-from .watcher import Watcher
 from .while_loops import WhileLoops
-from .writes import loop_write, write_counters, write_mark
 
 
 @dataclass
@@ -115,13 +113,15 @@ _STACKERS = (torch.stack, torch.cat, torch.concat, torch.concatenate)
 
 
 class LoopWatcher(Watcher):
-    """The counted loops of a monitor run (a :class:`~magpy.dynamic.watcher.Watcher`).
+    """The counted loops of a monitor run (a :class:`~magpy.monitor.watcher.Watcher`).
 
     Reads from its host (the monitor): ``graph``, ``guards``, ``lifted_value_nodes``,
     ``scalar_nodes``, ``node``, ``scalar_node``, ``track_scalar``, ``assume``, ``where``, and the
-    RefGraph's writes (:mod:`magpy.dynamic.writes`)."""
+    RefGraph's writes (:mod:`magpy.monitor.writes`)."""
 
-    name = "loops"
+    name = "loop_watcher"
+    SHARED = ("loops", "active_loops", "loop_ranges", "loop_iters", "loop_indexes", "counted", "watched",
+              "pending_whiles")
 
     def __init__(self, host: Any, hooks: Any) -> None:
         super().__init__(host, hooks)
@@ -434,7 +434,8 @@ class LoopWatcher(Watcher):
             # enumerate's (k, element): the same pair with a tracked k
             index = LiftedInt(stack[-1][0])
             self.host.scalar_nodes[id(index)] = (index, node)
-            _replace_top(fs, stack, (index, stack[-1][1]))
+            pair = stack[-1] = (index, stack[-1][1])
+            capture.replace_top(fs.frame, pair)   # (the program goes on with the pair of the tracked k)
             self.loop_indexes[id(index)] = (index, loop)
             return
         self.host.track_scalar(fs, stack, node)

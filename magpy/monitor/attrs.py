@@ -298,7 +298,7 @@ class AttrReads:
 
     def _cached_property(self, fs, obj, node: ShadowNode, name: str, method: bool) -> None:
         """``obj.name`` of a ``functools.cached_property`` not yet in ``obj.__dict__``: a cache, as
-        an ``lru_cache`` function is (:mod:`magpy.cached_calls`). Eager runs the getter on this
+        an ``lru_cache`` function is (:mod:`magpy.monitor.cached_calls`). Eager runs the getter on this
         first read only (under the descriptor's lock on CPython 3.11) and keeps the value in the
         instance dict, where every later call finds it without running the getter. So the getter
         runs unmonitored here, and the value is read from where later calls read it,

@@ -1,7 +1,7 @@
 """The small contract objects of a monitor run: which frames it watches and what it keeps per frame.
 
 :class:`FrameState` is what the update rules (:mod:`magpy.monitor.rules`), the call rules
-(:mod:`magpy.calls`) and the split (:mod:`magpy.splits`) see of a frame; modules that need only
+(:mod:`magpy.monitor.calls`) and the split (:mod:`magpy.splits`) see of a frame; modules that need only
 it import this module, not the monitor. :func:`skip_codes` and :data:`MAGPY_RUNTIME_FILES` name
 the frames that run between user frames and are never monitored.
 """

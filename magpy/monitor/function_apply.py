@@ -7,7 +7,7 @@ the record's. With gradients a ``checkpoint`` still is (it only trades memory fo
 but a custom Function's backward is its own: the graph calls ``apply`` itself, one node, and the
 operators its forward ran are dropped (:func:`autograd_function`).
 
-The functions take the monitor run ``mon`` first, as :mod:`magpy.cached_calls` does.
+The functions take the monitor run ``mon`` first, as :mod:`magpy.monitor.cached_calls` does.
 """
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ import torch
 
 from ..annotations import torch_ops as T
 from ..breaks import BreakCompile
-from ..dynamic.writes import arm_write, write_counters, write_mark
 from ..global_state import global_hooks_present
 from ..graph import Unsupported
 from ..objmodel import is_immutable, module_has_hooks
 from ..torch_support import graph_apply
+from .writes import arm_write, write_counters, write_mark
 
 if TYPE_CHECKING:
     from ..callsite import CallSite

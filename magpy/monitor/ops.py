@@ -1,6 +1,6 @@
 """Recording tensor operations during the monitor run: each one becomes an fx node.
 
-A tensor method or torch function found by the call decision (:mod:`magpy.calls`) is
+A tensor method or torch function found by the call decision (:mod:`magpy.monitor.calls`) is
 *pended* (:meth:`OpRecorder.pend_op`): the versions of its tensor inputs are noted, the
 call runs in the real interpreter, and at the next instruction :meth:`OpRecorder.record_op`
 sees its output and adds the operator-graph node:
@@ -14,7 +14,7 @@ sees its output and adds the operator-graph node:
 * a small CPU tensor read from outside may have its *value* guarded instead
   (:meth:`~magpy.monitor.reads.Reads.value_guard`).
 
-Like :class:`~magpy.calls.CallRules`, :class:`OpRecorder` is a rule object of the run
+Like :class:`~magpy.monitor.calls.CallRules`, :class:`OpRecorder` is a rule object of the run
 (:mod:`magpy.monitor.rulebook`): these are steps of the same run over its state.
 """
 from __future__ import annotations
@@ -35,8 +35,8 @@ from ..guards import array_same, array_snapshot, is_numeric_array
 from ..lifted import LiftedInt
 from ..objmodel import IMMUTABLE_TYPES, is_immutable, is_numpy_number, storage_key
 from ..refgraph import forget_when_dead
-from ..scalars import NUMPY_VALUES, shape_safe
 from ..torch_support import version_counter
+from .scalars import NUMPY_VALUES, shape_safe
 
 if TYPE_CHECKING:
     from .frame import FrameState
@@ -448,7 +448,7 @@ class OpRecorder:
             if (self.run.lifted_shape or self.run.value_sizes_followed) and name not in _VALUE_FREE_META and name not in ("dim", "ndimension") \
                     and any(self.shape_is_lifted(t) for t in T.tensors_in(args, kwargs)):
                 # metadata that follows a lifted shape (strides, contiguity, a size read otherwise than
-                # magpy.scalars lifts it): the value read is assumed
+                # magpy.monitor.scalars lifts it): the value read is assumed
                 node = self.run.graph.call(kind, target, tuple(self.to_arg(a) for a in args),
                                        {k: self.to_arg(v) for k, v in kwargs.items()})
                 self.assume("scalar", node, output)

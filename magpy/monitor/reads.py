@@ -203,7 +203,7 @@ class Reads:
         if node is not None and node.source is not None and not isinstance(node.source, ConstSource):
             self.add_guard(IdGuard(node.source, value))
 
-    # -- facts the call rules read (magpy.calls, magpy.natives, magpy.annotated, magpy.scalars) ----------
+    # -- facts the call rules read (magpy.monitor.calls, magpy.monitor.natives, magpy.monitor.annotated, magpy.monitor.scalars) ----------
     def read_absent(self, node: ShadowNode, name: str) -> None:
         """The object at ``node`` has no attribute ``name`` of its own (a tensor's ``__dict__``, a
         module's ``forward``): it must still have none."""

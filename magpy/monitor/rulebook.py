@@ -4,11 +4,11 @@ A :class:`~magpy.monitor.run.Monitor` holds the run's state and dispatches its e
 event means is decided by rule objects, one per concern: reads from outside
 (:class:`~.reads.Reads`, :class:`~.attrs.AttrReads`), the other events' update rules
 (:class:`~.rules.UpdateRules`, :class:`~.patterns.PatternRules`), the call decision of Figure 12
-(:class:`~magpy.calls.CallRules`, with the rules of natives :class:`~magpy.natives.NativeRules`,
-of annotated callees :class:`~magpy.annotated.AnnotatedRules` and of callbacks run from C
+(:class:`~magpy.monitor.calls.CallRules`, with the rules of natives :class:`~magpy.monitor.natives.NativeRules`,
+of annotated callees :class:`~magpy.monitor.annotated.AnnotatedRules` and of callbacks run from C
 :class:`~.callbacks.CallbackRules`), the recording of tensor operations
 (:class:`~.ops.OpRecorder`) and the numbers read from tensor values
-(:class:`~magpy.scalars.ScalarFlow`).
+(:class:`~magpy.monitor.scalars.ScalarFlow`).
 
 Each rule class is made with the run (``R(run)``) and reads and writes the run's state there
 (``self.run.frames``). Its public methods become the run's: the dispatch finds ``op_<EVENT>`` on
@@ -21,16 +21,16 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from ..annotated import AnnotatedRules
-from ..calls import CallRules
-from ..natives import NativeRules
-from ..scalars import ScalarFlow
+from .annotated import AnnotatedRules
 from .attrs import AttrReads
 from .callbacks import CallbackRules
+from .calls import CallRules
+from .natives import NativeRules
 from .ops import OpRecorder
 from .patterns import PatternRules
 from .reads import Reads
 from .rules import UpdateRules
+from .scalars import ScalarFlow
 
 #: The rule objects of a run, in the order their methods are found by name (the first wins).
 RULE_CLASSES = (Reads, AttrReads, UpdateRules, CallRules, NativeRules, AnnotatedRules, OpRecorder, ScalarFlow,

@@ -5,7 +5,7 @@ where the outputs matter, pends a post rule that sees them at the next event of 
 (:meth:`~magpy.monitor.run.Monitor.pend`). The rules here are the events that are not reads
 from outside: stores and deletes (a write the mock replays is a new RefGraph version), new
 objects, operators, truth tests, iteration and unpacking, f-strings and calls (decided by
-:mod:`magpy.calls`). Reads from outside are :mod:`magpy.monitor.reads` and
+:mod:`magpy.monitor.calls`). Reads from outside are :mod:`magpy.monitor.reads` and
 :mod:`magpy.monitor.attrs`; tensor operations become graph nodes in :mod:`magpy.monitor.ops`.
 """
 from __future__ import annotations
@@ -37,10 +37,10 @@ from ..objmodel import (
     write_hook,
 )
 from ..refgraph import Change
-from ..scalars import NUMPY_VALUES, format_text, join_text, replace_top
 from .attrs import raw_cell
 from .frame import FrameState
 from .ops import set_data
+from .scalars import NUMPY_VALUES, format_text, join_text, replace_top
 
 
 def _is_python_callable(fn: Any) -> bool:
@@ -442,7 +442,7 @@ class UpdateRules:
                 return
             if ins.to_bool:
                 # 3.13: the comparison and its truth test in one instruction: the graph computes the
-                # comparison, the outcome the run saw is assumed (magpy.scalars)
+                # comparison, the outcome the run saw is assumed (magpy.monitor.scalars)
                 if not all(type(v) is torch.Tensor or type(v) in (int, float, bool) for v in (a, b)) \
                         or any(isinstance(v, torch.Tensor) and v.numel() != 1 for v in (a, b)):
                     self.go_dynamic("branches on a tensor value (a tensor comparison used as a condition)")

@@ -22,9 +22,9 @@ objects of their own, each in its module, over the run's state (:mod:`magpy.moni
   read from outside (``on_read``, ``full_read``; parameters, cells, globals, imports, items;
   attribute lookup with CPython's precedence);
 * :mod:`magpy.monitor.rules`: the update rule of every other event (stores, operators,
-  iteration, calls handed to :mod:`magpy.calls`);
-* :mod:`magpy.monitor.ops`: tensor operations as fx nodes; :mod:`magpy.calls`: what a call
-  means (Figure 12); :mod:`magpy.scalars`, :mod:`magpy.dynamic.loops`, :mod:`magpy.dynamic.branches`: numbers
+  iteration, calls handed to :mod:`magpy.monitor.calls`);
+* :mod:`magpy.monitor.ops`: tensor operations as fx nodes; :mod:`magpy.monitor.calls`: what a call
+  means (Figure 12); :mod:`magpy.monitor.scalars`, :mod:`magpy.dynamic.loops`, :mod:`magpy.dynamic.branches`: numbers
   read from tensors, counted loops, branches.
 
 The handlers are the update rules of version-neutral *events* (a call, an attribute load, a
@@ -48,12 +48,17 @@ import torch
 from .. import capture
 from ..annotations import lookup
 from ..annotations.torch_ops import contains_tensor
-from ..breaks import BreakCompile, BreakKind, BreakReason, internal_error
+from ..breaks import (
+    SUBSCRIPT_EVENTS,
+    BreakCompile,
+    BreakKind,
+    BreakReason,
+    NotSplit,
+    SplitHere,
+    internal_error,
+)
 from ..bytecode import instructions
 from ..bytecode.flow import close_tests_only, suspended_in_handler
-from ..dynamic.branches import BranchWatcher
-from ..dynamic.loops import LoopWatcher
-from ..dynamic.watcher import RunHooks
 from ..global_state import GlobalState, torch_mode_entered
 from ..graph import OpGraph, Unsupported
 from ..guards import Guard
@@ -61,11 +66,11 @@ from ..lifted import LiftedInt, delift, restores_any, restoring
 from ..objmodel import PROTOCOL_EVENTS, is_immutable
 from ..refgraph import RefGraph, ShadowNode
 from ..source import Source
-from ..splits import SUBSCRIPT_EVENTS, NotSplit, SplitHere, take_split
 from . import rulebook
 from .callbacks import APPLIER_CODE
 from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
 from .state import RunSwitches
+from .watcher import RunHooks
 
 #: Events whose native code takes elements out of an array (iteration, unpacking, membership,
 #: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
@@ -117,10 +122,10 @@ class Monitor:
     own (:data:`.rulebook.RULE_CLASSES`), made with the run: reads from outside
     (:class:`~magpy.monitor.reads.Reads`, :class:`~magpy.monitor.attrs.AttrReads`), the other
     events' rules (:class:`~magpy.monitor.rules.UpdateRules`, :class:`~magpy.monitor.patterns.PatternRules`),
-    the call decision (:class:`~magpy.calls.CallRules` with the natives' and the annotated
+    the call decision (:class:`~magpy.monitor.calls.CallRules` with the natives' and the annotated
     callees' rules, :class:`~magpy.monitor.callbacks.CallbackRules`), the recording of tensor
     operations (:class:`~magpy.monitor.ops.OpRecorder`) and the numbers read from tensor values
-    (:class:`~magpy.scalars.ScalarFlow`). Each rule's public methods are the run's (the dispatch
+    (:class:`~magpy.monitor.scalars.ScalarFlow`). Each rule's public methods are the run's (the dispatch
     finds ``op_<EVENT>`` on the run; the stages after the run call ``mon.decide_call``...), and
     each rule names what it calls of the others in its ``USES``, bound when the run is made.
     """
@@ -138,7 +143,7 @@ class Monitor:
 
     def bound_rule(self, name: str) -> Any:
         """The bound method ``name`` of the first rule object that defines it (private ones too:
-        the handlers of :data:`magpy.calls.FIGURE_12`)."""
+        the handlers of :data:`magpy.monitor.calls.FIGURE_12`)."""
         return next(getattr(r, name) for r in self.rules if name in type(r).__dict__)
 
     #: check mode (magpy.check): a list that gets ``(source, value, where)`` for every immutable value
@@ -202,20 +207,21 @@ class Monitor:
         self.truth_read_codes: dict = {}             # code of a Python filter predicate -> filter (its truth read in C)
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
-        # The watchers of dynamic behaviour (magpy.dynamic.watcher): events in, decisions out. Their
-        # tables are also the monitor's attributes of the same names (the very objects), which the
-        # dispatch and the rules test.
+        # The watchers of dynamic behaviour (magpy.monitor.watcher): events in, decisions out. Each is
+        # the run's attribute of its name (the rules ask the loop watcher by name), and its tables
+        # (``SHARED``) are the run's attributes too (the very objects), which the dispatch tests.
         hooks = RunHooks(pend=self.pend, post_new=self.post_new, scalar_arg=self.scalar_arg,
                          at=lambda: self.at_instruction, cell_of=self.cell_of)
-        w = self.loop_watcher = LoopWatcher(self, hooks)
-        self.loops, self.active_loops, self.loop_ranges = w.loops, w.active_loops, w.loop_ranges
-        self.loop_iters, self.loop_indexes, self.counted, self.watched = w.loop_iters, w.loop_indexes, w.counted, w.watched
-        self.pending_whiles = w.pending_whiles
+        self.watchers = [W(self, hooks) for W in switches.watchers]
+        for w in self.watchers:
+            setattr(self, w.name, w)
+            for table in w.SHARED:
+                setattr(self, table, getattr(w, table))
+        if not hasattr(self, "loop_watcher") or not hasattr(self, "branch_watcher"):
+            raise ValueError("a monitor run needs a loop watcher and a branch watcher "
+                             "(RunSwitches.watchers, magpy.dynamic.WATCHERS)")
         self.rows_count = None   # len node of the rows bind_rows just bound, if lifted
-        b = self.branch_watcher = BranchWatcher(self, hooks)
-        self.branch_spans, self.branch_active, self.branch_notes = b.branch_spans, b.branch_active, b.branch_notes
         self.inplace_changes = 0
-        self.watchers = [w, b]
         self.branch_library = switches.branch_library
         if switches.read_log:
             self.read_log = []
@@ -245,7 +251,7 @@ class Monitor:
         self.at_instruction = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
         # binding) can hand them to other frames without a LOAD_FAST the monitor would see.
-        # Lifted shapes (magpy.scalars): (source, tensor, dims) of arguments whose listed dimensions
+        # Lifted shapes (magpy.monitor.scalars): (source, tensor, dims) of arguments whose listed dimensions
         # are not guarded; every size read that derives from them is a graph node.
         self.lifted_dims: dict[Source, frozenset] = {}
         self.lifted_values = lifted_values   # descriptions of sources whose int values are graph inputs
@@ -321,7 +327,7 @@ class Monitor:
         return True
 
     def in_checkpoint_machinery(self, frame, code) -> bool:
-        """Is ``frame`` part of ``torch.utils.checkpoint``'s own work (magpy.calls ``_checkpoint``)?
+        """Is ``frame`` part of ``torch.utils.checkpoint``'s own work (magpy.monitor.calls ``_checkpoint``)?
         Its frames, and what they call, are; the checkpointed function's frame, entered from the
         checkpoint call of the nearest monitored frame, is not (nor what it calls but the
         saved-tensor hooks checkpoint installs)."""
@@ -610,7 +616,7 @@ class Monitor:
         if call is not None and self.split_shape is not None and not internal and not self.finished:
             # The call instruction has not run yet: the call can be split right here (magpy.splits).
             try:
-                self.split = take_split(self, fs, call, reason, self.split_shape)
+                self.split = self.switches.take_split(self, fs, call, reason, self.split_shape)
             except NotSplit as e:
                 self.split_note = f"not split: {e}"
                 if ins is not None and ins.real == "FOR_ITER" and self.outside_iterator(call[1][-1]):

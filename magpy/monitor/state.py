@@ -38,3 +38,9 @@ class RunSwitches:
     branch_library: Any = None
     #: log where each value from outside was read (check mode names it when a record diverges)
     read_log: bool = False
+    #: the watchers of dynamic behaviour the run makes, each as ``W(run, hooks)``: a loop watcher and
+    #: a branch watcher (:data:`magpy.dynamic.WATCHERS`), which hear the run's events (magpy.monitor.watcher)
+    watchers: tuple = ()
+    #: takes the split at a break: ``take_split(run, fs, call, reason, split_shape)`` returns the split
+    #: point or raises :class:`~magpy.breaks.NotSplit` (:func:`magpy.splits.take_split`); None: no splits
+    take_split: Any = None

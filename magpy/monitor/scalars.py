@@ -42,15 +42,15 @@ from typing import Any
 
 import torch
 
-from . import capture
-from .annotations.torch_ops import contains_instance
-from .breaks import BreakCompile
-from .codegen.speculation import checked_before_the_mock, size_expr
-from .lifted import LiftedInt, delift
-from .objmodel import NO_VALUE, SEQUENCE_ITERATORS
-from .redraw import SizedArg, as_argument
-from .refgraph import forget_when_dead
-from .source import ConstPool
+from .. import capture
+from ..annotations.torch_ops import contains_instance
+from ..breaks import BreakCompile
+from ..lifted import LiftedInt, delift
+from ..objmodel import NO_VALUE, SEQUENCE_ITERATORS
+from ..redraw import SizedArg, as_argument
+from ..refgraph import forget_when_dead
+from ..size_exprs import checked_before_the_mock, size_expr
+from ..source import ConstPool
 
 
 def format_text(value: Any, conversion: int, spec: str = "") -> str:

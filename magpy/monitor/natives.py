@@ -3,7 +3,7 @@
 A native function (C code) hides what it does from the monitor. Most natives are described by
 their annotation (:mod:`magpy.annotations`); the ones here need a rule of their own, because
 what they do to the record depends on their arguments or on state the annotation cannot name:
-``functools.partial`` and ``functools.lru_cache`` (:mod:`magpy.cached_calls`), ``sum`` and ``functools.reduce`` over
+``functools.partial`` and ``functools.lru_cache`` (:mod:`magpy.monitor.cached_calls`), ``sum`` and ``functools.reduce`` over
 tensors, ``max``/``min`` of one-element tensors, the text builtins, random draws and clocks,
 numpy on values read from tensors, ``torch.equal``/``torch.allclose``, the legacy tensor
 constructors, ``print``/logging/``time.sleep`` (replayed by the mock), ABC checks, context
@@ -28,26 +28,26 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .. import replayed_effects as effects
+from ..annotations import lookup
+from ..annotations import torch_ops as T
+from ..annotations.builtins import ID_MEMO_CODES
+from ..annotations.numpy_ops import NUMPY as NUMPY_PURE
+from ..annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
+from ..breaks import BreakCompile
+from ..graph import Unsupported
+from ..guards import is_numeric_array
+from ..lifted import LiftedInt
+from ..objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is_python_class, peek_items
+from ..redraw import DrawSource, as_argument, pinnable
+from ..source import AttrSource, ConstSource, DerefSource, ItemSource
+from ..tensor_constructors import LEGACY_TENSOR_TYPES, legacy_variable, numbers_only
 from . import cached_calls
-from . import replayed_effects as effects
-from .annotations import lookup
-from .annotations import torch_ops as T
-from .annotations.builtins import ID_MEMO_CODES
-from .annotations.numpy_ops import NUMPY as NUMPY_PURE
-from .annotations.numpy_ops import NUMPY_MUTATING_METHODS, numpy_annotation
-from .breaks import BreakCompile
-from .graph import Unsupported
-from .guards import is_numeric_array
-from .lifted import LiftedInt
-from .objmodel import DICT_VIEWS, NO_VALUE, SEQUENCE_ITERATORS, is_immutable, is_python_class, peek_items
-from .redraw import DrawSource, as_argument, pinnable
 from .scalars import TEXT_BUILTINS, call_text
-from .source import AttrSource, ConstSource, DerefSource, ItemSource
-from .tensor_constructors import LEGACY_TENSOR_TYPES, legacy_variable, numbers_only
 
 if TYPE_CHECKING:
-    from .callsite import CallSite
-    from .monitor.frame import FrameState
+    from ..callsite import CallSite
+    from .frame import FrameState
 
 # -- the tables ---------------------------------------------------------------------------------------
 
@@ -138,8 +138,8 @@ _COPY_PROTOCOL = ("__reduce_ex__", "__reduce__", "__getstate__", "__setstate__",
                   "__getnewargs__", "__slots__", "__copy__", "__deepcopy__")
 
 class NativeRules:
-    """The rules of :meth:`~magpy.calls.CallRules.decide_call` for specific natives: the handlers of
-    their kinds in :data:`~magpy.calls.FIGURE_12`."""
+    """The rules of :meth:`~magpy.monitor.calls.CallRules.decide_call` for specific natives: the handlers of
+    their kinds in :data:`~magpy.monitor.calls.FIGURE_12`."""
 
     #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
     USES = ("add_effect", "assume", "check_stateful_iterator", "decide_call", "draw_arguments",
@@ -411,7 +411,7 @@ class NativeRules:
 
     def start_equal(self, fs: FrameState, a, b) -> bool:
         """``torch.equal(a, b)``: False for two shapes (fixed by the guards), else whether every
-        element is equal, which the graph computes and the record assumes (magpy.scalars)."""
+        element is equal, which the graph computes and the record assumes (magpy.monitor.scalars)."""
         if type(a) is not torch.Tensor or type(b) is not torch.Tensor or any(
                 self.shape_is_lifted(t) or self.is_value_shaped(t) for t in (a, b)):
             return False
@@ -455,7 +455,7 @@ class NativeRules:
         """Does calling ``fn`` only pass on the numbers read from tensors among its arguments
         (to monitored Python code, to tensor operators, into containers), never read them?"""
         if isinstance(getattr(fn, "__self__", None), torch.Tensor) or T.tensor_method_name(fn, args) is not None:
-            return True   # a tensor method: an operator (magpy.scalars.shape_safe decides)
+            return True   # a tensor method: an operator (magpy.monitor.scalars.shape_safe decides)
         self_ = getattr(fn, "__self__", None)
         if isinstance(fn, types.BuiltinMethodType) and self_ is not None and not isinstance(self_, (types.ModuleType, type)):
             unbound = getattr(type(self_), fn.__name__, None)   # `s.add` -> set.add(s, ...): the
@@ -653,7 +653,7 @@ class NativeRules:
         return False
 
     def _cached_call(self, fs: FrameState, c: CallSite) -> bool:
-        """A ``functools.lru_cache`` function (:func:`magpy.cached_calls.decide`)."""
+        """A ``functools.lru_cache`` function (:func:`magpy.monitor.cached_calls.decide`)."""
         return cached_calls.decide(self.run, fs, c)
 
     def changed_outside(self) -> bool:

@@ -4,8 +4,8 @@ A native function the monitor cannot see into is described by its :class:`~magpy
 PureClosure (else the call is dynamic), AsOpNode (the call becomes an operator-graph node), InPlace
 and OutInPlace (its arguments are changed), Relation (its result is an attribute or item of an argument,
 read with a source and a guard) and ValueRead (which arguments it reads: guarded). :meth:`AnnotatedRules._call_annotated`
-applies them when :meth:`~magpy.calls.CallRules.decide_call` finds an annotated callee ("annotated" and
-"numpy function" in :data:`~magpy.calls.FIGURE_12`). A native without an annotation may still be *pure by its
+applies them when :meth:`~magpy.monitor.calls.CallRules.decide_call` finds an annotated callee ("annotated" and
+"numpy function" in :data:`~magpy.monitor.calls.FIGURE_12`). A native without an annotation may still be *pure by its
 inputs* (:meth:`AnnotatedRules._pure_by_inputs`): only constants in, from a module without outside effects.
 
 :class:`AnnotatedRules` is a rule object of the monitor run (:mod:`magpy.monitor.rulebook`).
@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .annotations import DYNAMIC, Annotation
-from .annotations import torch_ops as T
-from .annotations.builtins import READING_METHODS
-from .breaks import BreakCompile
-from .monitor.elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
+from ..annotations import DYNAMIC, Annotation
+from ..annotations import torch_ops as T
+from ..annotations.builtins import READING_METHODS
+from ..breaks import BreakCompile
+from ..objmodel import CONTAINER_TYPES, attr_location, is_immutable, is_mutable_class, relation_present
+from ..source import AttrSource, ItemSource
+from .elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
 from .natives import LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
-from .objmodel import CONTAINER_TYPES, attr_location, is_immutable, is_mutable_class, relation_present
-from .source import AttrSource, ItemSource
 
 try:
     import numpy as _np
@@ -36,8 +36,8 @@ except ImportError:   # pragma: no cover
     _np = None
 
 if TYPE_CHECKING:
-    from .callsite import CallSite
-    from .monitor.frame import FrameState
+    from ..callsite import CallSite
+    from .frame import FrameState
 
 #: Native callables (functions, methods, slot wrappers) that :meth:`AnnotatedRules._pure_by_inputs` may run.
 NATIVE_CALLABLES = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodDescriptorType,
@@ -101,7 +101,7 @@ def item_keys_are_values(key, args) -> bool:
 
 class AnnotatedRules:
     """The annotation of a native callee applied to the call: the handlers of the annotated kinds of
-    :data:`~magpy.calls.FIGURE_12`."""
+    :data:`~magpy.monitor.calls.FIGURE_12`."""
 
     #: what it calls of the run and of the other rules (bound by :func:`~magpy.monitor.rulebook.make_rules`)
     USES = ("assume_key_order", "attr_read", "attr_write", "bind_iterated_tensors",

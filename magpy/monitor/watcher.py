@@ -25,7 +25,7 @@ event (the monitor calls)                 decision (the watcher returns)
 =======================================  ==========================================================
 
 What a stretch of the run *wrote* is no event: a watcher asks the RefGraph, which records every
-write (:mod:`magpy.dynamic.writes`), from a mark taken where the stretch began.
+write (:mod:`magpy.monitor.writes`), from a mark taken where the stretch began.
 
 ``active`` says whether the watcher wants ``on_instruction`` at all: the monitor tests it before
 calling (the common case, no loop or arm open, costs one test per instruction).
@@ -61,8 +61,10 @@ class RunHooks:
 class Watcher:
     """The protocol (see the module docstring); every event does nothing by default."""
 
-    #: a short name (the host's ``watchers`` list holds the watchers in the order they are called)
+    #: the run's attribute that holds it (the run's ``watchers`` list holds them in the order made)
     name = "watcher"
+    #: its tables the run holds as attributes of the same names (the dispatch tests them)
+    SHARED: tuple = ()
 
     def __init__(self, host: Any, hooks: RunHooks) -> None:
         self.host = host

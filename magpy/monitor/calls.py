@@ -7,9 +7,9 @@ At ``CALL`` / ``CALL_FUNCTION_EX`` the monitor knows the callable and its argume
 * a tensor method or torch function becomes an operator-graph node (via
   :mod:`magpy.monitor.ops`); an ``nn.Module`` call guards the module's hooks and ``forward``;
 * an annotated native function follows its annotation (:mod:`magpy.annotations`, applied by
-  :mod:`magpy.annotated`): PureClosure, AsOpNode, InPlace, Relation (an attribute or item read
+  :mod:`magpy.monitor.annotated`): PureClosure, AsOpNode, InPlace, Relation (an attribute or item read
   with its source and guard);
-* a few natives get their own rule (:mod:`magpy.natives`): ``functools.partial``, ``sum`` over
+* a few natives get their own rule (:mod:`magpy.monitor.natives`): ``functools.partial``, ``sum`` over
   tensors, ``ContextVar`` get/set, ``weakref`` dereference, ``id()``, ``next()``, ABC checks...;
 * anything else native ends compilation for this call (step 1) with a break reason.
 
@@ -27,7 +27,7 @@ The call decision is one step of the monitor run, not a stage of its own: every 
 extends the run's state (the RefGraph, guards, the operator graph) and pends a post-instruction
 callback that sees the call's result. :class:`CallRules` is a rule object of the run
 (:mod:`magpy.monitor.rulebook`); the handlers of the kinds live on it and on the rule objects of
-natives (:mod:`magpy.natives`), annotated callees (:mod:`magpy.annotated`) and callbacks run from
+natives (:mod:`magpy.monitor.natives`), annotated callees (:mod:`magpy.monitor.annotated`) and callbacks run from
 C (:mod:`magpy.monitor.callbacks`), each found by its name in :data:`FIGURE_12`.
 """
 from __future__ import annotations
@@ -43,30 +43,17 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from . import capture
-from . import replayed_effects as effects
-from .annotated import NATIVE_CALLABLES, STATE_GETTERS
-from .annotations import lookup
-from .annotations import torch_ops as T
-from .annotations.builtins import native_attribute_reader, native_writes
-from .annotations.numpy_ops import numpy_annotation
-from .breaks import BreakCompile
-from .callsite import CallSite
-from .compiled_module import CompiledCallable, compiled_target
-from .lifted import LiftedInt
-from .monitor import function_apply
-from .monitor.elements import CALLBACK_ITERATORS, MAP_CONSUMERS, attribute_reader_break
-from .natives import (
-    CONTEXTVAR_METHODS,
-    NUMBER_CONVERSIONS,
-    NUMPY_FROM_TENSOR,
-    SAME_TENSOR_NATIVES,
-    TENSOR_PROTOCOL_BUILTINS,
-    identity_hash,
-    is_native_tensor_binop,
-    text_callee,
-)
-from .objmodel import (
+from .. import capture
+from .. import replayed_effects as effects
+from ..annotations import lookup
+from ..annotations import torch_ops as T
+from ..annotations.builtins import native_attribute_reader, native_writes
+from ..annotations.numpy_ops import numpy_annotation
+from ..breaks import BreakCompile
+from ..callsite import CallSite
+from ..compiled_module import CompiledCallable, compiled_target
+from ..lifted import LiftedInt
+from ..objmodel import (
     builtin_made_exception,
     default_reduction,
     finalizer_reason,
@@ -78,14 +65,27 @@ from .objmodel import (
     peek_items,
     set_reduction,
 )
-from .redraw import as_draw
+from ..redraw import as_draw
+from ..source import AttrSource, ItemSource
+from ..tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args
+from ..torch_support import autograd_function_class, is_checkpoint, lazy_uninitialized
+from . import function_apply
+from .annotated import NATIVE_CALLABLES, STATE_GETTERS
+from .elements import CALLBACK_ITERATORS, MAP_CONSUMERS, attribute_reader_break
+from .natives import (
+    CONTEXTVAR_METHODS,
+    NUMBER_CONVERSIONS,
+    NUMPY_FROM_TENSOR,
+    SAME_TENSOR_NATIVES,
+    TENSOR_PROTOCOL_BUILTINS,
+    identity_hash,
+    is_native_tensor_binop,
+    text_callee,
+)
 from .scalars import replace_top
-from .source import AttrSource, ItemSource
-from .tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args
-from .torch_support import autograd_function_class, is_checkpoint, lazy_uninitialized
 
 if TYPE_CHECKING:
-    from .monitor.frame import FrameState
+    from .frame import FrameState
 
 _functools_partial = functools.partial
 
@@ -133,7 +133,7 @@ def _instantiates_python_class(fn: object, args: object) -> bool:
 
 #: Figure 12 as a table: each kind of callee, in the order :meth:`CallRules._callee_kinds` checks
 #: for it, and the handler (a method of the run) that decides what the call means. The handlers
-#: marked "natives" are in :mod:`magpy.natives`, "annotated" in :mod:`magpy.annotated`, the rest here.
+#: marked "natives" are in :mod:`magpy.monitor.natives`, "annotated" in :mod:`magpy.monitor.annotated`, the rest here.
 FIGURE_12 = {
     "native attribute reader": "_native_attribute_reader",   # may decline: objects made in the call only
     "identity key": "_identity_key",                    # natives: dynamic
@@ -411,7 +411,7 @@ class CallRules:
             yield "pure by inputs"
         yield "unannotated native"
 
-    # -- the handlers of the kinds (those of magpy.natives and magpy.annotated aside) --------------------
+    # -- the handlers of the kinds (those of magpy.monitor.natives and magpy.monitor.annotated aside) --------------------
 
     def _note_native_write(self, fs: FrameState, c: CallSite) -> bool:
         """A native call that may write an object (:func:`~magpy.annotations.builtins.native_writes`) is
@@ -448,7 +448,7 @@ class CallRules:
 
     def _number_of_tensor(self, fs: FrameState, c: CallSite) -> bool:
         """``float(t)``, ``int(t)``, ``bool(t)``: a small tensor from outside is guarded by value; a
-        float stays in the graph; any other value read is assumed (magpy.scalars)."""
+        float stays in the graph; any other value read is assumed (magpy.monitor.scalars)."""
         fn, t = c.fn, c.args[0]
         if self.value_guard(t):
             self.pend(fs, self.post_new, 1, opaque=True)
@@ -471,13 +471,13 @@ class CallRules:
             self.go_dynamic("reads a tensor value into Python")
 
     def _len_of_lifted(self, fs: FrameState, c: CallSite) -> bool:
-        """``len(t)`` of a tensor whose shape the graph takes as an input: a size read (magpy.scalars)."""
+        """``len(t)`` of a tensor whose shape the graph takes as an input: a size read (magpy.monitor.scalars)."""
         self.start_size_read(fs, c.args[0], "len")
         return True
 
     def _scalar_argument(self, fs: FrameState, c: CallSite) -> bool:
         """A number read from tensors among the arguments: a number function of it is a graph node
-        (magpy.scalars); a callee that does more than pass it on reads its exact value, which
+        (magpy.monitor.scalars); a callee that does more than pass it on reads its exact value, which
         becomes an assumption. Then the decision goes on."""
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if self.scalar_call(fs, fn, args, kwargs):

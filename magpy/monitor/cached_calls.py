@@ -29,15 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .breaks import BreakCompile
-from .lifted import delift
-from .objmodel import NO_VALUE, has_nan, is_immutable
-from .redraw import DrawSource
-from .source import ConstSource
+from ..breaks import BreakCompile
+from ..lifted import delift
+from ..objmodel import NO_VALUE, has_nan, is_immutable
+from ..redraw import DrawSource
+from ..source import ConstSource
 
 if TYPE_CHECKING:
-    from .callsite import CallSite
-    from .monitor.frame import FrameState
+    from ..callsite import CallSite
+    from .frame import FrameState
 
 
 @dataclass(frozen=True)
