@@ -51,6 +51,8 @@ class OpGraph:
         self.inputs: list[tuple[Any, Any]] = []   # (source, example tensor)
         self.constants: dict[str, torch.Tensor] = {}   # get_attr name -> tensor the graph holds
         self.op_count = 0
+        # (how many inputs there were, the ids of the tensors among them, their storage keys) when read
+        self._input_memory: tuple[int, set[int], set[int]] = (0, set(), set())
 
     def node_of(self, tensor: torch.Tensor) -> fx.Node | None:
         return self._node_of.get(id(tensor))
@@ -86,6 +88,22 @@ class OpGraph:
         self.inputs.append((source, tensor))
         self.bind(tensor, node)
         return node
+
+    def in_input_memory(self, key: int, changed: torch.Tensor) -> bool:
+        """Is the memory ``key`` (:func:`~magpy.objmodel.storage_key`) that of a tensor input, now
+        that ``changed`` was changed in place? The inputs' keys are read once and kept until an
+        input is itself the tensor changed (``set_``, ``resize_`` may move its memory), those of
+        inputs added since are added: an in-place operation on every layer of a deep model asks once
+        per operation."""
+        count, ids, keys = self._input_memory
+        if id(changed) in ids:
+            count, ids, keys = 0, set(), set()
+        if count != len(self.inputs):
+            tensors = [x for _, x in self.inputs[count:] if isinstance(x, torch.Tensor)]
+            ids.update(map(id, tensors))
+            keys.update(map(storage_key, tensors))
+            self._input_memory = (len(self.inputs), ids, keys)
+        return key in keys
 
     def scalar_input(self, value: Any, source: Any) -> fx.Node:
         """A Python number the graph takes as an input (a lifted value, magpy.monitor.scalars)."""

@@ -184,11 +184,14 @@ class ArrayGuard(Guard):
 
 def _object_name(obj: Any) -> str:
     """The name an object's repr would show: a function's or class's qualified name, a module's
-    name, a code object's (qualified) name; empty for an instance (a Linear), whose type says it."""
+    name, a code object's (qualified) name; empty for an instance (a Linear), whose type says it.
+    Looked up as the type's ``__getattribute__`` finds them, never through a ``__getattr__`` (an
+    ``nn.Module``'s searches its tables and formats an error for each name it lacks)."""
+    lookup = type(obj).__getattribute__
     for attr in ("__qualname__", "co_qualname", "co_name"):
         try:
-            name = getattr(obj, attr, None)
-        except Exception:  # a user __getattr__ that raises something else than AttributeError
+            name = lookup(obj, attr)
+        except Exception:  # (no such attribute; or a property of the program's that raises)
             name = None
         if isinstance(name, str) and name:
             return name

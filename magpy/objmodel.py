@@ -277,17 +277,17 @@ def protocol_lookups(event: str, symbol: str, stack: list) -> list[tuple[Any, tu
             if is_mutable_class(type(v)) and not isinstance(v, (torch.Tensor, type))]
 
 
-def dunders_naming(cls: type, fn: Any) -> list[tuple[type, str]]:
-    """Where ``fn`` is one of ``cls``'s dunders: ``(class in the MRO, name)`` for each name under
-    which the lookup from ``cls`` finds ``fn`` (a lambda set as ``__ge__`` is named ``<lambda>``)."""
-    found = []
+def dunder_index(cls: type) -> dict[int, list[str]]:
+    """``cls``'s dunders by what they hold: ``id(value) -> names`` under which the lookup from
+    ``cls`` finds that value (the first class on the MRO that defines a name; a lambda set as
+    ``__ge__`` is named ``<lambda>``, so functions are found by identity, not by their names)."""
+    found: dict[int, list[str]] = {}
     seen: set = set()
     for klass in cls.__mro__:
         for name, value in klass.__dict__.items():
             if name not in seen and name[:2] == "__" == name[-2:]:
                 seen.add(name)
-                if value is fn:
-                    found.append((klass, name))
+                found.setdefault(id(value), []).append(name)
     return found
 
 

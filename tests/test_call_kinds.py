@@ -6,8 +6,7 @@ import ast
 import inspect
 import textwrap
 
-from magpy.monitor import calls
-from magpy.monitor import Monitor
+from magpy.monitor import Monitor, calls
 
 
 def _yielded_kinds() -> list[str]:

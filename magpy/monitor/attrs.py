@@ -38,7 +38,7 @@ from ..objmodel import (
     NO_VALUE,
     PROTOCOL_EVENTS,
     attr_location,
-    dunders_naming,
+    dunder_index,
     has_instance_dict,
     is_immutable,
     is_mutable_class,
@@ -109,7 +109,10 @@ class AttrReads:
         be = capture.backend()
         fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
         if isinstance(fn, types.FunctionType):
-            names = [name for _klass, name in dunders_naming(cls, fn)]
+            held = self.run.dunder_indexes.get(id(cls))
+            if held is None:   # (once per class and run: a module tree enters forward of each of its modules)
+                held = self.run.dunder_indexes[id(cls)] = (cls, dunder_index(cls))
+            names = held[1].get(id(fn))
             if names:
                 self._guard_dunders(first, names)
 
@@ -117,7 +120,16 @@ class AttrReads:
         """``cls.name`` resolved through the MRO: the class that defines it still holds the same
         object and no class before it in the MRO has gained one (methods, properties,
         staticmethods and class values replaced on a class, or reached through ``super()``,
-        which starts the search ``after`` a class)."""
+        which starts the search ``after`` a class).
+
+        Once per run for each ``(cls, name, after)``: the guards describe the classes as the call
+        found them, so a second lookup adds nothing a first did not (a class changed during the
+        call is a write of the run, never a guard on its state at entry)."""
+        key = (id(cls), name, id(after))
+        done = self.run.class_attrs_guarded
+        if key in done:
+            return
+        done[key] = (cls, after)   # (held: an id is unique only while its object lives)
         mro = cls.__mro__
         if after is not None and after in mro:
             mro = mro[mro.index(after) + 1:]

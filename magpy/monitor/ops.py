@@ -534,12 +534,11 @@ class OpRecorder:
         self.run.inplace_changes += 1
         for loop in self.run.active_loops:
             loop.fail(f"changes a tensor in place inside the loop ({self.where()})")
-        self.run.mutated_storages.add(storage_key(t))
+        ptr = storage_key(t)
+        self.run.mutated_storages.add(ptr)
         if not self.run.mutates_outside:
             # Through any view: memory shared with a tensor from outside (a graph input) changed.
-            ptr = storage_key(t)
-            self.run.mutates_outside = any(isinstance(x, torch.Tensor) and storage_key(x) == ptr
-                                       for _, x in self.run.graph.inputs)
+            self.run.mutates_outside = self.run.graph.in_input_memory(ptr, t)
         if n is not None:
             self.run.graph.bind(t, n)
         node = self.node(t)

@@ -170,6 +170,8 @@ class Monitor:
         self.graph = OpGraph()
         self.guards: list[Guard] = []
         self.guarded_keys: set = set()
+        self.class_attrs_guarded: dict = {}   # (id(cls), name, id(after)) -> (cls, after): MRO lookups guarded
+        self.dunder_indexes: dict = {}        # id(cls) -> (cls, objmodel.dunder_index(cls)), classes entered
         self.frames: dict[int, FrameState] = {}
         self.opaque_frame: Any = None
         self.broken: str | None = None
