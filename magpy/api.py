@@ -206,18 +206,17 @@ class _Compiled(CompiledCallable):
                     unheld.append(rec.run)
                 elif out is not MISS:
                     self._stats.guard_hits += 1
-                    if i:
-                        self._cache.promote(rec)
+                    self._use(i, rec)
                     return out
             if rec.guard_bugs:
                 self._guard_raised(rec, rec.guard_bugs.pop())
         return self._miss(args, kwargs, unheld)
 
-    def _lookup(self, args: tuple, kwargs: dict, unheld: list = ()) -> tuple[Record, Any] | None:
-        """(record, fetched) of the first record whose guard passes, or None (guards alone:
-        the profiled path, which times guard and mock apart). Records in ``unheld`` are skipped."""
-        records = self._cache.records
-        for i, rec in enumerate(records):
+    def _passing(self, args: tuple, kwargs: dict, unheld: list = ()):
+        """``(position, record, fetched)`` of each record but ``unheld`` whose guard alone passes, most
+        recently hit first, for the profiled path and check mode (the plain path runs guard and mock
+        fused, :meth:`_call`); the caller promotes the one it uses (:meth:`_use`)."""
+        for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
             if rec.run in unheld:
                 continue
             try:
@@ -226,9 +225,18 @@ class _Compiled(CompiledCallable):
                 self._guard_raised(rec, e)
                 continue
             if fetched is not None:
-                if i:
-                    self._cache.promote(rec)
-                return rec, fetched
+                yield i, rec, fetched
+
+    def _use(self, position: int, rec: Record) -> None:
+        """``rec`` answers this call: the most recently hit record is tried first."""
+        if position:
+            self._cache.promote(rec)
+
+    def _lookup(self, args: tuple, kwargs: dict, unheld: list = ()) -> tuple[Record, Any] | None:
+        """(record, fetched) of the first record whose guard passes, or None."""
+        for i, rec, fetched in self._passing(args, kwargs, unheld):
+            self._use(i, rec)
+            return rec, fetched
         return None
 
     def _hit(self, rec: Record, fetched: Any) -> Any:
@@ -280,20 +288,13 @@ class _Compiled(CompiledCallable):
             st.fallbacks += 1
             return self._target(*args, **kwargs)
         found = None
-        for rec in self._cache.records:
-            try:
-                fetched = rec.guard(args, kwargs)
-            except Exception as e:   # guards return None on a miss: an exception is a MagPy bug
-                self._guard_raised(rec, e)
-                continue
-            if fetched is None:
-                continue
+        for i, rec, fetched in self._passing(args, kwargs):
             ev = evaluate(rec, fetched)
             if ev.unheld:
                 st.unheld += 1   # (a speculative record whose values did not hold: the next one is tried)
                 continue
             found = ev
-            self._cache.promote(rec)
+            self._use(i, rec)
             break
         if found is None:
             return self._check_miss(args, kwargs)
