@@ -119,9 +119,9 @@ class BranchWatcher(Watcher):
 
     Reads from its host (the monitor): ``graph``, ``assumptions``, ``active_loops``, ``loops``,
     ``watched`` (the loop watcher's), ``frames``, ``framework_code``, ``where``, ``node``,
-    ``scalar_node``, ``value_shaped``, ``broken``, ``inplace_changes``, ``branch_library`` (the
-    arms of earlier runs, set by the compiled function before the run) and the recorded writes
-    RefGraph's writes (:mod:`magpy.monitor.writes`)."""
+    ``scalar_node``, ``value_shaped``, ``broken``, ``inplace_changes``, ``switches.branch_library``
+    (the arms of earlier runs, decided by the compiled function before the run) and the RefGraph's
+    writes (:mod:`magpy.monitor.writes`)."""
 
     name = "branch_watcher"
     SHARED = ("branch_spans", "branch_active", "branch_notes")
@@ -204,7 +204,7 @@ class BranchWatcher(Watcher):
                     _op_tail(self.host.graph.graph), self._branch_counters(), write_mark(self.host),
                     j_nodes, j_canon, made, tuple(id(v) for v in stack[:-1]))
         del local, stack
-        lib = self.host.branch_library
+        lib = self.host.switches.branch_library
         if lib is not None and lib.has(key, not span.outcome):
             span.private = set()
             for name in sorted(made):
@@ -221,7 +221,7 @@ class BranchWatcher(Watcher):
         about to read the truth ``natural`` take the other side, the one the library lacks for
         this branch? Never inside a counted loop, nor while a monitored frame is inside a ``try``
         or ``with`` block (stopping the run there would run its handler), nor twice by one key."""
-        lib, at = self.host.branch_library, self.hooks.at()
+        lib, at = self.host.switches.branch_library, self.hooks.at()
         if lib is None or at is None or self.host.broken is not None or self.host.active_loops:
             return False
         fs, offset = at

@@ -608,7 +608,7 @@ class LoopWatcher(Watcher):
             if (ins.opname == "GET_ITER" and stack and stack[-1] is obj) or (
                     ins.opname == "CALL" and fn is builtins.reversed and len(args) == 1):
                 return   # (a `for` over it, or over reversed(it): a counted loop)
-            if ins.opname == "CALL" and self.host.redraw_ok and as_draw(fn, args) is not None:
+            if ins.opname == "CALL" and self.host.switches.redraw_ok and as_draw(fn, args) is not None:
                 return   # (`random.choice(range(n))`: the draw takes it, or calls range_used)
             # a range of a tracked count used otherwise: its count is a number the program goes on with
             self.watched.pop(id(obj), None)

@@ -305,7 +305,7 @@ class CallRules:
         if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
             yield "variable"
-        if fn is torch.nn.Parameter and self.run.eager_graph and parameter_args(args, kwargs) is not None:
+        if fn is torch.nn.Parameter and self.run.switches.eager_graph and parameter_args(args, kwargs) is not None:
             yield "parameter"
         if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             yield "same tensor"
@@ -646,7 +646,7 @@ class CallRules:
             return True
         if name == "allclose" and self.start_allclose(fs, args, kwargs):
             return True
-        if fn is torch.get_rng_state and not args and not kwargs and self.run.eager_graph:
+        if fn is torch.get_rng_state and not args and not kwargs and self.run.switches.eager_graph:
             # The CPU generator's state where the program reads it (a reversible block saving it
             # for its backward): the eager graph runs the random operators before it in program
             # order, so the state it reads is eager's. (Compiled kernels draw otherwise: dynamic.)

@@ -263,7 +263,7 @@ class NativeRules:
             if not computed and not self.from_outside(a):
                 return None
             if a.requires_grad or type(a) is not torch.Tensor:
-                if computed and (type(a) is not torch.Tensor or not self.run.eager_graph):
+                if computed and (type(a) is not torch.Tensor or not self.run.switches.eager_graph):
                     # (a subclass's repr, or the grad_fn it names, could differ: only a graph run op
                     # by op has eager's; a tensor from outside is the very object in the graph)
                     return None
@@ -322,7 +322,7 @@ class NativeRules:
         fn, kwargs = c.fn, c.kwargs
         gen, name, args = c.draw
         values = [*args, *kwargs.values()]
-        if not self.run.redraw_ok or not all(type(a) is LiftedInt or is_immutable(as_argument(a)) for a in values):
+        if not self.run.switches.redraw_ok or not all(type(a) is LiftedInt or is_immutable(as_argument(a)) for a in values):
             return False   # (a range of a lifted count is immutable: the draw takes it, SizedArg)
         for a in values:
             if type(a) is list:
@@ -351,7 +351,7 @@ class NativeRules:
     def _post_draw(self, fs, stack, data):
         call, gen, label, args, kwargs = data
         value = stack[-1]
-        if type(value) is int or (type(value) is float and self.run.float_inputs_ok):
+        if type(value) is int or (type(value) is float and self.run.switches.float_inputs_ok):
             src = DrawSource(len(self.run.draws), call, gen, args, kwargs, label, self.where(),
                              after_ops=self.run.graph.op_count)
             self.run.draws.append(src)
@@ -372,7 +372,7 @@ class NativeRules:
         makes an array of a tensor.)"""
         fn, args, kwargs = c.fn, c.args, c.kwargs
         if fn in NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor):
-            if not self.run.redraw_ok or len(args) > 2 or any(k not in ("dtype", "copy") for k in kwargs) \
+            if not self.run.switches.redraw_ok or len(args) > 2 or any(k not in ("dtype", "copy") for k in kwargs) \
                     or type(args[0]) is not torch.Tensor or args[0].requires_grad:
                 return False
             if not (self.run.graph.node_of(args[0]) is not None or self.from_outside(args[0])):
@@ -402,7 +402,7 @@ class NativeRules:
         node, and the array is followed as a value read from tensors (``ScalarFlow.numpy_op``):
         numpy computations on it stay in the graph, Python reads of it are assumptions. Only with
         backends that serve values that change between calls (eager, Inductor)."""
-        if not self.run.redraw_ok or type(t) is not torch.Tensor or t.requires_grad or args \
+        if not self.run.switches.redraw_ok or type(t) is not torch.Tensor or t.requires_grad or args \
                 or any(k != "force" for k in kwargs) or not (
                 self.run.graph.node_of(t) is not None or self.from_outside(t)):
             return False

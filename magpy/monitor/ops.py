@@ -166,7 +166,7 @@ class OpRecorder:
             raise BreakCompile(f"a tensor operation `{name}` inside `try`/`except` on a `{type(own).__qualname__}`, "
                                "a tensor subclass with its own `__torch_function__`/`__torch_dispatch__`")
         if tensors and name not in T.META_METHODS and self.inside_except():
-            if not self.run.raising_ok:
+            if not self.run.switches.raising_ok:
                 self.go_dynamic(f"tensor operation `{name}` inside `try`/`except`: whether it raises depends on "
                               "tensor values, so the branch taken cannot be guarded")
             # Speculation: the record holds for calls on which the graph does not raise (as this
@@ -236,7 +236,7 @@ class OpRecorder:
             if id(t) not in self.run.value_shaped:
                 self.run.value_shaped.add(id(t))
                 forget_when_dead(t, self.run, "value_shaped", id(t))
-            if self.run.redraw_ok:
+            if self.run.switches.redraw_ok:
                 # The backend serves changing sizes (as for lifted shapes): sizes read from this
                 # tensor are graph nodes, followed like numbers read from tensor values.
                 self.run.value_sizes_followed = True

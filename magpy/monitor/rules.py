@@ -293,7 +293,7 @@ class UpdateRules:
                 # autograd records, as `requires_grad_` in the graph, in program order.
                 self.pend(fs, self._post_requires_grad, (obj, value), opaque=True)
                 return
-            if name == "data" and isinstance(value, torch.Tensor) and self.run.eager_graph \
+            if name == "data" and isinstance(value, torch.Tensor) and self.run.switches.eager_graph \
                     and type(obj) in (torch.Tensor, torch.nn.Parameter) and type(value) in (torch.Tensor, torch.nn.Parameter) \
                     and all(self.run.graph.node_of(t) is not None or self.from_outside(t) for t in (obj, value)):
                 # `u.data = l2normalize(w @ v)` (power iteration on a buffer, spectral norm): `set_data`
@@ -554,7 +554,7 @@ class UpdateRules:
         if isinstance(v, (*CONTAINER_TYPES, collections_deque, types.MappingProxyType)):
             self.read_args([v]) if not T.contains_tensor(v) else self.full_read(v)
         elif hasattr(type(v), "__next__"):
-            if self.run.split_shape is not None and ins.real == "GET_ITER" and self.outside_iterator(v) \
+            if self.run.switches.split_shape is not None and ins.real == "GET_ITER" and self.outside_iterator(v) \
                     and fs.instrs.get(flow_of(fs.code).next_offset(ins.offset) or -1, ins).real == "FOR_ITER":
                 # (a `for` loop of this frame: its steps may split the call, op_FOR_ITER; `iter(it)`
                 # gives `it` itself. Passed on, to a comprehension or a generator, it stays dynamic.)
@@ -627,7 +627,7 @@ class UpdateRules:
             # the call): the call splits here, each step runs eagerly (magpy.splits); where it
             # cannot, the call is dynamic (break_run).
             why = f"iterates over an iterator that exists outside the call ({type(it).__name__}): each call advances it"
-            if self.run.split_shape is None:
+            if self.run.switches.split_shape is None:
                 self.go_dynamic(why)
             raise BreakCompile(why)
         self.pend(fs, self.post_new, 1)

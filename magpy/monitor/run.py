@@ -196,7 +196,7 @@ class Monitor:
         self.contextvars: dict[int, tuple] = {}             # id -> (ContextVar, value at first set)
         self.warning_filters = (warnings.filters, tuple(warnings.filters))   # at the start (mode_set_in_call)
         self.set_entry_keys: dict[int, object] = {}          # node id -> exact_key of a set at its first logged add
-        self.switches = switches
+        self.switches = switches   # what the compiled callable decided for this run (read, never changed)
         self.uses_modules = switches.uses_modules   # (also set when a module's call is first followed)
         self.top_frame = None
         self.grad_enabled = torch.is_grad_enabled()
@@ -224,19 +224,15 @@ class Monitor:
                              "(RunSwitches.watchers, magpy.dynamic.WATCHERS)")
         self.rows_count = None   # len node of the rows bind_rows just bound, if lifted
         self.inplace_changes = 0
-        self.branch_library = switches.branch_library
         if switches.read_log:
             self.read_log = []
         self.loop_report: list = []                  # what became of each counted loop (set by roll_loops)
         self.branch_report: list | None = None       # what became of each branch, if they were merged (merge_branches)
-        self.split_shape = switches.split_shape
         self.split: Any = None                       # the SplitPoint taken at the break
         self.split_note: str | None = None           # why the break did not split the call
         self.split_values: list | None = None        # the real values of the split's image (magpy.splits)
         self.split_wants_fixed_sizes = False         # a split was refused because sizes change
-        self.abort_at_split = switches.abort_at_split
         self.other_sides: Any = None                 # an other-side run's state (magpy.dynamic.other_side)
-        self.split_escapes = switches.split_escapes
         self._unwinding: BaseException | None = None   # the exception the run's frames are unwinding from
         self.outside_iterators: dict = {}            # id -> iterator from outside whose steps may split the call
         self.checkpointing: dict = {}                # id(frame) -> (frame, code of the function): calling checkpoint
@@ -247,8 +243,6 @@ class Monitor:
         self.effects: list = []                      # calls the mock replays (magpy.replayed_effects): (fn, args, kwargs, where)
         self.effect_marks: list = []                 # per effect, len(rg.writes) when it ran (its place among the writes)
         self.draws: list = []                        # random draws the mock repeats, in order (magpy.redraw)
-        self.redraw_ok, self.float_inputs_ok = switches.redraw_ok, switches.float_inputs_ok
-        self.raising_ok, self.eager_graph = switches.raising_ok, switches.eager_graph
         self.speculative_ops: list = []              # file:line of tensor operations inside try/except
         self.at_instruction = None                              # (frame state, offset) of the instruction being monitored
         # Objects passed in are registered at entry: C code (zero-argument super(), method
@@ -615,10 +609,10 @@ class Monitor:
     def break_run(self, reason: str, fs: FrameState, offset: int, internal: bool = False, call: tuple | None = None) -> None:
         ins = fs.instrs.get(offset)
         at, function = self.place(fs, offset)
-        if call is not None and self.split_shape is not None and not internal and not self.finished:
+        if call is not None and self.switches.split_shape is not None and not internal and not self.finished:
             # The call instruction has not run yet: the call can be split right here (magpy.splits).
             try:
-                self.split = self.switches.take_split(self, fs, call, reason, self.split_shape)
+                self.split = self.switches.take_split(self, fs, call, reason, self.switches.split_shape)
             except NotSplit as e:
                 self.split_note = f"not split: {e}"
                 if ins is not None and ins.real == "FOR_ITER" and self.outside_iterator(call[1][-1]):
@@ -629,7 +623,7 @@ class Monitor:
         self.break_reason = BreakReason(BreakKind.INTERNAL if internal else BreakKind.UNSUPPORTED, reason,
                                         function=function, where=at)
         self.broken = str(self.break_reason)
-        if self.split is not None and self.split.abortable and self.abort_at_split:
+        if self.split is not None and self.split.abortable and self.switches.abort_at_split:
             capture.stop()
             raise SplitHere()   # (into the program at D: the caller goes on from the split's values)
         if self.other_sides is not None:

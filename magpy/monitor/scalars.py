@@ -225,7 +225,7 @@ class ScalarFlow:
         elif kind == "scalar" and any(k == kind and n is node for k, n, _ in self.run.assumptions[-8:]):
             return   # (the same value read again: `counts.get(key)` then `counts[key] = ...`)
         where = self.where()
-        if kind == "scalar" and self.run.in_call_event and where in self.run.split_escapes:
+        if kind == "scalar" and self.run.in_call_event and where in self.run.switches.split_escapes:
             # earlier records assumed other values here: split the call at this native instead
             raise BreakCompile("passes a number read from a tensor, which changes between calls, to a native")
         self.run.assumptions.append((kind, node, expected))
@@ -559,7 +559,7 @@ class ScalarFlow:
         the value is no such number. (``below``: the value is that many slots under the top, the
         first of two locals one instruction pushes.)"""
         value = stack[-1 - below]
-        if not (type(value) is int or (type(value) is float and self.run.float_inputs_ok and value == value)) \
+        if not (type(value) is int or (type(value) is float and self.run.switches.float_inputs_ok and value == value)) \
                 or source.describe() not in self.run.lifted_values:
             return False   # (a NaN: guarded as the very object, ValueGuard)
         node = self.run.lifted_value_nodes.get(source)
@@ -696,7 +696,7 @@ class ScalarFlow:
         ``"%.2f" % s``, ``str(t)``): a graph node that formats the call's values (run in Python,
         like a numpy node), its result (a new str object) followed by identity. Only with backends that
         serve changing values; False when an argument cannot be a graph argument."""
-        if not self.run.redraw_ok:
+        if not self.run.switches.redraw_ok:
             return False
         try:
             fx_args = tuple(self._text_arg(a) for a in args)
@@ -714,7 +714,7 @@ class ScalarFlow:
         if isinstance(v, torch.Tensor):
             # (a subclass's text, or a grad_fn name, could differ from the graph's tensor: only a
             # graph run op by op, the eager backend's, has eager's grad_fn)
-            if t is not torch.Tensor or (v.requires_grad and not self.run.eager_graph) or not (
+            if t is not torch.Tensor or (v.requires_grad and not self.run.switches.eager_graph) or not (
                     self.run.graph.node_of(v) is not None or self.from_outside(v)):
                 raise _NotText
             return self.to_arg(v)
