@@ -101,14 +101,14 @@ def finish_run(mon: Any, shape: Any, arms: ArmLibrary) -> RunOutcome:
     internal = bool(reason is not None and mon.internal_break)
     if reason is not None and mon.split_note is not None:
         reason = dataclasses.replace(reason, note=mon.split_note)
-    if reason is None and (mon.branch_spans or mon.branch_notes):
+    if reason is None and (mon.branch_watcher.branch_spans or mon.branch_watcher.branch_notes):
         # Branches whose other side an earlier run saw become conditional nodes (magpy.dynamic.merging).
         try:
             out.log += merge_branches(mon, arms)
         except Exception as e:
             reason = internal_error(e, "merging a branch")
             internal = mon.internal_break = True
-    if reason is None and mon.loops:
+    if reason is None and mon.loop_watcher.loops:
         # Counted loops whose iterations repeat become one loop node (magpy.dynamic.rolling). A failure past
         # its checks is not a give-up: lifting is given up (magpy.api), and the next miss records
         # the loop unrolled, with its sizes guarded.
@@ -155,7 +155,7 @@ def _described(mon: Any, out: RunOutcome) -> RunOutcome:
     out.loops = list(trace.loop_report)   # (roll_loops said what became of each counted loop)
     if trace.branch_report is not None:   # (merge_branches said what became of each branch)
         out.branches = list(trace.branch_report)
-    elif mon.branch_spans or mon.branch_notes:
+    elif mon.branch_watcher.branch_spans or mon.branch_watcher.branch_notes:
         out.branches = describe_branches(mon)
     return out
 

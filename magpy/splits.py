@@ -231,7 +231,7 @@ def take_split(mon: Any, fs: Any, call: tuple, reason: str, shape: tuple) -> Spl
     if not supported():
         raise NotSplit("frames are resumed on CPython 3.11 to 3.13 only")
     ins, stack, kw_names, n_assumed = call
-    if mon.follows_changing_numbers() or mon.active_loops or mon.counted:
+    if mon.follows_changing_numbers() or mon.loop_watcher.active_loops or mon.loop_watcher.counted:
         # A size that changes between calls may be held where the image cannot say so: a range
         # iterator's bounds, a sequence of unbound rows, a loop whose trip count is checked only
         # when it ends. The next monitor run guards sizes (magpy.api) and splits then.

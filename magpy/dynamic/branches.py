@@ -117,14 +117,13 @@ class Span:
 class BranchWatcher(Watcher):
     """The branches of a monitor run (a :class:`~magpy.monitor.watcher.Watcher`).
 
-    Reads from its host (the monitor): ``graph``, ``assumptions``, ``active_loops``, ``loops``,
-    ``watched`` (the loop watcher's), ``frames``, ``framework_code``, ``where``, ``node``,
+    Reads from its host (the monitor): ``graph``, ``assumptions``, the loop watcher's ``loops`` and
+    ``active_loops``, ``frames``, ``framework_code``, ``where``, ``node``,
     ``scalar_node``, ``value_shaped``, ``broken``, ``inplace_changes``, ``switches.branch_library``
     (the arms of earlier runs, decided by the compiled function before the run) and the RefGraph's
     writes (:mod:`magpy.monitor.writes`)."""
 
     name = "branch_watcher"
-    SHARED = ("branch_spans", "branch_active", "branch_notes")
 
     def __init__(self, host: Any, hooks: Any) -> None:
         super().__init__(host, hooks)
@@ -141,7 +140,7 @@ class BranchWatcher(Watcher):
         return bool(self.branch_active)
 
     def _branch_counters(self) -> tuple:
-        return (write_counters(self.host), len(self.host.assumptions), len(self.host.loops), self.host.inplace_changes,
+        return (write_counters(self.host), len(self.host.assumptions), len(self.host.loop_watcher.loops), self.host.inplace_changes,
                 len(self.host.value_shaped))
 
     # -- the start: a truth read that a conditional jump takes ---------------------------------------
@@ -163,7 +162,7 @@ class BranchWatcher(Watcher):
             self.branch_notes.append(f"kept: the branch at {where}: its sides do not meet again in the "
                                      "function (a return, a raise) or the code is not analysed")
             return
-        if self.host.active_loops:
+        if self.host.loop_watcher.active_loops:
             self.branch_notes.append(f"kept: the branch at {where} is inside a counted loop")
             return
         if shape.covered(j) or (m != EXIT and shape.covered(m)):
@@ -222,7 +221,7 @@ class BranchWatcher(Watcher):
         this branch? Never inside a counted loop, nor while a monitored frame is inside a ``try``
         or ``with`` block (stopping the run there would run its handler), nor twice by one key."""
         lib, at = self.host.switches.branch_library, self.hooks.at()
-        if lib is None or at is None or self.host.broken is not None or self.host.active_loops:
+        if lib is None or at is None or self.host.broken is not None or self.host.loop_watcher.active_loops:
             return False
         fs, offset = at
         shape = flow_of(fs.code)

@@ -120,8 +120,6 @@ class LoopWatcher(Watcher):
     RefGraph's writes (:mod:`magpy.monitor.writes`)."""
 
     name = "loop_watcher"
-    SHARED = ("loops", "active_loops", "loop_ranges", "loop_iters", "loop_indexes", "counted", "watched",
-              "pending_whiles")
 
     def __init__(self, host: Any, hooks: Any) -> None:
         super().__init__(host, hooks)

@@ -171,7 +171,7 @@ def run_blocks_arms(mon: Any) -> str | None:
         return "the run draws random numbers"
     if mon.lifted_dims or mon.lifted_value_nodes:
         return "the run has lifted sizes or values"
-    if mon.loops:
+    if mon.loop_watcher.loops:
         return "the run has counted loops"
     return None
 

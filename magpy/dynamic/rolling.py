@@ -352,7 +352,7 @@ def roll_loops(mon: Any) -> list[str]:
     said = []
     nodes = {id(loop): loop_nodes(mon, loop) for loop in rollable if loop.seqs}
     rolled_seqs = set()
-    for loop in reversed(mon.loops):
+    for loop in reversed(mon.loop_watcher.loops):
         if loop in rollable:
             mine = {n for _, n in loop.seqs}
             others = frozenset().union(*[nodes[id(lp)] for lp in rollable if lp is not loop and lp.seqs
@@ -376,7 +376,7 @@ def roll_loops(mon: Any) -> list[str]:
                 continue
         said.append(f"unrolled: the loop at {loop.where} ({loop.count} iterations): {loop.why}")
     _erase_unused_elements(mon, rolled_seqs)
-    for line, loop in zip(list(said), list(reversed(mon.loops))):
+    for line, loop in zip(list(said), list(reversed(mon.loop_watcher.loops))):
         if line.startswith("rolled"):
             mon.assume("atleast", loop.count_node, 1)
         else:

@@ -272,7 +272,7 @@ class CallRules:
         c.writes = native_writes(fn, args)
         if c.writes is not None:
             yield "native write"
-        if self.run.counted or self.run.scalar_nodes:
+        if self.run.loop_watcher.counted or self.run.scalar_nodes:
             yield "counted"
         if fn is type and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
             yield "type of lifted int"

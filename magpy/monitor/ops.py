@@ -532,7 +532,7 @@ class OpRecorder:
         """``t`` was changed in place by graph node ``n`` (its result when ``n`` returns ``t``)."""
         self.run.graph_mutates = True
         self.run.inplace_changes += 1
-        for loop in self.run.active_loops:
+        for loop in self.run.loop_watcher.active_loops:
             loop.fail(f"changes a tensor in place inside the loop ({self.where()})")
         ptr = storage_key(t)
         self.run.mutated_storages.add(ptr)

@@ -554,7 +554,7 @@ class Reads:
         if self.numpy_node(container) is not None and not T.contains_tensor(key):
             self.numpy_op(fs, "function", _operator.getitem, (container, key), {})   # a[i], a[idx], a[:k]
             return
-        if self.run.loop_indexes and self.run.loop_watcher.is_loop_element(container, key):
+        if self.run.loop_watcher.loop_indexes and self.run.loop_watcher.is_loop_element(container, key):
             self.pend(fs, self.post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
         if self.run.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):

@@ -363,7 +363,7 @@ class UpdateRules:
         self.note_write(container, "item")
         if self.numpy_node(container) is not None:
             self.go_dynamic("changes an array read from tensor values in place (item assignment)")
-        if self.run.loop_indexes and self.run.loop_watcher.is_loop_element(container, key):
+        if self.run.loop_watcher.loop_indexes and self.run.loop_watcher.is_loop_element(container, key):
             self.pend(fs, self.post_new, 1)   # xs[i] in `for i in range(len(xs))` (magpy.dynamic.loops)
             return
         if self.run.scalar_nodes and not isinstance(container, torch.Tensor) and self.holds_scalar(key):
@@ -544,9 +544,9 @@ class UpdateRules:
     # iteration and unpacking
     def op_GET_ITER(self, fs, ins, stack):
         v = stack[-1]
-        if self.run.loop_ranges and self.run.loop_watcher.iter_over_range(fs, v):
+        if self.run.loop_watcher.loop_ranges and self.run.loop_watcher.iter_over_range(fs, v):
             return   # (`for i in range(n)` of a tracked count: a counted loop, magpy.dynamic.loops)
-        if self.run.counted and self.run.loop_watcher.iter_over_sequence(fs, v):
+        if self.run.loop_watcher.counted and self.run.loop_watcher.iter_over_sequence(fs, v):
             return   # (`for x in xs` over an unbind of a lifted size: a counted loop)
         if isinstance(v, torch.Tensor):
             self.pend(fs, self._post_tensor_iter, v, opaque=True)
@@ -619,7 +619,7 @@ class UpdateRules:
         self.new_outputs([left[before]])
 
     def op_FOR_ITER(self, fs, ins, stack):
-        if self.run.loop_iters and self.run.loop_watcher.on_loop_back(fs, stack[-1]):
+        if self.run.loop_watcher.loop_iters and self.run.loop_watcher.on_loop_back(fs, stack[-1]):
             return   # (an iteration of a counted loop, magpy.dynamic.loops)
         it = stack[-1]
         if id(it) in self.run.outside_iterators or ((node := self.node(it)) is not None and node.source is not None):

@@ -210,15 +210,13 @@ class Monitor:
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
         self.init_scalars()
         # The watchers of dynamic behaviour (magpy.monitor.watcher): events in, decisions out. Each is
-        # the run's attribute of its name (the rules ask the loop watcher by name), and its tables
-        # (``SHARED``) are the run's attributes too (the very objects), which the dispatch tests.
+        # the run's attribute of its name: the dispatch tests their tables, the rules ask the loop
+        # watcher by name (``run.loop_watcher.take_range``).
         hooks = RunHooks(pend=self.pend, post_new=self.post_new, scalar_arg=self.scalar_arg,
                          at=lambda: self.at_instruction, cell_of=self.cell_of)
         self.watchers = [W(self, hooks) for W in switches.watchers]
         for w in self.watchers:
             setattr(self, w.name, w)
-            for table in w.SHARED:
-                setattr(self, table, getattr(w, table))
         if not hasattr(self, "loop_watcher") or not hasattr(self, "branch_watcher"):
             raise ValueError("a monitor run needs a loop watcher and a branch watcher "
                              "(RunSwitches.watchers, magpy.dynamic.WATCHERS)")
@@ -410,9 +408,10 @@ class Monitor:
                 # native code hands out its characters, which nobody follows: the text is assumed
                 self.scalar_escape(f"{ins.real} of", [v for v in stack[-3:] if type(v) is str])
             # (the watchers' ``active``, tested on their tables: one test per instruction when idle)
-            if self.watched or self.active_loops or self.pending_whiles:
-                self.loop_watcher.on_instruction(fs, ins, None, stack)   # (what a loop to be rolled may not do)
-            if self.branch_active:
+            lw = self.loop_watcher
+            if lw.watched or lw.active_loops or lw.pending_whiles:
+                lw.on_instruction(fs, ins, None, stack)   # (what a loop to be rolled may not do)
+            if self.branch_watcher.branch_active:
                 self.branch_watcher.on_instruction(fs, ins, offset, stack)   # (arms, merge points)
             if ins.opname in _CALL_EVENTS:
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
@@ -474,9 +473,9 @@ class Monitor:
                 self.break_run("`filter` reads the truth of tensors its predicate returns", fs, frame.f_lasti)
             else:
                 self.scalar_escape("tests the truth of", value)   # (a number read from a tensor: assumed)
-        if self.active_loops:
+        if self.loop_watcher.active_loops:
             self.loop_watcher.on_frame_left(fs)
-        if self.branch_active:
+        if self.branch_watcher.branch_active:
             self.branch_watcher.on_frame_left(fs, value)
         if id(frame) in self.star_calls:
             self.star_generator_left(frame, fs)

@@ -230,7 +230,7 @@ class ScalarFlow:
             raise BreakCompile("passes a number read from a tensor, which changes between calls, to a native")
         self.run.assumptions.append((kind, node, expected))
         self.run.assumed_at.append(where)
-        if self.run.active_loops:
+        if self.run.loop_watcher.active_loops:
             self.run.loop_watcher.on_assume(kind, node, expected)
         if kind == "truth":
             self.run.branch_watcher.on_assume("truth", node, expected)   # (a conditional jump on it: magpy.dynamic.branches)

@@ -35,10 +35,11 @@ A watcher reads the run through its *host*, the monitor, by the monitor's public
 watcher's docstring), and acts on the run through :class:`RunHooks`: the few operations the
 monitor keeps private (pend a callback after the instruction, the instruction's position).
 
-The monitor makes its watchers in its constructor (``loop_watcher``, ``branch_watcher``, both in
-``watchers``) and shares their tables as attributes of the same names (the very objects): its
-dispatch tests them for ``active`` (one test per instruction while nothing is open) and calls the
-watcher's event; the rules call the watcher they need by name (``mon.loop_watcher.take_range``).
+The monitor makes the watchers its :class:`~magpy.monitor.RunSwitches` name in its constructor,
+each as ``W(run, hooks)``, and holds each as its attribute of the watcher's ``name``
+(``loop_watcher``, ``branch_watcher``; all of them in ``watchers``): its dispatch tests their tables
+(one test per instruction while nothing is open) and calls the watcher's event; the rules call the
+watcher they need by name (``run.loop_watcher.take_range``).
 """
 from __future__ import annotations
 
@@ -63,8 +64,6 @@ class Watcher:
 
     #: the run's attribute that holds it (the run's ``watchers`` list holds them in the order made)
     name = "watcher"
-    #: its tables the run holds as attributes of the same names (the dispatch tests them)
-    SHARED: tuple = ()
 
     def __init__(self, host: Any, hooks: RunHooks) -> None:
         self.host = host
