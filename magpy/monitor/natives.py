@@ -698,11 +698,17 @@ class NativeRules:
             self.read_args([it], None, sum)
             self.pend(fs, self.post_new, 1)
         else:
-            self.unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
-            if hasattr(type(it), "__next__"):
-                self.check_stateful_iterator(it, "sums")   # (a map passed in: its items are not guarded)
-            self.pend(fs, self.post_new, 1)   # other iterators: an unseen tensor result breaks later
+            self._fold_unseen(fs, it)
         return True
+
+    def _fold_unseen(self, fs: FrameState, it) -> None:
+        """``sum``/``reduce`` over items the monitor cannot list (an ``array.array``, a ``bytearray``
+        from outside: dynamic; a map passed in: its items are not guarded): other iterators go on,
+        an unseen tensor result breaks later."""
+        self.unguarded_items(it, "folds")
+        if hasattr(type(it), "__next__"):
+            self.check_stateful_iterator(it, "sums")
+        self.pend(fs, self.post_new, 1)
 
     def _post_sum(self, fs, stack, data):
         items, start, frame = data
@@ -742,10 +748,7 @@ class NativeRules:
             self.run.yield_collectors[id(it.gi_frame)] = collector
             self.pend(fs, self._post_fold, (op, collector, start, it.gi_frame))
         else:
-            self.unguarded_items(it, "folds")   # (an array.array, a bytearray from outside: dynamic)
-            if hasattr(type(it), "__next__"):
-                self.check_stateful_iterator(it, "sums")   # (a map passed in: its items are not guarded)
-            self.pend(fs, self.post_new, 1)   # other iterators: an unseen tensor result breaks later
+            self._fold_unseen(fs, it)
         return True
 
     def _post_fold(self, fs, stack, data):
