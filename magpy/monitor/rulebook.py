@@ -18,6 +18,7 @@ each other both ways: a read may follow a number read from a tensor, which reads
 """
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -49,16 +50,26 @@ def rule_function(name: str) -> Any:
     return next((R.__dict__[name] for R in RULE_CLASSES if name in R.__dict__), None)
 
 
-def make_rules(run: Any) -> list:
-    """The rule objects of ``run``: each public method of one becomes the run's, unless the run's
-    class or an earlier rule has that name; then each rule gets what its ``USES`` names."""
-    rules = [R(run) for R in RULE_CLASSES]
-    taken = set(dir(type(run)))
-    for r in rules:
-        for name in rule_methods(type(r)):
+@functools.cache
+def _given_to(run_class: type) -> tuple[tuple[int, str], ...]:
+    """``(rule index, name)`` of each method a run of ``run_class`` takes from its rules: a rule's
+    public method, unless the run's class or an earlier rule has that name (fixed per class)."""
+    taken = set(dir(run_class))
+    given = []
+    for i, R in enumerate(RULE_CLASSES):
+        for name in rule_methods(R):
             if name not in taken:
                 taken.add(name)
-                setattr(run, name, getattr(r, name))
+                given.append((i, name))
+    return tuple(given)
+
+
+def make_rules(run: Any) -> list:
+    """The rule objects of ``run``: each public method of one becomes the run's (:func:`_given_to`);
+    then each rule gets what its ``USES`` names."""
+    rules = [R(run) for R in RULE_CLASSES]
+    for i, name in _given_to(type(run)):
+        setattr(run, name, getattr(rules[i], name))
     for r in rules:
         for name in type(r).USES:
             setattr(r, name, getattr(run, name))
