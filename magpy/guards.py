@@ -186,18 +186,32 @@ def _object_name(obj: Any) -> str:
     """The name an object's repr would show: a function's or class's qualified name, a module's
     name, a code object's (qualified) name; empty for an instance (a Linear), whose type says it.
     Looked up as the type's ``__getattribute__`` finds them, never through a ``__getattr__`` (an
-    ``nn.Module``'s searches its tables and formats an error for each name it lacks)."""
-    lookup = type(obj).__getattribute__
+    ``nn.Module``'s searches its tables and formats an error for each name it lacks), and only
+    where the type or the instance's own ``__dict__`` holds the name: a lookup that fails raises,
+    and a record of a module tree describes hundreds of instances that have none of them."""
+    cls = type(obj)
+    own = _own_dict(obj)
     for attr in ("__qualname__", "co_qualname", "co_name"):
+        if attr not in own and not any(attr in vars(k) for k in cls.__mro__):
+            continue
         try:
-            name = lookup(obj, attr)
-        except Exception:  # (no such attribute; or a property of the program's that raises)
+            name = cls.__getattribute__(obj, attr)
+        except Exception:  # (a property of the program's that raises)
             name = None
         if isinstance(name, str) and name:
             return name
     if isinstance(obj, types.ModuleType):
         return obj.__name__
     return ""
+
+
+def _own_dict(obj: Any) -> Any:
+    """An instance's ``__dict__`` as ``object.__getattribute__`` reads it, or an empty one."""
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except Exception:  # (no __dict__: slots or a builtin; or a property that raises)
+        return {}
+    return own if isinstance(own, dict) else {}
 
 
 @dataclass(eq=False)

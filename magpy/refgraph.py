@@ -39,6 +39,7 @@ calls the mock repeats (:meth:`RefGraph.log_call`) or taken whole (:meth:`RefGra
 """
 from __future__ import annotations
 
+import sys
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ import torch
 
 from .objmodel import is_immutable
 from .source import ConstSource, Source
+
+#: how many tuples the run makes between two scans for unreachable ones, at least
+_RELEASE_BATCH = 64
 
 
 def forget_when_dead(obj: Any, owner: Any, attr: str, key: Any) -> bool:
@@ -192,6 +196,8 @@ class RefGraph:
         self._views: dict = {}
         self.writes: list[Write] = []        # every write of the run, in order (objects made in the call too)
         self.locate = None                   # () -> the user's file:line now (set by the monitor)
+        self._made_tuples: list[ShadowNode] = []   # nodes holding tuples the run made (release_unreachable)
+        self._next_release = _RELEASE_BATCH
 
     # -- lookup ---------------------------------------------------------------------------------
     def get_node_by_var(self, obj: Any) -> ShadowNode | None:
@@ -238,7 +244,39 @@ class RefGraph:
             self.sn.append(node)
             self._by_id[key] = node
             return node
-        return self._new_node(obj, None)
+        node = self._new_node(obj, None)
+        if type(obj) is tuple:
+            self._made_tuples.append(node)
+        return node
+
+    def release_unreachable(self) -> None:
+        """Let go of the tuples the run made that nothing but their node holds any more.
+
+        A node keeps the object it stands for alive so that its ``id()`` names nothing else while
+        the run lasts; a tuple cannot be weakly referenced (as tensors are, see :meth:`new`), so
+        the tuples a model passes its activations around in (``return (out, weights)``, the
+        ``args`` of a module call) would keep every activation of the call alive until the run
+        ends: memory eager frees early, and fresh pages for each later operation. A tuple whose
+        only reference is its node's is unreachable by the program (not by a local, a stack slot,
+        a cell, another object or the run's own tables), so the program can never show it to the
+        run again: its node forgets it (as a tensor's does) and the tuple dies, with whatever only
+        it held. Called between frames; the list is scanned whole once it has doubled since the
+        last scan (amortised constant cost per tuple)."""
+        if len(self._made_tuples) < self._next_release:
+            return
+        kept = []
+        for node in self._made_tuples:
+            obj = node.obj
+            # (the node's reference, this local, and getrefcount's argument)
+            if sys.getrefcount(obj) > 3:
+                kept.append(node)
+                continue
+            if self._by_id.get(id(obj)) is node:
+                del self._by_id[id(obj)]
+            node.obj = None
+        obj = None
+        self._made_tuples = kept
+        self._next_release = max(2 * len(kept), len(kept) + _RELEASE_BATCH)
 
     # -- §5.3.2 update rules ----------------------------------------------------------------------
     def read(self, node: ShadowNode, relation: tuple) -> Any:

@@ -957,13 +957,18 @@ def run_worker() -> dict:
                 d = cache[code] = stack_depths(code)
             return d
 
-    passes = ["plain"] + (["one line per instruction"] if VERSION >= (3, 12) else [])
+    # (3.11: the C driver, where built, delivers the plain pass; the settrace driver runs it again)
+    c_driver = getattr(backend, "driver_name", lambda: "python")() == "c"
+    report["driver"] = "c" if c_driver else "python"
+    passes = ["plain"] + (["one line per instruction"] if VERSION >= (3, 12) else []) + \
+        (["python driver"] if c_driver else [])
     for mode in passes:
         fns = _program_functions()
         saved = [(f, f.__code__) for f in fns]
         truth = None
         tool = None
-        if mode != "plain":
+        before = backend.use_driver("python") if mode == "python driver" else None
+        if mode == "one line per instruction":
             truth = {}
             real_stack = _truth_reader(backend, capture.NULL)
             lines = {}
@@ -1002,6 +1007,8 @@ def run_worker() -> dict:
                 sys.monitoring.free_tool_id(tool)
             for f, c in saved:
                 f.__code__ = c
+            if before is not None:
+                backend.use_driver(before)
         for (fn, _), g, e in zip(PROGRAMS, got, expected):
             checker.ok("program result unchanged by capture", g == e, fn.__name__, g, e)
         for fname, code_id in must_run:
@@ -1212,8 +1219,12 @@ def _run_version(ver: str) -> None:
         if ver != "3.10":
             assert checks.get("static depth", 0) == p["events"]
             assert checks.get("handler entry has exception on top", 0) >= 8
-        if p["mode"] != "plain":
+        if p["mode"] == "one line per instruction":
             assert checks.get("stack equals true stack", 0) == p["events"]
+    if ver == "3.11" and report["driver"] == "c":
+        plain, python = (next(p for p in report["passes"] if p["mode"] == m) for m in ("plain", "python driver"))
+        assert plain["events"] == python["events"] and plain["checks"] == python["checks"], \
+            "the C and the settrace driver delivered different events"
 
 
 def test_capture_py310():
@@ -1306,6 +1317,111 @@ def test_stack_depth_survey_py312():
 
 def test_stack_depth_survey_py313():
     _survey_version("3.13")
+
+
+# ======================================================================================
+# the two 3.11 drivers, in this (pytest's) interpreter
+# ======================================================================================
+
+def _c_driver_backend():
+    import pytest
+
+    from magpy import capture
+
+    backend = capture.backend()
+    if VERSION != (3, 11):
+        pytest.skip("the C capture driver is CPython 3.11's")
+    assert backend.driver_name() == "c", "the C capture driver (magpy/capture/_ctrace.c) is not built"
+    return backend
+
+
+def test_driver_names_are_checked():
+    import pytest
+
+    backend = _c_driver_backend()
+    with pytest.raises(ValueError, match="'c' or 'python'"):
+        backend.use_driver("fast")
+    assert backend.use_driver("c") == "c"
+
+
+def test_a_generator_left_suspended_by_the_c_driver_runs_under_a_later_settrace():
+    """A frame the C driver followed keeps a callable ``f_trace`` that ignores it: a debugger's
+    tracer installed after the run meets it when the generator resumes."""
+    from magpy import capture
+
+    _c_driver_backend()
+
+    def gen():
+        yield 1
+        yield 2
+
+    class Follow:
+        def enter_frame(self, frame):
+            return frame.f_code is gen.__code__
+
+        def instruction(self, frame, offset, stack):
+            pass
+
+        def leave_frame(self, frame, value):
+            pass
+
+        def exception(self, frame, exc):
+            pass
+
+    g = gen()
+    capture.start(Follow())
+    try:
+        first = next(g)
+    finally:
+        capture.stop()
+    lines = []
+
+    def tracer(frame, event, arg):
+        if frame.f_code is gen.__code__:
+            lines.append(event)
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        rest = list(g)
+    finally:
+        sys.settrace(None)
+    assert (first, rest) == (1, [2]) and "call" in lines
+
+
+def test_both_drivers_make_the_same_record():
+    import torch
+
+    import magpy
+
+    backend = _c_driver_backend()
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(6, 6)
+
+        def forward(self, x, scale=2.0):
+            h, g = self.lin(x).chunk(2, dim=-1)
+            out = [h * scale, g.relu()]
+            return torch.cat(out, -1), {"n": len(out)}
+
+    x, m = torch.randn(3, 6), Block()
+    made = {}
+    for name in ("c", "python"):
+        before = backend.use_driver(name)
+        try:
+            compiled = magpy.compile(m, backend="eager")
+            out = compiled(x)
+            again = compiled(x)
+            made[name] = magpy.explain(m)(x)
+        finally:
+            backend.use_driver(before)
+        st = magpy.stats(compiled)
+        assert st.monitor_runs == 1 and st.guard_hits == 1 and st.graph_count == 1
+        torch.testing.assert_close(out[0], m(x)[0])
+        torch.testing.assert_close(again[0], out[0])
+    assert made["c"].guards == made["python"].guards and made["c"].op_count == made["python"].op_count
 
 
 if __name__ == "__main__":

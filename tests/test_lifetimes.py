@@ -53,6 +53,53 @@ def test_an_activation_the_program_dropped_dies_although_the_output_is_kept(no_c
     del out
 
 
+class Pairs(torch.nn.Module):
+    """Each step returns its activations in a tuple the caller unpacks and drops."""
+
+    STEPS = 300
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = torch.nn.Linear(4, 7)
+
+    def pair(self, h):
+        return (h * 0.5, h.tanh())
+
+    def forward(self, x):
+        h = self.inp(x)
+        for _ in range(self.STEPS):
+            a, b = self.pair(h)
+            h = a + b
+        return h.sum(1)
+
+
+def test_activations_in_tuples_the_program_dropped_die_during_the_monitor_run(no_cyclic_gc, monkeypatch):
+    """The run's node of a tuple it made lets go of it once nothing else holds it, so the
+    activations in it die during the run as in eager, not when the run ends (without that, all
+    3 x 300 would be alive at the last step)."""
+    from magpy.monitor.run import Monitor
+
+    seen, steps, leave = [], [0], Monitor.leave_frame
+
+    def counting(self, frame, value):
+        leave(self, frame, value)
+        if frame.f_code is Pairs.pair.__code__:
+            steps[0] += 1
+            if steps[0] % 25 == 0:
+                seen.append(_live_activations())
+
+    monkeypatch.setattr(Monitor, "leave_frame", counting)
+    net = Pairs()
+    compiled = magpy.compile(net, backend="eager")
+    x = torch.randn(2, 4)
+    out = compiled(x)
+    monkeypatch.undo()
+    assert magpy.stats(compiled).monitor_runs == 1
+    torch.testing.assert_close(out, net(x))
+    assert steps[0] == Pairs.STEPS and len(seen) == Pairs.STEPS // 25
+    assert max(seen) < 200, seen   # (a scan per 64 tuples made: at most ~2 x 64 dead ones wait for it)
+
+
 def test_explain_keeps_nothing_of_the_run(no_cyclic_gc):
     net = Net()
     alive = weakref.ref(net)

@@ -7,10 +7,16 @@ frame_obj, previous, prev_instr), ``int stacktop``, ``bool is_entry``, ``char ow
 then ``localsplus[]``: the fast locals, cells and free variables, then the value stack.
 ``stacktop`` is saved before each trace callback, so ``localsplus[nlocalsplus:stacktop]``
 is exactly the stack the instruction is about to consume.
+
+Two drivers deliver the same events: the C one (``_ctrace.c``, built with the package where a
+compiler is found: no trampoline copying locals per event, the stack read in C) and the
+``sys.settrace`` one of :mod:`._settrace` with the ctypes reader below, which runs where the
+extension is missing and wherever :func:`use_driver` names it.
 """
 from __future__ import annotations
 
 import ctypes
+import sys
 
 from . import NULL
 from ._settrace import driver
@@ -59,7 +65,59 @@ def read_stack(frame) -> list:
     return arrays[1].from_address(address)[:]
 
 
-start, stop = driver(read_stack)
+_python_start, _python_stop = driver(read_stack)
+
+try:
+    from . import _ctrace
+except ImportError:   # (built without a compiler: the Python driver runs)
+    _ctrace = None
+if _ctrace is not None and not _ctrace.AVAILABLE:
+    _ctrace = None
+
+
+def _idle(frame, event, arg):
+    """The ``f_trace`` of a frame the C driver follows: a tracer installed later (a debugger's)
+    finds a callable there that ignores the frame, as the Python driver's does once stopped."""
+    return None
+
+
+_driver = {"name": "c" if _ctrace is not None else "python", "previous": None, "running": False}
+
+
+def use_driver(name: str) -> str:
+    """Pick the driver later captures use ("c" or "python"); returns the one in use before.
+    "c" is refused where the extension is not built."""
+    if name not in ("c", "python"):
+        raise ValueError(f"capture driver must be 'c' or 'python', not {name!r}")
+    if name == "c" and _ctrace is None:
+        raise RuntimeError("the C capture driver (magpy/capture/_ctrace.c) is not built for this interpreter")
+    before, _driver["name"] = _driver["name"], name
+    return before
+
+
+def driver_name() -> str:
+    """The driver the next capture uses."""
+    return _driver["name"]
+
+
+def start(hooks) -> None:
+    """Install the tracer on this thread (a debugger's or coverage tool's tracer is put back by stop)."""
+    if _driver["name"] == "python":
+        _python_start(hooks)
+        return
+    _driver["previous"] = sys.gettrace()
+    _driver["running"] = True
+    _ctrace.start(hooks, NULL, _idle)
+
+
+def stop() -> None:
+    """Remove the tracer from this thread and restore the one that was there before."""
+    if not _driver["running"]:
+        _python_stop()
+        return
+    sys.settrace(_driver["previous"])
+    _driver["previous"] = None
+    _driver["running"] = False
 
 
 def stack_slot_ids(frame, n: int) -> list:

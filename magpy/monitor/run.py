@@ -489,6 +489,7 @@ class Monitor:
             self.finished = True
             self.result = value
         self._let_go(fs)
+        self.rg.release_unreachable()
 
     def _let_go(self, fs: FrameState) -> None:
         """A frame that returned: the run keeps no reference to its frame object, whose locals are

@@ -1,0 +1,234 @@
+/* The CPython 3.11 trace driver in C: the events of magpy/capture/_settrace.py without the
+ * interpreter's Python-level trampoline.
+ *
+ * sys.settrace hands each event to a Python function through a trampoline that first copies the
+ * frame's fast locals into its f_locals dict and, after the call, copies them back; the value
+ * stack is then read with ctypes, one object per slot. A monitor run of a model delivers some
+ * ten thousand instruction events, so both are a large share of what it costs. This driver is
+ * the C trace function itself (PyEval_SetTrace): it reads the value stack straight from the
+ * frame and calls the monitor's hooks with the same arguments the Python driver passes:
+ *
+ *   call        hooks.enter_frame(frame); when true the frame gets opcode events (no line events)
+ *   opcode      hooks.instruction(frame, frame.f_lasti, stack)    (stack: bottom to top, NULL slots
+ *                                                                  as the NULL object it was given)
+ *   return      hooks.leave_frame(frame, value)
+ *   exception   hooks.exception(frame, exc)
+ *
+ * A frame is followed once enter_frame said so: its f_trace is set to the `idle` callable given at
+ * start (the Python driver sets its own local tracer there), so events of other frames are dropped
+ * with one pointer test, and a frame that outlives the run meets a tracer installed later with a
+ * callable that ignores it. The frame layout is 3.11's (Include/internal/pycore_frame.h), the
+ * layout magpy/capture/_py311.py documents; the capture self-check (_probe.py) compares what this
+ * driver delivers with ctypes reads before any program is monitored. On other versions the module
+ * builds empty (AVAILABLE is False) and the Python driver runs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(Py_GIL_DISABLED)
+#define MAGPY_CTRACE 1
+#endif
+
+#ifdef MAGPY_CTRACE
+
+/* _PyInterpreterFrame (3.11) */
+typedef struct {
+    PyObject *f_func;
+    PyObject *f_globals;
+    PyObject *f_builtins;
+    PyObject *f_locals;
+    PyCodeObject *f_code;
+    PyObject *frame_obj;
+    void *previous;
+    void *prev_instr;
+    int stacktop;
+    char is_entry;
+    char owner;
+    PyObject *localsplus[1];
+} IFrame;
+
+/* PyFrameObject (3.11) */
+typedef struct {
+    PyObject_HEAD
+    PyObject *f_back;
+    IFrame *f_frame;
+    PyObject *f_trace;
+    int f_lineno;
+    char f_trace_lines;
+    char f_trace_opcodes;
+    char f_fast_as_locals;
+} Frame;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *enter_frame;
+    PyObject *instruction;
+    PyObject *leave_frame;
+    PyObject *exception;
+    PyObject *null;     /* what a NULL stack slot reads as */
+    PyObject *idle;     /* the f_trace of a followed frame */
+} Tracer;
+
+static void tracer_dealloc(Tracer *t) {
+    Py_XDECREF(t->enter_frame);
+    Py_XDECREF(t->instruction);
+    Py_XDECREF(t->leave_frame);
+    Py_XDECREF(t->exception);
+    Py_XDECREF(t->null);
+    Py_XDECREF(t->idle);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static PyTypeObject TracerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "magpy.capture._ctrace.Tracer",
+    .tp_basicsize = sizeof(Tracer),
+    .tp_dealloc = (destructor)tracer_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "the hooks of one capture (see start)",
+};
+
+/* The frame's value stack as a new list, bottom to top. */
+static PyObject *stack_of(Frame *f, PyObject *null) {
+    IFrame *fr = f->f_frame;
+    int first = fr->f_code->co_nlocalsplus;
+    Py_ssize_t depth = fr->stacktop - first;
+    if (depth < 0) depth = 0;
+    PyObject *stack = PyList_New(depth);
+    if (stack == NULL) return NULL;
+    PyObject **slot = fr->localsplus + first;
+    for (Py_ssize_t i = 0; i < depth; i++) {
+        PyObject *v = slot[i] != NULL ? slot[i] : null;
+        Py_INCREF(v);
+        PyList_SET_ITEM(stack, i, v);
+    }
+    return stack;
+}
+
+static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
+    Tracer *t = (Tracer *)obj;
+    Frame *f = (Frame *)frame;
+    PyObject *res = NULL;
+    switch (what) {
+    case PyTrace_CALL: {
+        res = PyObject_CallOneArg(t->enter_frame, (PyObject *)frame);
+        if (res == NULL) goto error;
+        int yes = PyObject_IsTrue(res);
+        Py_DECREF(res);
+        if (yes < 0) goto error;
+        if (yes) {
+            f->f_trace_opcodes = 1;
+            f->f_trace_lines = 0;
+            Py_INCREF(t->idle);
+            Py_XSETREF(f->f_trace, t->idle);
+        }
+        return 0;
+    }
+    case PyTrace_OPCODE: {
+        if (f->f_trace == NULL) return 0;
+        PyObject *stack = stack_of(f, t->null);
+        if (stack == NULL) goto error;
+        PyObject *offset = PyLong_FromLong(PyFrame_GetLasti(frame));
+        if (offset == NULL) {
+            Py_DECREF(stack);
+            goto error;
+        }
+        PyObject *args[3] = {(PyObject *)frame, offset, stack};
+        res = PyObject_Vectorcall(t->instruction, args, 3, NULL);
+        Py_DECREF(offset);
+        Py_DECREF(stack);
+        break;
+    }
+    case PyTrace_RETURN: {
+        if (f->f_trace == NULL) return 0;
+        PyObject *args[2] = {(PyObject *)frame, arg != NULL ? arg : Py_None};
+        res = PyObject_Vectorcall(t->leave_frame, args, 2, NULL);
+        break;
+    }
+    case PyTrace_EXCEPTION: {
+        if (f->f_trace == NULL) return 0;
+        PyObject *exc = (arg != NULL && PyTuple_Check(arg) && PyTuple_GET_SIZE(arg) > 1) ? PyTuple_GET_ITEM(arg, 1)
+                                                                                          : Py_None;
+        PyObject *args[2] = {(PyObject *)frame, exc};
+        res = PyObject_Vectorcall(t->exception, args, 2, NULL);
+        break;
+    }
+    default:
+        return 0;
+    }
+    if (res == NULL) goto error;
+    Py_DECREF(res);
+    return 0;
+error:
+    /* as sys.settrace's trampoline does when its tracer raises: tracing stops, the error propagates */
+    PyEval_SetTrace(NULL, NULL);
+    Py_CLEAR(f->f_trace);
+    return -1;
+}
+
+/* start(hooks, null, idle): install the driver on this thread. */
+static PyObject *start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "start expects (hooks, null, idle)");
+        return NULL;
+    }
+    Tracer *t = PyObject_New(Tracer, &TracerType);
+    if (t == NULL) return NULL;
+    t->enter_frame = PyObject_GetAttrString(args[0], "enter_frame");
+    t->instruction = PyObject_GetAttrString(args[0], "instruction");
+    t->leave_frame = PyObject_GetAttrString(args[0], "leave_frame");
+    t->exception = PyObject_GetAttrString(args[0], "exception");
+    Py_INCREF(args[1]);
+    t->null = args[1];
+    Py_INCREF(args[2]);
+    t->idle = args[2];
+    if (!t->enter_frame || !t->instruction || !t->leave_frame || !t->exception) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    PyEval_SetTrace(trace, (PyObject *)t);   /* (takes its own reference) */
+    Py_DECREF(t);
+    Py_RETURN_NONE;
+}
+
+/* stack(frame, null) -> list: the value stack of a frame inside an opcode event (the probe's check). */
+static PyObject *stack(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyFrame_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "stack expects (frame, null)");
+        return NULL;
+    }
+    return stack_of((Frame *)args[0], args[1]);
+}
+
+static PyMethodDef methods[] = {
+    {"start", (PyCFunction)(void (*)(void))start, METH_FASTCALL, "start(hooks, null, idle): trace this thread"},
+    {"stack", (PyCFunction)(void (*)(void))stack, METH_FASTCALL, "stack(frame, null): a frame's value stack"},
+    {NULL, NULL, 0, NULL},
+};
+
+#else
+
+static PyMethodDef methods[] = {{NULL, NULL, 0, NULL}};
+
+#endif
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ctrace", "MagPy's C trace driver (CPython 3.11)", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__ctrace(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+#ifdef MAGPY_CTRACE
+    if (PyType_Ready(&TracerType) < 0 || PyModule_AddIntConstant(m, "AVAILABLE", 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#else
+    if (PyModule_AddIntConstant(m, "AVAILABLE", 0) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
+    return m;
+}
