@@ -21,6 +21,7 @@ import enum
 import functools
 import math
 import types
+import weakref
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -182,6 +183,10 @@ class ArrayGuard(Guard):
         return not isinstance(self.source, ConstSource)
 
 
+_NAME_ATTRS = ("__qualname__", "co_qualname", "co_name")
+_NAMED_BY_TYPE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # class -> the name attributes its MRO defines
+
+
 def _object_name(obj: Any) -> str:
     """The name an object's repr would show: a function's or class's qualified name, a module's
     name, a code object's (qualified) name; empty for an instance (a Linear), whose type says it.
@@ -190,9 +195,17 @@ def _object_name(obj: Any) -> str:
     where the type or the instance's own ``__dict__`` holds the name: a lookup that fails raises,
     and a record of a module tree describes hundreds of instances that have none of them."""
     cls = type(obj)
+    try:
+        by_type = _NAMED_BY_TYPE[cls]
+    except (KeyError, TypeError):
+        by_type = frozenset(a for a in _NAME_ATTRS if any(a in vars(k) for k in cls.__mro__))
+        try:
+            _NAMED_BY_TYPE[cls] = by_type
+        except TypeError:   # (a class that cannot be weakly referenced: not kept)
+            pass
     own = _own_dict(obj)
-    for attr in ("__qualname__", "co_qualname", "co_name"):
-        if attr not in own and not any(attr in vars(k) for k in cls.__mro__):
+    for attr in _NAME_ATTRS:
+        if attr not in by_type and attr not in own:
             continue
         try:
             name = cls.__getattribute__(obj, attr)

@@ -1389,6 +1389,70 @@ def test_a_generator_left_suspended_by_the_c_driver_runs_under_a_later_settrace(
     assert (first, rest) == (1, [2]) and "call" in lines
 
 
+def _inner():
+    return None
+
+
+def _callee(a, b):
+    x = a
+    _inner()
+    y = b
+    return x + y
+
+
+def test_the_c_driver_skips_quiet_instructions_only_when_told():
+    """A frame whose last delivered event answered its quiet map skips the events at the map's
+    flagged offsets up to the level set_quiet allows; level 0 delivers every event; a frame's
+    first event is always delivered; wake() (here from a callee's entry) makes the next event of
+    a frame arrive again."""
+    from magpy import capture
+
+    _c_driver_backend()
+    flags = bytearray(len(_callee.__code__.co_code))
+    quiet_ops = {i.offset for i in dis.get_instructions(_callee) if i.opname in ("LOAD_FAST", "STORE_FAST", "POP_TOP")}
+    for off in quiet_ops:
+        flags[off] = 2
+    quiet = capture.quiet_map(bytes(flags))
+
+    class Hooks:
+        def __init__(self, answer, wake):
+            self.answer, self.wake, self.seen = answer, wake, []
+
+        def enter_frame(self, frame):
+            if frame.f_code is _inner.__code__ and self.wake:
+                capture.wake(frame.f_back)
+            return frame.f_code is _callee.__code__
+
+        def instruction(self, frame, offset, stack):
+            self.seen.append(offset)
+            return self.answer
+
+        def leave_frame(self, frame, value):
+            pass
+
+        def exception(self, frame, exc):
+            pass
+
+    def run(answer, level, wake=False):
+        hooks = Hooks(answer, wake)
+        capture.start(hooks)
+        capture.set_quiet(level)
+        try:
+            assert _callee(1, 2) == 3
+        finally:
+            capture.stop()
+        return hooks.seen
+
+    every = run(None, 2)
+    assert set(every) >= quiet_ops
+    skipped = run(quiet, 2)
+    assert skipped[0] == every[0] and not (set(skipped[1:]) & quiet_ops)
+    assert skipped == [o for i, o in enumerate(every) if i == 0 or o not in quiet_ops]
+    assert run(quiet, 1) == every and run(quiet, 0) == every   # (flags above the level: delivered)
+    pop_top = next(i.offset for i in dis.get_instructions(_callee) if i.opname == "POP_TOP")
+    assert pop_top not in skipped and pop_top in run(quiet, 2, wake=True)
+
+
 def test_both_drivers_make_the_same_record():
     import torch
 

@@ -91,3 +91,21 @@ def test_each_rule_names_what_it_uses_of_the_others():
         assert not stray, (rule_class.__name__, sorted(stray))
         unused = set(rule_class.USES) - _self_names(tree.body[0])
         assert not unused, (rule_class.__name__, sorted(unused))
+
+
+def test_quiet_instructions_are_none_the_monitor_reads_at_every_event():
+    """The instructions a quiet frame may skip (magpy.monitor.frame.QUIET_OPNAMES / QUIET_TESTS)
+    are none of those the run looks at whatever their rule: protocol lookups, `with` entries,
+    calls, subscripts, loop steps, returns and yields, what iterates or unpacks a value, what
+    hashes one; and no loop watcher takes a move for a use of a value."""
+    from magpy.breaks import SUBSCRIPT_EVENTS
+    from magpy.dynamic import loops
+    from magpy.monitor import frame, rules, run
+    from magpy.objmodel import PROTOCOL_EVENTS
+
+    looked_at = (PROTOCOL_EVENTS | run._CALL_EVENTS | run._WITH_ENTRIES | run._NUMPY_OPAQUE_EVENTS
+                 | run._TEXT_OPAQUE_EVENTS | SUBSCRIPT_EVENTS | rules._HASHING
+                 | {"FOR_ITER", "RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE", "KW_NAMES"})
+    assert not (frame.QUIET_OPNAMES | frame.QUIET_TESTS) & looked_at
+    assert frame.QUIET_OPNAMES <= loops._NO_OPERANDS
+    assert frame.ALL_EVENTS < frame.NO_MOVES < frame.NO_MOVES_OR_TESTS

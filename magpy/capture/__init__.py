@@ -61,8 +61,10 @@ class CaptureHooks(Protocol):
     def enter_frame(self, frame: Any) -> bool:
         """A new Python frame starts; return True to capture its instructions."""
 
-    def instruction(self, frame: Any, offset: int, stack: list) -> None:
-        """The instruction at ``offset`` is about to run; ``stack`` is the value stack."""
+    def instruction(self, frame: Any, offset: int, stack: list) -> Any:
+        """The instruction at ``offset`` is about to run; ``stack`` is the value stack. May return
+        the frame's :func:`quiet_map`: until the frame's next delivered event, a backend that
+        filters skips the events at its quiet offsets while :func:`set_quiet` allows it."""
 
     def leave_frame(self, frame: Any, value: Any) -> None:
         """A captured frame returns ``value`` (or exits by exception: value is None)."""
@@ -254,6 +256,29 @@ def check_supported() -> None:
         _probe_ok = False
         raise UnsupportedPython(f"MagPy capture self-check failed on Python {sys.version.split()[0]}: {problem}")
     _probe_ok = True
+
+
+def quiet_map(flags: bytes) -> Any:
+    """The backend's form of a code object's quiet instructions (``flags[offset]``: from which
+    :func:`set_quiet` level on the monitor needs no event there while the frame is quiet, 0 for
+    never; see :meth:`CaptureHooks.instruction`), or None where the backend delivers every event."""
+    fn = getattr(backend(), "quiet_map", None)
+    return None if fn is None else fn(flags)
+
+
+def set_quiet(level: int) -> None:
+    """Which quiet instructions quiet frames may skip now: those flagged 1..``level`` (0: every
+    event of every frame is delivered, whatever the frames' last answers were)."""
+    fn = getattr(_backend, "set_quiet", None)
+    if fn is not None:
+        fn(level)
+
+
+def wake(frame: Any) -> None:
+    """Deliver every event of ``frame`` again, until its ``instruction`` hook answers otherwise."""
+    fn = getattr(_backend, "wake", None)
+    if fn is not None:
+        fn(frame)
 
 
 def announce_unknown(code: Any) -> None:

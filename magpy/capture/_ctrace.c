@@ -17,7 +17,17 @@
  * A frame is followed once enter_frame said so: its f_trace is set to the `idle` callable given at
  * start (the Python driver sets its own local tracer there), so events of other frames are dropped
  * with one pointer test, and a frame that outlives the run meets a tracer installed later with a
- * callable that ignores it. The frame layout is 3.11's (Include/internal/pycore_frame.h), the
+ * callable that ignores it.
+ *
+ * Quiet instructions. Most instructions of a model's code only move references (LOAD_FAST,
+ * STORE_FAST, POP_TOP, jumps): while nothing waits for the next event of their frame and nothing
+ * of the run watches every instruction, the monitor has nothing to do at them. The monitor says so
+ * per code object with a QuietMap (one level per byte offset, 0 for an instruction it always needs) and per event: when instruction()
+ * returns the frame's QuietMap, the map becomes the frame's f_trace and the frame's next events at
+ * offsets whose level is at most the run's (set_quiet) are not delivered; any other return value
+ * puts `idle` back (every event delivered). A frame starts with `idle`, so its first event always
+ * reaches the monitor. set_quiet(0), which the monitor calls whenever something of the run looks at
+ * every instruction, delivers every event of every frame until it says otherwise. The frame layout is 3.11's (Include/internal/pycore_frame.h), the
  * layout magpy/capture/_py311.py documents; the capture self-check (_probe.py) compares what this
  * driver delivers with ctypes reads before any program is monitored. On other versions the module
  * builds empty (AVAILABLE is False) and the Python driver runs.
@@ -59,6 +69,45 @@ typedef struct {
     char f_trace_opcodes;
     char f_fast_as_locals;
 } Frame;
+
+/* which byte offsets of one code object need no event while the frame is quiet */
+typedef struct {
+    PyObject_HEAD
+    PyObject *flags;    /* bytes: flags[offset] != 0 for a quiet instruction */
+} QuietMap;
+
+static void quiet_dealloc(QuietMap *q) {
+    Py_XDECREF(q->flags);
+    Py_TYPE(q)->tp_free((PyObject *)q);
+}
+
+/* As a frame's f_trace it is also what a tracer installed later (sys.settrace) calls: it ignores the frame. */
+static PyObject *quiet_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    Py_RETURN_NONE;
+}
+
+static PyObject *quiet_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *flags;
+    if (!PyArg_ParseTuple(args, "S:QuietMap", &flags)) return NULL;
+    QuietMap *q = (QuietMap *)type->tp_alloc(type, 0);
+    if (q == NULL) return NULL;
+    Py_INCREF(flags);
+    q->flags = flags;
+    return (PyObject *)q;
+}
+
+static PyTypeObject QuietMapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "magpy.capture._ctrace.QuietMap",
+    .tp_basicsize = sizeof(QuietMap),
+    .tp_dealloc = (destructor)quiet_dealloc,
+    .tp_call = quiet_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = quiet_new,
+    .tp_doc = "QuietMap(flags: bytes): the byte offsets of a code object whose events a quiet frame skips",
+};
+
+static long quiet = 0;   /* which quiet instructions frames may skip now: flags 1..quiet (set_quiet) */
 
 typedef struct {
     PyObject_HEAD
@@ -126,10 +175,19 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
         return 0;
     }
     case PyTrace_OPCODE: {
-        if (f->f_trace == NULL) return 0;
+        PyObject *ft = f->f_trace;
+        if (ft == NULL) return 0;
+        int lasti = PyFrame_GetLasti(frame);
+        if (quiet && Py_TYPE(ft) == &QuietMapType) {
+            PyObject *flags = ((QuietMap *)ft)->flags;
+            if (lasti >= 0 && lasti < PyBytes_GET_SIZE(flags)) {
+                unsigned char level = (unsigned char)PyBytes_AS_STRING(flags)[lasti];
+                if (level && level <= quiet) return 0;
+            }
+        }
         PyObject *stack = stack_of(f, t->null);
         if (stack == NULL) goto error;
-        PyObject *offset = PyLong_FromLong(PyFrame_GetLasti(frame));
+        PyObject *offset = PyLong_FromLong(lasti);
         if (offset == NULL) {
             Py_DECREF(stack);
             goto error;
@@ -138,7 +196,15 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
         res = PyObject_Vectorcall(t->instruction, args, 3, NULL);
         Py_DECREF(offset);
         Py_DECREF(stack);
-        break;
+        if (res == NULL) goto error;
+        /* the frame's QuietMap: quiet from here on; anything else: every event */
+        PyObject *next = Py_TYPE(res) == &QuietMapType ? res : t->idle;
+        if (f->f_trace != next) {
+            Py_INCREF(next);
+            Py_XSETREF(f->f_trace, next);
+        }
+        Py_DECREF(res);
+        return 0;
     }
     case PyTrace_RETURN: {
         if (f->f_trace == NULL) return 0;
@@ -187,8 +253,18 @@ static PyObject *start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         Py_DECREF(t);
         return NULL;
     }
+    quiet = 0;
     PyEval_SetTrace(trace, (PyObject *)t);   /* (takes its own reference) */
     Py_DECREF(t);
+    Py_RETURN_NONE;
+}
+
+/* set_quiet(level): quiet frames skip the instructions flagged 1..level (0: every event is
+ * delivered, the state at start). */
+static PyObject *set_quiet(PyObject *self, PyObject *level) {
+    long v = PyLong_AsLong(level);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    quiet = v;
     Py_RETURN_NONE;
 }
 
@@ -204,6 +280,7 @@ static PyObject *stack(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
 static PyMethodDef methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_FASTCALL, "start(hooks, null, idle): trace this thread"},
     {"stack", (PyCFunction)(void (*)(void))stack, METH_FASTCALL, "stack(frame, null): a frame's value stack"},
+    {"set_quiet", set_quiet, METH_O, "set_quiet(level): quiet frames skip the instructions flagged 1..level"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -220,7 +297,9 @@ PyMODINIT_FUNC PyInit__ctrace(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
 #ifdef MAGPY_CTRACE
-    if (PyType_Ready(&TracerType) < 0 || PyModule_AddIntConstant(m, "AVAILABLE", 1) < 0) {
+    if (PyType_Ready(&TracerType) < 0 || PyType_Ready(&QuietMapType) < 0 ||
+        PyModule_AddObjectRef(m, "QuietMap", (PyObject *)&QuietMapType) < 0 ||
+        PyModule_AddIntConstant(m, "AVAILABLE", 1) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -67,12 +67,12 @@ def read_stack(frame) -> list:
 
 _python_start, _python_stop = driver(read_stack)
 
-try:
-    from . import _ctrace
-except ImportError:   # (built without a compiler: the Python driver runs)
-    _ctrace = None
-if _ctrace is not None and not _ctrace.AVAILABLE:
-    _ctrace = None
+try:   # (the C driver, _ctrace.c; built without a compiler: the Python driver runs)
+    from ._ctrace import QuietMap
+    from ._ctrace import set_quiet as _c_set_quiet
+    from ._ctrace import start as _c_start
+except ImportError:
+    QuietMap = _c_set_quiet = _c_start = None
 
 
 def _idle(frame, event, arg):
@@ -81,7 +81,7 @@ def _idle(frame, event, arg):
     return None
 
 
-_driver = {"name": "c" if _ctrace is not None else "python", "previous": None, "running": False}
+_driver = {"name": "c" if _c_start is not None else "python", "previous": None, "running": False}
 
 
 def use_driver(name: str) -> str:
@@ -89,10 +89,30 @@ def use_driver(name: str) -> str:
     "c" is refused where the extension is not built."""
     if name not in ("c", "python"):
         raise ValueError(f"capture driver must be 'c' or 'python', not {name!r}")
-    if name == "c" and _ctrace is None:
+    if name == "c" and _c_start is None:
         raise RuntimeError("the C capture driver (magpy/capture/_ctrace.c) is not built for this interpreter")
     before, _driver["name"] = _driver["name"], name
     return before
+
+
+def quiet_map(flags: bytes):
+    """What the C driver takes for a code object's quiet instructions (``flags[offset]``: from
+    which level of :func:`set_quiet` on the monitor does not need the instruction's event while the
+    frame is quiet, 0 for never): a frame whose ``instruction`` hook returns it skips those events
+    (see ``_ctrace.c``); None without the C driver."""
+    return QuietMap(flags) if QuietMap is not None else None
+
+
+def set_quiet(level: int) -> None:
+    """Quiet frames skip the instructions flagged 1..``level`` (0: every event is delivered)."""
+    if _driver["running"]:
+        _c_set_quiet(level)
+
+
+def wake(frame) -> None:
+    """Deliver every event of ``frame`` again (the monitor waits for its next event)."""
+    if QuietMap is not None and type(frame.f_trace) is QuietMap:
+        frame.f_trace = _idle
 
 
 def driver_name() -> str:
@@ -107,7 +127,7 @@ def start(hooks) -> None:
         return
     _driver["previous"] = sys.gettrace()
     _driver["running"] = True
-    _ctrace.start(hooks, NULL, _idle)
+    _c_start(hooks, NULL, _idle)
 
 
 def stop() -> None:

@@ -95,8 +95,9 @@ class HeldBatch:
 
         def group(name: str, rows: list, line, covered) -> None:
             """Emit ``line`` for the rows covered by version tags (slow) and for the rest (always)."""
-            s_rows = [r for r in rows if covered(r)]
-            a_rows = [r for r in rows if not covered(r)]
+            flags = [covered(r) for r in rows]   # (once per row: covering it watches its dicts)
+            s_rows = [r for r, f in zip(rows, flags) if f]
+            a_rows = [r for r, f in zip(rows, flags) if not f]
             for suffix, chosen, out in (("S", s_rows, slow), ("A", a_rows, always)):
                 if chosen:
                     out.extend(line(f"{name}{suffix}", chosen))

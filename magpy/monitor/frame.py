@@ -40,6 +40,46 @@ class FrameState:
     #: iterators, whose StopIteration follows a length ("exhaustion") (Monitor.exception)
     blind_operands: bool | str = False
     last_offset: int = -1   # the offset of its latest instruction event (did it leave at a yield?)
+    quiet: Any = None       # its code's quiet instructions, as the capture takes them (quiet_map)
+
+
+#: Instructions that only move references within the frame (locals, constants, the NULL of a
+#: call, jumps): in a frame other than the top one (whose locals may still hold the call's
+#: arguments, see ``FrameState.unwritten_params``) their rules do nothing, and no watcher takes
+#: them for a use of a value. While nothing waits for the frame's next event, the capture need
+#: not deliver them (:meth:`Monitor.instruction` says when). ...
+QUIET_OPNAMES = frozenset({
+    "LOAD_FAST", "LOAD_FAST_CHECK", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST",
+    "STORE_FAST_STORE_FAST", "LOAD_CONST", "PRECALL", "PUSH_NULL", "POP_TOP", "NOP", "COPY", "SWAP",
+    "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
+#: ... and these, which test a value (``is None``), where no loop watches the uses of values
+QUIET_TESTS = frozenset({"POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NONE",
+                         "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"})
+#: the rules they have (an instruction another rule decodes to is never quiet)
+QUIET_HANDLERS = frozenset({"op_PASS", "op_LOAD_FAST", "op_LOAD_FAST_CHECK", "op_STORE_FAST", "op_DELETE_FAST",
+                            "op_LOAD_FAST_LOAD_FAST", "op_STORE_FAST_LOAD_FAST", "op_STORE_FAST_STORE_FAST"})
+#: how quiet the run may be (:meth:`Monitor.instruction`): every event; all but the moves; all but
+#: the moves and the tests
+ALL_EVENTS, NO_MOVES, NO_MOVES_OR_TESTS = 0, 1, 2
+_quiet_maps: dict = {}   # id(code) -> (code, its quiet map)
+
+
+def quiet_map(code: Any, instrs: dict) -> Any:
+    """The capture's form of ``code``'s quiet instructions (per byte offset: ``NO_MOVES`` for a
+    move, ``NO_MOVES_OR_TESTS`` for a test, 0 for any other), or None where the capture delivers
+    every event (cached per code object, by identity)."""
+    hit = _quiet_maps.get(id(code))
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    flags = bytearray(len(code.co_code))
+    for offset, ins in instrs.items():
+        if ins.handler in QUIET_HANDLERS:
+            flags[offset] = NO_MOVES if ins.real in QUIET_OPNAMES else NO_MOVES_OR_TESTS if ins.real in QUIET_TESTS else 0
+    from .. import capture  # (this module needs no capture backend otherwise)
+
+    made = capture.quiet_map(bytes(flags))
+    _quiet_maps[id(code)] = (code, made)
+    return made
 
 
 class GuardSink(Protocol):

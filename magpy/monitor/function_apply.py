@@ -70,7 +70,7 @@ def checkpoint(mon: Any, fs: FrameState, c: CallSite) -> bool:
     computes, with the same gradients (it only trades memory for recomputation). The call runs
     for real; its own frames (stashing RNG state, saved-tensor hooks, the reentrant
     ``autograd.Function``) are not the program and are not monitored; the frame of ``function``
-    is, as any inlined call (``Monitor.in_checkpoint_machinery``)."""
+    is, as any inlined call (:func:`in_checkpoint_machinery`)."""
     args, kwargs = c.args, c.kwargs
     target = args[0] if args else kwargs.get("function")
     code = _checkpointed_code(target)
@@ -181,3 +181,24 @@ def _checkpointed_code(target: Any) -> Any:
         if isinstance(forward, types.FunctionType) and "forward" not in target.__dict__:
             return forward.__code__
     return None
+
+
+def in_checkpoint_machinery(mon: Any, frame: Any, code: Any) -> bool:
+    """Is ``frame`` part of ``torch.utils.checkpoint``'s own work (magpy.monitor.calls ``_checkpoint``)?
+    Its frames, and what they call, are; the checkpointed function's frame, entered from the
+    checkpoint call of the nearest monitored frame, is not (nor what it calls but the
+    saved-tensor hooks checkpoint installs). Asked by the run on entering a frame while a
+    checkpoint call is on the stack (``mon.checkpointing``)."""
+    ckpt_file = getattr(sys.modules.get("torch.utils.checkpoint"), "__file__", None)
+    inside = False
+    f = frame.f_back
+    while f is not None:
+        fs = mon.frames.get(id(f))
+        if fs is not None and fs.frame is f:
+            break
+        inside = inside or f.f_code.co_filename == ckpt_file
+        f = f.f_back
+    calling = mon.checkpointing.get(id(f)) if f is not None else None
+    if calling is not None and calling[0] is f:
+        return code is not calling[1]
+    return inside or code.co_filename == ckpt_file

@@ -68,7 +68,17 @@ from ..refgraph import RefGraph, ShadowNode
 from ..source import Source
 from . import rulebook
 from .callbacks import APPLIER_CODE
-from .frame import MAGPY_RUNTIME_FILES, FrameState, annotated_codes, skip_codes
+from .frame import (
+    ALL_EVENTS,
+    MAGPY_RUNTIME_FILES,
+    NO_MOVES,
+    NO_MOVES_OR_TESTS,
+    FrameState,
+    annotated_codes,
+    quiet_map,
+    skip_codes,
+)
+from .function_apply import in_checkpoint_machinery
 from .state import RunSwitches
 from .watcher import RunHooks
 
@@ -205,6 +215,7 @@ class Monitor:
         self.mutates_outside = False                 # ... one sharing memory with a tensor from outside
         self._entered: set = set()                   # generator frames whose parameters were bound
         self.suspended: dict = {}                    # id(frame) -> frame: generators left at a yield in a try/with
+        self._quiet = ALL_EVENTS                     # how quiet frames may be, as told to the capture
         self.value_read_gens: dict = {}              # id(frame) -> the native reading what that generator yields
         self.truth_read_codes: dict = {}             # code of a Python filter predicate -> filter (its truth read in C)
         self.storage_groups: list = []               # tensors whose storages must keep their aliasing
@@ -262,10 +273,26 @@ class Monitor:
     # -- capture hooks --------------------------------------------------------------------------------
     def enter_frame(self, frame) -> bool:
         if self.finished and self.broken is None and self.opaque_frame is None and self.closes_after_return(frame):
-            return self._enter(frame)
-        if self.broken is not None or self.finished or self.opaque_frame is not None:
+            entered = self._enter(frame)
+        elif self.broken is not None or self.finished or self.opaque_frame is not None:
             return False
-        return self._enter(frame)
+        else:
+            entered = self._enter(frame)
+        self._may_quiet()
+        return entered
+
+    def _may_quiet(self) -> int:
+        """How quiet frames may be now (:data:`~.frame.ALL_EVENTS`...): every event while something
+        looks at every instruction (an arm of a branch it watches, a while loop's counter, an
+        other-side run, a stop); the value tests too while a loop watches the uses of values.
+        Told to the capture on every change (the hooks alone change what this reads)."""
+        lw = self.loop_watcher
+        quiet = ALL_EVENTS if (self.broken is not None or lw.pending_whiles or self.branch_watcher.branch_active
+                               or self.other_sides is not None) else NO_MOVES if lw.watched else NO_MOVES_OR_TESTS
+        if quiet != self._quiet:
+            self._quiet = quiet
+            capture.set_quiet(quiet)
+        return quiet
 
     def closes_after_return(self, frame) -> bool:
         """After the top frame returned, its locals are cleared before the call is over: a
@@ -281,7 +308,7 @@ class Monitor:
         if code in _SKIP or code.co_filename in MAGPY_RUNTIME_FILES:
             return False   # framework frames and MagPy's own (a compiled callable called inside)
         is_top = self.top_frame is None
-        if self.checkpointing and self.in_checkpoint_machinery(frame, code):
+        if self.checkpointing and in_checkpoint_machinery(self, frame, code):
             return False
         if is_top:
             if code is not self.top_code:
@@ -300,6 +327,8 @@ class Monitor:
                     self.pend(parent, self.post_nothing, None, opaque=True)
                 return False
         fs = FrameState(frame, code, instructions(code), is_top)
+        if not is_top and not code.co_flags & _RESUMABLE:
+            fs.quiet = quiet_map(code, fs.instrs)   # (a generator's last instruction decides how it left)
         if is_top:
             fs.unwritten_params = set(self.param_sources)
             self.bind_packed_params(frame)
@@ -320,25 +349,6 @@ class Monitor:
                 self.break_run(e.reason, fs, frame.f_lasti)
         return True
 
-    def in_checkpoint_machinery(self, frame, code) -> bool:
-        """Is ``frame`` part of ``torch.utils.checkpoint``'s own work (magpy.monitor.calls ``_checkpoint``)?
-        Its frames, and what they call, are; the checkpointed function's frame, entered from the
-        checkpoint call of the nearest monitored frame, is not (nor what it calls but the
-        saved-tensor hooks checkpoint installs)."""
-        ckpt_file = _checkpoint_file()
-        inside = False
-        f = frame.f_back
-        while f is not None:
-            fs = self.frames.get(id(f))
-            if fs is not None and fs.frame is f:
-                break
-            inside = inside or f.f_code.co_filename == ckpt_file
-            f = f.f_back
-        calling = self.checkpointing.get(id(f)) if f is not None else None
-        if calling is not None and calling[0] is f:
-            return code is not calling[1]
-        return inside or code.co_filename == ckpt_file
-
     def _note_outside_cells(self, frame) -> None:
         """The closure cells of a function from outside (not made during the call) entered here:
         functions it makes pass them on (a comprehension or lambda in a closure-defined
@@ -353,22 +363,28 @@ class Monitor:
         for cell in fn.__closure__:
             self.outside_cells[id(cell)] = cell
 
-    def instruction(self, frame, offset: int, stack: list) -> None:
+    def instruction(self, frame, offset: int, stack: list) -> Any:
+        """The capture hook: returns the frame's quiet map where its next quiet instructions need
+        no event (nothing pending, no call's stack held, nothing watching every instruction)."""
         if self.broken is not None:
             if self.delifting:
                 fs = self.frames.get(id(frame))
                 if fs is not None and fs.frame is frame:
                     self._delift_stack(frame, stack)
-            return
+            self._may_quiet()
+            return None
         fs = self.frames.get(id(frame))
         if fs is None and self.suspended.get(id(frame)) is frame:
             fs = self.resumed_by_throw(frame)
         if fs is None or fs.frame is not frame:
-            return
+            return None
         # MagPy's own reads of tensors (shapes, versions) must not run a user subclass's
         # __torch_function__: that would be a side effect eager does not have.
         with _no_subclass_functions():
             self._instruction(fs, frame, offset, stack)
+        if self._may_quiet() and fs.pending is None and fs.last_call is None:
+            return fs.quiet
+        return None
 
     def _instruction(self, fs, frame, offset: int, stack: list) -> None:
         self.at_instruction = (fs, offset)
@@ -490,6 +506,7 @@ class Monitor:
             self.result = value
         self._let_go(fs)
         self.rg.release_unreachable()
+        self._may_quiet()
 
     def _let_go(self, fs: FrameState) -> None:
         """A frame that returned: the run keeps no reference to its frame object, whose locals are
@@ -567,6 +584,10 @@ class Monitor:
         return None
 
     def exception(self, frame, exc) -> None:
+        self._exception(frame, exc)
+        self._may_quiet()
+
+    def _exception(self, frame, exc) -> None:
         fs = self.frames.get(id(frame))
         if fs is None and self.suspended.get(id(frame)) is frame:
             fs = self.resumed_by_throw(frame)
@@ -754,6 +775,8 @@ class Monitor:
         """The event's outputs are seen at the next event of ``fs``: run ``post(fs, stack, data)``
         then. ``opaque``: the frames the event enters are not monitored until then."""
         fs.pending = (post, data)
+        if fs.quiet is not None and fs.frame is not None:
+            capture.wake(fs.frame)   # (its next event must be delivered, quiet or not)
         if opaque:
             self.opaque_frame = fs.frame
 
@@ -762,8 +785,3 @@ class Monitor:
         mock replays it there: :func:`magpy.codegen.mock.in_program_order`)."""
         self.effects.append(effect)
         self.effect_marks.append(len(self.rg.writes))
-
-
-def _checkpoint_file() -> str | None:
-    ckpt = sys.modules.get("torch.utils.checkpoint")
-    return getattr(ckpt, "__file__", None)
