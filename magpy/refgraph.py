@@ -54,6 +54,23 @@ from .source import ConstSource, Source
 _RELEASE_BATCH = 64
 
 
+def _refcount_held_only_by_node() -> int:
+    """What ``sys.getrefcount`` says, in :meth:`RefGraph.release_unreachable`'s loop, of an
+    object that only its node holds (the node, the loop's local, and whatever this interpreter
+    counts for the call's argument): measured, not assumed, as interpreters count that
+    argument differently."""
+    class _Node:
+        obj: Any = None
+
+    node = _Node()
+    node.obj = (object(),)
+    obj = node.obj
+    return sys.getrefcount(obj)
+
+
+_HELD_ONLY_BY_NODE = _refcount_held_only_by_node()
+
+
 def forget_when_dead(obj: Any, owner: Any, attr: str, key: Any) -> bool:
     """When ``obj`` dies, ``getattr(owner, attr)`` (a dict or a set of ids) drops ``key``, so a
     later object with the same ``id()`` is not taken for it. False if ``obj`` cannot be
@@ -267,8 +284,7 @@ class RefGraph:
         kept = []
         for node in self._made_tuples:
             obj = node.obj
-            # (the node's reference, this local, and getrefcount's argument)
-            if sys.getrefcount(obj) > 3:
+            if sys.getrefcount(obj) > _HELD_ONLY_BY_NODE:
                 kept.append(node)
                 continue
             if self._by_id.get(id(obj)) is node:
