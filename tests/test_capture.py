@@ -1355,21 +1355,8 @@ def test_a_generator_left_suspended_by_the_c_driver_runs_under_a_later_settrace(
         yield 1
         yield 2
 
-    class Follow:
-        def enter_frame(self, frame):
-            return frame.f_code is gen.__code__
-
-        def instruction(self, frame, offset, stack):
-            pass
-
-        def leave_frame(self, frame, value):
-            pass
-
-        def exception(self, frame, exc):
-            pass
-
     g = gen()
-    capture.start(Follow())
+    capture.start(_Hooks(gen.__code__))
     try:
         first = next(g)
     finally:
