@@ -17,6 +17,8 @@
 #                                       finish within MAGPY_TEST_BUDGET_S seconds of MAGPY_TEST_START fails (CI)
 #   ./reproduce.sh test-torches [X.Y.Z ...]   the core suite on CPython 3.11 with torch 2.9.0 and 2.14.1
 #                                       (each in .venv-torchX.Y.Z); a cell not run fails (CI)
+#   ./reproduce.sh test-matrix          both of those (CI), interleaved: each cell's venv is built while
+#                                       the cell before it runs its suite
 #   ./reproduce.sh setup-xla            build .venv-xla: CPython 3.11, torch 2.9.0 + torch_xla 2.9.0 (pinned
 #                                       in reproduce.sh, XLA_TORCH) and the project; the experiments run their
 #                                       LazyTensor and XLA cells (lazytensor-xla, dynamo-xla, magpy-xla,
@@ -25,6 +27,8 @@
 #                                       missing; fails when it cannot run (CI)
 #   MAGPY_DROP_VENVS=1 ./reproduce.sh test-pythons|test-torches|test-xla   remove each of those venvs once
 #                                       its suite ran (CI: ~5 GB each with a CUDA torch from PyPI)
+#   MAGPY_TEST_WORKERS=N ./reproduce.sh test|test-core   N pytest-xdist workers (default: one per core, at
+#                                       most 4; 0: one process, in file order)
 #   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
 #   MAGPY_TORCH=2.14.1 MAGPY_VENV=.venv-torch2.14.1 ./reproduce.sh test-core   the core suite on another
 #                                       supported torch (magpy/torch_support.py: 2.9 to 2.14), installed into
@@ -59,6 +63,11 @@ CORE_TESTS=(tests/test_python_features.py tests/test_lifetimes.py tests/soundnes
             tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py
             tests/test_torch_support.py tests/test_splits_outer.py tests/test_flow_handling.py tests/test_other_side.py
             tests/test_loop_idioms.py tests/test_branch_idioms.py)
+# The suites spread their tests over one pytest-xdist worker per core (at most 4: each worker holds its
+# own torch), handing out tests as workers free up (worksteal: a few tests take 20 s, most well under
+# one); MAGPY_TEST_WORKERS=0 runs them in this process, in file order.
+NWORKERS="${MAGPY_TEST_WORKERS:-$(n="$(nproc 2>/dev/null || echo 1)"; echo $(( n < 2 ? 0 : n < 4 ? n : 4 )))}"
+WORKERS=(); if [ "$NWORKERS" -gt 0 ] 2>/dev/null; then WORKERS=(-n "$NWORKERS" --dist worksteal); fi
 TORCH_PIN="${MAGPY_TORCH:-2.13.0}"   # pyproject.toml declares the supported range; this is the tested pin
 LOCK="$ROOT/requirements.lock"   # the full closure the numbers were measured in (pip freeze)
 # What every pip install below gets as constraints (-c): the lock without its torch line, since torch
@@ -188,74 +197,86 @@ drop_venv() {
     fi
 }
 
-# The core suite on each requested CPython (see the header). Fails only if a suite that ran failed.
-test_pythons() {
-    local versions=("$@") v main
-    if [ ${#versions[@]} -eq 0 ]; then
-        # by default every other CPython than the one `test` runs the whole suite on
-        main="$("${PYTHON:-python3}" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)"
-        for v in 3.12 3.13 3.10 3.11; do [ "$v" = "$main" ] || versions+=("$v"); done
+# The core suite in each cell of a matrix of venvs. A cell is "label|X.Y|torch|venv|strict": its
+# CPython, its torch version (- for the tested pin, TORCH_PIN), its venv, and whether a venv that cannot
+# be built fails (1) or is reported unavailable (0). A cell's venv (a CUDA torch wheel from PyPI, ~4.7 GB)
+# is built in the background while the cell before it runs its suite, so that the matrix costs about
+# its suites' time. A cell that would not start its suite within MAGPY_TEST_BUDGET_S seconds of
+# MAGPY_TEST_START (with MAGPY_PER_CELL_S, or the longest suite so far, left for it) is not run and fails:
+# CI must not pass without it. Fails if any suite that ran failed.
+MATRIX_CELLS=() MATRIX_PIDS=() MATRIX_LOGS=()
+matrix_build() {   # $1: cell index; starts building its venv in the background
+    local label pyv torch venv strict py
+    IFS='|' read -r label pyv torch venv strict <<< "${MATRIX_CELLS[$1]}"
+    MATRIX_LOGS[$1]="$(mktemp)"
+    if ! py="$(find_python "$pyv")"; then
+        echo "no CPython $pyv interpreter found" > "${MATRIX_LOGS[$1]}"; MATRIX_PIDS[$1]=none; return
     fi
-    local start="${MAGPY_TEST_START:-$(date +%s)}" budget="${MAGPY_TEST_BUDGET_S:-}"
-    # One version's venv (the CUDA torch wheel from PyPI, ~4.7 GB), install and core suite took
-    # 200-230 s on a busy 2-core machine; after each version its own time is the estimate if longer.
-    local need="${MAGPY_PER_PYTHON_S:-300}"
-    local failed=0 py log t0 summary=()
-    for v in "${versions[@]}"; do
-        t0=$(date +%s)
-        if [ -n "$budget" ] && [ $(( $(date +%s) - start + need )) -gt "$budget" ]; then
-            # (a cell of the matrix that is not run is a failure: CI must not pass without it)
-            summary+=("$v: FAILED: not run (would not finish within the ${budget}s budget)"); failed=1; continue
+    echo "[reproduce] $label ($py): building $venv" >&2
+    ( if [ "$torch" = - ]; then unset MAGPY_TORCH; else export MAGPY_TORCH="$torch"; fi
+      PYTHON="$py" MAGPY_VENV="$venv" "$ROOT/reproduce.sh" setup-core ) > "${MATRIX_LOGS[$1]}" 2>&1 &
+    MATRIX_PIDS[$1]=$!
+}
+run_matrix() {   # $1: what the summary calls the matrix; then its cells
+    local title="$1"; shift
+    MATRIX_CELLS=("$@") MATRIX_PIDS=() MATRIX_LOGS=()
+    local n=${#MATRIX_CELLS[@]} i label pyv torch venv strict py log t0 took failed=0 summary=()
+    local start="${MAGPY_TEST_START:-$(date +%s)}" budget="${MAGPY_TEST_BUDGET_S:-}" need="${MAGPY_PER_CELL_S:-360}"
+    local next_pyv
+    for (( i = 0; i < n; i++ )); do
+        IFS='|' read -r label pyv torch venv strict <<< "${MATRIX_CELLS[$i]}"
+        [ -n "${MATRIX_PIDS[$i]:-}" ] || matrix_build "$i"
+        local built=0
+        if [ "${MATRIX_PIDS[$i]}" != none ] && wait "${MATRIX_PIDS[$i]}"; then built=1; fi
+        # (not beside a suite on the same CPython: installing the project rebuilds its C extensions
+        # in place, over the files that suite's processes have loaded)
+        if [ $(( i + 1 )) -lt "$n" ]; then
+            IFS='|' read -r _ next_pyv _ <<< "${MATRIX_CELLS[$(( i + 1 ))]}"
+            [ "$next_pyv" = "$pyv" ] || matrix_build $(( i + 1 ))
         fi
-        if ! py="$(find_python "$v")"; then
-            summary+=("$v: skipped (no CPython $v interpreter found)"); continue
-        fi
-        echo "[reproduce] CPython $v ($py): core suite in .venv-$v" >&2
-        if ! PYTHON="$py" MAGPY_VENV="$ROOT/.venv-$v" "$ROOT/reproduce.sh" setup-core; then
-            summary+=("$v: skipped (its venv could not be built)"); drop_venv "$ROOT/.venv-$v"; continue
-        fi
-        log="$(mktemp)"
-        if PYTHON="$py" MAGPY_VENV="$ROOT/.venv-$v" "$ROOT/reproduce.sh" test-core 2>&1 | tee "$log"; then
-            summary+=("$v: $(tail -n 1 "$log")")
+        if [ "${MATRIX_PIDS[$i]}" = none ]; then
+            summary+=("$label: skipped ($(cat "${MATRIX_LOGS[$i]}"))")
+        elif [ "$built" = 0 ]; then
+            grep -v '^WARNING: Location' "${MATRIX_LOGS[$i]}" | tail -n 20 >&2
+            if [ "$strict" = 1 ]; then summary+=("$label: FAILED: its venv could not be built"); failed=1
+            else summary+=("$label: skipped (its venv could not be built)"); fi
+        elif [ -n "$budget" ] && [ $(( $(date +%s) - start + need )) -gt "$budget" ]; then
+            summary+=("$label: FAILED: not run (would not finish within the ${budget}s budget)"); failed=1
         else
-            summary+=("$v: FAILED $(tail -n 1 "$log")"); failed=1
+            grep -v '^WARNING: Location' "${MATRIX_LOGS[$i]}" >&2
+            py="$(find_python "$pyv")"
+            echo "[reproduce] $label ($py): core suite in $venv" >&2
+            log="$(mktemp)" t0=$(date +%s)
+            if ( if [ "$torch" = - ]; then unset MAGPY_TORCH; else export MAGPY_TORCH="$torch"; fi
+                 PYTHON="$py" MAGPY_VENV="$venv" "$ROOT/reproduce.sh" test-core ) 2>&1 | tee "$log"; then
+                summary+=("$label: $(tail -n 1 "$log")")
+            else
+                summary+=("$label: FAILED $(tail -n 1 "$log")"); failed=1
+            fi
+            took=$(( $(date +%s) - t0 )); [ "$took" -gt "$need" ] && need=$took
+            rm -f "$log"
         fi
-        rm -f "$log"; drop_venv "$ROOT/.venv-$v"
-        need=$(( $(date +%s) - t0 > need ? $(date +%s) - t0 : need ))
+        rm -f "${MATRIX_LOGS[$i]}"; drop_venv "$venv"
     done
-    printf '[reproduce] core suite on other CPythons:\n' >&2
+    printf '[reproduce] core suite %s:\n' "$title" >&2
     printf '  %s\n' "${summary[@]}" >&2
     return "$failed"
 }
 
-test_torches() {
-    # The MagPy core suite on the other supported torch versions (CPython 3.11, each in its own
-    # .venv-torchX: the CUDA build from PyPI, which runs on CPU). Every cell runs or fails CI.
-    local versions=("$@") v py failed=0 log summary=()
-    [ ${#versions[@]} -gt 0 ] || versions=(2.9.0 2.14.1)
-    local start="${MAGPY_TEST_START:-$(date +%s)}" budget="${MAGPY_TEST_BUDGET_S:-}" need="${MAGPY_PER_TORCH_S:-480}"
-    if ! py="$(find_python 3.11)"; then
-        printf '[reproduce] torch versions: unavailable (no CPython 3.11 interpreter found)\n' >&2; return 0
+# The core suite on other CPythons (default: 3.12 3.13 3.10 3.11, leaving out python3's own version).
+python_cells() {
+    local versions=("$@") v main
+    if [ ${#versions[@]} -eq 0 ]; then
+        main="$("${PYTHON:-python3}" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)"
+        for v in 3.12 3.13 3.10 3.11; do [ "$v" = "$main" ] || versions+=("$v"); done
     fi
-    for v in "${versions[@]}"; do
-        if [ -n "$budget" ] && [ $(( $(date +%s) - start + need )) -gt "$budget" ]; then
-            summary+=("torch $v: FAILED: not run (would not finish within the ${budget}s budget)"); failed=1; continue
-        fi
-        echo "[reproduce] torch $v ($py): core suite in .venv-torch$v" >&2
-        if ! PYTHON="$py" MAGPY_TORCH="$v" MAGPY_VENV="$ROOT/.venv-torch$v" "$ROOT/reproduce.sh" setup-core; then
-            summary+=("torch $v: FAILED: its venv could not be built"); failed=1; drop_venv "$ROOT/.venv-torch$v"; continue
-        fi
-        log="$(mktemp)"
-        if PYTHON="$py" MAGPY_TORCH="$v" MAGPY_VENV="$ROOT/.venv-torch$v" "$ROOT/reproduce.sh" test-core 2>&1 | tee "$log"; then
-            summary+=("torch $v: $(tail -n 1 "$log")")
-        else
-            summary+=("torch $v: FAILED $(tail -n 1 "$log")"); failed=1
-        fi
-        rm -f "$log"; drop_venv "$ROOT/.venv-torch$v"
-    done
-    printf '[reproduce] core suite on other torch versions:\n' >&2
-    printf '  %s\n' "${summary[@]}" >&2
-    return "$failed"
+    for v in "${versions[@]}"; do echo "CPython $v|$v|-|$ROOT/.venv-$v|0"; done
+}
+# ... and on CPython 3.11 with other torch versions (default 2.9.0 and 2.14.1); every one runs or fails.
+torch_cells() {
+    local versions=("$@") v
+    [ ${#versions[@]} -gt 0 ] || versions=(2.9.0 2.14.1)
+    for v in "${versions[@]}"; do echo "torch $v|3.11|$v|$ROOT/.venv-torch$v|1"; done
 }
 
 setup_xla() {
@@ -283,8 +304,17 @@ print('[reproduce] XLA ready:', '$XLA_VENV', 'torch', torch.__version__, 'torch_
 cmd="${1:-demo}"
 shift || true
 case "$cmd" in help|-h|--help) usage; exit 0 ;; esac   # answered before any environment is built
-case "$cmd" in test-pythons) test_pythons "$@"; exit $? ;; esac   # builds its own venvs
-case "$cmd" in test-torches) test_torches "$@"; exit $? ;; esac   # ... and so does this
+# (these build their own venvs)
+case "$cmd" in test-pythons) mapfile -t cells < <(python_cells "$@"); run_matrix "on other CPythons" "${cells[@]}"; exit $? ;; esac
+case "$cmd" in test-torches) mapfile -t cells < <(torch_cells "$@"); run_matrix "on other torch versions" "${cells[@]}"; exit $? ;; esac
+case "$cmd" in test-matrix)
+    # (interleaved: each cell's venv is built beside a suite on another CPython)
+    mapfile -t pcells < <(python_cells); mapfile -t tcells < <(torch_cells); cells=()
+    for (( i = 0; i < ${#pcells[@]} || i < ${#tcells[@]}; i++ )); do
+        [ "$i" -lt "${#pcells[@]}" ] && cells+=("${pcells[$i]}")
+        [ "$i" -lt "${#tcells[@]}" ] && cells+=("${tcells[$i]}")
+    done
+    run_matrix "on other CPythons and torch versions" "${cells[@]}"; exit $? ;; esac
 case "$cmd" in setup-xla) setup_xla; exit $? ;; esac   # ... and this
 if [ "$cmd" = test-xla ]; then
     # Every XLA test runs, or the stage fails: no venv, no torch_xla or a skipped test is a failure.
@@ -319,8 +349,8 @@ case "$cmd" in
     demo) exec "$PY" -m magpy.demo "$@" ;;
     test)
         "$PY" -m ruff check .
-        exec "$PY" -m pytest -q "$@" ;;
-    test-core) exec "$PY" -m pytest -q "${CORE_TESTS[@]}" "$@" ;;
+        exec "$PY" -m pytest -q "${WORKERS[@]}" "$@" ;;
+    test-core) exec "$PY" -m pytest -q "${WORKERS[@]}" "${CORE_TESTS[@]}" "$@" ;;
     bench) exec "$PY" benchmarks/overhead.py "$@" ;;
     fuzz) exec "$PY" tests/fuzz "$@" ;;
     fig1|fig15|table2|fig16|fig17|fig18) exec "$PY" -m experiments.run "experiment=$cmd" "$@" ;;

@@ -230,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=["cuda", "cpu"], default=None,
                         help="cuda (paper size) or cpu (the dry run at smoke size); default: cuda if torch sees a GPU")
     parser.add_argument("--budget-s", type=float, default=540.0, help="wall-clock budget for every step (default 540)")
+    parser.add_argument("--min-step-s", type=float, default=None,
+                        help="a step starts only with this much of the budget left (default 20 on cuda, 5 on cpu)")
     parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated (default {','.join(MODELS)})")
     parser.add_argument("--backend", default="inductor", choices=["inductor", "eager"],
                         help="the compiled backend of fig15/fig16 (eager: a quick logic check)")
@@ -263,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     size = "paper" if device == "cuda" else "smoke"
     warmup = args.warmup if args.warmup is not None else (20 if device == "cuda" else 2)
     repeat = args.repeat if args.repeat is not None else (50 if device == "cuda" else 5)
+    min_step_s = args.min_step_s if args.min_step_s is not None else (20.0 if device == "cuda" else 5.0)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     card = args.card or card_name(device)
     run_id = f"gpu-quick-{device}"
@@ -291,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             if step.status == "ok":
                 continue
             run_step(step, device=device, size=size, run_id=run_id, warmup=warmup, repeat=repeat, deadline=deadline,
-                     min_step_s=20.0 if device == "cuda" else 5.0, python=sys.executable, results=results)
+                     min_step_s=min_step_s, python=sys.executable, results=results)
             save()
     except KeyboardInterrupt:
         save()

@@ -46,12 +46,15 @@ def test_cpu_dry_run_stopped_by_its_budget_continues_in_the_next_call_and_writes
     runs only what is left and the summary covers both calls."""
     out = tmp_path / "summary"
 
-    def call(budget_s: int) -> subprocess.CompletedProcess:
+    def call(budget_s: int, *more: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "experiments.gpu_quick", "--device", "cpu", "--backend", "eager",
                                "--models", "quantized", "--budget-s", str(budget_s), "--results-dir",
-                               str(tmp_path / "results"), "--out", str(out)], capture_output=True, text=True, timeout=600)
+                               str(tmp_path / "results"), "--out", str(out), *more],
+                              capture_output=True, text=True, timeout=600)
 
-    first = call(25)
+    # (a step needs all but a second of the budget to start: the first one starts, the next cannot
+    # however fast the first ran, and the first has the whole budget however slow the machine is)
+    first = call(400, "--min-step-s", "399")
     assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-3000:]
     after_first = [s["status"] for s in json.loads((out / "steps.json").read_text())]
     assert after_first[0] == "ok" and "ok" in after_first and after_first != ["ok"] * 3, after_first
