@@ -10,6 +10,7 @@ list change under it while another thread adds, promotes or removes a record.
 """
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ class Record:
     Records compare by identity (two records are never "equal": each guards its own objects).
     """
 
-    guard: Callable
+    make_guard: Callable             # () -> the guard alone (see :attr:`guard`)
     mock: Callable
     run: Callable
     guard_bugs: list
@@ -77,6 +78,13 @@ class Record:
     reads: tuple = ()                # check mode: (source, value, file:line) of the values its run read (magpy.check)
     choice: Any = None               # its compiled graph against the eager one, and which it serves (magpy.adaptive)
     declines_after_guard: bool = False   # its mock may make a call its guard passed a miss (checks after the graph)
+
+    @functools.cached_property
+    def guard(self) -> Callable:
+        """The guard alone, compiled when first asked for: a call runs :attr:`run`, which has the
+        guard's checks inline, so only profiling, check mode and choosing among records (a
+        deciding guard) need this one, and most records never do."""
+        return self.make_guard()
 
     @property
     def served_graph(self) -> Any:

@@ -66,6 +66,16 @@ def _memo_hash(src: Any, compute: Any) -> int:
     return h
 
 
+def _memo_describe(src: Any, compute: Any) -> str:
+    """``src``'s readable name, built once: guard listings and code generation describe every
+    step of the same deep paths many times."""
+    d = src.__dict__.get("_memo_describe")
+    if d is None:
+        d = compute()
+        object.__setattr__(src, "_memo_describe", d)
+    return d
+
+
 class Source:
     """A path from SN #0 to an object present at function entry."""
 
@@ -168,7 +178,7 @@ class AttrSource(Source):
         return f"getattr({b}, {self.name!r})"
 
     def describe(self) -> str:
-        return f"{self.base.describe()}.{self.name}"
+        return _memo_describe(self, lambda: f"{self.base.describe()}.{self.name}")
 
     def depth(self) -> int:
         return self.base.depth() + 1
@@ -188,7 +198,7 @@ class ItemSource(Source):
         return f"{self.base.expr(pool)}[{literal(self.key, pool if pool is not None else ConstPool())}]"
 
     def describe(self) -> str:
-        return f"{self.base.describe()}[{self.key!r}]"
+        return _memo_describe(self, lambda: f"{self.base.describe()}[{self.key!r}]")
 
     def depth(self) -> int:
         return self.base.depth() + 1

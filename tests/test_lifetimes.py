@@ -121,3 +121,38 @@ def test_a_dropped_compiled_module_frees_its_module_and_records(no_cyclic_gc):
     torch.testing.assert_close(first, second)
     del compiled, net
     assert alive() is None
+
+
+def _collector_on_after_first_call(program, *args) -> bool:
+    """Whether the cyclic collector is on after the first (monitored) call of ``program``."""
+    cf = magpy.compile(program, backend="eager")
+    try:
+        cf(*args)
+    except ValueError:
+        pass
+    return gc.isenabled()
+
+
+def test_the_cyclic_collector_is_on_again_after_every_kind_of_first_call():
+    """The run and the code generation after it pause the collector (collections would only
+    traverse what the record is built from); every way a first call ends turns it on again,
+    and a collector the caller turned off stays off."""
+    def recorded(x):
+        return x * 2
+
+    def raises(x):
+        y = x + 1
+        raise ValueError(y.shape)
+
+    def broken(x):
+        return torch.tensor(x.tolist()) + 1   # (a value MagPy does not follow into a graph)
+
+    assert gc.isenabled()
+    for program in (recorded, raises, broken):
+        assert _collector_on_after_first_call(program, torch.randn(3)), program.__name__
+        magpy.reset()
+    gc.disable()
+    try:
+        assert not _collector_on_after_first_call(recorded, torch.randn(3))
+    finally:
+        gc.enable()

@@ -46,7 +46,7 @@ from .speculation import (
 class GeneratedCode:
     """What code generation hands to the record."""
 
-    guard: Callable
+    make_guard: Callable             # () -> the guard alone (compiled when first asked for: Record.guard)
     mock_factory: Callable           # (compiled_graph) -> (mock, run, guard exceptions list, inputs)
     guard_source: str
     mock_source: str
@@ -216,8 +216,11 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
               _undo_save=undo_save, _undo_restore=undo_restore,
               _speculation_declined=speculation_declined)
     ns.update(_same_values=same_values, _storage_pattern=storage_pattern, **REBUILD_HELPERS)
-    guard_ns = dict(ns, _MISS=None)   # (the guard alone: None is its miss)
-    exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
+
+    def make_guard():
+        guard_ns = dict(ns, _MISS=None)   # (the guard alone: None is its miss)
+        exec(compile(guard_src, "<magpy guard>", "exec"), guard_ns)
+        return guard_ns.pop("guard")
 
     # -- the matched path: guard and mock fused into one function ------------------------------------
     # What a call runs when this record is tried: no fetched tuple built and unpacked, one frame.
@@ -247,7 +250,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
         return mock_ns.pop("mock"), run_ns.pop("run"), run_ns["_BUGS"], mock_ns.pop("inputs")
 
     return GeneratedCode(
-        guard=guard_ns.pop("guard"), mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,
+        make_guard=make_guard, mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,
         run_source=run_src,
         guards_text="\n".join(readable), graph_output_nodes=list(mb.outputs),
         input_sources=[s for s, _ in trace.graph.inputs],

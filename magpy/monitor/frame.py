@@ -41,6 +41,9 @@ class FrameState:
     blind_operands: bool | str = False
     last_offset: int = -1   # the offset of its latest instruction event (did it leave at a yield?)
     quiet: Any = None       # its code's quiet instructions, as the capture takes them (quiet_map)
+    #: its latest instruction event answered ``quiet``: the capture skips its quiet instructions
+    #: until its next delivered event (a ``pend`` on it from elsewhere wakes it: Monitor.pend)
+    quieted: bool = False
 
 
 #: Instructions that only move references within the frame (locals, constants, the NULL of a

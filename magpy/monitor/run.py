@@ -378,11 +378,13 @@ class Monitor:
             fs = self.resumed_by_throw(frame)
         if fs is None or fs.frame is not frame:
             return None
+        fs.quieted = False   # (this event's answer decides: a pend during it needs no wake)
         # MagPy's own reads of tensors (shapes, versions) must not run a user subclass's
         # __torch_function__: that would be a side effect eager does not have.
         with _no_subclass_functions():
             self._instruction(fs, frame, offset, stack)
         if self._may_quiet() and fs.pending is None and fs.last_call is None:
+            fs.quieted = fs.quiet is not None
             return fs.quiet
         return None
 
@@ -775,8 +777,10 @@ class Monitor:
         """The event's outputs are seen at the next event of ``fs``: run ``post(fs, stack, data)``
         then. ``opaque``: the frames the event enters are not monitored until then."""
         fs.pending = (post, data)
-        if fs.quiet is not None and fs.frame is not None:
-            capture.wake(fs.frame)   # (its next event must be delivered, quiet or not)
+        if fs.quieted:
+            fs.quieted = False
+            if fs.frame is not None:
+                capture.wake(fs.frame)   # (its next event must be delivered, quiet or not)
         if opaque:
             self.opaque_frame = fs.frame
 
