@@ -318,6 +318,30 @@ def relation_present(obj: Any, rel: tuple) -> bool:
 
 
 _MODULE_GETATTR = torch.nn.Module.__getattr__
+_MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
+    """``getattr(obj, name, default)``, for the names the call checks probe on any callee
+    (``__self__``, ``__name__``, ``__code__``...), with nn.Module's ``__getattr__`` done here: a
+    module has none of them, and its own hook formats an error message for every miss, several
+    times on every module call the monitor decides. Same answer: that hook looks only in the
+    module's parameter, buffer and submodule tables."""
+    tp = type(obj)
+    if isinstance(obj, torch.nn.Module) and tp.__getattr__ is _MODULE_GETATTR \
+            and tp.__getattribute__ is object.__getattribute__:
+        # (looked up without raising: a miss in the normal lookup costs an AttributeError)
+        if any(name in k.__dict__ for k in tp.__mro__):
+            return getattr(obj, name, default)   # (the class has it: the normal lookup finds it)
+        d = obj.__dict__
+        if name in d:
+            return d[name]
+        for table in _MODULE_TABLES:
+            t = d.get(table)
+            if t is not None and name in t:
+                return t[name]
+        return default
+    return getattr(obj, name, default)
 
 
 def write_hook(obj: Any, name: str, delete: bool = False) -> str | None:

@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .objmodel import callable_attr
 from .source import ConstPool, Source, literal
 
 #: ``random.Random`` methods that draw one number (``choice`` of a sequence of numbers included).
@@ -79,8 +80,8 @@ def as_draw(fn: Any, args: list) -> tuple[Any, str, list] | None:
     (generator None); else None."""
     if fn in CLOCKS and not args:
         return None, fn.__name__, []
-    gen = getattr(fn, "__self__", None)
-    name = getattr(fn, "__name__", None)
+    gen = callable_attr(fn, "__self__")
+    name = callable_attr(fn, "__name__")
     if not is_generator(gen):
         if not args or not is_generator(args[0]) or getattr(type(args[0]), name or "", None) is not fn:
             return None

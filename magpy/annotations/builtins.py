@@ -19,6 +19,7 @@ import types
 
 import torch
 
+from ..objmodel import callable_attr
 from . import DYNAMIC, PURE, REGISTRY, Annotation
 
 _add = REGISTRY.add
@@ -234,7 +235,7 @@ def native_writes(fn, args: list):
     its object's state, a native given an object it may change; ``obj`` None when unknown), else None."""
     if fn in WRITING_BUILTINS:
         return fn.__name__, (args[0] if args else None)
-    owner = getattr(fn, "__self__", None)
+    owner = callable_attr(fn, "__self__")
     if isinstance(fn, types.BuiltinFunctionType) and owner is not builtins and not isinstance(owner, (type, torch.Tensor)) \
             and not (getattr(fn, "__module__", None) or "").startswith(("torch", "math")):
         # a function of a native module given an object it may change (heapq.heappush,
@@ -271,8 +272,8 @@ def native_attribute_reader(fn, args: list, kwargs: dict) -> str | None:
     handed = [v for v in (*args, *kwargs.values()) if type(v) in _ATTRIBUTE_READERS or v is getattr]
     if handed and fn not in (getattr, *_ATTRIBUTE_READERS):
         return repr(handed[0]) if handed[0] is not getattr else "getattr"
-    owner = getattr(fn, "__self__", None)
-    if getattr(fn, "__name__", "") in ("format", "format_map") and (type(owner) is str or (fn in (str.format, str.format_map) and args)):
+    owner = callable_attr(fn, "__self__")
+    if callable_attr(fn, "__name__", "") in ("format", "format_map") and (type(owner) is str or (fn in (str.format, str.format_map) and args)):
         text = owner if type(owner) is str else args[0]
         try:
             fields = [f for _, f, _, _ in _FORMATTER.parse(text) if f]

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..objmodel import is_numpy_number
+from ..objmodel import callable_attr, is_numpy_number
 from . import REGISTRY, Annotation
 
 #: Tensor methods / torch functions whose non-tensor results depend only on metadata.
@@ -174,14 +174,14 @@ def _module_of(fn) -> str:
 
 def tensor_method_name(fn, args: list) -> str | None:
     """If calling ``fn(*args)`` is a Tensor method call, its name."""
-    self_ = getattr(fn, "__self__", None)
+    self_ = callable_attr(fn, "__self__")
     if isinstance(self_, _TENSOR_TYPES) and not isinstance(fn, type):
         return getattr(fn, "__name__", None)
     if args and isinstance(args[0], _TENSOR_TYPES):
-        objclass = getattr(fn, "__objclass__", None)
+        objclass = callable_attr(fn, "__objclass__")
         if objclass is not None and (objclass is _TensorBase or objclass is torch.Tensor):
             return fn.__name__
-        qual = getattr(fn, "__qualname__", "")
+        qual = callable_attr(fn, "__qualname__", "")
         if isinstance(fn, types.FunctionType) and (qual.startswith("Tensor.") or qual.startswith("_TensorBase.")) \
                 and _module_of(fn).startswith("torch"):
             return fn.__name__

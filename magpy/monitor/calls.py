@@ -55,6 +55,7 @@ from ..compiled_module import CompiledCallable, compiled_target
 from ..lifted import LiftedInt
 from ..objmodel import (
     builtin_made_exception,
+    callable_attr,
     default_reduction,
     finalizer_reason,
     has_nan,
@@ -120,7 +121,7 @@ def _script_method(fn, args: list):
 
 def _instantiates_python_class(fn: object, args: object) -> bool:
     """Is ``fn`` ``type.__call__``, bound to (or called on) a class :func:`is_python_class` accepts?"""
-    if getattr(fn, "__name__", "") != "__call__":
+    if callable_attr(fn, "__name__", "") != "__call__":
         return False
     if type(fn).__name__ == "method-wrapper":
         owner = getattr(fn, "__self__", None)
@@ -208,8 +209,8 @@ def _function_transform(fn) -> str | None:
     """Why ``fn`` is part of a torch.func transform (``vmap``, ``grad``, ``jacrev``, ``vjp`` and the
     functions they return), or None. Inside one, operators see wrapper tensors (batched, grad
     levels) that a graph of plain operators cannot stand for: the call runs eagerly."""
-    code = getattr(fn, "__code__", None)
-    if isinstance(fn, types.FunctionType) and code is not None and code.co_filename in _TRANSFORM_FILES:
+    code = fn.__code__ if isinstance(fn, types.FunctionType) else None
+    if code is not None and code.co_filename in _TRANSFORM_FILES:
         return f"runs a torch.func transform (`{code.co_name}`), which a graph of plain operators cannot hold"
     return None
 
