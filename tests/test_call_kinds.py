@@ -6,6 +6,8 @@ import ast
 import inspect
 import textwrap
 
+import torch
+
 from magpy.monitor import Monitor, calls
 
 
@@ -28,3 +30,26 @@ def test_every_kind_has_a_handler():
         assert callable(method), f"{kind}: no handler {handler}"
         assert list(inspect.signature(method).parameters) == ["self", "fs", "c"], handler
         assert method.__doc__, f"{handler} says why in a docstring"
+
+
+def test_a_module_callee_is_probed_as_getattr_would_answer():
+    """The call checks probe ``__self__``, ``__name__``, ``__code__``... of every callee; on a
+    module they skip its ``__getattr__`` but answer what ``getattr`` answers, tables included."""
+    from magpy.objmodel import callable_attr
+
+    class Named(torch.nn.Module):
+        __qualname__ = "Named"   # (a class attribute: the normal lookup)
+
+    class Hooked(torch.nn.Module):
+        def __getattr__(self, name):   # (its own hook: left to getattr)
+            return "hooked" if name == "__self__" else super().__getattr__(name)
+
+    m = torch.nn.Linear(2, 2)
+    m.register_buffer("__name__", torch.ones(1))
+    m.__dict__["__code__"] = "in the instance dict"
+    cases = [(m, "__self__"), (m, "__name__"), (m, "__code__"), (m, "__objclass__"), (m, "weight"),
+             (Named(), "__qualname__"), (Hooked(), "__self__"), (len, "__self__"), (torch.relu, "__name__"),
+             ([].append, "__self__"), (torch.Tensor.view, "__objclass__")]
+    for obj, name in cases:
+        got, expected = callable_attr(obj, name, "absent"), getattr(obj, name, "absent")
+        assert got is expected or (type(got) is str and got == expected), (type(obj).__name__, name, got)
