@@ -314,7 +314,6 @@ class MonitorRun:
         self.mon, self.shape, self.plan, self.fn, self.self_obj = mon, shape, plan, fn, self_obj
         self.trace: Trace | None = None   # the run as the stages after it saw it (set by finish)
         self.returned: tuple | None = None   # (result,) once the program returned (not split, not raised)
-        self._gc_paused = False   # the run turned the cyclic GC off (on again after finish)
 
     def run(self, args: tuple, kwargs: dict, mark: Callable[[int | None], None]) -> Any:
         """Run the program once under monitoring; the caller holds the monitor lock. Returns its
@@ -322,11 +321,9 @@ class MonitorRun:
         thread for the compiled callables' hot path (None once the run is over)."""
         mon = self.mon
         # No cyclic GC during the run: finalizers and weakref callbacks of unrelated objects
-        # would run (and be monitored) as if the program called them. Nor while the code is
-        # generated after it (:meth:`finish`): what the run and the generation make stays alive
-        # until the record is built, so collections then only traverse it again and again (a
-        # few dozen of them on BERT-base).
-        self._pause_gc()
+        # would run (and be monitored) as if the program called them.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
         capture.start(mon)
         mark(threading.get_ident())
         try:
@@ -338,6 +335,8 @@ class MonitorRun:
         finally:
             capture.stop()
             mark(None)
+            if gc_was_enabled:
+                gc.enable()
         if mon.broken is None and not mon.finished:
             mon.break_reason = BreakReason(BreakKind.UNSUPPORTED, "the monitor run did not observe the function's return")
             mon.broken = str(mon.break_reason)
@@ -345,23 +344,10 @@ class MonitorRun:
         return result
 
     def finish(self) -> RunOutcome:
-        """The stages after the run (:func:`finish_run`); the cyclic GC runs again after them."""
-        try:
-            out = finish_run(self.mon, self.shape, self.plan.arms)
-        finally:
-            self._resume_gc()
+        """The stages after the run (:func:`finish_run`)."""
+        out = finish_run(self.mon, self.shape, self.plan.arms)
         self.trace = out.trace
         return out
-
-    def _pause_gc(self) -> None:
-        self._gc_paused = self._gc_paused or gc.isenabled()
-        gc.disable()
-
-    def _resume_gc(self) -> None:
-        """(by :meth:`finish`, else by :meth:`close`: never left off once the run is over)"""
-        if self._gc_paused:
-            self._gc_paused = False
-            gc.enable()
 
     @property
     def split(self) -> Any:
@@ -455,7 +441,6 @@ class MonitorRun:
         """End the run: sizes it followed as LiftedInts go back to plain ints wherever the program
         left them outside the call (after the record was built from them), also when it raised.
         Returns ``result`` with them delifted."""
-        self._resume_gc()
         mon = self.mon
         if mon.made_lifted_ints():
             result = mon.delift_outside(result)

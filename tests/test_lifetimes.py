@@ -134,9 +134,9 @@ def _collector_on_after_first_call(program, *args) -> bool:
 
 
 def test_the_cyclic_collector_is_on_again_after_every_kind_of_first_call():
-    """The run and the code generation after it pause the collector (collections would only
-    traverse what the record is built from); every way a first call ends turns it on again,
-    and a collector the caller turned off stays off."""
+    """The monitor run pauses the collector (finalizers of unrelated objects would run inside
+    it, monitored); every way a first call ends turns it on again, and a collector the caller
+    turned off stays off."""
     def recorded(x):
         return x * 2
 
