@@ -15,6 +15,13 @@ from experiments.compare import Comparison, Tolerance, compare
 collect_ignore = [] if os.environ.get("MAGPY_XLA_STAGE") else ["test_xla.py"]
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tests marked slow (tens of seconds to minutes each) run first, the rest in file order:
+    spread over pytest-xdist workers (./reproduce.sh test), a long test that starts last keeps one
+    worker busy after the others ran out of tests."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def same(a: Any, b: Any) -> Comparison:
     """Whether two results agree (the artifact's comparator): truthy when they do, and when they do
     not, ``assert same(...)`` shows where they depart."""

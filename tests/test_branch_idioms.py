@@ -39,6 +39,7 @@ def _policies(model, calls, seed=1, cf=None):
     return magpy.stats(cf), cf
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_blocks", [8, 54])
 def test_any_number_of_gated_blocks_in_three_monitor_runs(n_blocks):
     torch.manual_seed(0)

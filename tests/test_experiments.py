@@ -122,6 +122,7 @@ def _run(tiny: Path, results: Path, *overrides: str, returncode: int = 0) -> sub
     return proc
 
 
+@pytest.mark.slow
 def test_tiny_sweep_end_to_end(tiny: Path, tmp_path: Path) -> None:
     """eager and magpy-eager on the tiny model at two batch sizes: rows, summary, meta, figure, resume."""
     _run(tiny, tmp_path)

@@ -117,6 +117,7 @@ def test_a_side_that_prints_stops_before_the_print(capsys):
     assert st.other_side_runs == 1
 
 
+@pytest.mark.slow
 def test_a_side_that_changes_a_buffer_in_place_is_undone():
     def bump(self, i):
         if i == 1:
@@ -253,6 +254,7 @@ class Sinkhorn(nn.Module):
         return u[:, None] * K * v[None, :]
 
 
+@pytest.mark.slow
 def test_a_loop_exit_is_flipped_once_and_the_run_ends():
     m = Sinkhorn()
     gen = torch.Generator().manual_seed(0)

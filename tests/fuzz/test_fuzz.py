@@ -26,6 +26,7 @@ CI_LOOP_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_LOOP_PROGRAMS", "80"))
 CI_STATE_PROGRAMS = int(os.environ.get("MAGPY_FUZZ_CI_STATE_PROGRAMS", "120"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 12])
 def test_bounded_pass_finds_nothing(seed):
     res = fuzz_pass(CI_PROGRAMS // 2, seed, "magpy", shrink_budget_s=20, max_finds=3)
@@ -70,6 +71,7 @@ def test_every_construct_renders_to_a_deterministic_program():
     assert not bad, f"{len(bad)} constructs do not run deterministically in eager: {bad[:5]}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [21, 22])
 def test_bounded_loops_pass_finds_nothing(seed):
     res = fuzz_pass(CI_LOOP_PROGRAMS // 2, seed, "magpy", family="loops", shrink_budget_s=20, max_finds=3)
@@ -162,6 +164,7 @@ def test_a_find_is_shrunk_to_a_small_program(monkeypatch):
     assert len(render(small)) < len(render(spec))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [31, 32])
 def test_bounded_state_pass_finds_nothing(seed):
     res = fuzz_pass(CI_STATE_PROGRAMS // 2, seed, "magpy", family="state", shrink_budget_s=20, max_finds=3)
