@@ -393,7 +393,7 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
             # (it runs monitored, as a property's getter does)
             return "getattr_hook", ""
     if isinstance(obj, torch.nn.Module) and cls_attr is None:
-        for table in ("_parameters", "_buffers", "_modules"):
+        for table in _MODULE_TABLES:
             t = d.get(table) if isinstance(d, dict) else None
             if t is not None and name in t:
                 return "module_table", table

@@ -56,24 +56,23 @@ def literal(value: Any, pool: ConstPool) -> str:
     return pool.ref(value)
 
 
+def _memo(src: Any, slot: str, compute: Any) -> Any:
+    """``compute()`` once per source, kept in the (frozen) source's ``slot``: a path's hash and its
+    readable name are built from every step of it, and code generation asks for both of the same
+    deep paths many times (sources are immutable, so neither ever changes)."""
+    v = src.__dict__.get(slot)
+    if v is None:
+        v = compute()
+        object.__setattr__(src, slot, v)
+    return v
+
+
 def _memo_hash(src: Any, compute: Any) -> int:
-    """``src``'s hash, computed once: a path's hash hashes every step of it, and code generation
-    hashes the same deep paths many times (sources are immutable, so the hash never changes)."""
-    h = src.__dict__.get("_memo_hash")
-    if h is None:
-        h = compute()
-        object.__setattr__(src, "_memo_hash", h)
-    return h
+    return _memo(src, "_memo_hash", compute)
 
 
 def _memo_describe(src: Any, compute: Any) -> str:
-    """``src``'s readable name, built once: guard listings and code generation describe every
-    step of the same deep paths many times."""
-    d = src.__dict__.get("_memo_describe")
-    if d is None:
-        d = compute()
-        object.__setattr__(src, "_memo_describe", d)
-    return d
+    return _memo(src, "_memo_describe", compute)
 
 
 class Source:
