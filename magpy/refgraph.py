@@ -51,7 +51,7 @@ from .objmodel import is_immutable
 from .source import ConstSource, Source
 
 #: how many tuples the run makes between two scans for unreachable ones, at least
-_RELEASE_BATCH = 64
+_RELEASE_BATCH = 4
 
 
 def _refcount_held_only_by_node() -> int:
