@@ -74,6 +74,7 @@ from .config import (
 from .continuation import drive, make_continuation, plain_continuation, split_matched_path
 from .dynamic.merging import ArmLibrary
 from .dynamic.other_side import wanted
+from .guard_text import LazyWords
 from .pipeline import Lifting, MonitorRun, Runner, RunOutcome, RunPlan, record_counts, uncompiled
 from .report import Explanation, Stats, limit_reason, python_operations, served_explanation
 
@@ -479,7 +480,7 @@ class _Compiled(CompiledCallable):
         if not self._no_other_sides and wanted(run.mon, run.plan, self._arms, st.other_side_runs):
             self._other_side(run, args, kwargs)
         self._record_stats()
-        _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
+        _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, LazyWords(record))
         _graph_log.info("graph of record %d of %s:\n%s", st.records, self._name, record.graph_module.code
                         if record.graph_module is not None else "(no tensor operations)")
         _mock_log.info("matched path (guard + mock) of record %d of %s:\n%s", st.records, self._name,
@@ -534,7 +535,7 @@ class _Compiled(CompiledCallable):
         if not again:   # (said where the split point was made)
             self._said(split_reason(split))
         _breaks_log.info("%s: %s", self._name, split.describe())
-        _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, record.guards_text)
+        _guards_log.info("guards of record %d of %s:\n%s", st.records, self._name, LazyWords(record))
         return lambda image: drive(step, image)
 
     def _note_changing_assumptions(self, record: Record) -> None:
@@ -578,9 +579,8 @@ class _Compiled(CompiledCallable):
         ``try``, a print to a file on the other side of a branch), they keep serving the calls
         they match and only the others run eagerly, without further monitor runs."""
         if not internal and not self._cache.records and self._stats.monitor_runs == 1 and not self._retried:
-            # The first call may have been the special one (a data-aware initialisation, a cache
-            # filled on first use, a warm-up branch): the next call is monitored once more, and
-            # only a second break gives up.
+            # The first call may have been the special one (a data-aware initialisation, a cache filled
+            # on first use, a warm-up branch): the next call is monitored once more; a second break gives up.
             self._retried = True
             self._said(reason)
             _breaks_log.info("graph break in %s: %s (the next call is monitored again)", self._name, reason)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .guard_text import guard_words
+
 
 class _Miss:
     """What :attr:`Record.run` returns when the record's guard fails."""
@@ -58,7 +60,7 @@ class Record:
     guard_bugs: list
     graph_module: Any
     compiled_graph: Any
-    guards_text: str
+    readable: list                   # the guards in words, or callables that say them (see guards_text)
     guard_source: str
     mock_source: str
     run_source: str
@@ -78,6 +80,12 @@ class Record:
     reads: tuple = ()                # check mode: (source, value, file:line) of the values its run read (magpy.check)
     choice: Any = None               # its compiled graph against the eager one, and which it serves (magpy.adaptive)
     declines_after_guard: bool = False   # its mock may make a call its guard passed a miss (checks after the graph)
+
+    @functools.cached_property
+    def guards_text(self) -> str:
+        """The guard's checks in words, one per line (``explain``, the ``guards`` log): said when
+        first read, which most records never are."""
+        return guard_words(self.readable)
 
     @functools.cached_property
     def guard(self) -> Callable:

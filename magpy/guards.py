@@ -23,10 +23,11 @@ import math
 import types
 import weakref
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Callable, ClassVar, Protocol
 
 import torch
 
+from .guard_text import object_name, tensor_words
 from .objmodel import base_value, exact_by_eq, exact_key, is_immutable, value_base
 from .redraw import same_draw
 from .source import ConstPool, ConstSource, Source, literal
@@ -86,6 +87,13 @@ class Guard:
         """The check in words, for ``explain`` and the ``guards`` log."""
         return f"{self.source.describe()}: {self.kind}"
 
+    def description(self) -> str | Callable[[], str]:
+        """What a record keeps of :meth:`describe` for its ``guards_text``: the words, or (for
+        the kinds a module tree has hundreds of) a callable that says them when someone first
+        reads the text, which most records never do. Such a callable holds nothing the guard's
+        check does not hold already (no argument tensor)."""
+        return self.describe()
+
     @property
     def batched_tensor(self) -> torch.Tensor | None:
         """A tensor whose metadata the one batched tensor check compares (None for other kinds)."""
@@ -109,6 +117,9 @@ class TypeGuard(Guard):
 
     def describe(self):
         return f"type({self.source.describe()}) is {self.cls.__qualname__}"
+
+    def description(self):
+        return self.describe   # (the class: the check holds it)
 
     @property
     def distinct_object(self) -> bool:
@@ -183,50 +194,6 @@ class ArrayGuard(Guard):
         return not isinstance(self.source, ConstSource)
 
 
-_NAME_ATTRS = ("__qualname__", "co_qualname", "co_name")
-_NAMED_BY_TYPE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # class -> the name attributes its MRO defines
-
-
-def _object_name(obj: Any) -> str:
-    """The name an object's repr would show: a function's or class's qualified name, a module's
-    name, a code object's (qualified) name; empty for an instance (a Linear), whose type says it.
-    Looked up as the type's ``__getattribute__`` finds them, never through a ``__getattr__`` (an
-    ``nn.Module``'s searches its tables and formats an error for each name it lacks), and only
-    where the type or the instance's own ``__dict__`` holds the name: a lookup that fails raises,
-    and a record of a module tree describes hundreds of instances that have none of them."""
-    cls = type(obj)
-    try:
-        by_type = _NAMED_BY_TYPE[cls]
-    except (KeyError, TypeError):
-        by_type = frozenset(a for a in _NAME_ATTRS if any(a in vars(k) for k in cls.__mro__))
-        try:
-            _NAMED_BY_TYPE[cls] = by_type
-        except TypeError:   # (a class that cannot be weakly referenced: not kept)
-            pass
-    own = _own_dict(obj)
-    for attr in _NAME_ATTRS:
-        if attr not in by_type and attr not in own:
-            continue
-        try:
-            name = cls.__getattribute__(obj, attr)
-        except Exception:  # (a property of the program's that raises)
-            name = None
-        if isinstance(name, str) and name:
-            return name
-    if isinstance(obj, types.ModuleType):
-        return obj.__name__
-    return ""
-
-
-def _own_dict(obj: Any) -> Any:
-    """An instance's ``__dict__`` as ``object.__getattribute__`` reads it, or an empty one."""
-    try:
-        own = object.__getattribute__(obj, "__dict__")
-    except Exception:  # (no __dict__: slots or a builtin; or a property that raises)
-        return {}
-    return own if isinstance(own, dict) else {}
-
-
 @dataclass(eq=False)
 class IdGuard(Guard):
     """``x is obj``: modules, functions, classes, enum members, singletons, and objects whose identity was read."""
@@ -239,7 +206,7 @@ class IdGuard(Guard):
 
     def describe(self):
         p = self.obj
-        name = _object_name(p)
+        name = object_name(p)
         return f"{self.source.describe()} is <{type(p).__name__}{' ' + name if name else ''} at {id(p):#x}>"
 
 
@@ -333,6 +300,9 @@ class DictSnapshotGuard(Guard):
         return (f"{self.source.describe()} holds exactly "
                 + ", ".join(f"{k!r}: <{type(v).__name__} at {id(v):#x}>" for k, v in self.snapshot.items()))
 
+    def description(self):
+        return self.describe   # (what it names, the check holds)
+
 
 @dataclass(eq=False)
 class ContainsGuard(Guard):
@@ -380,11 +350,11 @@ class TensorGuard(Guard):
         return None
 
     def describe(self):
-        _, _, dtype, device, requires_grad, _ = self.entry
-        shape = tuple("*" if d in self.dynamic_dims else n for d, n in enumerate(self.entry[0]))
-        stride = tuple("*" if s is None else s for s in self.strides())
-        return (f"{self.source.describe()}: Tensor dtype={dtype} device={device} shape={shape} "
-                f"stride={stride} requires_grad={requires_grad}")
+        return tensor_words(self.source, self.entry, self.sizes(), self.strides())
+
+    def description(self):
+        # (what the call found, not the tensor: an argument's must not outlive the call)
+        return functools.partial(tensor_words, self.source, self.entry, self.sizes(), self.strides())
 
     def sizes(self) -> list:
         """Sizes to check (as the call found them), None for a lifted dimension."""
@@ -567,6 +537,9 @@ class NoHooksGuard(Guard):
     def describe(self):
         return f"{self.source.describe()} has no hooks"
 
+    def description(self):
+        return self.describe   # (what it names, the check holds)
+
 
 @dataclass(eq=False)
 class ModuleCallGuard(Guard):
@@ -580,6 +553,9 @@ class ModuleCallGuard(Guard):
 
     def describe(self):
         return f"{self.source.describe()} has no hooks and no forward set on the instance"
+
+    def description(self):
+        return self.describe   # (what it names, the check holds)
 
 
 @dataclass(eq=False)
@@ -781,3 +757,15 @@ class ModuleHooksGuard(Guard):
     def describe(self):
         n = sum(len(v) for v in self.tables.values())
         return f"{self.source.describe()} has exactly its {n} forward hook(s) of the monitor run"
+
+    def description(self):
+        return self.describe   # (what it names, the check holds)
+
+    def description(self):
+        return self.describe   # (what it names, the check holds)
+
+    def description(self):
+        return self.describe   # (what it names, the check holds)
+
+    def description(self):
+        return self.describe   # (what it names, the check holds)

@@ -415,7 +415,7 @@ class MonitorRun:
         if choice is not None:
             choice.serve_through(mock, run)
         return Record(make_guard=gen.make_guard, mock=mock, run=run, guard_bugs=bugs, inputs=inputs, graph_module=gm,
-                      compiled_graph=compiled, guards_text=gen.guards_text, guard_source=gen.guard_source,
+                      compiled_graph=compiled, readable=gen.readable, guard_source=gen.guard_source,
                       mock_source=gen.mock_source, run_source=gen.run_source, op_count=trace.graph.op_count,
                       assumptions=tuple(_without_location(a) for a in trace.assumption_lines),
                       assumed_at=tuple(zip(trace.assumed_at, map(_without_location, trace.assumption_lines))),

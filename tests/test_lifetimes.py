@@ -111,6 +111,21 @@ def test_explain_keeps_nothing_of_the_run(no_cyclic_gc):
     assert alive() is None and weight() is None
 
 
+def test_a_record_keeps_no_argument_tensor_for_its_guard_text(no_cyclic_gc):
+    """The guards' words are said when first read; what waits for that holds what the call
+    found of an argument tensor (shape, strides, dtype), not the tensor."""
+    net = Net()
+    compiled = magpy.compile(net, backend="eager")
+    x = torch.randn(3, 4)
+    arg = weakref.ref(x)
+    compiled(x)
+    del x
+    assert arg() is None
+    (record,) = magpy.records(compiled)
+    assert "shape=(3, 4)" in record.guards_text and "requires_grad=False" in record.guards_text
+    assert "is <Sequential" in record.guards_text or "type(self.body) is Sequential" in record.guards_text, record.guards_text
+
+
 def test_a_dropped_compiled_module_frees_its_module_and_records(no_cyclic_gc):
     net = Net()
     alive = weakref.ref(net)

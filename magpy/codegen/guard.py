@@ -49,7 +49,7 @@ class GuardCode:
 
     checks: list[str]      # the checks, as lines of a ``try`` block: each returns ``_MISS`` where it fails
     source: str            # ``def guard(args, kwargs): ...`` (``_MISS`` is None there)
-    readable: list[str]    # one line per check, for people (``guards_text``)
+    readable: list         # one line per check, for people (``guards_text``; see guard_words)
     needed: list[str]      # the locals the guard returns to the mock, in order
     names: dict            # placeholder name -> local, for checks over the graph inputs' sizes
 
@@ -137,7 +137,7 @@ def guard_code(trace: Trace, call_shape: tuple, batched: list, held: HeldBatch, 
         _flush(vars_, body)
         if line is not None:
             body.append("    " + line)
-        readable.append(g.describe())
+        readable.append(g.description())
         tensor = g.batched_tensor
         if tensor is not None and v not in tensor_vars:
             tensor_vars.append(v)

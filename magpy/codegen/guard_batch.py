@@ -61,7 +61,7 @@ class HeldBatch:
     value_items: list = field(default_factory=list)  # (container, key, expected value)
     absent: list = field(default_factory=list)       # (container, key)
     dict_pins: list = field(default_factory=list)    # (object, its __dict__ / module table)
-    described: list = field(default_factory=list)
+    described: list = field(default_factory=list)   # the checks in words (Guard.description)
     pinned: list = field(default_factory=list)       # (source, object) fixed by a batched identity check
     types: list = field(default_factory=list)        # (object, expected exact type)
     hook_tables: list = field(default_factory=list)  # (module __dict__, hook table name): must stay empty
@@ -305,7 +305,7 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
             else:
                 batch.dict_pins.append((c, "__dict__", c.__dict__))
                 batch.absent.append((c.__dict__, "forward"))
-                batch.described.append(g.describe())
+                batch.described.append(g.description())
                 continue
             del batch.types[-1]
             batch.hook_tables[len(batch.hook_tables) - sum(1 for d, _ in batch.hook_tables if d is c.__dict__):] = []
@@ -315,28 +315,28 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 and all(isinstance(c.__dict__.get(t), dict) for t in _HOOK_TABLES):
             batch.hook_tables.extend((c.__dict__, t) for t in _HOOK_TABLES)
             batch.dict_pins.append((c, "__dict__", c.__dict__))
-            batch.described.append(g.describe())
+            batch.described.append(g.description())
             continue
         if id(g) in snap_at:
             loc, d = snap_at[id(g)]
             batch.id_items.append((loc[1], loc[2], d))   # that very dict, then its contents
             batch.snapshots.append((d, g.snapshot, g.keys))
             batch.pinned.append((g.source, d))
-            batch.described.append(g.describe())
+            batch.described.append(g.description())
             continue
         if isinstance(g, TypeGuard) and c is not _MISSING and type(c) is g.cls and type(c) in _FIXED_CLASS:
-            batch.described.append(g.describe())   # implied by the identity pin: a dict keeps its class
+            batch.described.append(g.description())   # implied by the identity pin: a dict keeps its class
             continue
         if isinstance(g, TypeGuard) and c is not _MISSING:
             batch.types.append((c, g.cls))
-            batch.described.append(g.describe())
+            batch.described.append(g.description())
             continue
         if isinstance(g, TensorGuard):
             loc = locate(g.source)
             if loc is not None and loc[0] == "item":
                 batch.tensors.append((loc[1], loc[2], g.source, g.tensor))
                 batch.tensor_dims.append((g.sizes(), g.strides()))
-                batch.described.append(g.describe())
+                batch.described.append(g.description())
                 continue
             loc = None
         if isinstance(g, IdGuard) and _identity_only(g.obj):
@@ -373,5 +373,5 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
         if loc is None:
             rest.append(g)
         else:
-            batch.described.append(g.describe())
+            batch.described.append(g.description())
     return rest, batch

@@ -51,7 +51,7 @@ class GeneratedCode:
     guard_source: str
     mock_source: str
     run_source: str
-    guards_text: str
+    readable: list                   # the guard's checks in words, or callables that say them (guard_words)
     graph_output_nodes: list
     input_sources: list
     guard_node_count: int
@@ -252,7 +252,7 @@ def _generate(trace: Trace, call_shape: tuple, graph_mod_factory: Callable) -> G
     return GeneratedCode(
         make_guard=make_guard, mock_factory=mock_factory, guard_source=guard_src, mock_source=mock_src,
         run_source=run_src,
-        guards_text="\n".join(readable), graph_output_nodes=list(mb.outputs),
+        readable=readable, graph_output_nodes=list(mb.outputs),
         input_sources=[s for s, _ in trace.graph.inputs],
         guard_node_count=len(guard_nodes(trace.rg)), mock_node_count=len(mock_nodes(trace.rg)),
         declines_after_guard=declines,
