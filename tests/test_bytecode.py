@@ -39,6 +39,77 @@ def test_decoder_is_the_running_version():
     assert bytecode.DECODER.version == sys.version_info[:2]
 
 
+_SPECIMENS = textwrap.dedent("""
+    def specimen(x, *rest, key=None, **kw):
+        total = 0
+        for i in range(300):
+            total += i
+        v = f"{x!r:>10} {key!s} {total:{kw}}"
+        g = lambda a, b=2, *, c=3: (a, b, c)
+        try:
+            del v
+        except (NameError, KeyError) as e:
+            raise ValueError from e
+        finally:
+            total -= 1
+        with open(x) as fh:
+            pass
+        while total and not rest:
+            total = total // 2 if total > 3 else None
+        return sorted(kw, key=len, reverse=True), g, -x, ~x
+
+    async def agen(xs):
+        return [y async for y in xs]
+""") + "def many(x):\n" + "".join(f"    v{i} = x + {i}.5\n" for i in range(300)) + \
+    "    if x:\n" + "".join(f"        v{i} += v{i + 1}\n" for i in range(200)) + "    return v299\n"
+
+
+def _code_objects(modules) -> list:
+    """Every code object of the functions of ``modules``, nested ones included."""
+    import types as _t
+    seen, todo = set(), []
+    for m in modules:
+        for v in vars(m).values():
+            for f in [v, *vars(v).values()] if isinstance(v, type) else [v]:
+                f = getattr(f, "__func__", f)
+                if isinstance(f, _t.FunctionType) and f.__code__ not in seen:
+                    seen.add(f.__code__)
+                    todo.append(f.__code__)
+    while todo:
+        for k in todo.pop().co_consts:
+            if isinstance(k, _t.CodeType) and k not in seen:
+                seen.add(k)
+                todo.append(k)
+    return list(seen)
+
+
+def test_the_decoder_reads_every_instruction_as_dis_does():
+    """A version's own reading of ``co_code`` (3.11's, faster than dis) gives the instructions
+    ``dis`` gives, value and words of each argument, line and event, on the code of torch's
+    modules, MagPy's own, the standard library's and a specimen of rare encodings: long
+    jumps and constant tables (EXTENDED_ARG), format specs, keyword-only defaults, handlers."""
+    import collections
+    import inspect
+    import json
+    import torch.nn.modules.conv as conv
+
+    import magpy.monitor.run as run
+
+    ns: dict = {}
+    exec(compile(_SPECIMENS, "<specimen>", "exec"), ns)
+    codes = _code_objects([nn.modules.module, conv, F, run, inspect, json.decoder, collections, textwrap])
+    codes += [ns[name].__code__ for name in ("specimen", "agen", "many")]
+    assert any(i.opname == "EXTENDED_ARG" for i in dis.get_instructions(ns["many"]))
+    assert len(codes) > 500
+    base = bytecode.Decoder.decode
+    fields = ("opname", "real", "offset", "arg", "argval", "argrepr", "line", "method", "handler")
+    for code in codes:
+        want, got = base(bytecode.DECODER, code), bytecode.DECODER.decode(code)
+        assert list(want) == list(got), code
+        for off, ins in want.items():
+            assert [repr(getattr(ins, f)) for f in fields] == [repr(getattr(got[off], f)) for f in fields], (code, off)
+
+
 def test_an_opcode_without_a_rule_breaks_with_its_name(monkeypatch):
     def f(x):
         y = x * 2

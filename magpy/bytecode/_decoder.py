@@ -148,16 +148,22 @@ class Decoder:
         """The instructions of ``code`` by byte offset, as events (cached per code object)."""
         table = self._instr_cache.get(code)
         if table is None:
-            table = {}
-            line = None
-            for ins in dis.get_instructions(code):
-                line = self.line_of(ins, line)
-                table[ins.offset] = self.normalise(ins, Instr(
-                    self.event(ins.opname), ins.opname, ins.offset, ins.arg, ins.argval, ins.argrepr, line))
+            table = self.decode(code)
             self.finish(table)
-            if self.HIDDEN_AFTER_EXTENDED_ARG:
+            if self.HIDDEN_AFTER_EXTENDED_ARG and any(ins.real == "EXTENDED_ARG" for ins in table.values()):
                 self._fold_extended_args(table)
             self._instr_cache[code] = table
+        return table
+
+    def decode(self, code: types.CodeType) -> dict[int, Instr]:
+        """The instructions of ``code`` by byte offset as events, as ``dis`` reads them
+        (:meth:`finish` and the ``EXTENDED_ARG`` folding come after)."""
+        table = {}
+        line = None
+        for ins in dis.get_instructions(code):
+            line = self.line_of(ins, line)
+            table[ins.offset] = self.normalise(ins, Instr(
+                self.event(ins.opname), ins.opname, ins.offset, ins.arg, ins.argval, ins.argrepr, line))
         return table
 
     @staticmethod

@@ -12,12 +12,37 @@
 """
 from __future__ import annotations
 
+import dis
 import types
 from typing import Any
 
 from ..capture import NULL
 from ..capture._stackdepth import exception_table
 from ._decoder import Decoder, Instr
+
+# What dis.get_instructions computes an argument's value and words from, per opcode (3.11's
+# dis._get_instructions_bytes, without its two tuples per instruction: the monitor decodes
+# every code object a run enters, a tenth of a model's capture through dis).
+_CONST, _NAME, _GLOBAL, _JUMP, _BACK, _LOCAL, _COMPARE, _FORMAT, _MAKE_FN, _BINARY = range(1, 11)
+_ARG_KIND = [0] * 256
+for _op in dis.hasconst:
+    _ARG_KIND[_op] = _CONST
+for _op in dis.hasname:
+    _ARG_KIND[_op] = _GLOBAL if _op == dis.opmap["LOAD_GLOBAL"] else _NAME
+for _op in dis.hasjrel:
+    _ARG_KIND[_op] = _BACK if "JUMP_BACKWARD" in dis.opname[_op] else _JUMP
+for _op in (*dis.haslocal, *dis.hasfree):
+    _ARG_KIND[_op] = _LOCAL
+for _op in dis.hascompare:
+    _ARG_KIND[_op] = _COMPARE
+_ARG_KIND[dis.opmap["FORMAT_VALUE"]] = _FORMAT
+_ARG_KIND[dis.opmap["MAKE_FUNCTION"]] = _MAKE_FN
+_ARG_KIND[dis.opmap["BINARY_OP"]] = _BINARY
+_CACHES = list(dis._inline_cache_entries)
+_OPNAMES = list(dis.opname)
+_LOAD_CONST, _EXTENDED_ARG, _HAVE_ARGUMENT = dis.opmap["LOAD_CONST"], dis.EXTENDED_ARG, dis.HAVE_ARGUMENT
+_INT_OVERFLOW = 2 ** 31
+_BINARY_SYMBOLS = [symbol for _, symbol in dis._nb_ops]
 
 # Opcodes no 3.11 program in forward needs and whose reads MagPy cannot guard (`match` reads
 # lengths and keys, async code, `except*`, deleting a closure cell): not in the tables, so they
@@ -47,6 +72,67 @@ class Py311(Decoder):
         if ins.opname == "LOAD_METHOD":
             out.method = True
         return out
+
+    def decode(self, code: types.CodeType) -> dict[int, Instr]:
+        """What :meth:`Decoder.decode` reads with ``dis``, read from ``co_code`` here (the same
+        values and words: tests/test_bytecode.py compares both on every code object loaded)."""
+        raw = code.co_code   # (3.11: the unspecialised instructions, as dis reads them)
+        consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
+        positions = list(code.co_positions())
+        events, table = self._events, {}
+        line = None
+        extended = caches = 0
+        for offset in range(0, len(raw), 2):
+            if caches:   # (inline cache entries: no instruction of their own)
+                caches -= 1
+                continue
+            op = raw[offset]
+            caches = _CACHES[op]
+            real = _OPNAMES[op]
+            pos = positions[offset // 2] if offset // 2 < len(positions) else None
+            if pos is not None and pos[0] is not None:
+                line = pos[0]
+            argval, argrepr = None, ""
+            if op >= _HAVE_ARGUMENT:
+                arg = raw[offset + 1] | extended
+                extended = (arg << 8) if op == _EXTENDED_ARG else 0
+                if extended >= _INT_OVERFLOW:
+                    extended -= 2 * _INT_OVERFLOW
+                argval = arg
+                kind = _ARG_KIND[op]
+                if kind == _CONST:
+                    argval = consts[arg] if op == _LOAD_CONST else dis.UNKNOWN
+                    argrepr = repr(argval) if argval is not dis.UNKNOWN else ""
+                elif kind == _NAME:
+                    argval = argrepr = names[arg]
+                elif kind == _GLOBAL:
+                    argval = argrepr = names[arg >> 1]
+                    if arg & 1 and argrepr:
+                        argrepr = "NULL + " + argrepr
+                elif kind == _JUMP or kind == _BACK:
+                    argval = offset + 2 + (-arg if kind == _BACK else arg) * 2
+                    argrepr = "to " + repr(argval)
+                elif kind == _LOCAL:
+                    argval = argrepr = varname(arg)
+                elif kind == _COMPARE:
+                    argval = argrepr = dis.cmp_op[arg]
+                elif kind == _FORMAT:
+                    convert, argrepr = dis.FORMAT_VALUE_CONVERTERS[arg & 0x3]
+                    argval = (convert, bool(arg & 0x4))
+                    if argval[1]:
+                        argrepr = (argrepr + ", " if argrepr else "") + "with format"
+                elif kind == _MAKE_FN:
+                    argrepr = ", ".join(s for i, s in enumerate(dis.MAKE_FUNCTION_FLAGS) if arg & (1 << i))
+                elif kind == _BINARY:
+                    argrepr = _BINARY_SYMBOLS[arg]
+            else:
+                arg = None
+                extended = 0
+            ins = Instr(events.get(real, "UNSUPPORTED"), real, offset, arg, argval, argrepr, line)
+            if real == "LOAD_METHOD":   # (normalise)
+                ins.method = True
+            table[offset] = ins
+        return table
 
     def call_operands(self, ins: Instr, stack: list, kw_names: tuple) -> tuple[Any, list, tuple]:
         argc = ins.arg

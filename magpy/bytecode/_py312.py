@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..capture import NULL
-from ._decoder import Instr
+from ._decoder import Decoder, Instr
 from ._py311 import Py311
 
 # CALL_INTRINSIC_1 / _2 by argrepr: the ones a forward can contain.
@@ -39,6 +39,7 @@ class Py312(Py311):
 
     version = (3, 12)
     HIDDEN_AFTER_EXTENDED_ARG = False   # sys.monitoring reports it like any other
+    decode = Decoder.decode   # (3.11's own reading of co_code is for 3.11's dis)
     EVENTS = {
         "KW_NAMES": "KW_NAMES",
         "CALL": "CALL",
