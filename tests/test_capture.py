@@ -1344,6 +1344,39 @@ def test_driver_names_are_checked():
     assert backend.use_driver("c") == "c"
 
 
+def test_the_c_and_ctypes_reads_of_a_frames_function_agree():
+    """The function object a frame runs, read in C and through ctypes: running, suspended in a
+    generator, a method's, a closure's, a finished frame's, a module's."""
+    import types
+
+    backend = _c_driver_backend()
+    frames = []
+
+    def outer(k):
+        def inner():
+            frames.append(sys._getframe())
+            return k
+        return inner
+
+    class C:
+        def method(self):
+            frames.append(sys._getframe())
+
+    def gen():
+        frames.append(sys._getframe())
+        yield 1
+
+    outer(3)()
+    C().method()
+    g = gen()
+    next(g)
+    frames.append(sys._getframe())
+    exec(compile("frames.append(sys._getframe())", "<module code>", "exec"), {"frames": frames, "sys": sys})
+    for f in frames:
+        fn = backend._read_frame_function(f)
+        assert backend.frame_function(f) is fn and (fn is None or isinstance(fn, types.FunctionType)), f
+
+
 def test_a_generator_left_suspended_by_the_c_driver_runs_under_a_later_settrace():
     """A frame the C driver followed keeps a callable ``f_trace`` that ignores it: a debugger's
     tracer installed after the run meets it when the generator resumes."""

@@ -277,7 +277,19 @@ static PyObject *stack(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     return stack_of((Frame *)args[0], args[1]);
 }
 
+/* frame_function(frame): the function object the frame runs (_PyInterpreterFrame.f_func), or None. */
+static PyObject *frame_function(PyObject *self, PyObject *frame) {
+    if (!PyFrame_Check(frame)) {
+        PyErr_SetString(PyExc_TypeError, "frame_function expects a frame");
+        return NULL;
+    }
+    PyObject *fn = ((Frame *)frame)->f_frame->f_func;
+    if (fn == NULL) Py_RETURN_NONE;
+    return Py_NewRef(fn);
+}
+
 static PyMethodDef methods[] = {
+    {"frame_function", frame_function, METH_O, "frame_function(frame): the function object the frame runs, or None"},
     {"start", (PyCFunction)(void (*)(void))start, METH_FASTCALL, "start(hooks, null, idle): trace this thread"},
     {"stack", (PyCFunction)(void (*)(void))stack, METH_FASTCALL, "stack(frame, null): a frame's value stack"},
     {"set_quiet", set_quiet, METH_O, "set_quiet(level): quiet frames skip the instructions flagged 1..level"},

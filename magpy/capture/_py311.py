@@ -69,10 +69,11 @@ _python_start, _python_stop = driver(read_stack)
 
 try:   # (the C driver, _ctrace.c; built without a compiler: the Python driver runs)
     from ._ctrace import QuietMap
+    from ._ctrace import frame_function as _c_frame_function
     from ._ctrace import set_quiet as _c_set_quiet
     from ._ctrace import start as _c_start
 except ImportError:
-    QuietMap = _c_set_quiet = _c_start = None
+    QuietMap = _c_frame_function = _c_set_quiet = _c_start = None
 
 
 def _idle(frame, event, arg):
@@ -161,8 +162,12 @@ def top_address(frame) -> int:
     return iframe + _LOCALSPLUS + (top - 1) * _PTR
 
 
-def frame_function(frame):
+def _read_frame_function(frame):
     """The function object a frame runs (``_PyInterpreterFrame.f_func``), or None."""
     iframe = _void_p_at(id(frame) + _F_FRAME).value
     p = _void_p_at(iframe).value
     return ctypes.cast(p, ctypes.py_object).value if p else None
+
+
+#: The function object a frame runs, or None: read in C where the driver is built (once per frame entered).
+frame_function = _c_frame_function if _c_frame_function is not None else _read_frame_function
