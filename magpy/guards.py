@@ -209,6 +209,9 @@ class IdGuard(Guard):
         name = object_name(p)
         return f"{self.source.describe()} is <{type(p).__name__}{' ' + name if name else ''} at {id(p):#x}>"
 
+    def description(self):
+        return self.describe   # (what it names, the check holds)
+
 
 @dataclass(eq=False)
 class ValueGuard(Guard):
@@ -244,6 +247,9 @@ class ValueGuard(Guard):
 
     def describe(self):
         return f"{self.source.describe()} == {self.value!r}"
+
+    def description(self):
+        return self.describe   # (what it names, the check holds)
 
 
 @dataclass(eq=False)
@@ -482,6 +488,9 @@ class AbsentGuard(Guard):
     def describe(self):
         return f"{self.name!r} not in {self.source.describe()}.__dict__ (the class attribute is not shadowed)"
 
+    def description(self):
+        return self.describe   # (what it names, the check holds)
+
 
 def cell_is_empty(cell: Any) -> bool:
     """Is a closure cell empty (``del`` emptied it, or it was never set)?"""
@@ -520,6 +529,9 @@ class KeyAbsentGuard(Guard):
 
     def describe(self):
         return f"{self.key!r} not in {self.source.describe()} (the builtin is not shadowed)"
+
+    def description(self):
+        return self.describe   # (what it names, the check holds)
 
 
 _HOOKS = "{v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks or {v}._backward_pre_hooks"
@@ -757,15 +769,3 @@ class ModuleHooksGuard(Guard):
     def describe(self):
         n = sum(len(v) for v in self.tables.values())
         return f"{self.source.describe()} has exactly its {n} forward hook(s) of the monitor run"
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
