@@ -79,7 +79,7 @@ class Py311(Decoder):
         raw = code.co_code   # (3.11: the unspecialised instructions, as dis reads them)
         consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
         positions = list(code.co_positions())
-        events, table = self._events, {}
+        event, table = self.event, {}
         line = None
         extended = caches = 0
         for offset in range(0, len(raw), 2):
@@ -128,7 +128,7 @@ class Py311(Decoder):
             else:
                 arg = None
                 extended = 0
-            ins = Instr(events.get(real, "UNSUPPORTED"), real, offset, arg, argval, argrepr, line)
+            ins = Instr(event(real), real, offset, arg, argval, argrepr, line)
             if real == "LOAD_METHOD":   # (normalise)
                 ins.method = True
             table[offset] = ins
