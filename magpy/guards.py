@@ -21,9 +21,9 @@ import enum
 import functools
 import math
 import types
-import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import torch
 

@@ -91,6 +91,7 @@ def test_the_decoder_reads_every_instruction_as_dis_does():
     import collections
     import inspect
     import json
+
     import torch.nn.modules.conv as conv
 
     import magpy.monitor.run as run
