@@ -81,11 +81,15 @@ def as_draw(fn: Any, args: list) -> tuple[Any, str, list] | None:
     if fn in CLOCKS and not args:
         return None, fn.__name__, []
     gen = callable_attr(fn, "__self__")
-    name = callable_attr(fn, "__name__")
     if not is_generator(gen):
-        if not args or not is_generator(args[0]) or getattr(type(args[0]), name or "", None) is not fn:
+        if not args or not is_generator(args[0]):
+            return None
+        name = callable_attr(fn, "__name__")
+        if getattr(type(args[0]), name or "", None) is not fn:
             return None
         gen, args = args[0], list(args[1:])
+    else:
+        name = callable_attr(fn, "__name__")
     allowed = PY_DRAWS if isinstance(gen, random.Random) else NUMPY_DRAWS
     return (gen, name, list(args)) if name in allowed else None
 

@@ -230,11 +230,18 @@ def _is_torch_operator(fn) -> bool:
                                                     "torch.special", "torch.fft"))
 
 
+_NATIVE_METHOD_TYPES = (types.BuiltinMethodType, types.MethodDescriptorType, types.WrapperDescriptorType,
+                        types.MethodWrapperType)
+_NATIVE_CALLABLE_TYPES = (types.BuiltinFunctionType, *_NATIVE_METHOD_TYPES)
+
+
 def native_writes(fn, args: list):
     """``(name, obj)`` when the native call ``fn(*args)`` may write ``obj`` (a builtin that changes
     its object's state, a native given an object it may change; ``obj`` None when unknown), else None."""
     if fn in WRITING_BUILTINS:
         return fn.__name__, (args[0] if args else None)
+    if not isinstance(fn, _NATIVE_CALLABLE_TYPES):
+        return None   # (Python code, a module, a class: what it writes, the run sees it write)
     owner = callable_attr(fn, "__self__")
     if isinstance(fn, types.BuiltinFunctionType) and owner is not builtins and not isinstance(owner, (type, torch.Tensor)) \
             and not (getattr(fn, "__module__", None) or "").startswith(("torch", "math")):
@@ -243,8 +250,7 @@ def native_writes(fn, args: list):
         for a in args:
             if not isinstance(a, (torch.Tensor, *_VALUES)):
                 return getattr(fn, "__qualname__", repr(fn)), a
-    if isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType, types.WrapperDescriptorType,
-                       types.MethodWrapperType)):
+    if isinstance(fn, _NATIVE_METHOD_TYPES):
         if owner is None and _is_torch_operator(fn):
             # a torch operator (``torch.cat([a, h])``, ``torch.stack(outs)``) reads the lists and
             # tuples it is given; what it changes in place is a tensor, which the graph records
@@ -269,11 +275,14 @@ def native_attribute_reader(fn, args: list, kwargs: dict) -> str | None:
     another native (``sorted(xs, key=attrgetter('prio'))``, ``map(attrgetter('w'), xs)``,
     ``functools.reduce(getattr, path, obj)``), or ``str.format`` with a field that names an
     attribute or item (``"{0.k}".format(cfg)``). No monitored frame sees those reads."""
-    handed = [v for v in (*args, *kwargs.values()) if type(v) in _ATTRIBUTE_READERS or v is getattr]
-    if handed and fn not in (getattr, *_ATTRIBUTE_READERS):
-        return repr(handed[0]) if handed[0] is not getattr else "getattr"
-    owner = callable_attr(fn, "__self__")
-    if callable_attr(fn, "__name__", "") in ("format", "format_map") and (type(owner) is str or (fn in (str.format, str.format_map) and args)):
+    for v in (*args, *kwargs.values()) if args or kwargs else ():
+        if type(v) in _ATTRIBUTE_READERS or v is getattr:
+            if fn in (getattr, *_ATTRIBUTE_READERS):
+                break
+            return repr(v) if v is not getattr else "getattr"
+    if callable_attr(fn, "__name__", "") in ("format", "format_map") and (
+            type(callable_attr(fn, "__self__")) is str or (fn in (str.format, str.format_map) and args)):
+        owner = callable_attr(fn, "__self__")
         text = owner if type(owner) is str else args[0]
         try:
             fields = [f for _, f, _, _ in _FORMATTER.parse(text) if f]

@@ -120,9 +120,9 @@ def identity_hash(v: Any) -> bool:
 def text_callee(fn, args: list):
     """``(name, template, arguments)`` when ``fn(*args)`` makes text (``str(v)``, ``repr(v)``,
     ``format(v, spec)``, ``"{:.2f}".format(v)``, ``sep.join(parts)``), else None."""
-    name = next((n for f, n in TEXT_BUILTINS if f is fn), None)
-    if name is not None:
-        return name, "", args
+    for f, name in TEXT_BUILTINS:
+        if f is fn:
+            return name, "", args
     if type(fn) is types.BuiltinMethodType and type(fn.__self__) is str and fn.__name__ in ("format", "join"):
         return fn.__name__, fn.__self__, args
     if (fn is str.format or fn is str.join) and args and type(args[0]) is str:

@@ -135,3 +135,22 @@ def make(): return f
 def inputs(i): return torch.randn(3)
 def state(): return seen
 """)
+
+program(F_, "tuples_kept_by_an_outside_list_among_dropped_ones", """
+kept = []
+def f(x):
+    kept.clear()
+    for i in range(120):
+        t = (x * i, i)               # dropped at the next iteration
+        if i % 3 == 0:
+            kept.append((t[0], i))   # reachable from outside: never let go
+        x = t[0].tanh() * 0.5 + x
+    held = kept[5]
+    again = (held[0], 15)            # a new tuple, likely at the address of a dropped one
+    return x, held[1], again is held, kept[-1][0]
+def make(): return f
+def inputs(i): return torch.randn(3)
+def step(i):
+    if i == 2: kept.append((torch.zeros(1), -1))
+def state(): return kept
+""")
