@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import dis
+import sys
 import types
 from typing import Any
 
@@ -24,25 +25,34 @@ from ._decoder import Decoder, Instr
 # dis._get_instructions_bytes, without its two tuples per instruction: the monitor decodes
 # every code object a run enters, a tenth of a model's capture through dis).
 _CONST, _NAME, _GLOBAL, _JUMP, _BACK, _LOCAL, _COMPARE, _FORMAT, _MAKE_FN, _BINARY = range(1, 11)
-_ARG_KIND = [0] * 256
-for _op in dis.hasconst:
-    _ARG_KIND[_op] = _CONST
-for _op in dis.hasname:
-    _ARG_KIND[_op] = _GLOBAL if _op == dis.opmap["LOAD_GLOBAL"] else _NAME
-for _op in dis.hasjrel:
-    _ARG_KIND[_op] = _BACK if "JUMP_BACKWARD" in dis.opname[_op] else _JUMP
-for _op in (*dis.haslocal, *dis.hasfree):
-    _ARG_KIND[_op] = _LOCAL
-for _op in dis.hascompare:
-    _ARG_KIND[_op] = _COMPARE
-_ARG_KIND[dis.opmap["FORMAT_VALUE"]] = _FORMAT
-_ARG_KIND[dis.opmap["MAKE_FUNCTION"]] = _MAKE_FN
-_ARG_KIND[dis.opmap["BINARY_OP"]] = _BINARY
-_CACHES = list(dis._inline_cache_entries)
-_OPNAMES = list(dis.opname)
-_LOAD_CONST, _EXTENDED_ARG, _HAVE_ARGUMENT = dis.opmap["LOAD_CONST"], dis.EXTENDED_ARG, dis.HAVE_ARGUMENT
-_INT_OVERFLOW = 2 ** 31
-_BINARY_SYMBOLS = [symbol for _, symbol in dis._nb_ops]
+
+
+def _arg_kinds() -> list[int]:
+    """Per opcode, which of dis's rules gives its argument's value and words (0: the number)."""
+    kinds = [0] * 256
+    for op in dis.hasconst:
+        kinds[op] = _CONST
+    for op in dis.hasname:
+        kinds[op] = _GLOBAL if op == dis.opmap["LOAD_GLOBAL"] else _NAME
+    for op in dis.hasjrel:
+        kinds[op] = _BACK if "JUMP_BACKWARD" in dis.opname[op] else _JUMP
+    for op in (*dis.haslocal, *dis.hasfree):
+        kinds[op] = _LOCAL
+    for op in dis.hascompare:
+        kinds[op] = _COMPARE
+    kinds[dis.opmap["FORMAT_VALUE"]] = _FORMAT
+    kinds[dis.opmap["MAKE_FUNCTION"]] = _MAKE_FN
+    kinds[dis.opmap["BINARY_OP"]] = _BINARY
+    return kinds
+
+
+if sys.version_info[:2] == (3, 11):   # (the later decoders subclass this one but read with dis)
+    _ARG_KIND = _arg_kinds()
+    _CACHES = list(dis._inline_cache_entries)
+    _OPNAMES = list(dis.opname)
+    _LOAD_CONST, _EXTENDED_ARG, _HAVE_ARGUMENT = dis.opmap["LOAD_CONST"], dis.EXTENDED_ARG, dis.HAVE_ARGUMENT
+    _INT_OVERFLOW = 2 ** 31
+    _BINARY_SYMBOLS = [symbol for _, symbol in dis._nb_ops]
 
 # Opcodes no 3.11 program in forward needs and whose reads MagPy cannot guard (`match` reads
 # lengths and keys, async code, `except*`, deleting a closure cell): not in the tables, so they
