@@ -87,12 +87,15 @@ class Guard:
         """The check in words, for ``explain`` and the ``guards`` log."""
         return f"{self.source.describe()}: {self.kind}"
 
+    #: Does the guard's check itself hold everything :meth:`describe` reads (the object it names,
+    #: its class, its snapshot)? Then a record may keep the guard to say its words later.
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = False
+
     def description(self) -> str | Callable[[], str]:
         """What a record keeps of :meth:`describe` for its ``guards_text``: the words, or (for
-        the kinds a module tree has hundreds of) a callable that says them when someone first
-        reads the text, which most records never do. Such a callable holds nothing the guard's
-        check does not hold already (no argument tensor)."""
-        return self.describe()
+        the kinds a module tree has hundreds of, whose check holds what the words name) a
+        callable that says them when someone first reads the text, which most records never do."""
+        return self.describe if self.WORDS_HELD_BY_CHECK else self.describe()
 
     @property
     def batched_tensor(self) -> torch.Tensor | None:
@@ -111,15 +114,13 @@ class TypeGuard(Guard):
 
     cls: type
     kind: ClassVar[str] = "type"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     def check_expr(self, var, vars_, pool):
         return f"type({var}) is {pool.ref(self.cls)}"
 
     def describe(self):
         return f"type({self.source.describe()}) is {self.cls.__qualname__}"
-
-    def description(self):
-        return self.describe   # (the class: the check holds it)
 
     @property
     def distinct_object(self) -> bool:
@@ -200,6 +201,7 @@ class IdGuard(Guard):
 
     obj: Any
     kind: ClassVar[str] = "id"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     def check_expr(self, var, vars_, pool):
         return f"{var} is {pool.ref(self.obj)}"
@@ -209,9 +211,6 @@ class IdGuard(Guard):
         name = object_name(p)
         return f"{self.source.describe()} is <{type(p).__name__}{' ' + name if name else ''} at {id(p):#x}>"
 
-    def description(self):
-        return self.describe   # (what it names, the check holds)
-
 
 @dataclass(eq=False)
 class ValueGuard(Guard):
@@ -219,6 +218,7 @@ class ValueGuard(Guard):
 
     value: Any
     kind: ClassVar[str] = "value"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     #: The value's :func:`~magpy.objmodel.exact_key` where the guard was made from a copy (a set
     #: read from outside: a copy need not iterate in the order the program saw).
@@ -247,9 +247,6 @@ class ValueGuard(Guard):
 
     def describe(self):
         return f"{self.source.describe()} == {self.value!r}"
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
 
 
 @dataclass(eq=False)
@@ -297,6 +294,7 @@ class DictSnapshotGuard(Guard):
     snapshot: dict
     keys: list
     kind: ClassVar[str] = "dict_snapshot"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     def check_expr(self, var, vars_, pool):
         return f"{var} == {pool.ref(self.snapshot)} and list({var}) == {pool.ref(self.keys)}" \
@@ -305,9 +303,6 @@ class DictSnapshotGuard(Guard):
     def describe(self):
         return (f"{self.source.describe()} holds exactly "
                 + ", ".join(f"{k!r}: <{type(v).__name__} at {id(v):#x}>" for k, v in self.snapshot.items()))
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
 
 
 @dataclass(eq=False)
@@ -478,6 +473,7 @@ class AbsentGuard(Guard):
 
     name: str
     kind: ClassVar[str] = "absent"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     def dedup_payload(self):
         return self.name
@@ -487,9 +483,6 @@ class AbsentGuard(Guard):
 
     def describe(self):
         return f"{self.name!r} not in {self.source.describe()}.__dict__ (the class attribute is not shadowed)"
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
 
 
 def cell_is_empty(cell: Any) -> bool:
@@ -520,6 +513,7 @@ class KeyAbsentGuard(Guard):
 
     key: Any
     kind: ClassVar[str] = "key_absent"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     def dedup_payload(self):
         return self.key
@@ -530,9 +524,6 @@ class KeyAbsentGuard(Guard):
     def describe(self):
         return f"{self.key!r} not in {self.source.describe()} (the builtin is not shadowed)"
 
-    def description(self):
-        return self.describe   # (what it names, the check holds)
-
 
 _HOOKS = "{v}._forward_hooks or {v}._forward_pre_hooks or {v}._backward_hooks or {v}._backward_pre_hooks"
 
@@ -542,15 +533,13 @@ class NoHooksGuard(Guard):
     """An ``nn.Module`` still has no forward/backward (pre-)hooks."""
 
     kind: ClassVar[str] = "nohooks"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     def check_expr(self, var, vars_, pool):
         return f"not ({_HOOKS.format(v=var)})"
 
     def describe(self):
         return f"{self.source.describe()} has no hooks"
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
 
 
 @dataclass(eq=False)
@@ -559,15 +548,13 @@ class ModuleCallGuard(Guard):
 
     cls: type
     kind: ClassVar[str] = "module_call"
+    WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
 
     def check_expr(self, var, vars_, pool):
         return f"type({var}) is {pool.ref(self.cls)} and not ({_HOOKS.format(v=var)} or 'forward' in {var}.__dict__)"
 
     def describe(self):
         return f"{self.source.describe()} has no hooks and no forward set on the instance"
-
-    def description(self):
-        return self.describe   # (what it names, the check holds)
 
 
 @dataclass(eq=False)

@@ -275,14 +275,15 @@ def native_attribute_reader(fn, args: list, kwargs: dict) -> str | None:
     another native (``sorted(xs, key=attrgetter('prio'))``, ``map(attrgetter('w'), xs)``,
     ``functools.reduce(getattr, path, obj)``), or ``str.format`` with a field that names an
     attribute or item (``"{0.k}".format(cfg)``). No monitored frame sees those reads."""
-    for v in (*args, *kwargs.values()) if args or kwargs else ():
+    for v in (*args, *kwargs.values()):
         if type(v) in _ATTRIBUTE_READERS or v is getattr:
             if fn in (getattr, *_ATTRIBUTE_READERS):
                 break
             return repr(v) if v is not getattr else "getattr"
-    if callable_attr(fn, "__name__", "") in ("format", "format_map") and (
-            type(callable_attr(fn, "__self__")) is str or (fn in (str.format, str.format_map) and args)):
-        owner = callable_attr(fn, "__self__")
+    if callable_attr(fn, "__name__", "") not in ("format", "format_map"):
+        return None
+    owner = callable_attr(fn, "__self__")
+    if type(owner) is str or (fn in (str.format, str.format_map) and args):
         text = owner if type(owner) is str else args[0]
         try:
             fields = [f for _, f, _, _ in _FORMATTER.parse(text) if f]

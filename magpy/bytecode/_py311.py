@@ -85,7 +85,7 @@ class Py311(Decoder):
 
     def decode(self, code: types.CodeType) -> dict[int, Instr]:
         """What :meth:`Decoder.decode` reads with ``dis``, read from ``co_code`` here (the same
-        values and words: tests/test_bytecode.py compares both on every code object loaded)."""
+        values and words: tests/test_bytecode.py compares both on the code of whole modules)."""
         raw = code.co_code   # (3.11: the unspecialised instructions, as dis reads them)
         consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
         positions = list(code.co_positions())
