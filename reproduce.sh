@@ -7,7 +7,10 @@
 #                                       lets the venv see the interpreter's packages (a GPU machine's torch)
 #   ./reproduce.sh lock                 write requirements.lock from this venv's `pip freeze`
 #   ./reproduce.sh demo                 compile a small model with MagPy and print what happened
-#   ./reproduce.sh test                 ruff + the whole test suite
+#   ./reproduce.sh test                 ruff + the test suite but its slow tests (the ParityBench corpus,
+#                                       the fuzzer's bounded passes, end-to-end sweeps: @pytest.mark.slow)
+#   ./reproduce.sh test-slow            the slow tests only; fails when one of them is skipped (CI runs
+#                                       test, then test-slow: together, the whole suite)
 #   ./reproduce.sh test-core            the MagPy core suite only (Python features, soundness, dynamic/API,
 #                                       capture, guard hits, compiled module, bytecode per version)
 #   ./reproduce.sh test-pythons [3.X ...]   the core suite on other CPythons (default: of 3.12 3.13 3.10 3.11
@@ -27,7 +30,7 @@
 #                                       missing; fails when it cannot run (CI)
 #   MAGPY_DROP_VENVS=1 ./reproduce.sh test-pythons|test-torches|test-xla   remove each of those venvs once
 #                                       its suite ran (CI: ~5 GB each with a CUDA torch from PyPI)
-#   MAGPY_TEST_WORKERS=N ./reproduce.sh test|test-core   N pytest-xdist workers (default: one per core, at
+#   MAGPY_TEST_WORKERS=N ./reproduce.sh test|test-slow|test-core   N pytest-xdist workers (default: one per core, at
 #                                       most 4; 0: one process, in file order)
 #   PYTHON=python3.12 ./reproduce.sh <command>   any command on another CPython, in .venv-3.12
 #   MAGPY_TORCH=2.14.1 MAGPY_VENV=.venv-torch2.14.1 ./reproduce.sh test-core   the core suite on another
@@ -349,7 +352,17 @@ case "$cmd" in
     demo) exec "$PY" -m magpy.demo "$@" ;;
     test)
         "$PY" -m ruff check .
-        exec "$PY" -m pytest -q "${WORKERS[@]}" "$@" ;;
+        exec "$PY" -m pytest -q "${WORKERS[@]}" -m "not slow" "$@" ;;
+    test-slow)
+        # Every slow test runs, or the stage fails: a skipped one is a failure (the others are deselected).
+        log="$(mktemp)"
+        "$PY" -m pytest -q "${WORKERS[@]}" -m slow "$@" 2>&1 | tee "$log" && status=0 || status=1
+        summary="$(tail -n 1 "$log")"; rm -f "$log"
+        if [ "$status" = 0 ] && [[ "$summary" == *skipped* || "$summary" != *passed* ]]; then
+            status=1   # a test not run is a failure of this stage
+        fi
+        [ "$status" = 0 ] && echo "[reproduce] slow tests: $summary" >&2 || echo "[reproduce] slow tests: FAILED $summary" >&2
+        exit "$status" ;;
     test-core) exec "$PY" -m pytest -q "${WORKERS[@]}" "${CORE_TESTS[@]}" "$@" ;;
     bench) exec "$PY" benchmarks/overhead.py "$@" ;;
     fuzz) exec "$PY" tests/fuzz "$@" ;;

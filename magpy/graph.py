@@ -16,6 +16,7 @@ backend is free to fuse and drop every intermediate.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import torch
@@ -39,6 +40,31 @@ def loop_index(k: int) -> int:
 def range_len(start: int, stop: int, step: int) -> int:
     """``len(range(start, stop, step))``: the trip count of a loop over such a range."""
     return len(range(start, stop, step))
+
+
+_NODE_NAMES: dict[Any, str] = {}
+
+
+def _node_name(target: Any) -> str:
+    """The name fx gives a node of ``target`` (``linear``, ``add``, ``layer_norm``), before it
+    numbers repeats: the snake-cased name of the function or method, worked out once per target
+    (fx would work it out with a regular expression for every node)."""
+    try:
+        return _NODE_NAMES[target]
+    except (KeyError, TypeError):
+        pass
+    op = target if isinstance(target, str) else getattr(target, "__name__", "fn")
+    if isinstance(target, str) and op.startswith("__") and op.endswith("__"):
+        op = op[2:-2]
+    name = _SNAKE.sub(r"_\1", op).lower()
+    try:
+        _NODE_NAMES[target] = name
+    except TypeError:
+        pass   # (an unhashable target: named again next time)
+    return name
+
+
+_SNAKE = re.compile(r"(?<=[a-z])([A-Z])")
 
 
 class OpGraph:
@@ -83,8 +109,12 @@ class OpGraph:
                 else:
                     self._node_of[key] = new
 
+    def _input_node(self) -> fx.Node:
+        name = f"i{len(self.inputs)}"
+        return self.graph.create_node("placeholder", name, name=name)
+
     def placeholder(self, tensor: torch.Tensor, source: Any) -> fx.Node:
-        node = self.graph.placeholder(f"i{len(self.inputs)}")
+        node = self._input_node()
         self.inputs.append((source, tensor))
         self.bind(tensor, node)
         return node
@@ -107,7 +137,7 @@ class OpGraph:
 
     def scalar_input(self, value: Any, source: Any) -> fx.Node:
         """A Python number the graph takes as an input (a lifted value, magpy.monitor.scalars)."""
-        node = self.graph.placeholder(f"i{len(self.inputs)}")
+        node = self._input_node()
         node.meta["magpy_scalar"] = True
         self.inputs.append((source, value))
         return node
@@ -115,7 +145,7 @@ class OpGraph:
     def object_input(self, value: Any, source: Any) -> fx.Node:
         """An object from outside the graph takes as it is (a dict handed to a custom
         ``autograd.Function``, whose ctx keeps it for backward): fetched by the guard every call."""
-        node = self.graph.placeholder(f"i{len(self.inputs)}")
+        node = self._input_node()
         node.meta["magpy_object"] = True
         self.inputs.append((source, value))
         return node
@@ -136,9 +166,8 @@ class OpGraph:
     def call(self, kind: str, target: Any, args: tuple, kwargs: dict) -> fx.Node:
         """Add ``call_function``/``call_method`` with already-converted arguments."""
         self.op_count += 1
-        if kind == "method":
-            return self.graph.call_method(target, args, kwargs)
-        return self.graph.call_function(target, args, kwargs)
+        op = "call_method" if kind == "method" else "call_function"
+        return self.graph.create_node(op, target, args, kwargs, name=_node_name(target))
 
     def getitem(self, node: fx.Node, index: int) -> fx.Node:
         import operator

@@ -56,10 +56,10 @@ def literal(value: Any, pool: ConstPool) -> str:
     return pool.ref(value)
 
 
-def _memo(src: Any, slot: str, compute: Any) -> Any:
-    """``compute()`` once per source, kept in the (frozen) source's ``slot``: a path's hash and its
-    readable name are built from every step of it, and code generation asks for both of the same
-    deep paths many times (sources are immutable, so neither ever changes)."""
+def memo(src: Any, slot: str, compute: Any) -> Any:
+    """``compute()`` once per source, kept in the (frozen) source's ``slot``: a path's hash, its
+    readable name and its code-generation key are built from every step of it, and code generation
+    asks for them of the same deep paths many times (sources are immutable, so none ever changes)."""
     v = src.__dict__.get(slot)
     if v is None:
         v = compute()
@@ -68,11 +68,11 @@ def _memo(src: Any, slot: str, compute: Any) -> Any:
 
 
 def _memo_hash(src: Any, compute: Any) -> int:
-    return _memo(src, "_memo_hash", compute)
+    return memo(src, "_memo_hash", compute)
 
 
 def _memo_describe(src: Any, compute: Any) -> str:
-    return _memo(src, "_memo_describe", compute)
+    return memo(src, "_memo_describe", compute)
 
 
 class Source:

@@ -181,8 +181,7 @@ def tensor_method_name(fn, args: list) -> str | None:
         objclass = callable_attr(fn, "__objclass__")
         if objclass is not None and (objclass is _TensorBase or objclass is torch.Tensor):
             return fn.__name__
-        qual = callable_attr(fn, "__qualname__", "")
-        if isinstance(fn, types.FunctionType) and (qual.startswith("Tensor.") or qual.startswith("_TensorBase.")) \
+        if isinstance(fn, types.FunctionType) and fn.__qualname__.startswith(("Tensor.", "_TensorBase.")) \
                 and _module_of(fn).startswith("torch"):
             return fn.__name__
     return None

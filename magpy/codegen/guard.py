@@ -31,6 +31,7 @@ from ..source import (
     SelfArgsSource,
     Source,
     literal,
+    memo,
 )
 from ..trace import Trace
 from .guard_batch import HeldBatch
@@ -335,6 +336,14 @@ class Vars:
 
 
 def _key(src: Source):
+    """What identifies ``src`` for sharing one local: the path, with held objects by identity.
+    (Worked out once per source object: a deep path is asked for once per step below it.)"""
+    if isinstance(src, (AttrSource, ItemSource, CellSource, DerefSource)):
+        return memo(src, "_memo_key", lambda: _path_key(src))
+    return _path_key(src)
+
+
+def _path_key(src: Source):
     if isinstance(src, ConstSource):
         return ("const", id(src.value))
     if isinstance(src, GlobalSource):
