@@ -183,7 +183,10 @@ class AttrSource(Source):
         return self.base.depth() + 1
 
     def __hash__(self) -> int:
-        return _memo_hash(self, lambda: hash((self.base, self.name, self.via)))
+        try:
+            return self.__dict__["_memo_hash"]   # (asked for on every dict lookup of a source)
+        except KeyError:
+            return _memo_hash(self, lambda: hash((self.base, self.name, self.via)))
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,10 @@ class ItemSource(Source):
         return self.base.depth() + 1
 
     def __hash__(self) -> int:
-        return _memo_hash(self, self._hash)
+        try:
+            return self.__dict__["_memo_hash"]
+        except KeyError:
+            return _memo_hash(self, self._hash)
 
     def _hash(self) -> int:
         try:

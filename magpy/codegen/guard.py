@@ -339,7 +339,10 @@ def _key(src: Source):
     """What identifies ``src`` for sharing one local: the path, with held objects by identity.
     (Worked out once per source object: a deep path is asked for once per step below it.)"""
     if isinstance(src, (AttrSource, ItemSource, CellSource, DerefSource)):
-        return memo(src, "_memo_key", lambda: _path_key(src))
+        try:
+            return src.__dict__["_memo_key"]
+        except KeyError:
+            return memo(src, "_memo_key", lambda: _path_key(src))
     return _path_key(src)
 
 

@@ -85,10 +85,17 @@ class HeldBatch:
         slow: list[str] = []
         vdicts: dict[int, dict] = {}
 
+        real_of: dict[int, Any] = {}   # id(container) -> _real_dict(container) (rows share containers)
+
         def watch(*containers) -> bool:
-            reals = [_real_dict(c) for c in containers]
-            if any(r is None for r in reals):
-                return False
+            reals = []
+            for c in containers:
+                r = real_of.get(id(c), _MISSING)
+                if r is _MISSING:
+                    r = real_of[id(c)] = _real_dict(c)
+                if r is None:
+                    return False
+                reals.append(r)
             for r in reals:
                 vdicts[id(r)] = r
             return True
@@ -291,47 +298,69 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 pins[g.source] = d
     rest = []
     for g in guards:
-        loc = None
-        if isinstance(g, AliasGuard) and g.other in pins:
+        # (dispatched on the exact kind: guard kinds are final classes, and a kind not named here
+        # is checked as it is, unbatched)
+        kind = type(g)
+        if kind is AliasGuard and g.other in pins:
             g = IdGuard(g.source, pins[g.other])   # a second path to a pinned object: the same pin
-        c = const(g.source)
-        if isinstance(g, ModuleCallGuard) and c is not _MISSING and isinstance(c.__dict__, dict):
-            # type, the four hook tables (pinned, then empty) and no instance `forward`
-            batch.types.append((c, g.cls))
-            for table in _HOOK_TABLES:
-                if not isinstance(c.__dict__.get(table), dict):
-                    break
-                batch.hook_tables.append((c.__dict__, table))
+            kind = IdGuard
+        loc = None
+        if kind is AbsentGuard:
+            c = const(g.source)
+            if c is not _MISSING:
+                loc = _table(c, "__dict__", g.name)
+                if loc is not None:
+                    batch.absent.append((loc[1], loc[2]))
+        elif kind is KeyAbsentGuard:
+            c = const(g.source)
+            if isinstance(c, dict):
+                loc = ("item", c, g.key)
+                batch.absent.append((c, g.key))
             else:
-                batch.dict_pins.append((c, "__dict__", c.__dict__))
-                batch.absent.append((c.__dict__, "forward"))
+                # a table of a held object (`module.__dict__['_parameters']`, attribute precedence):
+                # that very dict, pinned through its holder, then the key's absence
+                at = locate(g.source)
+                d = at[1].get(at[2], _MISSING) if at is not None and at[0] == "item" and type(at[1]) is dict \
+                    else _MISSING
+                if type(d) is dict:
+                    batch.id_items.append((at[1], at[2], d))
+                    batch.pinned.append((g.source, d))
+                    batch.absent.append((d, g.key))
+                    loc = ("item", d, g.key)
+        elif kind is IdGuard:
+            if _identity_only(g.obj):
+                loc = locate(g.source)
+                if loc is not None:
+                    (batch.id_items if loc[0] == "item" else batch.id_attrs).append((loc[1], loc[2], g.obj))
+                    batch.pinned.append((g.source, g.obj))
+        elif kind is ValueGuard:
+            if _batchable_value(g.value):
+                loc = locate(g.source)
+                if loc is not None and loc[0] == "item":
+                    batch.value_items.append((loc[1], loc[2], g.value))
+                else:
+                    loc = None
+        elif kind is TypeGuard:
+            c = const(g.source)
+            if c is not _MISSING:
+                if not (type(c) is g.cls and type(c) in _FIXED_CLASS):
+                    batch.types.append((c, g.cls))
+                # (else implied by the identity pin: a dict keeps its class)
                 batch.described.append(g.description())
                 continue
-            del batch.types[-1]
-            batch.hook_tables[len(batch.hook_tables) - sum(1 for d, _ in batch.hook_tables if d is c.__dict__):] = []
-            rest.append(g)
-            continue
-        if isinstance(g, NoHooksGuard) and c is not _MISSING and isinstance(getattr(c, "__dict__", None), dict) \
-                and all(isinstance(c.__dict__.get(t), dict) for t in _HOOK_TABLES):
-            batch.hook_tables.extend((c.__dict__, t) for t in _HOOK_TABLES)
-            batch.dict_pins.append((c, "__dict__", c.__dict__))
-            batch.described.append(g.description())
-            continue
-        if id(g) in snap_at:
-            loc, d = snap_at[id(g)]
-            batch.id_items.append((loc[1], loc[2], d))   # that very dict, then its contents
-            batch.snapshots.append((d, g.snapshot, g.keys))
-            batch.pinned.append((g.source, d))
-            batch.described.append(g.description())
-            continue
-        if isinstance(g, TypeGuard) and c is not _MISSING and type(c) is g.cls and type(c) in _FIXED_CLASS:
-            batch.described.append(g.description())   # implied by the identity pin: a dict keeps its class
-            continue
-        if isinstance(g, TypeGuard) and c is not _MISSING:
-            batch.types.append((c, g.cls))
-            batch.described.append(g.description())
-            continue
-        if isinstance(g, TensorGuard):
+        elif kind is ModuleCallGuard:
+            c = const(g.source)
+            if c is not _MISSING and isinstance(c.__dict__, dict):
+                # type, the four hook tables (pinned, then empty) and no instance `forward`
+                tables = [c.__dict__.get(table) for table in _HOOK_TABLES]
+                if all(isinstance(t, dict) for t in tables):
+                    batch.types.append((c, g.cls))
+                    batch.hook_tables.extend((c.__dict__, table) for table in _HOOK_TABLES)
+                    batch.dict_pins.append((c, "__dict__", c.__dict__))
+                    batch.absent.append((c.__dict__, "forward"))
+                    batch.described.append(g.description())
+                    continue
+        elif kind is TensorGuard:
             loc = locate(g.source)
             if loc is not None and loc[0] == "item":
                 batch.tensors.append((loc[1], loc[2], g.source, g.tensor))
@@ -339,37 +368,20 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 batch.described.append(g.description())
                 continue
             loc = None
-        if isinstance(g, IdGuard) and _identity_only(g.obj):
-            loc = locate(g.source)
-            if loc is not None:
-                (batch.id_items if loc[0] == "item" else batch.id_attrs).append((loc[1], loc[2], g.obj))
-                batch.pinned.append((g.source, g.obj))
-        elif isinstance(g, ValueGuard) and _batchable_value(g.value):
-            loc = locate(g.source)
-            if loc is not None and loc[0] == "item":
-                batch.value_items.append((loc[1], loc[2], g.value))
-            else:
-                loc = None
-        elif isinstance(g, KeyAbsentGuard) and isinstance(c, dict):
-            loc = ("item", c, g.key)
-            batch.absent.append((c, g.key))
-        elif isinstance(g, KeyAbsentGuard):
-            # a table of a held object (`module.__dict__['_parameters']`, attribute precedence):
-            # that very dict, pinned through its holder, then the key's absence
-            at = locate(g.source)
-            d = at[1].get(at[2], _MISSING) if at is not None and at[0] == "item" and type(at[1]) is dict \
-                else _MISSING
-            if type(d) is dict:
-                batch.id_items.append((at[1], at[2], d))
+        elif kind is DictSnapshotGuard:
+            if id(g) in snap_at:
+                loc, d = snap_at[id(g)]
+                batch.id_items.append((loc[1], loc[2], d))   # that very dict, then its contents
+                batch.snapshots.append((d, g.snapshot, g.keys))
                 batch.pinned.append((g.source, d))
-                batch.absent.append((d, g.key))
-                loc = ("item", d, g.key)
-        elif isinstance(g, AbsentGuard):
+        elif kind is NoHooksGuard:
             c = const(g.source)
-            if c is not _MISSING:
-                loc = _table(c, "__dict__", g.name)
-                if loc is not None:
-                    batch.absent.append((loc[1], loc[2]))
+            if c is not _MISSING and isinstance(getattr(c, "__dict__", None), dict) \
+                    and all(isinstance(c.__dict__.get(t), dict) for t in _HOOK_TABLES):
+                batch.hook_tables.extend((c.__dict__, t) for t in _HOOK_TABLES)
+                batch.dict_pins.append((c, "__dict__", c.__dict__))
+                batch.described.append(g.description())
+                continue
         if loc is None:
             rest.append(g)
         else:

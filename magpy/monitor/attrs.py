@@ -96,13 +96,13 @@ class AttrReads:
         for name in names:
             self.guard_class_attr(type(value), name)
 
-    def guard_dunder_entry(self, frame, code) -> None:
+    def guard_dunder_entry(self, frame, code, f_locals) -> None:
         """A frame entered by the interpreter for a dunder of its first argument's class (``len(c)``
         runs ``C.__len__``, ``sorted`` runs ``__lt__``): which function the class holds there is
         outside state, as for the operators :meth:`guard_protocol` sees."""
         if not code.co_argcount:
             return
-        first = capture.frame_locals(frame).get(code.co_varnames[0], NO_VALUE)
+        first = f_locals.get(code.co_varnames[0], NO_VALUE)
         cls = type(first)
         if not is_mutable_class(cls) or isinstance(first, (torch.Tensor, type)):
             return
@@ -233,8 +233,10 @@ class AttrReads:
             # An object MagPy never saw arrive (passed by C code it does not follow): its
             # attributes could be outside state with no path to guard them.
             raise BreakCompile(f"reads attribute `{name}` of a {type(obj).__name__} whose origin MagPy did not see")
-        if node is not None and not isinstance(obj, (type, types.ModuleType)) \
-                and attr_location(obj, name)[0] == "descriptor":
+        # (where the class resolves it: found once, for the descriptor test and the guards below;
+        # nothing between them changes the object or its class)
+        location = attr_location(obj, name) if node is not None and not isinstance(obj, (type, types.ModuleType)) else None
+        if location is not None and location[0] == "descriptor":
             if node.source is not None and _cached_property_miss(obj, name):
                 self._cached_property(fs, obj, node, name, method)
                 return
@@ -262,7 +264,7 @@ class AttrReads:
             # module class's `__getattr__`, torch._VF's, ran unmonitored then, and does again)
             self.pend(fs, self._post_new_attr, method, opaque=isinstance(obj, (torch.nn.Module, types.ModuleType)))
             return
-        where, via = attr_location(obj, name)
+        where, via = location if location is not None else attr_location(obj, name)
         if where in ("class_fn", "property", "class_value"):
             if has_instance_dict(obj) and where != "property":
                 # Found on the class: an instance attribute of that name set later would shadow it

@@ -369,24 +369,27 @@ class Reads:
                     self.go_dynamic(f"`{getattr(fn, '__qualname__', fn)}` reads the values of tensors in a container")
 
     # -- arguments (closure cells from outside: magpy.monitor.attrs) --------------------------------------------------------------------
-    def bind_callee(self, frame: types.FrameType, code: types.CodeType) -> None:
+    def bind_callee(self, frame: types.FrameType, code: types.CodeType, f_locals: Any) -> None:
         """Parameters of a called Python function that the monitor did not see passed.
 
         Defaults come from the function object (``f.__defaults__``/``__kwdefaults__``): they
         get that source and a guard, so a mutable default of a helper (a memo dict) is read
         and written like any outside object, and rebinding ``f.__defaults__`` is seen. Other
-        unseen objects were made by C code during the call (``self`` in ``__init__``).
+        unseen objects were made by C code during the call (``self`` in ``__init__``). ``f_locals``:
+        the frame's locals, as :func:`magpy.capture.frame_locals` reads them.
         """
         be = capture.backend()
         fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
         nparams = code.co_argcount + code.co_kwonlyargcount
         nparams += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-        f_locals = capture.frame_locals(frame)
         defaults_of: dict[str, Source] = {}
         made = isinstance(fn, types.FunctionType) and getattr(self.node(fn), "source", 0) is None
-        if isinstance(fn, types.FunctionType) and not made:
-            # `f.__code__ = other.__code__` changes what a guarded function does (one made in the call cannot be).
+        if isinstance(fn, types.FunctionType) and not made and id(fn) not in self.run.code_pinned:
+            # `f.__code__ = other.__code__` changes what a guarded function does (one made in the call
+            # cannot be). Once per function: a later entry's guard has the same source, so it would
+            # be dropped as a duplicate.
             self.add_guard(IdGuard(AttrSource(ConstSource(fn, fn.__qualname__), "__code__"), code))
+            self.run.code_pinned.add(id(fn))
         if isinstance(fn, types.FunctionType) and (fn.__defaults__ or fn.__kwdefaults__):
             fn_node = self.node(fn)
             fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \

@@ -180,6 +180,7 @@ class Monitor:
         self.graph = OpGraph()
         self.guards: list[Guard] = []
         self.guarded_keys: set = set()
+        self.code_pinned: set = set()         # ids of functions whose `__code__` is guarded (each held by its guard)
         self.class_attrs_guarded: dict = {}   # (id(cls), name, id(after)) -> (cls, after): MRO lookups guarded
         self.dunder_indexes: dict = {}        # id(cls) -> (cls, objmodel.dunder_index(cls)), classes entered
         self.frames: dict[int, FrameState] = {}
@@ -342,8 +343,9 @@ class Monitor:
                     # Its defaults, __code__ and closure are outside state only the function
                     # object reaches (CPython 3.10 frames do not name it; see capture._py310).
                     raise BreakCompile(f"cannot tell which function object runs `{code.co_name}`")
-                self.bind_callee(frame, code)
-                self.guard_dunder_entry(frame, code)
+                f_locals = capture.frame_locals(frame)   # (read once: each read copies the frame's locals)
+                self.bind_callee(frame, code, f_locals)
+                self.guard_dunder_entry(frame, code, f_locals)
                 self._note_outside_cells(frame)
             except BreakCompile as e:
                 self.break_run(e.reason, fs, frame.f_lasti)
