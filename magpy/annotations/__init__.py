@@ -59,11 +59,16 @@ class Registry:
         self._by_id[id(fn)] = (fn, ann)
         self._codes = None
 
-    def python_codes(self) -> frozenset:
-        """Code objects of the annotated Python functions."""
+    def python_code_ids(self) -> frozenset:
+        """The ids of the code objects of the annotated Python functions. By identity: a code
+        object hashes its constants on every lookup, and equal code elsewhere (the same body
+        written twice) is not the annotated function's. The codes are held with their ids, so
+        an id stays theirs even if a function's ``__code__`` is replaced."""
         if getattr(self, "_codes", None) is None:
-            self._codes = frozenset(getattr(fn, "__code__", None) for fn, _ in self._by_id.values()) - {None}
-        return self._codes
+            codes = tuple({id(c): c for fn, _ in self._by_id.values()
+                           if (c := getattr(fn, "__code__", None)) is not None}.values())
+            self._codes = (codes, frozenset(map(id, codes)))
+        return self._codes[1]
 
     def get(self, fn: Any) -> Annotation | None:
         hit = self._by_id.get(id(fn))

@@ -168,9 +168,9 @@ MAGPY_RUNTIME_FILES = frozenset({_PACKAGE_DIR + f for f in ("/api.py", "/compile
                                 | {"<magpy guard>", "<magpy mock>"})
 
 
-def annotated_codes() -> frozenset:
-    """Code objects of Python functions that carry an annotation (a quick pre-filter)."""
+def annotated_code_ids() -> frozenset:
+    """The ids of the code objects of Python functions that carry an annotation (a quick pre-filter)."""
     from ..annotations import REGISTRY, ensure_loaded
 
     ensure_loaded()
-    return REGISTRY.python_codes()
+    return REGISTRY.python_code_ids()

@@ -74,7 +74,7 @@ from .frame import (
     NO_MOVES,
     NO_MOVES_OR_TESTS,
     FrameState,
-    annotated_codes,
+    annotated_code_ids,
     quiet_map,
     skip_codes,
 )
@@ -315,7 +315,7 @@ class Monitor:
             if code is not self.top_code:
                 return False
             self.top_frame = frame
-        elif code in annotated_codes():
+        elif id(code) in annotated_code_ids():
             # An annotated Python function called from a frame MagPy skips (Module._call_impl
             # calling torch.compiler.is_compiling): opaque, as when the monitor sees the call.
             be = capture.backend()
