@@ -220,3 +220,23 @@ def f(x, spec):
 def make(): return f
 def inputs(i): return (torch.randn(3), [(1, 2), (1, 2), {"a": 1}, 5][i])
 """)
+
+program(F_, "copy_of_an_annotated_functions_code_with_its_own_globals", """
+# torch.is_tensor's code object copied into a function of the program's own (equal to the
+# original, another object): MagPy annotates torch.is_tensor, not the copy, whose frame runs
+# monitored like any user function and whose global `torch` is outside state.
+import types as _types
+class _Kinds:
+    Tensor = torch.Tensor
+kinds = _Kinds()
+is_kind = _types.FunctionType(torch.is_tensor.__code__.replace(), {"torch": kinds})
+def f(x):
+    if is_kind(x):
+        return x * 2
+    return x - 1
+def make(): return f
+def inputs(i): return (torch.ones(3) * i,)
+def step(i):
+    if i == 2:
+        kinds.Tensor = int   # the copy now says no for a tensor: eager takes the other branch
+""")
