@@ -88,7 +88,7 @@ class Instr:
     """
 
     __slots__ = ("opname", "real", "offset", "arg", "argval", "argrepr", "line", "method", "to_bool",
-                 "handler")
+                 "handler", "events")
 
     def __init__(self, opname: str, real: str, offset: int, arg: int | None, argval: Any,
                  argrepr: str, line: int | None, method: bool = False) -> None:
@@ -97,6 +97,7 @@ class Instr:
         self.line, self.method = line, method
         self.to_bool = False
         self.handler = "op_" + opname
+        self.events = None   # which of the monitor's per-instruction checks apply (it works them out once)
 
     def __repr__(self) -> str:
         real = "" if self.real == self.opname else f" [{self.real}]"

@@ -87,7 +87,18 @@ class HeldBatch:
 
         real_of: dict[int, Any] = {}   # id(container) -> _real_dict(container) (rows share containers)
 
+        def watch_one(c) -> bool:
+            """:func:`watch` of one container (most rows name one)."""
+            r = real_of.get(id(c), _MISSING)
+            if r is _MISSING:
+                r = real_of[id(c)] = _real_dict(c)
+            if r is None:
+                return False
+            vdicts[id(r)] = r
+            return True
+
         def watch(*containers) -> bool:
+            """Are all of ``containers`` covered by a version tag? Then their dicts are watched."""
             reals = []
             for c in containers:
                 r = real_of.get(id(c), _MISSING)
@@ -134,8 +145,8 @@ class HeldBatch:
             types_ = []
         group("HP", pins, ident("getattr"),
               lambda r: r[1] != "__dict__" and isinstance(getattr(r[0], "__dict__", None), dict)
-              and r[1] in r[0].__dict__ and watch(r[0].__dict__))
-        group("HI", self.id_items, ident("_getitem"), lambda r: watch(r[0]))
+              and r[1] in r[0].__dict__ and watch_one(r[0].__dict__))
+        group("HI", self.id_items, ident("_getitem"), lambda r: watch_one(r[0]))
         id_attrs = self.id_attrs
         if _check_funcs is not None:
             kinds = {"__code__": "c", "__defaults__": "d", "__kwdefaults__": "k"}
@@ -160,7 +171,7 @@ class HeldBatch:
                 ns["_exact_key"], ns[f"_{name}_E"] = exact_key, exact_key(tuple(map(tuple, keys)))
                 lines.append(f"if _exact_key(tuple(map(tuple, _{name}_D))) != _{name}_E: return _MISS")
             return lines
-        group("HS", self.snapshots, snapshots, lambda r: watch(r[0]))
+        group("HS", self.snapshots, snapshots, lambda r: watch_one(r[0]))
 
         def hooks(name, rows):
             c, k = zip(*rows)
@@ -194,14 +205,14 @@ class HeldBatch:
                     lines.append(f"_{sn}_F = tuple(map(_getitem, _{sn}_C, _{sn}_K))")
                     lines.append(f"if tuple({fn.format(sn)}) != _{sn}_E: return _MISS")
             return lines
-        group("HV", self.value_items, values, lambda r: watch(r[0]))
+        group("HV", self.value_items, values, lambda r: watch_one(r[0]))
 
         def absent(name, rows):
             c, k = zip(*rows)
             ns[f"_{name}_C"], ns[f"_{name}_K"] = c, k
             return [f"if any(map(_contains, _{name}_C, _{name}_K)): return _MISS"]
-        group("HX", self.absent, absent, lambda r: watch(r[0]))
-        self.tensors_versioned = bool(self.tensors) and all(watch(c) for c, _, _, _ in self.tensors)
+        group("HX", self.absent, absent, lambda r: watch_one(r[0]))
+        self.tensors_versioned = bool(self.tensors) and all(watch_one(c) for c, _, _, _ in self.tensors)
         return always, slow, list(vdicts.values())
 
 

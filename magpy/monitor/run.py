@@ -113,6 +113,28 @@ _NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER",
                                   "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
 _TEXT_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "UNPACK_SEQUENCE", "UNPACK_EX", "LIST_EXTEND",
                                  "SET_UPDATE", "CALL_FUNCTION_EX"})
+# What an instruction is for the checks every event makes (Instr.events, worked out once per
+# decoded instruction instead of a set lookup per event): a protocol event, a ``with`` entry, a
+# call, a split point that is not a call, an event opaque to arrays or to text read from tensors.
+_E_PROTOCOL, _E_WITH, _E_CALL, _E_SPLIT_AT, _E_NUMPY_OPAQUE, _E_TEXT_OPAQUE = 1, 2, 4, 8, 16, 32
+
+
+def _event_flags(ins) -> int:
+    f = 0
+    if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
+        f |= _E_PROTOCOL
+    if ins.real in _WITH_ENTRIES:
+        f |= _E_WITH
+    if ins.opname in _CALL_EVENTS:
+        f |= _E_CALL
+    elif ins.real in SUBSCRIPT_EVENTS or ins.real == "FOR_ITER":
+        f |= _E_SPLIT_AT
+    if ins.opname in _NUMPY_OPAQUE_EVENTS:
+        f |= _E_NUMPY_OPAQUE
+    if ins.opname in _TEXT_OPAQUE_EVENTS:
+        f |= _E_TEXT_OPAQUE
+    return f
+
 
 
 _SKIP: set = set()   # the framework codes (frame.skip_codes: one set, grown in place)
@@ -411,18 +433,21 @@ class Monitor:
             ins = fs.instrs.get(offset)
             if ins is None:
                 return
-            if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
+            events = ins.events
+            if events is None:
+                events = ins.events = _event_flags(ins)
+            if events & _E_PROTOCOL:
                 self.guard_protocol(ins, stack)
-                if ins.real in _WITH_ENTRIES:
+                if events & _E_WITH:
                     fs.managers[offset] = stack[-1]   # (may it swallow an operator's error? ops.inside_except)
                     mode = torch_mode_entered(stack[-1])
                     if mode is not None:
                         self.go_dynamic(mode)
-            if self.scalar_nodes and ins.opname in _NUMPY_OPAQUE_EVENTS and self.holds_numpy(stack[-3:]):
+            if self.scalar_nodes and events & _E_NUMPY_OPAQUE and self.holds_numpy(stack[-3:]):
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed
                 self.scalar_escape(f"{ins.real} of", stack[-3:])
-            if self.scalar_nodes and ins.opname in _TEXT_OPAQUE_EVENTS and any(
+            if self.scalar_nodes and events & _E_TEXT_OPAQUE and any(
                     type(v) is str and self.scalar_node(v) is not None for v in stack[-3:]):
                 # iterating or unpacking text made from tensor values (`for ch in s`, `[*s]`):
                 # native code hands out its characters, which nobody follows: the text is assumed
@@ -433,13 +458,14 @@ class Monitor:
                 lw.on_instruction(fs, ins, None, stack)   # (what a loop to be rolled may not do)
             if self.branch_watcher.branch_active:
                 self.branch_watcher.on_instruction(fs, ins, offset, stack)   # (arms, merge points)
-            if ins.opname in _CALL_EVENTS:
+            if events & _E_CALL:
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
                 fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
                 self.in_call_event = True
-            elif ins.real in SUBSCRIPT_EVENTS or ins.real == "FOR_ITER":
+            elif events & _E_SPLIT_AT:
                 call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`, a loop's step: magpy.splits)
-            getattr(self, ins.handler, self.op_UNSUPPORTED)(fs, ins, stack)
+            handler = getattr(self, ins.handler, None)
+            (handler if handler is not None else self.op_UNSUPPORTED)(fs, ins, stack)
             if self.other_sides is not None:
                 self.other_sides.check(self, fs, ins, stack)   # (an other-side run stops before it would leave a trace)
             if fs.pending is not None:
