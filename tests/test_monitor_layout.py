@@ -100,11 +100,11 @@ def test_quiet_instructions_are_none_the_monitor_reads_at_every_event():
     hashes one; and no loop watcher takes a move for a use of a value."""
     from magpy.breaks import SUBSCRIPT_EVENTS
     from magpy.dynamic import loops
-    from magpy.monitor import frame, rules, run
+    from magpy.monitor import frame, rules
     from magpy.objmodel import PROTOCOL_EVENTS
 
-    looked_at = (PROTOCOL_EVENTS | run._CALL_EVENTS | run._WITH_ENTRIES | run._NUMPY_OPAQUE_EVENTS
-                 | run._TEXT_OPAQUE_EVENTS | SUBSCRIPT_EVENTS | rules._HASHING
+    looked_at = (PROTOCOL_EVENTS | frame.CALL_EVENTS | frame.WITH_ENTRIES | frame.NUMPY_OPAQUE_EVENTS
+                 | frame.TEXT_OPAQUE_EVENTS | SUBSCRIPT_EVENTS | rules._HASHING
                  | {"FOR_ITER", "RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE", "KW_NAMES"})
     assert not (frame.QUIET_OPNAMES | frame.QUIET_TESTS) & looked_at
     assert frame.QUIET_OPNAMES <= loops._NO_OPERANDS

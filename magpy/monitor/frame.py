@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
+from ..breaks import SUBSCRIPT_EVENTS
+from ..objmodel import PROTOCOL_EVENTS
+
 if TYPE_CHECKING:
     from ..guards import Guard
     from ..refgraph import ShadowNode
@@ -174,3 +177,38 @@ def annotated_code_ids() -> frozenset:
 
     ensure_loaded()
     return REGISTRY.python_code_ids()
+
+
+# -- what an instruction is for the checks every event makes ------------------------------------
+CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
+WITH_ENTRIES = frozenset({"BEFORE_WITH", "SETUP_WITH"})
+#: Events whose native code takes elements out of an array (iteration, unpacking, membership,
+#: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
+NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
+                                 "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
+                                 "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
+#: ... and those that hand out the characters of text (made from tensor values: assumed)
+TEXT_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "UNPACK_SEQUENCE", "UNPACK_EX", "LIST_EXTEND",
+                                "SET_UPDATE", "CALL_FUNCTION_EX"})
+#: The bits of :func:`event_flags`: a protocol event, a ``with`` entry, a call, a split point that
+#: is not a call, an event opaque to arrays or to text read from tensors.
+E_PROTOCOL, E_WITH, E_CALL, E_SPLIT_AT, E_NUMPY_OPAQUE, E_TEXT_OPAQUE = 1, 2, 4, 8, 16, 32
+
+
+def event_flags(ins: Any) -> int:
+    """What the decoded instruction ``ins`` is for the checks the monitor makes at every event
+    (kept as ``ins.events``: worked out once per instruction instead of set lookups per event)."""
+    f = 0
+    if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
+        f |= E_PROTOCOL
+    if ins.real in WITH_ENTRIES:
+        f |= E_WITH
+    if ins.opname in CALL_EVENTS:
+        f |= E_CALL
+    elif ins.real in SUBSCRIPT_EVENTS or ins.real == "FOR_ITER":
+        f |= E_SPLIT_AT
+    if ins.opname in NUMPY_OPAQUE_EVENTS:
+        f |= E_NUMPY_OPAQUE
+    if ins.opname in TEXT_OPAQUE_EVENTS:
+        f |= E_TEXT_OPAQUE
+    return f

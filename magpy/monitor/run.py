@@ -49,7 +49,6 @@ from .. import capture
 from ..annotations import lookup
 from ..annotations.torch_ops import contains_tensor
 from ..breaks import (
-    SUBSCRIPT_EVENTS,
     BreakCompile,
     BreakKind,
     BreakReason,
@@ -63,18 +62,25 @@ from ..global_state import GlobalState, torch_mode_entered
 from ..graph import OpGraph, Unsupported
 from ..guards import Guard
 from ..lifted import LiftedInt, delift, restores_any, restoring
-from ..objmodel import PROTOCOL_EVENTS, is_immutable
+from ..objmodel import is_immutable
 from ..refgraph import RefGraph, ShadowNode
 from ..source import Source
 from . import rulebook
 from .callbacks import APPLIER_CODE
 from .frame import (
     ALL_EVENTS,
+    E_CALL,
+    E_NUMPY_OPAQUE,
+    E_PROTOCOL,
+    E_SPLIT_AT,
+    E_TEXT_OPAQUE,
+    E_WITH,
     MAGPY_RUNTIME_FILES,
     NO_MOVES,
     NO_MOVES_OR_TESTS,
     FrameState,
     annotated_code_ids,
+    event_flags,
     quiet_map,
     skip_codes,
 )
@@ -82,10 +88,6 @@ from .function_apply import in_checkpoint_machinery
 from .state import RunSwitches
 from .watcher import RunHooks
 
-#: Events whose native code takes elements out of an array (iteration, unpacking, membership,
-#: ``f(*a)``, formatting): a numpy value read from tensors among their operands is assumed.
-_CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
-_WITH_ENTRIES = frozenset({"BEFORE_WITH", "SETUP_WITH"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _ATTRIBUTE_GETTERS = frozenset({"__getattribute__", "getattr", "hasattr"})
 
@@ -108,32 +110,6 @@ def attribute_lookup(ins: Any, stack: list) -> bool:
 #: How much of the stack a pending operation keeps (more than any operation's operands but a call
 #: with many arguments, which then counts as holding what it cannot see).
 _OPERANDS_KEPT = 8
-_NUMPY_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX",
-                                  "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "CALL_FUNCTION_EX",
-                                  "CONTAINS_OP", "FORMAT_VALUE", "DELETE_SUBSCR"})
-_TEXT_OPAQUE_EVENTS = frozenset({"GET_ITER", "GET_YIELD_FROM_ITER", "UNPACK_SEQUENCE", "UNPACK_EX", "LIST_EXTEND",
-                                 "SET_UPDATE", "CALL_FUNCTION_EX"})
-# What an instruction is for the checks every event makes (Instr.events, worked out once per
-# decoded instruction instead of a set lookup per event): a protocol event, a ``with`` entry, a
-# call, a split point that is not a call, an event opaque to arrays or to text read from tensors.
-_E_PROTOCOL, _E_WITH, _E_CALL, _E_SPLIT_AT, _E_NUMPY_OPAQUE, _E_TEXT_OPAQUE = 1, 2, 4, 8, 16, 32
-
-
-def _event_flags(ins) -> int:
-    f = 0
-    if ins.opname in PROTOCOL_EVENTS or ins.real in PROTOCOL_EVENTS:
-        f |= _E_PROTOCOL
-    if ins.real in _WITH_ENTRIES:
-        f |= _E_WITH
-    if ins.opname in _CALL_EVENTS:
-        f |= _E_CALL
-    elif ins.real in SUBSCRIPT_EVENTS or ins.real == "FOR_ITER":
-        f |= _E_SPLIT_AT
-    if ins.opname in _NUMPY_OPAQUE_EVENTS:
-        f |= _E_NUMPY_OPAQUE
-    if ins.opname in _TEXT_OPAQUE_EVENTS:
-        f |= _E_TEXT_OPAQUE
-    return f
 
 
 
@@ -435,19 +411,19 @@ class Monitor:
                 return
             events = ins.events
             if events is None:
-                events = ins.events = _event_flags(ins)
-            if events & _E_PROTOCOL:
+                events = ins.events = event_flags(ins)
+            if events & E_PROTOCOL:
                 self.guard_protocol(ins, stack)
-                if events & _E_WITH:
+                if events & E_WITH:
                     fs.managers[offset] = stack[-1]   # (may it swallow an operator's error? ops.inside_except)
                     mode = torch_mode_entered(stack[-1])
                     if mode is not None:
                         self.go_dynamic(mode)
-            if self.scalar_nodes and events & _E_NUMPY_OPAQUE and self.holds_numpy(stack[-3:]):
+            if self.scalar_nodes and events & E_NUMPY_OPAQUE and self.holds_numpy(stack[-3:]):
                 # iterating or unpacking an array read from tensor values (`for v in a`, `f(*a)`):
                 # native code hands out its elements, which nobody follows: its values are assumed
                 self.scalar_escape(f"{ins.real} of", stack[-3:])
-            if self.scalar_nodes and events & _E_TEXT_OPAQUE and any(
+            if self.scalar_nodes and events & E_TEXT_OPAQUE and any(
                     type(v) is str and self.scalar_node(v) is not None for v in stack[-3:]):
                 # iterating or unpacking text made from tensor values (`for ch in s`, `[*s]`):
                 # native code hands out its characters, which nobody follows: the text is assumed
@@ -458,11 +434,11 @@ class Monitor:
                 lw.on_instruction(fs, ins, None, stack)   # (what a loop to be rolled may not do)
             if self.branch_watcher.branch_active:
                 self.branch_watcher.on_instruction(fs, ins, offset, stack)   # (arms, merge points)
-            if events & _E_CALL:
+            if events & E_CALL:
                 # what a split at this call needs, and what outer frames resume after (magpy.splits)
                 fs.last_call = call = (ins, stack, fs.kw_names, len(self.assumptions))
                 self.in_call_event = True
-            elif events & _E_SPLIT_AT:
+            elif events & E_SPLIT_AT:
                 call = (ins, stack, (), len(self.assumptions))   # (a split at `xs[t]`, a loop's step: magpy.splits)
             handler = getattr(self, ins.handler, None)
             (handler if handler is not None else self.op_UNSUPPORTED)(fs, ins, stack)
