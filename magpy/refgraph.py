@@ -458,18 +458,17 @@ class RefGraph:
 
 def search(g: RefGraph, src: ShadowNode, version: int) -> list[ShadowNode]:
     """Algorithm 1, ``Search``: nodes reachable from ``src`` through refs of ``version``."""
-    result = [src]
+    result = [src]   # (breadth first: the result is the queue, read from its front)
     seen = {src.node_id}
-    queue = [src]
-    while queue:
-        cur = queue.pop(0)
+    i = 0
+    while i < len(result):
+        cur = result[i]
+        i += 1
         for ref in cur.versions[version].refs.values():
             if isinstance(ref, Const) or ref in seen:
                 continue
             seen.add(ref)
-            node = g.sn[ref]
-            result.append(node)
-            queue.append(node)
+            result.append(g.sn[ref])
     return result
 
 
