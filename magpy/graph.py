@@ -42,29 +42,21 @@ def range_len(start: int, stop: int, step: int) -> int:
     return len(range(start, stop, step))
 
 
-_NODE_NAMES: dict[Any, str] = {}
+_NODE_NAMES: dict[str, str] = {}   # a function's or method's name -> the node name fx makes of it
+_SNAKE = re.compile(r"(?<=[a-z])([A-Z])")
 
 
 def _node_name(target: Any) -> str:
     """The name fx gives a node of ``target`` (``linear``, ``add``, ``layer_norm``), before it
-    numbers repeats: the snake-cased name of the function or method, worked out once per target
-    (fx would work it out with a regular expression for every node)."""
-    try:
-        return _NODE_NAMES[target]
-    except (KeyError, TypeError):
-        pass
+    numbers repeats: the snake-cased name of the function or method, worked out once per name
+    (fx would work it out with a regular expression for every node). Kept by name, not by
+    target: a target made for one record (a scripted method's caller) is not held here."""
     op = target if isinstance(target, str) else getattr(target, "__name__", "fn")
-    if isinstance(target, str) and op.startswith("__") and op.endswith("__"):
-        op = op[2:-2]
-    name = _SNAKE.sub(r"_\1", op).lower()
-    try:
-        _NODE_NAMES[target] = name
-    except TypeError:
-        pass   # (an unhashable target: named again next time)
+    name = _NODE_NAMES.get(op)
+    if name is None:
+        bare = op[2:-2] if isinstance(target, str) and op.startswith("__") and op.endswith("__") else op
+        name = _NODE_NAMES[op] = _SNAKE.sub(r"_\1", bare).lower()
     return name
-
-
-_SNAKE = re.compile(r"(?<=[a-z])([A-Z])")
 
 
 class OpGraph:

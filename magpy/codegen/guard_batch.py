@@ -87,11 +87,15 @@ class HeldBatch:
 
         real_of: dict[int, Any] = {}   # id(container) -> _real_dict(container) (rows share containers)
 
-        def watch_one(c) -> bool:
-            """:func:`watch` of one container (most rows name one)."""
+        def real(c) -> dict | None:
             r = real_of.get(id(c), _MISSING)
             if r is _MISSING:
                 r = real_of[id(c)] = _real_dict(c)
+            return r
+
+        def watch_one(c) -> bool:
+            """:func:`watch` of one container (most rows name one)."""
+            r = real(c)
             if r is None:
                 return False
             vdicts[id(r)] = r
@@ -99,14 +103,9 @@ class HeldBatch:
 
         def watch(*containers) -> bool:
             """Are all of ``containers`` covered by a version tag? Then their dicts are watched."""
-            reals = []
-            for c in containers:
-                r = real_of.get(id(c), _MISSING)
-                if r is _MISSING:
-                    r = real_of[id(c)] = _real_dict(c)
-                if r is None:
-                    return False
-                reals.append(r)
+            reals = [real(c) for c in containers]
+            if any(r is None for r in reals):
+                return False
             for r in reals:
                 vdicts[id(r)] = r
             return True
