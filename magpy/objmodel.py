@@ -331,8 +331,9 @@ def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
     if isinstance(obj, torch.nn.Module) and tp.__getattr__ is _MODULE_GETATTR \
             and tp.__getattribute__ is object.__getattribute__:
         # (looked up without raising: a miss in the normal lookup costs an AttributeError)
-        if any(name in k.__dict__ for k in tp.__mro__):
-            return getattr(obj, name, default)   # (the class has it: the normal lookup finds it)
+        for k in tp.__mro__:
+            if name in k.__dict__:
+                return getattr(obj, name, default)   # (the class has it: the normal lookup finds it)
         d = obj.__dict__
         if name in d:
             return d[name]

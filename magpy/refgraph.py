@@ -50,7 +50,7 @@ import torch
 from .objmodel import is_immutable
 from .source import ConstSource, Source
 
-#: how many tuples the run makes between two scans for unreachable ones, at least
+#: how many tuples and lists the run makes between two scans for unreachable ones, at least
 _RELEASE_BATCH = 4
 
 
@@ -213,7 +213,8 @@ class RefGraph:
         self._views: dict = {}
         self.writes: list[Write] = []        # every write of the run, in order (objects made in the call too)
         self.locate = None                   # () -> the user's file:line now (set by the monitor)
-        self._made_tuples: list[ShadowNode] = []   # nodes holding tuples the run made (release_unreachable)
+        self._made_sequences: list[ShadowNode] = []   # nodes holding tuples and lists the run made (release_unreachable)
+        self._named_by_writes: set[int] = set()         # nodes whose id a Write names (note_write)
         self._next_release = _RELEASE_BATCH
 
     # -- lookup ---------------------------------------------------------------------------------
@@ -262,36 +263,39 @@ class RefGraph:
             self._by_id[key] = node
             return node
         node = self._new_node(obj, None)
-        if type(obj) is tuple:
-            self._made_tuples.append(node)
+        if type(obj) is tuple or type(obj) is list:
+            self._made_sequences.append(node)
         return node
 
     def release_unreachable(self) -> None:
-        """Let go of the tuples the run made that nothing but their node holds any more.
+        """Let go of the tuples and lists the run made that nothing but their node holds any more.
 
         A node keeps the object it stands for alive so that its ``id()`` names nothing else while
         the run lasts; a tuple cannot be weakly referenced (as tensors are, see :meth:`new`), so
-        the tuples a model passes its activations around in (``return (out, weights)``, the
-        ``args`` of a module call) would keep every activation of the call alive until the run
-        ends: memory eager frees early, and fresh pages for each later operation. A tuple whose
-        only reference is its node's is unreachable by the program (not by a local, a stack slot,
-        a cell, another object or the run's own tables), so the program can never show it to the
-        run again: its node forgets it (as a tensor's does) and the tuple dies, with whatever only
-        it held. Called between frames; the list is scanned whole once it has doubled since the
-        last scan (amortised constant cost per tuple)."""
-        if len(self._made_tuples) < self._next_release:
+        the tuples and lists a model passes its activations around in (``return (out, weights)``,
+        the ``args`` of a module call, the ``[self, *args]`` a ``forward(self, *args)`` call
+        builds) would keep every activation of the call alive until the run ends: memory eager
+        frees early, and fresh pages for each later operation. One whose only reference is its
+        node's is unreachable by the program (not by a local, a stack slot, a cell, another object
+        or the run's own tables), so the program can never show it to the run again: its node
+        forgets it (as a tensor's does) and it dies, with whatever only it held. A list the run
+        saw written (other than while it was built) stays held: the write's record names it by
+        ``id()``, which must name nothing else while the run lasts. Called between frames; the
+        list is scanned whole once it has doubled since the last scan (amortised constant cost
+        per object)."""
+        if len(self._made_sequences) < self._next_release:
             return
         kept = []
-        for node in self._made_tuples:
+        for node in self._made_sequences:
             obj = node.obj
-            if sys.getrefcount(obj) > _HELD_ONLY_BY_NODE:
+            if sys.getrefcount(obj) > _HELD_ONLY_BY_NODE or node.node_id in self._named_by_writes:
                 kept.append(node)
                 continue
             if self._by_id.get(id(obj)) is node:
                 del self._by_id[id(obj)]
             node.obj = None
         obj = None
-        self._made_tuples = kept
+        self._made_sequences = kept
         self._next_release = max(2 * len(kept), len(kept) + _RELEASE_BATCH)
 
     # -- §5.3.2 update rules ----------------------------------------------------------------------
@@ -323,6 +327,8 @@ class RefGraph:
         """Record a write in :attr:`writes` (:meth:`inplace` does for every version; the update
         rules for the writes that make no version: to objects made in the call)."""
         where = self.locate() if self.locate is not None else ""
+        if node is not None and change.kind != "build":
+            self._named_by_writes.add(node.node_id)   # (a watcher may look it up by id: release_unreachable)
         self.writes.append(Write(node.node_id if node is not None else None, id(obj), change, where))
 
     def writes_since(self, mark: int) -> list[Write]:

@@ -122,7 +122,7 @@ def test_an_opcode_without_a_rule_breaks_with_its_name(monkeypatch):
         return (lambda: y)() + 1
 
     monkeypatch.delitem(bytecode.DECODER._events, "DELETE_FAST")
-    monkeypatch.setattr(bytecode.DECODER, "_instr_cache", {})
+    monkeypatch.setattr(bytecode.DECODER, "_instr_cache", bytecode.CodeTable())
     ex = magpy.explain(f)(torch.ones(2, 3))
     assert ex.graph_count == 0
     assert any(f"is not supported by MagPy on CPython {VERSION}" in r and "DELETE_FAST" in r

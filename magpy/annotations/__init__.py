@@ -54,6 +54,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Any, Annotation]] = {}
+        self._codes: tuple | None = None
 
     def add(self, fn: Any, ann: Annotation) -> None:
         self._by_id[id(fn)] = (fn, ann)
@@ -64,7 +65,7 @@ class Registry:
         object hashes its constants on every lookup, and equal code elsewhere (the same body
         written twice) is not the annotated function's. The codes are held with their ids, so
         an id stays theirs even if a function's ``__code__`` is replaced."""
-        if getattr(self, "_codes", None) is None:
+        if self._codes is None:
             codes = tuple({id(c): c for fn, _ in self._by_id.values()
                            if (c := getattr(fn, "__code__", None)) is not None}.values())
             self._codes = (codes, frozenset(map(id, codes)))

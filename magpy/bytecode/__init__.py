@@ -29,11 +29,11 @@ from __future__ import annotations
 import importlib
 import sys
 
-from ._decoder import Decoder, Instr, catches_tensor_errors
+from ._decoder import CodeTable, Decoder, Instr, catches_tensor_errors
 
 SUPPORTED_BYTECODE = ((3, 10), (3, 11), (3, 12), (3, 13))
 
-__all__ = ["SUPPORTED_BYTECODE", "DECODER", "Decoder", "Instr", "catches_tensor_errors", "catching_ranges",
+__all__ = ["SUPPORTED_BYTECODE", "DECODER", "CodeTable", "Decoder", "Instr", "catches_tensor_errors", "catching_ranges",
            "instructions"]
 
 DECODER: Decoder | None = None

@@ -76,6 +76,27 @@ _NAME_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST", 
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
+class CodeTable:
+    """Values kept per code object, found by the object's identity: a code object hashes its
+    name, bytecode and constants on every dict lookup (half a microsecond for a long function),
+    and the monitor asks per event. Each entry holds its code object, so an id stays that code's."""
+
+    __slots__ = ("_by_id",)
+
+    def __init__(self) -> None:
+        self._by_id: dict = {}
+
+    def find(self, code: types.CodeType, default: Any = None) -> Any:
+        """The value kept for ``code``, or ``default``."""
+        hit = self._by_id.get(id(code))
+        return hit[1] if hit is not None and hit[0] is code else default
+
+    def keep(self, code: types.CodeType, value: Any) -> Any:
+        """Keep ``value`` for ``code``; returns it."""
+        self._by_id[id(code)] = (code, value)
+        return value
+
+
 class Instr:
     """One instruction as the monitor sees it: the event it is, its normalised argument, its line.
 
@@ -136,9 +157,9 @@ class Decoder:
         self._events = dict(SHARED_EVENTS)
         for klass in reversed(type(self).__mro__):   # a version's table extends the one before
             self._events.update(klass.__dict__.get("EVENTS", {}))
-        self._instr_cache: dict = {}
-        self._catching_cache: dict = {}
-        self._with_cache: dict = {}
+        self._instr_cache = CodeTable()
+        self._catching_cache = CodeTable()
+        self._with_cache = CodeTable()
 
     # -- decoding ---------------------------------------------------------------------------
     def event(self, opname: str) -> str:
@@ -147,13 +168,13 @@ class Decoder:
 
     def instructions(self, code: types.CodeType) -> dict[int, Instr]:
         """The instructions of ``code`` by byte offset, as events (cached per code object)."""
-        table = self._instr_cache.get(code)
+        table = self._instr_cache.find(code)
         if table is None:
             table = self.decode(code)
             self.finish(table)
             if self.HIDDEN_AFTER_EXTENDED_ARG and any(ins.real == "EXTENDED_ARG" for ins in table.values()):
                 self._fold_extended_args(table)
-            self._instr_cache[code] = table
+            self._instr_cache.keep(code, table)
         return table
 
     def decode(self, code: types.CodeType) -> dict[int, Instr]:
@@ -228,7 +249,7 @@ class Decoder:
         handler (the one that calls ``__exit__`` with the exception), innermost first;
         ``entered`` is the offset of the instruction that entered that ``with``
         (BEFORE_WITH, SETUP_WITH on 3.10), where the monitor saw its context manager."""
-        hit = self._with_cache.get(code)
+        hit = self._with_cache.find(code)
         if hit is not None:
             return hit
         instrs = self.instructions(code)
@@ -249,8 +270,7 @@ class Decoder:
             if before:
                 ranges.append((start, end, before[-1]))
         ranges.sort(key=lambda r: r[1] - r[0])   # (innermost first)
-        hit = self._with_cache[code] = tuple(ranges)
-        return hit
+        return self._with_cache.keep(code, tuple(ranges))
 
     def catching_ranges(self, code: types.CodeType) -> tuple:
         """``(start, end, caught)`` for each ``try`` range of ``code`` whose handler is an
@@ -260,7 +280,7 @@ class Decoder:
         A handler that tests the exception (:attr:`MATCH_OPS`) or ends it (``POP_EXCEPT``)
         before re-raising catches it.
         """
-        hit = self._catching_cache.get(code)
+        hit = self._catching_cache.find(code)
         if hit is not None:
             return hit
         instrs = self.instructions(code)
@@ -286,8 +306,7 @@ class Decoder:
                     break
                 elif op in self.HANDLER_END_OPS:
                     break
-        hit = self._catching_cache[code] = tuple(ranges)
-        return hit
+        return self._catching_cache.keep(code, tuple(ranges))
 
 
 def with_block_manager_at(ranges: tuple, at: int) -> int | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import torch
 
 from ..breaks import SUBSCRIPT_EVENTS
+from ..bytecode import CodeTable
 from ..objmodel import PROTOCOL_EVENTS
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ class FrameState:
     #: its latest instruction event answered ``quiet``: the capture skips its quiet instructions
     #: until its next delivered event (a ``pend`` on it from elsewhere wakes it: Monitor.pend)
     quieted: bool = False
+    #: its code's ``try`` ranges with an ``except`` (bytecode.catching_ranges), read on first need
+    catching: tuple | None = None
 
 
 #: Instructions that only move references within the frame (locals, constants, the NULL of a
@@ -67,25 +70,24 @@ QUIET_HANDLERS = frozenset({"op_PASS", "op_LOAD_FAST", "op_LOAD_FAST_CHECK", "op
 #: how quiet the run may be (:meth:`Monitor.instruction`): every event; all but the moves; all but
 #: the moves and the tests
 ALL_EVENTS, NO_MOVES, NO_MOVES_OR_TESTS = 0, 1, 2
-_quiet_maps: dict = {}   # id(code) -> (code, its quiet map)
+_quiet_maps = CodeTable()
+_UNSEEN = object()
 
 
 def quiet_map(code: Any, instrs: dict) -> Any:
     """The capture's form of ``code``'s quiet instructions (per byte offset: ``NO_MOVES`` for a
     move, ``NO_MOVES_OR_TESTS`` for a test, 0 for any other), or None where the capture delivers
     every event (cached per code object, by identity)."""
-    hit = _quiet_maps.get(id(code))
-    if hit is not None and hit[0] is code:
-        return hit[1]
+    hit = _quiet_maps.find(code, _UNSEEN)
+    if hit is not _UNSEEN:
+        return hit
     flags = bytearray(len(code.co_code))
     for offset, ins in instrs.items():
         if ins.handler in QUIET_HANDLERS:
             flags[offset] = NO_MOVES if ins.real in QUIET_OPNAMES else NO_MOVES_OR_TESTS if ins.real in QUIET_TESTS else 0
     from .. import capture  # (this module needs no capture backend otherwise)
 
-    made = capture.quiet_map(bytes(flags))
-    _quiet_maps[id(code)] = (code, made)
-    return made
+    return _quiet_maps.keep(code, capture.quiet_map(bytes(flags)))
 
 
 class GuardSink(Protocol):
@@ -169,14 +171,6 @@ _PACKAGE_DIR = __file__.rsplit("/", 2)[0]   # (magpy/, above this package)
 MAGPY_RUNTIME_FILES = frozenset({_PACKAGE_DIR + f for f in ("/api.py", "/compiled_module.py", "/refgraph.py",
                                                             "/graph.py")}
                                 | {"<magpy guard>", "<magpy mock>"})
-
-
-def annotated_code_ids() -> frozenset:
-    """The ids of the code objects of Python functions that carry an annotation (a quick pre-filter)."""
-    from ..annotations import REGISTRY, ensure_loaded
-
-    ensure_loaded()
-    return REGISTRY.python_code_ids()
 
 
 # -- what an instruction is for the checks every event makes ------------------------------------

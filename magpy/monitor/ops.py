@@ -208,13 +208,16 @@ class OpRecorder:
         (or one of ``errors``), or inside a ``with`` whose context manager could swallow it
         (``contextlib.suppress``)?"""
         for fs in self.run.frames.values():
-            ranges = catching_ranges(fs.code)
-            at = fs.frame.f_lasti
+            ranges = fs.catching
+            if ranges is None:
+                ranges = fs.catching = catching_ranges(fs.code)
             if ranges:
+                at = fs.frame.f_lasti
                 for start, end, caught in ranges:
                     if start <= at < end and catches_tensor_errors(caught, fs.frame, errors):
                         return True
             if fs.managers:
+                at = fs.frame.f_lasti
                 for start, end, entered in with_ranges(fs.code):
                     if start <= at < end and entered in fs.managers and may_swallow(fs.managers[entered]):
                         return True

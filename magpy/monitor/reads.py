@@ -395,8 +395,7 @@ class Reads:
             fn_src = fn_node.source if fn_node is not None and fn_node.source is not None \
                 else ConstSource(fn, fn.__qualname__)
             if fn.__defaults__:
-                dsrc = AttrSource(fn_src, "__defaults__")
-                self.add_guard(IdGuard(dsrc, fn.__defaults__))   # a tuple: identity pins every value
+                dsrc = self._defaults_source(fn, fn_src)
                 first = code.co_argcount - len(fn.__defaults__)
                 for j, name in enumerate(code.co_varnames[first:code.co_argcount]):
                     defaults_of[name] = ItemSource(dsrc, j)
@@ -423,6 +422,19 @@ class Reads:
                 self.run.rg.new(v)   # a hook's `args`/`kwargs` from Module.__call__ (its own *args/**kwargs)
 
             # else: an object handed over by C code MagPy does not follow stays of unknown origin
+
+    def _defaults_source(self, fn: types.FunctionType, fn_src: Source) -> Source:
+        """``fn.__defaults__``'s source, guarded by identity (a tuple: identity pins every value).
+        Once per function, source and tuple: a later entry's guard would be the same one, dropped
+        as a duplicate."""
+        pinned = self.run.defaults_pinned.get(id(fn))
+        if pinned is not None and pinned[0] is fn and pinned[1] is fn.__defaults__ \
+                and (pinned[2] is fn_src or pinned[2] == fn_src):
+            return pinned[3]
+        dsrc = AttrSource(fn_src, "__defaults__")
+        self.add_guard(IdGuard(dsrc, fn.__defaults__))
+        self.run.defaults_pinned[id(fn)] = (fn, fn.__defaults__, fn_src, dsrc)
+        return dsrc
 
     def bind_packed_params(self, frame) -> None:
         """The ``*args`` tuple and ``**kwargs`` dict of the top frame are objects the call itself

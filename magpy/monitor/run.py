@@ -46,7 +46,7 @@ from typing import Any
 import torch
 
 from .. import capture
-from ..annotations import lookup
+from ..annotations import REGISTRY, ensure_loaded, lookup
 from ..annotations.torch_ops import contains_tensor
 from ..breaks import (
     BreakCompile,
@@ -79,7 +79,6 @@ from .frame import (
     NO_MOVES,
     NO_MOVES_OR_TESTS,
     FrameState,
-    annotated_code_ids,
     event_flags,
     quiet_map,
     skip_codes,
@@ -113,7 +112,8 @@ _OPERANDS_KEPT = 8
 
 
 
-_SKIP: set = set()   # the framework codes (frame.skip_codes: one set, grown in place)
+#: the ids of the framework codes (frame.skip_codes, which holds the codes: grown in place)
+_SKIP: frozenset = frozenset()
 _no_subclass_functions = torch._C.DisableTorchFunctionSubclass
 _RETURNED = object()   # Monitor.top_frame once the top frame returned (no reference kept to it)
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -162,7 +162,8 @@ class Monitor:
                  top_closure: tuple | None = None, lifted: list[tuple] | None = None,
                  lifted_values: frozenset = frozenset(), switches: RunSwitches = RunSwitches()) -> None:
         global _SKIP
-        _SKIP = skip_codes()   # (the same set; Dynamo's frames join it once Dynamo is loaded)
+        _SKIP = frozenset(map(id, skip_codes()))   # (Dynamo's frames join once Dynamo is loaded)
+        ensure_loaded()   # (the annotated functions' codes are looked up per frame entry)
         self.rules = rulebook.make_rules(self)
         self.top_code = top_code
         self.param_sources = param_sources
@@ -179,6 +180,7 @@ class Monitor:
         self.guards: list[Guard] = []
         self.guarded_keys: set = set()
         self.code_pinned: set = set()         # ids of functions whose `__code__` is guarded (each held by its guard)
+        self.defaults_pinned: dict = {}       # id(fn) -> (fn, its __defaults__, fn's source, theirs): guarded
         self.class_attrs_guarded: dict = {}   # (id(cls), name, id(after)) -> (cls, after): MRO lookups guarded
         self.dunder_indexes: dict = {}        # id(cls) -> (cls, objmodel.dunder_index(cls)), classes entered
         self.frames: dict[int, FrameState] = {}
@@ -304,7 +306,7 @@ class Monitor:
 
     def _enter(self, frame) -> bool:
         code = frame.f_code
-        if code in _SKIP or code.co_filename in MAGPY_RUNTIME_FILES:
+        if id(code) in _SKIP or code.co_filename in MAGPY_RUNTIME_FILES:
             return False   # framework frames and MagPy's own (a compiled callable called inside)
         is_top = self.top_frame is None
         if self.checkpointing and in_checkpoint_machinery(self, frame, code):
@@ -313,7 +315,7 @@ class Monitor:
             if code is not self.top_code:
                 return False
             self.top_frame = frame
-        elif id(code) in annotated_code_ids():
+        elif id(code) in REGISTRY.python_code_ids():
             # An annotated Python function called from a frame MagPy skips (Module._call_impl
             # calling torch.compiler.is_compiling): opaque, as when the monitor sees the call.
             be = capture.backend()
@@ -740,7 +742,7 @@ class Monitor:
     def framework_code(self, code: Any) -> bool:
         """Is ``code`` a framework frame's that runs between user frames unmonitored
         (``Module._call_impl``)?"""
-        return code in _SKIP
+        return id(code) in _SKIP
 
     def where(self) -> str:
         """The user's file:line of the instruction being monitored."""
