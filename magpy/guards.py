@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Protocol
 import torch
 
 from .guard_text import object_name, tensor_words
-from .objmodel import base_value, exact_by_eq, exact_key, is_immutable, value_base
+from .objmodel import base_value, exact_by_eq, exact_key, is_immutable, is_instance, value_base
 from .redraw import same_draw
 from .source import ConstPool, ConstSource, Source, literal
 
@@ -617,19 +617,19 @@ def guard_for_object(value: Any, source: Source) -> Guard | None:
     metadata for tensors, else its exact type (its attributes and items are guarded where they
     are read).
     """
-    if isinstance(source, ConstSource) and not isinstance(value, torch.Tensor):
+    if isinstance(source, ConstSource) and not is_instance(value, torch.Tensor):
         return None   # held by the compiled function itself: identity cannot change
-    if isinstance(value, torch.Tensor):
+    if is_instance(value, torch.Tensor):
         return TensorGuard(source, value)
-    if isinstance(value, types.BuiltinMethodType) and value.__self__ is not None \
-            and not isinstance(value.__self__, types.ModuleType):
+    if is_instance(value, types.BuiltinMethodType) and value.__self__ is not None \
+            and not is_instance(value.__self__, types.ModuleType):
         # `d.get` is a new object on every access: guard what it is bound to.
         return BuiltinMethodGuard(source, value.__self__, value.__name__)
-    if isinstance(value, (torch.nn.Module, types.FunctionType, types.BuiltinFunctionType, type,
-                          types.ModuleType, types.CodeType, enum.Enum, functools.partial)) \
+    if is_instance(value, (torch.nn.Module, types.FunctionType, types.BuiltinFunctionType, type,
+                           types.ModuleType, types.CodeType, enum.Enum, functools.partial)) \
             or value is Ellipsis or value is NotImplemented:
         return IdGuard(source, value)
-    if isinstance(value, types.MethodType):
+    if is_instance(value, types.MethodType):
         return MethodGuard(source, value.__func__, value.__self__)
     if is_guarded_array(value):
         return ArrayGuard.of(source, value)

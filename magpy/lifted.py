@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from .realtype import instance_dict
+
 
 class LiftedInt(int):
     """An ``int`` the monitor run follows: a size read from a tensor whose shape changes between
@@ -50,16 +52,17 @@ def restores_any() -> bool:
 def delift(v: Any, depth: int = 0) -> Any:
     """``v`` with every :class:`LiftedInt` in it a plain ``int`` (and a float copy the run made the
     original, :func:`restoring`): lists, dicts and plain objects are changed in place (they keep
-    their identity), tuples and sizes are rebuilt when they hold one."""
+    their identity), tuples and sizes are rebuilt when they hold one. Types are tested on
+    ``type(v)``, never through ``v`` (see :func:`magpy.realtype.is_instance`)."""
     t = type(v)
     if t is LiftedInt:
         return int(v)
     if t is float:
         hit = _ORIGINALS.get(id(v)) if _ORIGINALS else None
         return hit[1] if hit is not None and hit[0] is v else v
-    if depth > 6 or v is None or t in (int, float, bool, str, bytes) or isinstance(v, (torch.Tensor, torch.nn.Module)):
+    if depth > 6 or v is None or t in (int, float, bool, str, bytes) or issubclass(t, (torch.Tensor, torch.nn.Module)):
         return v
-    if isinstance(v, type):   # (a class made in the call, `type("T", (), {"v": n})`: its own attributes)
+    if issubclass(t, type):   # (a class made in the call, `type("T", (), {"v": n})`: its own attributes)
         for k, e in list(vars(v).items()):
             if type(e) is LiftedInt:
                 type.__setattr__(v, k, int(e))
@@ -110,21 +113,21 @@ def delift(v: Any, depth: int = 0) -> Any:
             v.clear()
             v.update(items)
         return v
-    if isinstance(v, (dict, list)) and t.__module__ in ("collections", "builtins"):
+    if issubclass(t, (dict, list)) and t.__module__ in ("collections", "builtins"):
         # (Counter, OrderedDict, defaultdict, UserList-free subclasses of the stdlib: item values
         # in place, through the container's own protocol, which keeps the order; keys re-added)
-        if isinstance(v, dict) and any(_keyed(k) for k in v):
+        if issubclass(t, dict) and any(_keyed(k) for k in v):
             items = [(delift(k, depth + 1), delift(e, depth + 1)) for k, e in v.items()]
             v.clear()
             for k, e in items:
                 v[k] = e
             return v
-        for k, e in (list(v.items()) if isinstance(v, dict) else list(enumerate(v))):
+        for k, e in (list(v.items()) if issubclass(t, dict) else list(enumerate(v))):
             new = delift(e, depth + 1)
             if new is not e:
                 v[k] = new
         return v
-    if t in (tuple, torch.Size) or (isinstance(v, tuple) and (
+    if t in (tuple, torch.Size) or (issubclass(t, tuple) and (
             callable(getattr(t, "_make", None)) or t.__module__ == "torch.return_types")):
         items = [delift(e, depth + 1) for e in v]
         if all(a is b for a, b in zip(items, v)):
@@ -149,11 +152,11 @@ def delift(v: Any, depth: int = 0) -> Any:
             delift(v.__kwdefaults__, depth + 1)
         delift(v.__dict__, depth + 1)   # (attributes set on it: `g.attr = k`)
         return v
-    if isinstance(v, BaseException):   # (`ValueError("bad batch", x.size(0))` kept or returned)
+    if issubclass(t, BaseException):   # (`ValueError("bad batch", x.size(0))` kept or returned)
         args = delift(v.args, depth + 1)
         if args is not v.args:
             v.args = args
-    d = getattr(v, "__dict__", None)
+    d = instance_dict(v)
     if type(t) is type and t.__module__ not in ("builtins",) and not t.__module__.startswith("torch"):
         if type(d) is dict:
             delift(d, depth + 1)

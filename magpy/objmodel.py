@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from .lifted import LiftedInt
+from .realtype import instance_dict, is_instance
 
 try:
     import numpy as _np
@@ -55,7 +56,7 @@ def is_immutable(v: Any) -> bool:
     t = type(v)
     if t in IMMUTABLE_TYPES:
         return True
-    if _np_generic is not None and isinstance(v, _np_generic):
+    if _np_generic is not None and issubclass(t, _np_generic):
         return True   # numpy scalars: values, compared with their exact type
     if t is tuple or t is torch.Size or t is frozenset:
         return all(is_immutable(e) for e in v)
@@ -124,7 +125,7 @@ def value_base(v: Any) -> type | None:
     if t in IMMUTABLE_TYPES or t is LiftedInt:   # (a size the run follows: the lifting guards it)
         return None
     for base in _VALUE_BASES + VALUE_TYPES:
-        if isinstance(v, base):
+        if issubclass(t, base):   # (the real type: see is_instance)
             return base
     return None
 
@@ -299,12 +300,16 @@ def has_python_call(fn: Any) -> bool:
 
 def module_has_hooks(m: torch.nn.Module) -> bool:
     """Does ``m`` have forward or backward (pre-)hooks of its own?"""
-    return bool(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks)
+    d = instance_dict(m) or {}   # (read as Module.__call__ reads them, with no hook of the class)
+    return any(d.get(k) for k in _MODULE_HOOK_TABLES)
+
+
+_MODULE_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
 def has_instance_dict(obj: Any) -> bool:
     """An instance with a ``__dict__`` in which an attribute could shadow its class's."""
-    return not isinstance(obj, (type, types.ModuleType)) and isinstance(getattr(obj, "__dict__", None), dict)
+    return not is_instance(obj, (type, types.ModuleType)) and instance_dict(obj) is not None
 
 
 def relation_present(obj: Any, rel: tuple) -> bool:
@@ -326,9 +331,17 @@ def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
     (``__self__``, ``__name__``, ``__code__``...), with nn.Module's ``__getattr__`` done here: a
     module has none of them, and its own hook formats an error message for every miss, several
     times on every module call the monitor decides. Same answer: that hook looks only in the
-    module's parameter, buffer and submodule tables."""
+    module's parameter, buffer and submodule tables. An instance of a class whose own Python
+    ``__getattribute__`` or ``__getattr__`` computes attributes is asked by the normal lookup
+    alone: those hooks are program code the probe must not run (:func:`is_instance`), and no
+    callable keeps these names there."""
     tp = type(obj)
-    if isinstance(obj, torch.nn.Module) and tp.__getattr__ is _MODULE_GETATTR \
+    if _python_lookup(tp):
+        try:
+            return object.__getattribute__(obj, name)
+        except AttributeError:
+            return default
+    if issubclass(tp, torch.nn.Module) and tp.__getattr__ is _MODULE_GETATTR \
             and tp.__getattribute__ is object.__getattribute__:
         # (looked up without raising: a miss in the normal lookup costs an AttributeError)
         for k in tp.__mro__:
@@ -343,6 +356,17 @@ def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
                 return t[name]
         return default
     return getattr(obj, name, default)
+
+
+def _python_lookup(tp: type) -> bool:
+    """Does an attribute lookup on an instance of ``tp`` (not a class) run a Python
+    ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?"""
+    if issubclass(tp, type):
+        return False
+    if type(tp.__getattribute__) is types.FunctionType:
+        return True
+    hook = getattr(tp, "__getattr__", None)
+    return type(hook) is types.FunctionType and hook is not _MODULE_GETATTR
 
 
 def write_hook(obj: Any, name: str, delete: bool = False) -> str | None:
@@ -372,7 +396,7 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
 
     Returns (where, via) with ``via`` the spelling generated code uses to fetch it fast.
     """
-    if isinstance(obj, types.ModuleType):
+    if is_instance(obj, types.ModuleType):
         # A module's own names are in its __dict__; a module class with __getattr__ (torch._VF)
         # computes the others, so those are fetched with getattr.
         return ("module", "__dict__") if name in obj.__dict__ else ("module", "")
@@ -384,16 +408,17 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
     is_data_descr = cls_attr is not None and (hasattr(type(cls_attr), "__set__") or hasattr(type(cls_attr), "__delete__"))
     if isinstance(cls_attr, property):
         return "property", ""
-    d = getattr(obj, "__dict__", None)
+    is_class = is_instance(obj, type)
+    d = getattr(obj, "__dict__", None) if is_class else instance_dict(obj)
     if not is_data_descr and isinstance(d, dict) and name in d:
-        return "instance", "__dict__" if not isinstance(obj, type) else ""
-    if cls_attr is None and not isinstance(obj, type):
+        return "instance", "__dict__" if not is_class else ""
+    if cls_attr is None and not is_class:
         hook = next((k.__dict__["__getattr__"] for k in type(obj).__mro__ if "__getattr__" in k.__dict__), None)
         if isinstance(hook, types.FunctionType) and hook is not _MODULE_GETATTR:
             # not found by the normal lookup: the class's own Python `__getattr__` computes it
             # (it runs monitored, as a property's getter does)
             return "getattr_hook", ""
-    if isinstance(obj, torch.nn.Module) and cls_attr is None:
+    if is_instance(obj, torch.nn.Module) and cls_attr is None:
         for table in _MODULE_TABLES:
             t = d.get(table) if isinstance(d, dict) else None
             if t is not None and name in t:
@@ -445,7 +470,7 @@ def finalizer_reason(fn, args: list, kwargs: dict) -> str | None:
     instantiated, ``weakref.finalize``, a weak reference with a callback. Eager runs that code
     when the object goes (for a temporary, as the call ends), every call; a record never makes
     the object, so never runs it: such a call runs eagerly."""
-    if isinstance(fn, type):
+    if is_instance(fn, type):
         if issubclass(fn, weakref.finalize):
             return "registers a finalizer (`weakref.finalize`)"
         if issubclass(fn, weakref.ref) and (len(args) > 1 or "callback" in kwargs) \

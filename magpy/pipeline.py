@@ -53,6 +53,7 @@ from .graph import Unsupported
 from .guards import ValueGuard
 from .lifted import delift
 from .monitor import Monitor, RunSwitches, bind_parameters, call_with_hooks, guard_entry
+from .objmodel import is_instance
 from .source import ItemSource, peek_value
 from .splits import take_split
 from .trace import Trace, run_reason
@@ -454,7 +455,7 @@ def arg_tensors(sources: dict, values: dict) -> dict[str, tuple]:
     found = {}
     for name, v in values.items():
         src = sources[name]
-        if isinstance(v, torch.Tensor):
+        if is_instance(v, torch.Tensor):
             found[src.describe()] = (src, v)
         elif type(v) in (tuple, list):
             for i, e in enumerate(v):

@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .objmodel import callable_attr
+from .objmodel import callable_attr, is_instance
 from .source import ConstPool, Source, literal
 
 #: ``random.Random`` methods that draw one number (``choice`` of a sequence of numbers included).
@@ -64,7 +64,7 @@ _NUMPY_GENERATORS = _numpy_generator_types()
 
 def is_generator(obj: Any) -> bool:
     """A random generator whose draws the mock can repeat and whose state it can save."""
-    return isinstance(obj, random.Random) or (bool(_NUMPY_GENERATORS) and isinstance(obj, _NUMPY_GENERATORS))
+    return is_instance(obj, random.Random) or (bool(_NUMPY_GENERATORS) and is_instance(obj, _NUMPY_GENERATORS))
 
 
 #: Clock readings: no state to draw from or put back, a new number every call (the paper's dynamic

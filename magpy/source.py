@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .objmodel import instance_dict
+
 
 class ConstPool:
     """Objects that generated code refers to by name (``K0``, ``K1``, ...)."""
@@ -295,7 +297,7 @@ def peek_value(source: Source, params: dict, depth: int = 0) -> Any:
         return source.globals_dict.get(source.name, UNREAD) if type(source.globals_dict) is dict else UNREAD
     if isinstance(source, AttrSource):
         base = peek_value(source.base, params, depth + 1)
-        table = getattr(base, "__dict__", None) if base is not UNREAD else None
+        table = instance_dict(base) if base is not UNREAD else None
         if type(table) is not dict:
             return UNREAD
         if source.via and source.via != "__dict__":

@@ -109,6 +109,7 @@ from .global_state import global_hooks_present
 from .graph import Unsupported
 from .monitor.callbacks import APPLIER_CODE
 from .monitor.elements import may_hold_tensors
+from .objmodel import callable_attr, instance_dict, is_instance, module_has_hooks
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 # A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call
@@ -180,7 +181,7 @@ def _where(code, frame, offset: int) -> str:
 
 
 def _name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return callable_attr(fn, "__qualname__") or callable_attr(fn, "__name__") or type(fn).__name__
 
 
 def _callee_code(fn: Any) -> Any:
@@ -194,12 +195,11 @@ def _callee_code(fn: Any) -> Any:
 
 def _module_forward_code(mod: Any) -> Any:
     """The code ``mod(x)`` runs through ``Module.__call__`` (no hooks), or None."""
-    if not isinstance(mod, torch.nn.Module) or type(mod).__call__ is not torch.nn.Module.__call__:
+    if not is_instance(mod, torch.nn.Module) or type(mod).__call__ is not torch.nn.Module.__call__:
         return None
-    if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks or mod._backward_pre_hooks \
-            or global_hooks_present():
+    if module_has_hooks(mod) or global_hooks_present():
         return None
-    fwd = mod.__dict__.get("forward", type(mod).forward)
+    fwd = (instance_dict(mod) or {}).get("forward", type(mod).forward)
     return _callee_code(fwd)
 
 

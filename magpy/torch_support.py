@@ -25,6 +25,8 @@ import weakref
 
 import torch
 
+from .objmodel import is_instance
+
 #: The lowest and the highest supported (major, minor), both included: the versions CI runs the core
 #: suite on are 2.9, 2.13 and 2.14. pyproject.toml says ``torch>=2.9,<2.15``.
 SUPPORTED = ((2, 9), (2, 14))
@@ -81,12 +83,12 @@ def autograd_function_class(fn: object, args: list) -> type | None:
     """The custom ``autograd.Function`` subclass whose inherited ``apply`` ``fn`` is (called with
     ``args``), or None (a subclass that overrides ``apply`` is not one: its own code runs)."""
     if _APPLY_FUNC is not None:
-        if isinstance(fn, types.MethodType) and fn.__func__ is _APPLY_FUNC:
+        if is_instance(fn, types.MethodType) and fn.__func__ is _APPLY_FUNC:
             return fn.__self__
         if fn is _APPLY_FUNC and args and isinstance(args[0], type):
             return args[0]   # 3.11's PRECALL unpacked the bound classmethod
         return None
-    if isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "apply" and isinstance(fn.__self__, type) \
+    if is_instance(fn, types.BuiltinMethodType) and fn.__name__ == "apply" and isinstance(fn.__self__, type) \
             and issubclass(fn.__self__, torch.autograd.Function) \
             and inspect.getattr_static(fn.__self__, "apply") is _APPLY:
         return fn.__self__
@@ -184,5 +186,5 @@ def is_checkpoint(fn) -> bool:
 def lazy_uninitialized(mod) -> bool:
     """Is ``mod`` a lazy module (``nn.LazyLinear``...) whose forward pre-hook has yet to build its
     parameters from its first input (``LazyModuleMixin._infer_parameters``)?"""
-    return isinstance(mod, torch.nn.modules.lazy.LazyModuleMixin) and hasattr(mod, "_initialize_hook") \
+    return is_instance(mod, torch.nn.modules.lazy.LazyModuleMixin) and hasattr(mod, "_initialize_hook") \
         and mod.has_uninitialized_params()

@@ -19,7 +19,7 @@ import types
 
 import torch
 
-from ..objmodel import callable_attr
+from ..objmodel import callable_attr, is_instance
 from . import DYNAMIC, PURE, REGISTRY, Annotation
 
 _add = REGISTRY.add
@@ -240,26 +240,26 @@ def native_writes(fn, args: list):
     its object's state, a native given an object it may change; ``obj`` None when unknown), else None."""
     if fn in WRITING_BUILTINS:
         return fn.__name__, (args[0] if args else None)
-    if not isinstance(fn, _NATIVE_CALLABLE_TYPES):
+    if not is_instance(fn, _NATIVE_CALLABLE_TYPES):
         return None   # (Python code, a module, a class: what it writes, the run sees it write)
     owner = callable_attr(fn, "__self__")
-    if isinstance(fn, types.BuiltinFunctionType) and owner is not builtins and not isinstance(owner, (type, torch.Tensor)) \
+    if is_instance(fn, types.BuiltinFunctionType) and owner is not builtins and not is_instance(owner, (type, torch.Tensor)) \
             and not (getattr(fn, "__module__", None) or "").startswith(("torch", "math")):
         # a function of a native module given an object it may change (heapq.heappush,
         # operator.setitem, bisect.insort)
         for a in args:
-            if not isinstance(a, (torch.Tensor, *_VALUES)):
+            if not is_instance(a, (torch.Tensor, *_VALUES)):
                 return getattr(fn, "__qualname__", repr(fn)), a
-    if isinstance(fn, _NATIVE_METHOD_TYPES):
+    if is_instance(fn, _NATIVE_METHOD_TYPES):
         if owner is None and _is_torch_operator(fn):
             # a torch operator (``torch.cat([a, h])``, ``torch.stack(outs)``) reads the lists and
             # tuples it is given; what it changes in place is a tensor, which the graph records
             return None
-        if owner is None or isinstance(owner, type) or type(owner).__name__.startswith("pybind11_detail_function_record"):
+        if owner is None or is_instance(owner, type) or type(owner).__name__.startswith("pybind11_detail_function_record"):
             # (a pybind11 function's `__self__` is its own function record, not an object it is given)
             owner = args[0] if args else None
         name = getattr(fn, "__name__", "")
-        if not isinstance(owner, (torch.Tensor, int, float, str, bytes, tuple, frozenset, type(None),
+        if not is_instance(owner, (torch.Tensor, int, float, str, bytes, tuple, frozenset, type(None),
                                   types.ModuleType, torch.nn.Module)) and name not in READING_METHODS:
             return f"{type(owner).__name__}.{name}", owner
     return None

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..objmodel import callable_attr, is_numpy_number
+from ..objmodel import callable_attr, is_instance, is_numpy_number
 from . import REGISTRY, Annotation
 
 #: Tensor methods / torch functions whose non-tensor results depend only on metadata.
@@ -175,13 +175,13 @@ def _module_of(fn) -> str:
 def tensor_method_name(fn, args: list) -> str | None:
     """If calling ``fn(*args)`` is a Tensor method call, its name."""
     self_ = callable_attr(fn, "__self__")
-    if isinstance(self_, _TENSOR_TYPES) and not isinstance(fn, type):
+    if is_instance(self_, _TENSOR_TYPES) and not is_instance(fn, type):
         return getattr(fn, "__name__", None)
-    if args and isinstance(args[0], _TENSOR_TYPES):
+    if args and is_instance(args[0], _TENSOR_TYPES):
         objclass = callable_attr(fn, "__objclass__")
         if objclass is not None and (objclass is _TensorBase or objclass is torch.Tensor):
             return fn.__name__
-        if isinstance(fn, types.FunctionType) and fn.__qualname__.startswith(("Tensor.", "_TensorBase.")) \
+        if is_instance(fn, types.FunctionType) and fn.__qualname__.startswith(("Tensor.", "_TensorBase.")) \
                 and _module_of(fn).startswith("torch"):
             return fn.__name__
     return None

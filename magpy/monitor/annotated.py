@@ -25,7 +25,14 @@ from ..annotations import DYNAMIC, Annotation
 from ..annotations import torch_ops as T
 from ..annotations.builtins import READING_METHODS
 from ..breaks import BreakCompile
-from ..objmodel import CONTAINER_TYPES, attr_location, is_immutable, is_mutable_class, relation_present
+from ..objmodel import (
+    CONTAINER_TYPES,
+    attr_location,
+    is_immutable,
+    is_instance,
+    is_mutable_class,
+    relation_present,
+)
 from ..source import AttrSource, ItemSource
 from .elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
 from .natives import LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
@@ -137,7 +144,7 @@ class AnnotatedRules:
         if ann is DYNAMIC or not ann.pure_closure:
             self.go_dynamic(f"calls `{name}`, which is not a pure closure (PureClosure=False)")
         if ann.meta:
-            if fn is torch.numel and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+            if fn is torch.numel and len(args) == 1 and not kwargs and is_instance(args[0], torch.Tensor):
                 if self.shape_is_lifted(args[0]):
                     self.start_size_read(fs, args[0], "numel")   # as `t.numel()`
                     return
@@ -184,7 +191,7 @@ class AnnotatedRules:
                 self.mutate(args[i])
         if ann.relation is not None and args:
             rel = ann.relation(args, kwargs)
-            if rel == ("attr", "__dict__") and isinstance(args[0], type):
+            if rel == ("attr", "__dict__") and is_instance(args[0], type):
                 self.pend(fs, self.post_class_dict, args[0])   # vars(C), getattr(C, "__dict__")
                 return
             if rel is not None and rel[0] in ("setattr", "delattr"):
@@ -198,7 +205,7 @@ class AnnotatedRules:
             if rel is not None:
                 obj = args[0]
                 node = self.node(obj)
-                if isinstance(obj, torch.Tensor):
+                if is_instance(obj, torch.Tensor):
                     if rel[0] == "attr" and rel[1] in ("shape", "ndim"):
                         self.check_shape_read(obj, f"reads `.{rel[1]}`")
                     if rel == ("attr", "shape") and self.shape_is_lifted(obj):
@@ -214,7 +221,7 @@ class AnnotatedRules:
                     raise BreakCompile(f"`{name}` on a tensor")
                 # a key compared by identity (a class, function or module from outside, or a tuple
                 # of them: a registry keyed by types) names one item as a constant key does
-                key_ok = is_immutable(rel[1]) or (rel[0] == "item" and isinstance(obj, dict)
+                key_ok = is_immutable(rel[1]) or (rel[0] == "item" and is_instance(obj, dict)
                                                   and self.outside_identity_key(rel[1]))
                 if node is not None and node.source is not None and key_ok \
                         and self.run.rg.read(node, (rel[0], rel[1])) is None and node.node_id not in self.run.mutated:
@@ -235,7 +242,7 @@ class AnnotatedRules:
                         self.guard_attr_precedence(obj, node, rel[1], where, via)
                         src = AttrSource(node.source, rel[1], via)
                     else:
-                        if not isinstance(obj, (list, tuple, dict)):
+                        if not is_instance(obj, (list, tuple, dict)):
                             self.pend(fs, self.post_new, 1)
                             return
                         src = ItemSource(node.source, rel[1])
@@ -243,11 +250,11 @@ class AnnotatedRules:
                     self.pend(fs, self._post_relation, (node, rel, src, default, obj), opaque=True)
                     return
                 if node is not None and node.source is not None and rel[0] == "item" and not key_ok \
-                        and isinstance(obj, (list, tuple, dict)):
+                        and is_instance(obj, (list, tuple, dict)):
                     # an item named by a key that has no source of its own: the container from
                     # outside is guarded whole (its keys and items), as a subscript is
                     self.full_read(obj)
-                self.pend(fs, self.post_new, 1, opaque=isinstance(obj, torch.nn.Module))
+                self.pend(fs, self.post_new, 1, opaque=is_instance(obj, torch.nn.Module))
                 return
         key = kwargs.get("key")
         if fn in KEYED_READERS and key is not None and not isinstance(getattr(key, "__func__", key), types.FunctionType) \

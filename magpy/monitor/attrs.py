@@ -41,6 +41,7 @@ from ..objmodel import (
     dunder_index,
     has_instance_dict,
     is_immutable,
+    is_instance,
     is_mutable_class,
     protocol_lookups,
 )
@@ -104,7 +105,7 @@ class AttrReads:
             return
         first = f_locals.get(code.co_varnames[0], NO_VALUE)
         cls = type(first)
-        if not is_mutable_class(cls) or isinstance(first, (torch.Tensor, type)):
+        if not is_mutable_class(cls) or is_instance(first, (torch.Tensor, type)):
             return
         be = capture.backend()
         fn = be.frame_function(frame) if hasattr(be, "frame_function") else None
@@ -189,10 +190,10 @@ class AttrReads:
         self._attr(fs, obj, name, method=False)
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
-        if name == "__dict__" and isinstance(obj, type):
+        if name == "__dict__" and is_instance(obj, type):
             self.pend(fs, self.post_class_dict, obj)   # (a read-only view: guarded where read)
             return
-        if isinstance(obj, torch.Tensor):
+        if is_instance(obj, torch.Tensor):
             if name == "is_leaf":
                 node = self.node(obj)
                 if node is not None and node.source is not None:
@@ -224,18 +225,18 @@ class AttrReads:
         # A class or module reached without a path (`type(self)`, `cls` in a classmethod, a
         # module imported inside a function) is held by the record; its attributes are guarded.
         node = self.held_node(obj)
-        if node is not None and isinstance(obj, torch.jit.ScriptModule):
+        if node is not None and is_instance(obj, torch.jit.ScriptModule):
             # A scripted module keeps its methods, parameters and attributes in C++ (read through
             # its __getattr__, not followed): the value read is what the record sees.
             self.pend(fs, self._post_script_attr, (obj, node, name, method), opaque=True)
             return
-        if node is None and not is_immutable(obj) and not isinstance(obj, NO_NODE_TYPES):
+        if node is None and not is_immutable(obj) and not is_instance(obj, NO_NODE_TYPES):
             # An object MagPy never saw arrive (passed by C code it does not follow): its
             # attributes could be outside state with no path to guard them.
             raise BreakCompile(f"reads attribute `{name}` of a {type(obj).__name__} whose origin MagPy did not see")
         # (where the class resolves it: found once, for the descriptor test and the guards below;
         # nothing between them changes the object or its class)
-        location = attr_location(obj, name) if node is not None and not isinstance(obj, (type, types.ModuleType)) else None
+        location = attr_location(obj, name) if node is not None and not is_instance(obj, (type, types.ModuleType)) else None
         if location is not None and location[0] == "descriptor":
             if node.source is not None and _cached_property_miss(obj, name):
                 self._cached_property(fs, obj, node, name, method)
@@ -253,16 +254,16 @@ class AttrReads:
             self.pend(fs, self._post_new_attr, method)
             return
         if node is None or node.source is None:
-            if node is not None and not isinstance(obj, (type, types.ModuleType)):
+            if node is not None and not is_instance(obj, (type, types.ModuleType)):
                 self._class_side_of_new(obj, name)
-            opaque = isinstance(obj, torch.nn.Module)
+            opaque = is_instance(obj, torch.nn.Module)
             self.pend(fs, self._post_new_attr, method, opaque=opaque)
             return
         rel = ("attr", name)
         if self.run.rg.read(node, rel) is not None:
             # read before: the value is the one the first read guarded, taken the same way (a
             # module class's `__getattr__`, torch._VF's, ran unmonitored then, and does again)
-            self.pend(fs, self._post_new_attr, method, opaque=isinstance(obj, (torch.nn.Module, types.ModuleType)))
+            self.pend(fs, self._post_new_attr, method, opaque=is_instance(obj, (torch.nn.Module, types.ModuleType)))
             return
         where, via = location if location is not None else attr_location(obj, name)
         if where in ("class_fn", "property", "class_value"):
@@ -270,7 +271,7 @@ class AttrReads:
                 # Found on the class: an instance attribute of that name set later would shadow it
                 # (not a property's: a data descriptor comes first, whatever the instance holds).
                 self.add_guard(AbsentGuard(node.source, name))
-            if not isinstance(obj, (type, types.ModuleType)):
+            if not is_instance(obj, (type, types.ModuleType)):
                 self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
             self.guard_class_attr(type(obj), name)
         if where == "class_fn":
@@ -364,7 +365,7 @@ class AttrReads:
         (batched): the class is the same, what the MRO lookup of ``name`` finds (or that it finds
         nothing) is unchanged, no class gained a ``__getattribute__``; for a table entry, the name
         is absent from the instance dict and from the tables searched before it."""
-        if where not in ("instance", "module_table") or isinstance(obj, (type, types.ModuleType)):
+        if where not in ("instance", "module_table") or is_instance(obj, (type, types.ModuleType)):
             return
         cls = type(obj)
         self.add_guard(TypeGuard(node.source, cls))   # (identity guards do not pin `__class__`)

@@ -60,7 +60,9 @@ from ..objmodel import (
     finalizer_reason,
     has_nan,
     has_python_call,
+    instance_dict,
     is_immutable,
+    is_instance,
     is_python_class,
     module_has_hooks,
     peek_items,
@@ -209,7 +211,7 @@ def _function_transform(fn) -> str | None:
     """Why ``fn`` is part of a torch.func transform (``vmap``, ``grad``, ``jacrev``, ``vjp`` and the
     functions they return), or None. Inside one, operators see wrapper tensors (batched, grad
     levels) that a graph of plain operators cannot stand for: the call runs eagerly."""
-    code = fn.__code__ if isinstance(fn, types.FunctionType) else None
+    code = fn.__code__ if is_instance(fn, types.FunctionType) else None
     if code is not None and code.co_filename in _TRANSFORM_FILES:
         return f"runs a torch.func transform (`{code.co_name}`), which a graph of plain operators cannot hold"
     return None
@@ -277,11 +279,11 @@ class CallRules:
             yield "counted"
         if fn is type and len(args) == 1 and not kwargs and type(args[0]) is LiftedInt:
             yield "type of lifted int"
-        if fn in NUMBER_CONVERSIONS and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+        if fn in NUMBER_CONVERSIONS and len(args) == 1 and not kwargs and is_instance(args[0], torch.Tensor):
             yield "number of tensor"
         if fn in (max, min) and not kwargs and args:
             yield "extremum"
-        if fn is len and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) \
+        if fn is len and len(args) == 1 and not kwargs and is_instance(args[0], torch.Tensor) \
                 and self.shape_is_lifted(args[0]):
             yield "len of lifted shape"
         if fn is print or effects.sleep_call(fn) or effects.log_call(fn):
@@ -296,32 +298,32 @@ class CallRules:
         c.draw = as_draw(fn, args)
         if c.draw is not None:
             yield "random draw"
-        if self.run.scalar_nodes or (fn in NUMPY_FROM_TENSOR and args and isinstance(args[0], torch.Tensor)):
+        if self.run.scalar_nodes or (fn in NUMPY_FROM_TENSOR and args and is_instance(args[0], torch.Tensor)):
             yield "numpy value"
         if self.run.scalar_nodes and (self.holds_scalar(args) or self.holds_scalar(kwargs) or self.holds_scalar(fn)):
             yield "scalar argument"
         c.legacy = legacy_factory(fn, args, kwargs)
         if c.legacy is not None:
             yield "legacy factory"
-        if fn is torch.autograd.Variable and len(args) == 1 and isinstance(args[0], torch.Tensor) \
+        if fn is torch.autograd.Variable and len(args) == 1 and is_instance(args[0], torch.Tensor) \
                 and not kwargs.get("requires_grad", False) and not kwargs.get("volatile", False):
             yield "variable"
         if fn is torch.nn.Parameter and self.run.switches.eager_graph and parameter_args(args, kwargs) is not None:
             yield "parameter"
-        if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+        if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and is_instance(args[0], torch.Tensor):
             yield "same tensor"
-        if isinstance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(getattr(fn, "__self__", None), types.ModuleType):
+        if is_instance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(callable_attr(fn, "__self__"), types.ModuleType):
             yield "bound builtin method"
             fn, args = c.fn, c.args
         if fn is _abc._abc_instancecheck or fn is _abc._abc_subclasscheck:
             yield "abc check"
-        if isinstance(fn, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
+        if is_instance(fn, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
             yield "type test"   # super().__instancecheck__ in a metaclass
-        if type(fn).__name__ == "method-wrapper" and getattr(fn, "__objclass__", None) is not None:
+        if type(fn).__name__ == "method-wrapper" and callable_attr(fn, "__objclass__") is not None:
             yield "method wrapper"
             fn, args = c.fn, c.args
-        if (isinstance(fn, types.MethodType) and isinstance(fn.__self__, random.Random)) or (
-                isinstance(fn, types.FunctionType) and args and isinstance(args[0], random.Random)):
+        if (is_instance(fn, types.MethodType) and is_instance(fn.__self__, random.Random)) or (
+                is_instance(fn, types.FunctionType) and args and is_instance(args[0], random.Random)):
             yield "random method"
         c.finalizer = finalizer_reason(fn, args, kwargs)
         if c.finalizer is not None:
@@ -329,7 +331,7 @@ class CallRules:
         c.finalizer = _function_transform(fn)
         if c.finalizer is not None:
             yield "function transform"
-        if isinstance(fn, weakref.ref):
+        if is_instance(fn, weakref.ref):
             yield "weak reference"
         if fn is hash and len(args) == 1 and has_nan(args[0]):
             yield "hash of nan"
@@ -348,36 +350,36 @@ class CallRules:
         c.fn_cls = autograd_function_class(fn, args)
         if c.fn_cls is not None:
             yield "autograd function"
-        if isinstance(fn, types.MethodType) and isinstance(fn.__self__, type) is False \
-                and not isinstance(fn.__self__, torch.Tensor) and lookup(fn) is None and lookup(fn.__func__) is None:
+        if is_instance(fn, types.MethodType) and is_instance(fn.__self__, type) is False \
+                and not is_instance(fn.__self__, torch.Tensor) and lookup(fn) is None and lookup(fn.__func__) is None:
             yield "bound method"
         c.mname = T.tensor_method_name(fn, args)
         if c.mname is not None:
             yield "tensor method"
-        if isinstance(fn, CompiledCallable):
+        if is_instance(fn, CompiledCallable):
             yield "compiled callable"
             fn = c.fn
-        if isinstance(fn, torch.jit.ScriptModule) and type(fn).__call__ is torch.nn.Module.__call__ \
+        if is_instance(fn, torch.jit.ScriptModule) and type(fn).__call__ is torch.nn.Module.__call__ \
                 and not module_has_hooks(fn) and self.from_outside(fn):
             yield "script module"
-        if isinstance(fn, torch.nn.Module):
+        if is_instance(fn, torch.nn.Module):
             yield "module"
         c.script = _script_method(fn, args)
         if c.script is not None:
             yield "script method"
         c.ann = lookup(fn)
-        if c.ann is None and isinstance(fn, types.MethodType) and lookup(fn.__func__) is not None:
+        if c.ann is None and is_instance(fn, types.MethodType) and lookup(fn.__func__) is not None:
             yield "annotated bound method"
             fn, args = c.fn, c.args
         if c.ann is None and T.is_torch_function(fn) and not T.python_taking_code(fn, args, kwargs):
             yield "torch function"
-        if c.ann is None and isinstance(fn, torch.jit.ScriptFunction):
+        if c.ann is None and is_instance(fn, torch.jit.ScriptFunction):
             yield "script function"
-        if isinstance(fn, functools._lru_cache_wrapper):
+        if is_instance(fn, functools._lru_cache_wrapper):
             yield "lru cache"
         if fn in LEGACY_TENSOR_TYPES or fn is torch.Tensor or fn is torch.autograd.Variable:
             yield "legacy constructor"
-        if isinstance(fn, type) and issubclass(fn, BaseException) and not T.tensors_in(args, kwargs) and (
+        if is_instance(fn, type) and issubclass(fn, BaseException) and not T.tensors_in(args, kwargs) and (
                 fn.__module__ == "builtins" or builtin_made_exception(fn)):
             yield "builtin exception"
         if fn in TENSOR_PROTOCOL_BUILTINS and T.tensors_in(args, kwargs) and not kwargs:
@@ -394,7 +396,7 @@ class CallRules:
             yield "context variable"
         if fn in STATE_GETTERS and not kwargs and all(is_immutable(a) for a in args):
             yield "state getter"
-        if c.ann is None and isinstance(fn, type) and issubclass(fn, torch.nn.Module) \
+        if c.ann is None and is_instance(fn, type) and issubclass(fn, torch.nn.Module) \
                 and fn.__module__.startswith("torch."):
             yield "torch module class"
         if c.ann is None:
@@ -403,12 +405,12 @@ class CallRules:
                 yield "numpy function"
         if c.ann is not None:
             yield "annotated"
-        if isinstance(fn, (types.FunctionType, types.MethodType)) or is_python_class(fn) \
-                or isinstance(fn, _functools_partial) or has_python_call(fn) \
+        if is_instance(fn, (types.FunctionType, types.MethodType)) or is_python_class(fn) \
+                or is_instance(fn, _functools_partial) or has_python_call(fn) \
                 or (type(fn).__name__ == "method-wrapper" and getattr(fn, "__name__", "") in ("__init__", "__init_subclass__")) \
                 or _instantiates_python_class(fn, args):
             yield "python"
-        if isinstance(fn, NATIVE_CALLABLES):
+        if is_instance(fn, NATIVE_CALLABLES):
             yield "pure by inputs"
         yield "unannotated native"
 
@@ -703,11 +705,12 @@ class CallRules:
             # has exactly these hooks, in this order. Backward hooks rewrap tensors that require
             # gradients in C (BackwardHookFunction): a break, unless gradients are off, where
             # Module.__call__ leaves every tensor as it is (the record holds for these hooks).
-            backward = bool(mod._backward_hooks or mod._backward_pre_hooks)
+            own = instance_dict(mod) or {}
+            backward = bool(own.get("_backward_hooks") or own.get("_backward_pre_hooks"))
             if backward and torch.is_grad_enabled():
                 raise BreakCompile(f"module {type(mod).__name__} has backward hooks")
             names = _HOOK_TABLES + (("_backward_hooks", "_backward_pre_hooks") if backward else ())
-            tables = {name: list(getattr(mod, name).items()) for name in names if hasattr(mod, name)}
+            tables = {name: list(own[name].items()) for name in names if name in own}
             self.read_module_hooks(node, type(mod), tables)
             for name, items in tables.items():
                 # The hooks are outside objects with a source (a WeightNorm or SpectralNorm
@@ -715,15 +718,16 @@ class CallRules:
                 # skipped Module.__call__, read them like any other.
                 for key, hook in items:
                     self.on_read(hook, ItemSource(AttrSource(node.source, name, "__dict__"), key))
-            if "forward" in mod.__dict__:
-                self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
+            if "forward" in own:
+                self.on_read(own["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
                 self.read_absent(node, "forward")
                 self.guard_class_attr(type(mod), "forward")
         elif node is not None and node.source is not None:
-            if "forward" in mod.__dict__:
+            own = instance_dict(mod) or {}
+            if "forward" in own:
                 self.read_no_hooks(node.source)
-                self.on_read(mod.__dict__["forward"], AttrSource(node.source, "forward", "__dict__"))
+                self.on_read(own["forward"], AttrSource(node.source, "forward", "__dict__"))
             else:
                 self.read_module_call(node, type(mod))   # also: `__class__` not swapped
                 self.guard_class_attr(type(mod), "forward")

@@ -60,6 +60,7 @@ from ..objmodel import (
     exact_key,
     is_identity_key,
     is_immutable,
+    is_instance,
     items_unguarded,
     mentions_number,
 )
@@ -154,7 +155,7 @@ class Reads:
             if owner is not None and relation is not None:
                 self.run.rg.add_initial_ref(owner, relation, node.node_id)
             return
-        if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
+        if is_instance(value, torch.nn.parameter.UninitializedTensorMixin):
             raise BreakCompile(f"reads {source.describe()}, an uninitialized parameter of a lazy module "
                                "(the call that initializes it runs eagerly)")
         node = self.run.rg.external(value, source, relation if owner is None else None)
@@ -163,10 +164,10 @@ class Reads:
         guard = guard_for_object(value, source)
         if guard is not None:
             self.add_guard(guard)
-        owner = getattr(value, "__self__", None) if isinstance(value, BOUND_METHODS) else None
-        if owner is not None and not is_immutable(owner) and not isinstance(owner, (type, types.ModuleType)):
+        owner = getattr(value, "__self__", None) if is_instance(value, BOUND_METHODS) else None
+        if owner is not None and not is_immutable(owner) and not is_instance(owner, (type, types.ModuleType)):
             self.on_read(owner, AttrSource(source, "__self__"), ("attr", "__self__"), node)
-        func = value.__func__ if isinstance(value, types.MethodType) else None
+        func = value.__func__ if is_instance(value, types.MethodType) else None
         if func is not None and not isinstance(func, types.FunctionType):
             # A callable object bound by its own __get__ (an lru_cache function set on a class):
             # CPython calls it unbound, ``func(self, ...)``, and the call decides on that object.
@@ -407,7 +408,7 @@ class Reads:
         packed = set(code.co_varnames[code.co_argcount + code.co_kwonlyargcount:nparams])
         for name in code.co_varnames[:nparams]:
             v = f_locals.get(name, NO_VALUE)
-            if v is NO_VALUE or is_immutable(v) or isinstance(v, NO_NODE_TYPES) or self.node(v) is not None:
+            if v is NO_VALUE or is_immutable(v) or is_instance(v, NO_NODE_TYPES) or self.node(v) is not None:
                 continue
             src = defaults_of.get(name)
             if src is not None and fn.__defaults__[int(src.key)] is v:

@@ -32,6 +32,7 @@ from ..objmodel import (
     attr_location,
     exact_key,
     is_immutable,
+    is_instance,
     is_python_class,
     peek_items,
     write_hook,
@@ -129,7 +130,7 @@ class UpdateRules:
 
     def new_outputs(self, values) -> None:
         for v in values:
-            if v is capture.NULL or is_immutable(v) or isinstance(v, NO_NODE_TYPES):
+            if v is capture.NULL or is_immutable(v) or is_instance(v, NO_NODE_TYPES):
                 continue
             if self.node(v) is None:
                 self.run.rg.new(v)

@@ -46,7 +46,7 @@ from .. import capture
 from ..annotations.torch_ops import contains_instance
 from ..breaks import BreakCompile
 from ..lifted import LiftedInt, delift
-from ..objmodel import NO_VALUE, SEQUENCE_ITERATORS
+from ..objmodel import NO_VALUE, SEQUENCE_ITERATORS, callable_attr, is_instance
 from ..redraw import SizedArg, as_argument
 from ..refgraph import forget_when_dead
 from ..size_exprs import checked_before_the_mock, size_expr
@@ -275,7 +275,7 @@ class ScalarFlow:
 
     def scalar_node(self, v: Any) -> Any:
         """The graph node that computes ``v``, if ``v`` is a tracked number; else None."""
-        if type(v) in _TRACKED or isinstance(v, NUMPY_VALUES):
+        if type(v) in _TRACKED or is_instance(v, NUMPY_VALUES):
             hit = self.run.scalar_nodes.get(id(v))
             if hit is not None and hit[0] is v:
                 return hit[1]
@@ -344,24 +344,25 @@ class ScalarFlow:
     def _tracked_in(self, v: Any, floats: bool = False, depth: int = 0):
         """The tracked numbers in ``v`` (see :meth:`holds_scalar`)."""
         t = type(v)
-        if t in _TRACKED or isinstance(v, NUMPY_VALUES):
+        if t in _TRACKED or issubclass(t, NUMPY_VALUES):
             if (t is not LiftedInt or not floats) and self.scalar_node(v) is not None:
                 yield v
             return
         if depth > 6:
             return
-        if isinstance(v, (list, tuple)):
+        if issubclass(t, (list, tuple)):
             for e in v:
                 yield from self._tracked_in(e, floats, depth + 1)
-        elif isinstance(v, dict):
+        elif issubclass(t, dict):
             for k, e in v.items():
                 yield from self._tracked_in(k, floats, depth + 1)
                 yield from self._tracked_in(e, floats, depth + 1)
         elif t is slice:
             yield from self._tracked_in((v.start, v.stop, v.step), floats, depth + 1)
-        elif callable(v) and (type(getattr(v, "__self__", None)) in _TRACKED
-                              or isinstance(getattr(v, "__self__", None), NUMPY_VALUES)):
-            yield from self._tracked_in(v.__self__, floats, depth + 1)
+        elif callable(v):
+            owner = callable_attr(v, "__self__")
+            if type(owner) in _TRACKED or is_instance(owner, NUMPY_VALUES):
+                yield from self._tracked_in(owner, floats, depth + 1)
 
     def blind_to_numbers(self, values: list) -> bool:
         """Could an operation on ``values`` (the operands of one that raised, with some stack below

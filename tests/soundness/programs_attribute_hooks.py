@@ -1,0 +1,158 @@
+"""Reads whose class runs Python code of its own: a ``__getattribute__`` that counts or remaps names
+(a transformers-style config), a ``__class__`` property, a lazy proxy, an nn.Module with a
+``__getattribute__``. Eager runs that code once per read the program makes, and never otherwise;
+a compiled call, the first (monitored) one included, must run it exactly as often: the counters
+are part of the outside state each program compares."""
+from harness import program
+
+F_ = "attribute_hooks"
+
+program(F_, "counting_getattribute_read_and_put_in_a_list", """
+EXPECT = "record"
+class Counting:
+    n = 0
+    def __init__(self): self.scale = 2.0
+    def __getattribute__(self, name):
+        type(self).n += 1
+        return object.__getattribute__(self, name)
+OBJ = Counting()
+def f(x, obj):
+    return x * obj.scale + len([obj])
+def make(): return f
+def inputs(i): return (torch.ones(3) * i, OBJ)
+def state(): return Counting.n
+NCALLS = 5
+""")
+
+program(F_, "counting_getattribute_in_containers_on_a_module_and_returned", """
+EXPECT = "record"
+class Tag:
+    n = 0
+    def __init__(self, w): self.w = w
+    def __getattribute__(self, name):
+        type(self).n += 1
+        return object.__getattribute__(self, name)
+class Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.tag = Tag(0.5)
+    def forward(self, x, other):
+        pair = (self.tag, other)
+        table = {"a": self.tag, "b": other}
+        items = [other, self.tag]
+        y = self.lin(x) * table["a"].w + items[0].w
+        return y, pair, items[1]
+OTHER = Tag(2.0)
+def make(): return Holder()
+def inputs(i): return (torch.ones(1, 2) * i, OTHER)
+def state(): return Tag.n
+NCALLS = 5
+""")
+
+program(F_, "class_property_that_counts", """
+EXPECT = "record"
+class Probe:
+    asked = 0
+    def __init__(self): self.gain = 3.0
+    @property
+    def __class__(self):
+        type(self).asked += 1
+        return Probe
+P = Probe()
+def f(x, p):
+    return x * p.gain + len((p, p))
+def make(): return f
+def inputs(i): return (torch.ones(2) * i, P)
+def step(i):
+    if i == 3: P.gain = 1.0
+def state(): return Probe.asked
+NCALLS = 5
+""")
+
+program(F_, "warn_once_deprecated_attribute", """
+EXPECT = "record"
+WARNED = []
+class Options:
+    _renamed = {"dropout_rate": "dropout"}
+    def __init__(self): self.dropout = 0.25
+    def __getattribute__(self, name):
+        renamed = object.__getattribute__(self, "_renamed")
+        if name in renamed:
+            if name not in WARNED: WARNED.append(name)
+            name = renamed[name]
+        return object.__getattribute__(self, name)
+OPTS = Options()
+def f(x, opts):
+    return F.dropout(x, p=opts.dropout_rate, training=False) * 2, [opts]
+def make(): return f
+def inputs(i): return (torch.ones(2) * i, OPTS)
+def step(i):
+    if i == 2: WARNED.clear()
+def state(): return list(WARNED)
+NCALLS = 4
+""")
+
+program(F_, "lazy_proxy_loads_on_first_use", """
+EXPECT = "record"
+LOADS = []
+class Weights:
+    def __init__(self): self.scale = 2.0
+class LazyProxy:
+    def __init__(self, factory): object.__setattr__(self, "_factory", factory); object.__setattr__(self, "_obj", None)
+    def __getattribute__(self, name):
+        if object.__getattribute__(self, "_obj") is None:
+            LOADS.append(name)
+            object.__setattr__(self, "_obj", object.__getattribute__(self, "_factory")())
+        return getattr(object.__getattribute__(self, "_obj"), name)
+PROXY = [LazyProxy(Weights)]
+def g(x, w): return x + 1, w
+def f(x):
+    y, w = g(x, PROXY[0])
+    return y * 2, w
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def step(i):
+    if i == 2: PROXY[0] = LazyProxy(Weights)
+def state(): return list(LOADS)
+NCALLS = 4
+""")
+
+program(F_, "class_property_object_passed_to_a_helper_and_returned", """
+EXPECT = "record"
+class Spoof:
+    asked = []
+    def __init__(self): self.w = 0.5
+    @property
+    def __class__(self):
+        type(self).asked.append(len(type(self).asked))
+        return Spoof
+S = Spoof()
+def scale(x, s): return x * s.w, s
+def f(x):
+    y, s = scale(x, S)
+    return y + 1, {"s": s}, (s,)
+def make(): return f
+def inputs(i): return (torch.ones(2) * i,)
+def state(): return len(Spoof.asked)
+NCALLS = 4
+""")
+
+program(F_, "counting_getattribute_objects_in_a_global_table", """
+EXPECT = "record"
+class Entry:
+    hits = 0
+    def __init__(self, k): self.k = k
+    def __getattribute__(self, name):
+        type(self).hits += 1
+        return object.__getattribute__(self, name)
+TABLE = {"a": Entry(1.0), "b": Entry(2.0)}
+def pick(name): return TABLE[name]
+def f(x):
+    e = pick("a")
+    return x * e.k, [e, TABLE["b"]]
+def make(): return f
+def inputs(i): return (torch.ones(3) * i,)
+def state(): return Entry.hits
+NCALLS = 4
+""")
