@@ -358,10 +358,15 @@ def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
+_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+
+
 def _python_lookup(tp: type) -> bool:
     """Does an attribute lookup on an instance of ``tp`` (not a class) run a Python
-    ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?"""
-    if issubclass(tp, type):
+    ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?
+    (Never for a builtin or extension type: only classes made by a class statement hold Python
+    methods.)"""
+    if not tp.__flags__ & _HEAP_TYPE or issubclass(tp, type):
         return False
     if type(tp.__getattribute__) is types.FunctionType:
         return True

@@ -259,8 +259,11 @@ class CallRules:
     def _callee_kinds(self, c: CallSite):
         """Figure 12's checks in their order: yields the kind of callee each one recognises (the
         caller runs its handler before the next check runs, so a restated call is checked as
-        restated). Ends with "unannotated native", whose handler always decides."""
+        restated). Ends with "unannotated native", whose handler always decides. The callee's type
+        tests ask its real type, ``tp`` (``issubclass``, as :func:`~magpy.objmodel.is_instance`
+        does for objects of the program: no lookup on the callee runs its class's hooks)."""
         fn, args, kwargs = c.fn, c.args, c.kwargs
+        tp = type(fn)
         c.attribute_reader = native_attribute_reader(fn, args, kwargs)
         if c.attribute_reader is not None:
             yield "native attribute reader"
@@ -312,18 +315,20 @@ class CallRules:
             yield "parameter"
         if fn in SAME_TENSOR_NATIVES and len(args) == 1 and not kwargs and is_instance(args[0], torch.Tensor):
             yield "same tensor"
-        if is_instance(fn, types.BuiltinMethodType) and lookup(fn) is None and not isinstance(callable_attr(fn, "__self__"), types.ModuleType):
+        if issubclass(tp, types.BuiltinMethodType) and lookup(fn) is None and not issubclass(type(callable_attr(fn, "__self__")), types.ModuleType):
             yield "bound builtin method"
             fn, args = c.fn, c.args
+            tp = type(fn)
         if fn is _abc._abc_instancecheck or fn is _abc._abc_subclasscheck:
             yield "abc check"
-        if is_instance(fn, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
+        if issubclass(tp, types.BuiltinMethodType) and fn.__name__ in ("__instancecheck__", "__subclasscheck__"):
             yield "type test"   # super().__instancecheck__ in a metaclass
         if type(fn).__name__ == "method-wrapper" and callable_attr(fn, "__objclass__") is not None:
             yield "method wrapper"
             fn, args = c.fn, c.args
-        if (is_instance(fn, types.MethodType) and is_instance(fn.__self__, random.Random)) or (
-                is_instance(fn, types.FunctionType) and args and is_instance(args[0], random.Random)):
+            tp = type(fn)
+        if (issubclass(tp, types.MethodType) and is_instance(fn.__self__, random.Random)) or (
+                issubclass(tp, types.FunctionType) and args and is_instance(args[0], random.Random)):
             yield "random method"
         c.finalizer = finalizer_reason(fn, args, kwargs)
         if c.finalizer is not None:
@@ -331,7 +336,7 @@ class CallRules:
         c.finalizer = _function_transform(fn)
         if c.finalizer is not None:
             yield "function transform"
-        if is_instance(fn, weakref.ref):
+        if issubclass(tp, weakref.ref):
             yield "weak reference"
         if fn is hash and len(args) == 1 and has_nan(args[0]):
             yield "hash of nan"
@@ -350,36 +355,38 @@ class CallRules:
         c.fn_cls = autograd_function_class(fn, args)
         if c.fn_cls is not None:
             yield "autograd function"
-        if is_instance(fn, types.MethodType) and is_instance(fn.__self__, type) is False \
+        if issubclass(tp, types.MethodType) and is_instance(fn.__self__, type) is False \
                 and not is_instance(fn.__self__, torch.Tensor) and lookup(fn) is None and lookup(fn.__func__) is None:
             yield "bound method"
         c.mname = T.tensor_method_name(fn, args)
         if c.mname is not None:
             yield "tensor method"
-        if is_instance(fn, CompiledCallable):
+        if issubclass(tp, CompiledCallable):
             yield "compiled callable"
             fn = c.fn
-        if is_instance(fn, torch.jit.ScriptModule) and type(fn).__call__ is torch.nn.Module.__call__ \
+            tp = type(fn)
+        if issubclass(tp, torch.jit.ScriptModule) and type(fn).__call__ is torch.nn.Module.__call__ \
                 and not module_has_hooks(fn) and self.from_outside(fn):
             yield "script module"
-        if is_instance(fn, torch.nn.Module):
+        if issubclass(tp, torch.nn.Module):
             yield "module"
         c.script = _script_method(fn, args)
         if c.script is not None:
             yield "script method"
         c.ann = lookup(fn)
-        if c.ann is None and is_instance(fn, types.MethodType) and lookup(fn.__func__) is not None:
+        if c.ann is None and issubclass(tp, types.MethodType) and lookup(fn.__func__) is not None:
             yield "annotated bound method"
             fn, args = c.fn, c.args
+            tp = type(fn)
         if c.ann is None and T.is_torch_function(fn) and not T.python_taking_code(fn, args, kwargs):
             yield "torch function"
-        if c.ann is None and is_instance(fn, torch.jit.ScriptFunction):
+        if c.ann is None and issubclass(tp, torch.jit.ScriptFunction):
             yield "script function"
-        if is_instance(fn, functools._lru_cache_wrapper):
+        if issubclass(tp, functools._lru_cache_wrapper):
             yield "lru cache"
         if fn in LEGACY_TENSOR_TYPES or fn is torch.Tensor or fn is torch.autograd.Variable:
             yield "legacy constructor"
-        if is_instance(fn, type) and issubclass(fn, BaseException) and not T.tensors_in(args, kwargs) and (
+        if issubclass(tp, type) and issubclass(fn, BaseException) and not T.tensors_in(args, kwargs) and (
                 fn.__module__ == "builtins" or builtin_made_exception(fn)):
             yield "builtin exception"
         if fn in TENSOR_PROTOCOL_BUILTINS and T.tensors_in(args, kwargs) and not kwargs:
@@ -396,7 +403,7 @@ class CallRules:
             yield "context variable"
         if fn in STATE_GETTERS and not kwargs and all(is_immutable(a) for a in args):
             yield "state getter"
-        if c.ann is None and is_instance(fn, type) and issubclass(fn, torch.nn.Module) \
+        if c.ann is None and issubclass(tp, type) and issubclass(fn, torch.nn.Module) \
                 and fn.__module__.startswith("torch."):
             yield "torch module class"
         if c.ann is None:
@@ -405,12 +412,12 @@ class CallRules:
                 yield "numpy function"
         if c.ann is not None:
             yield "annotated"
-        if is_instance(fn, (types.FunctionType, types.MethodType)) or is_python_class(fn) \
-                or is_instance(fn, _functools_partial) or has_python_call(fn) \
+        if issubclass(tp, (types.FunctionType, types.MethodType)) or is_python_class(fn) \
+                or issubclass(tp, _functools_partial) or has_python_call(fn) \
                 or (type(fn).__name__ == "method-wrapper" and getattr(fn, "__name__", "") in ("__init__", "__init_subclass__")) \
                 or _instantiates_python_class(fn, args):
             yield "python"
-        if is_instance(fn, NATIVE_CALLABLES):
+        if issubclass(tp, NATIVE_CALLABLES):
             yield "pure by inputs"
         yield "unannotated native"
 
