@@ -1,8 +1,9 @@
-"""Reads whose class runs Python code of its own: a ``__getattribute__`` that counts or remaps names
-(a transformers-style config), a ``__class__`` property, a lazy proxy, an nn.Module with a
-``__getattribute__``. Eager runs that code once per read the program makes, and never otherwise;
-a compiled call, the first (monitored) one included, must run it exactly as often: the counters
-are part of the outside state each program compares."""
+"""Objects whose class runs Python code of its own on a lookup: a ``__getattribute__`` that counts,
+a ``__class__`` property, a warn-once attribute, a lazy proxy. Eager runs that code once per read
+the program makes, and never otherwise; a compiled call, the first (monitored) one included, must
+run it exactly as often: the counters are part of the outside state each program compares. (The
+monitor's own type tests ask the real type; the generated guard and mock still read such an
+object's ``__dict__`` through its class's hooks: docs/limits.md.)"""
 from harness import program
 
 F_ = "attribute_hooks"
