@@ -40,16 +40,44 @@ def test_a_module_callee_is_probed_as_getattr_would_answer():
     class Named(torch.nn.Module):
         __qualname__ = "Named"   # (a class attribute: the normal lookup)
 
-    class Hooked(torch.nn.Module):
-        def __getattr__(self, name):   # (its own hook: left to getattr)
-            return "hooked" if name == "__self__" else super().__getattr__(name)
-
     m = torch.nn.Linear(2, 2)
     m.register_buffer("__name__", torch.ones(1))
     m.__dict__["__code__"] = "in the instance dict"
     cases = [(m, "__self__"), (m, "__name__"), (m, "__code__"), (m, "__objclass__"), (m, "weight"),
-             (Named(), "__qualname__"), (Hooked(), "__self__"), (len, "__self__"), (torch.relu, "__name__"),
+             (Named(), "__qualname__"), (len, "__self__"), (torch.relu, "__name__"),
              ([].append, "__self__"), (torch.Tensor.view, "__objclass__")]
     for obj, name in cases:
         got, expected = callable_attr(obj, name, "absent"), getattr(obj, name, "absent")
         assert got is expected or (type(got) is str and got == expected), (type(obj).__name__, name, got)
+
+
+def test_a_callee_class_lookup_hook_is_not_run_by_the_probes():
+    """A class's own Python ``__getattr__``/``__getattribute__`` is program code eager runs only
+    where the program reads an attribute: the probes answer what the normal lookup finds (the
+    instance and class dicts) and never call the hook."""
+    from magpy.objmodel import callable_attr
+
+    calls = []
+
+    class Hooked(torch.nn.Module):
+        def __getattr__(self, name):
+            calls.append(name)
+            return "hooked" if name == "__self__" else super().__getattr__(name)
+
+    class Counting:
+        def __init__(self):
+            self.__name__ = "counting"
+
+        def __getattribute__(self, name):
+            calls.append(name)
+            return object.__getattribute__(self, name)
+
+        def __call__(self, x):
+            return x
+
+    h, c = Hooked(), Counting()
+    calls.clear()
+    assert callable_attr(h, "__self__", "absent") == "absent"
+    assert callable_attr(c, "__name__", "absent") == "counting"
+    assert callable_attr(c, "__self__", "absent") == "absent"
+    assert calls == []
