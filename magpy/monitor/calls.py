@@ -706,13 +706,13 @@ class CallRules:
         self.run.uses_modules = True
         if type(mod).__call__ is not torch.nn.Module.__call__:
             return   # a Python __call__ of its own: its frame runs monitored
+        own = instance_dict(mod) or {}   # (its hook tables and a `forward` set on it, as Module.__call__ finds them)
         if node is not None and node.source is not None and module_has_hooks(mod):
             # Forward (pre-)hooks run in Module.__call__ (skipped) but their own frames are
             # monitored, and tensors flow through by identity: the record holds while the module
             # has exactly these hooks, in this order. Backward hooks rewrap tensors that require
             # gradients in C (BackwardHookFunction): a break, unless gradients are off, where
             # Module.__call__ leaves every tensor as it is (the record holds for these hooks).
-            own = instance_dict(mod) or {}
             backward = bool(own.get("_backward_hooks") or own.get("_backward_pre_hooks"))
             if backward and torch.is_grad_enabled():
                 raise BreakCompile(f"module {type(mod).__name__} has backward hooks")
@@ -731,7 +731,6 @@ class CallRules:
                 self.read_absent(node, "forward")
                 self.guard_class_attr(type(mod), "forward")
         elif node is not None and node.source is not None:
-            own = instance_dict(mod) or {}
             if "forward" in own:
                 self.read_no_hooks(node.source)
                 self.on_read(own["forward"], AttrSource(node.source, "forward", "__dict__"))
