@@ -76,7 +76,7 @@ FORMS: dict[str, dict[str, list[str]]] = {
         "sorted": ["attr", "swap", "made"], "min": ["attr", "swap", "made"], "max": ["attr", "swap", "made"],
         "sorted_two": ["attr", "swap"], "sum_map": ["attr", "swap", "made"], "methodcaller": ["attr", "swap"],
         "format": ["attr", "swap"], "format_kw": ["attr", "swap"], "reduce": ["attr", "swap"],
-        "dotted": ["attr", "swap"],
+        "dotted": ["attr", "swap"], "remapped": ["attr", "swap"], "star_forward": ["attr", "swap"],
     },
     "mode": {
         "errstate_divide": ["plain"], "errstate_invalid": ["plain"], "errstate_ignore": ["plain"],
@@ -165,7 +165,8 @@ def _pool(p: Piece) -> list:
     if p.cls == "native":
         return {"sorted": POOL_PRIO, "min": POOL_PRIO, "max": POOL_PRIO, "sorted_two": POOL_PRIO,
                 "sum_map": POOL_WEIGHT, "methodcaller": POOL_WEIGHT, "format": POOL_TAG, "format_kw": POOL_TAG,
-                "reduce": POOL_SCALE, "dotted": POOL_SCALE}[p.form]
+                "reduce": POOL_SCALE, "dotted": POOL_SCALE, "remapped": POOL_SCALE,
+                "star_forward": POOL_WEIGHT}[p.form]
     if p.cls == "value":
         return POOL_VALUES[p.form]
     if p.cls == "cache":
@@ -384,6 +385,25 @@ def _native(o: _Out, p: Piece, j: int) -> None:
                 else f"operator.attrgetter('child.scale')(ROOT{j})")
         o.fwd.append(f"h = h * {read}")
         o.state.append(f"ROOT{j}.child.scale")
+    elif f == "remapped":
+        # a transformers-style config: its own __getattribute__ maps names through a class table
+        o.head += [f"class Conf{j}:", "    attribute_map = {'factor': 'scale'}",
+                   "    def __init__(self, v):", "        self.scale = v",
+                   "    def __getattribute__(self, key):",
+                   "        if key != 'attribute_map' and key in super().__getattribute__('attribute_map'):",
+                   "            key = super().__getattribute__('attribute_map')[key]",
+                   "        return super().__getattribute__(key)",
+                   f"CONF{j} = Conf{j}(SCHED{j}[0])"]
+        o.step += [f"CONF{j}.scale = {cur}"] if var == "attr" else [f"global CONF{j}", f"CONF{j} = Conf{j}({cur})"]
+        o.fwd.append(f"h = h * CONF{j}.factor + isinstance(CONF{j}, Conf{j})")
+        o.state.append(f"CONF{j}.scale")
+    elif f == "star_forward":
+        # a wrapper forwarding `(self, *args)` (a list built and dropped per call) in a loop
+        o.head += [f"W{j} = [1.0, SCHED{j}[0], 3.0]", f"def inner{j}(t, k, *rest):", f"    return t * W{j}[k] + len(rest)",
+                   f"def outer{j}(t, *args):", f"    return inner{j}(t, *args)"]
+        o.step += [f"W{j}[1] = {cur}"] if var == "attr" else [f"global W{j}", f"W{j} = [1.0, {cur}, 3.0]"]
+        o.fwd += [f"for k{j} in range(3):", f"    h = outer{j}(h, k{j} % 2, 0.5) * 0.5"]
+        o.state.append(f"list(W{j})")
     else:
         raise ValueError(f)
 
