@@ -1473,6 +1473,113 @@ def test_the_c_driver_skips_quiet_instructions_only_when_told():
     assert pop_top not in skipped and pop_top in run(quiet, 2, wake=True)
 
 
+class _EntryHooks:
+    """Hooks that note which frames the driver offers them, and which instructions of ``_callee``."""
+
+    def __init__(self, answer_for_callee=True, skipped=None, opaque_in=None, quiet=None):
+        self.answer, self.entered, self.seen, self.opaque_in = answer_for_callee, [], [], opaque_in
+        self.quiet = quiet   # what the callee's instruction events answer
+        if skipped is not None:
+            self.skipped = skipped
+
+    def enter_frame(self, frame):
+        from magpy import capture
+
+        if frame.f_code.co_filename != __file__:
+            return False   # (the capture's own calls on the way in and out)
+        self.entered.append(frame.f_code.co_name)
+        if frame.f_code is _callee.__code__:
+            if self.opaque_in is not None:
+                capture.set_opaque(True)   # (what the callee's frames call is not offered)
+            return self.answer
+        return True
+
+    def instruction(self, frame, offset, stack):
+        if frame.f_code is _callee.__code__:
+            self.seen.append(offset)
+            return self.quiet
+        return None
+
+    def leave_frame(self, frame, value):
+        pass
+
+    def exception(self, frame, exc):
+        pass
+
+
+def _run_callee(hooks, level=0):
+    from magpy import capture
+
+    capture.start(hooks)
+    capture.set_quiet(level)
+    try:
+        assert _callee(1, 2) == 3
+    finally:
+        capture.stop()
+    return hooks
+
+
+def test_the_c_driver_does_not_offer_the_frames_the_hooks_name_as_skipped():
+    """``hooks.skipped`` names code objects (by id) and files whose frames enter_frame would
+    refuse: the driver refuses them itself; other frames are still offered, and malformed
+    ``skipped`` is an error at start."""
+    import pytest
+
+    from magpy import capture
+
+    _c_driver_backend()
+    assert _run_callee(_EntryHooks()).entered == ["_callee", "_inner"]
+    by_code = _run_callee(_EntryHooks(skipped=(frozenset({id(_inner.__code__)}), frozenset())))
+    assert by_code.entered == ["_callee"]
+    by_file = _run_callee(_EntryHooks(skipped=(frozenset(), frozenset({_inner.__code__.co_filename}))))
+    assert by_file.entered == []   # (both functions live in this file)
+    with pytest.raises(TypeError, match="skipped"):
+        capture.start(_EntryHooks(skipped=({id(_inner.__code__)}, frozenset())))   # a set, not a frozenset
+    capture.stop()
+
+
+def test_the_c_driver_offers_no_frame_while_opaque_and_start_clears_it():
+    """set_opaque(True): frames that start are not offered until set_opaque(False); a new capture
+    starts with every frame offered again."""
+    from magpy import capture
+
+    _c_driver_backend()
+    hooks = _run_callee(_EntryHooks(opaque_in=True))
+    assert hooks.entered == ["_callee"]   # (_inner started while opaque)
+    assert _run_callee(_EntryHooks()).entered == ["_callee", "_inner"]   # (start cleared the flag)
+    capture.start(_EntryHooks())
+    try:
+        capture.set_opaque(True)
+        capture.set_opaque(False)
+        assert _callee(1, 2) == 3
+    finally:
+        capture.stop()
+
+
+def test_a_frame_entered_with_its_quiet_map_skips_its_first_quiet_instructions():
+    """enter_frame answering the frame's quiet map: the frame is followed and its quiet
+    instructions are skipped from the first one, at the levels set_quiet allows (level 0: every
+    event); True: its first event is delivered as before."""
+    from magpy import capture
+
+    _c_driver_backend()
+    flags = bytearray(len(_callee.__code__.co_code))
+    instrs = list(dis.get_instructions(_callee))
+    quiet_ops = {i.offset for i in instrs if i.opname in ("LOAD_FAST", "STORE_FAST", "POP_TOP")}
+    for off in quiet_ops:
+        flags[off] = 2
+    quiet = capture.quiet_map(bytes(flags))
+    every = _run_callee(_EntryHooks(), level=2).seen
+    first_quiet = next(i.offset for i in instrs if i.opname == "LOAD_FAST")
+    assert first_quiet in every
+    after_first = _run_callee(_EntryHooks(quiet=quiet), level=2).seen
+    assert after_first[0] == first_quiet   # (entered with True: the first event comes)
+    skipped = _run_callee(_EntryHooks(answer_for_callee=quiet, quiet=quiet), level=2).seen
+    assert skipped and not set(skipped) & quiet_ops
+    assert skipped == [o for o in every if o not in quiet_ops] == after_first[1:]
+    assert _run_callee(_EntryHooks(answer_for_callee=quiet, quiet=quiet), level=0).seen == every
+
+
 def test_both_drivers_make_the_same_record():
     import torch
 

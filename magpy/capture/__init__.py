@@ -58,13 +58,18 @@ NULL: Any = _Null()
 class CaptureHooks(Protocol):
     """What the capture backend calls back into (implemented by the monitor run)."""
 
-    def enter_frame(self, frame: Any) -> bool:
-        """A new Python frame starts; return True to capture its instructions."""
+    def enter_frame(self, frame: Any) -> Any:
+        """A new Python frame starts; return True to capture its instructions, or the frame's
+        :func:`quiet_map` to capture them quiet from the first (see :meth:`instruction`)."""
 
     def instruction(self, frame: Any, offset: int, stack: list) -> Any:
         """The instruction at ``offset`` is about to run; ``stack`` is the value stack. May return
         the frame's :func:`quiet_map`: until the frame's next delivered event, a backend that
         filters skips the events at its quiet offsets while :func:`set_quiet` allows it."""
+
+    #: ``(code ids, file names)`` whose frames ``enter_frame`` refuses whatever else holds: a
+    #: backend that can refuses them without calling it (optional)
+    skipped: tuple[frozenset, frozenset]
 
     def leave_frame(self, frame: Any, value: Any) -> None:
         """A captured frame returns ``value`` (or exits by exception: value is None)."""
@@ -272,6 +277,14 @@ def set_quiet(level: int) -> None:
     fn = getattr(_backend, "set_quiet", None)
     if fn is not None:
         fn(level)
+
+
+def set_opaque(flag: bool) -> None:
+    """While ``flag`` holds, the hooks refuse every frame that starts (the run is inside a call it
+    takes whole): a backend that can may refuse them without calling ``enter_frame``."""
+    fn = getattr(_backend, "set_opaque", None)
+    if fn is not None:
+        fn(flag)
 
 
 def wake(frame: Any) -> None:

@@ -8,7 +8,8 @@
  * the C trace function itself (PyEval_SetTrace): it reads the value stack straight from the
  * frame and calls the monitor's hooks with the same arguments the Python driver passes:
  *
- *   call        hooks.enter_frame(frame); when true the frame gets opcode events (no line events)
+ *   call        hooks.enter_frame(frame); when true the frame gets opcode events (no line events),
+ *               when its QuietMap the same, quiet from its first instruction (see below)
  *   opcode      hooks.instruction(frame, frame.f_lasti, stack)    (stack: bottom to top, NULL slots
  *                                                                  as the NULL object it was given)
  *   return      hooks.leave_frame(frame, value)
@@ -27,7 +28,15 @@
  * offsets whose level is at most the run's (set_quiet) are not delivered; any other return value
  * puts `idle` back (every event delivered). A frame starts with `idle`, so its first event always
  * reaches the monitor. set_quiet(0), which the monitor calls whenever something of the run looks at
- * every instruction, delivers every event of every frame until it says otherwise. The frame layout is 3.11's (Include/internal/pycore_frame.h), the
+ * every instruction, delivers every event of every frame until it says otherwise. enter_frame may
+ * answer a frame's QuietMap: the frame is followed and quiet from its first instruction.
+ *
+ * Calls the monitor would refuse are not offered to it: frames of the code objects and files the
+ * hooks name at start (`skipped`: framework frames, MagPy's own), and every frame entered while
+ * set_opaque(True) holds (the monitor is inside a call it takes whole). enter_frame says no to
+ * those without changing anything; the driver says it in C.
+ *
+ * The frame layout is 3.11's (Include/internal/pycore_frame.h), the
  * layout magpy/capture/_py311.py documents; the capture self-check (_probe.py) compares what this
  * driver delivers with ctypes reads before any program is monitored. On other versions the module
  * builds empty (AVAILABLE is False) and the Python driver runs.
@@ -108,6 +117,7 @@ static PyTypeObject QuietMapType = {
 };
 
 static long quiet = 0;   /* which quiet instructions frames may skip now: flags 1..quiet (set_quiet) */
+static int opaque = 0;   /* inside a call the monitor takes whole: no frame is entered (set_opaque) */
 
 typedef struct {
     PyObject_HEAD
@@ -117,6 +127,8 @@ typedef struct {
     PyObject *exception;
     PyObject *null;     /* what a NULL stack slot reads as */
     PyObject *idle;     /* the f_trace of a followed frame */
+    PyObject *skip_ids;    /* frozenset of id(code) whose frames are never entered, or NULL */
+    PyObject *skip_files;  /* frozenset of co_filename whose frames are never entered, or NULL */
 } Tracer;
 
 static void tracer_dealloc(Tracer *t) {
@@ -126,6 +138,8 @@ static void tracer_dealloc(Tracer *t) {
     Py_XDECREF(t->exception);
     Py_XDECREF(t->null);
     Py_XDECREF(t->idle);
+    Py_XDECREF(t->skip_ids);
+    Py_XDECREF(t->skip_files);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -155,23 +169,44 @@ static PyObject *stack_of(Frame *f, PyObject *null) {
     return stack;
 }
 
+/* Is a frame of `code` one the hooks never enter (1), or not (0)? -1 with an error set. */
+static int skipped(Tracer *t, PyCodeObject *code) {
+    if (t->skip_ids != NULL) {
+        PyObject *key = PyLong_FromVoidPtr(code);
+        if (key == NULL) return -1;
+        int hit = PySet_Contains(t->skip_ids, key);
+        Py_DECREF(key);
+        if (hit) return hit;
+    }
+    if (t->skip_files != NULL) return PySet_Contains(t->skip_files, code->co_filename);
+    return 0;
+}
+
 static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
     Tracer *t = (Tracer *)obj;
     Frame *f = (Frame *)frame;
     PyObject *res = NULL;
     switch (what) {
     case PyTrace_CALL: {
+        if (opaque) return 0;
+        int skip = skipped(t, f->f_frame->f_code);
+        if (skip < 0) goto error;
+        if (skip) return 0;
         res = PyObject_CallOneArg(t->enter_frame, (PyObject *)frame);
         if (res == NULL) goto error;
         int yes = PyObject_IsTrue(res);
-        Py_DECREF(res);
-        if (yes < 0) goto error;
+        if (yes < 0) {
+            Py_DECREF(res);
+            goto error;
+        }
         if (yes) {
             f->f_trace_opcodes = 1;
             f->f_trace_lines = 0;
-            Py_INCREF(t->idle);
-            Py_XSETREF(f->f_trace, t->idle);
+            PyObject *first = Py_TYPE(res) == &QuietMapType ? res : t->idle;
+            Py_INCREF(first);
+            Py_XSETREF(f->f_trace, first);
         }
+        Py_DECREF(res);
         return 0;
     }
     case PyTrace_OPCODE: {
@@ -249,11 +284,29 @@ static PyObject *start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     t->null = args[1];
     Py_INCREF(args[2]);
     t->idle = args[2];
+    t->skip_ids = t->skip_files = NULL;
     if (!t->enter_frame || !t->instruction || !t->leave_frame || !t->exception) {
         Py_DECREF(t);
         return NULL;
     }
+    /* hooks.skipped: (code ids, file names) enter_frame refuses whatever the run's state, or absent */
+    PyObject *skip = PyObject_GetAttrString(args[0], "skipped");
+    if (skip == NULL) {
+        PyErr_Clear();
+    } else {
+        if (!PyTuple_Check(skip) || PyTuple_GET_SIZE(skip) != 2 || !PyFrozenSet_Check(PyTuple_GET_ITEM(skip, 0)) ||
+            !PyFrozenSet_Check(PyTuple_GET_ITEM(skip, 1))) {
+            Py_DECREF(skip);
+            Py_DECREF(t);
+            PyErr_SetString(PyExc_TypeError, "hooks.skipped must be a (frozenset, frozenset) tuple");
+            return NULL;
+        }
+        t->skip_ids = Py_NewRef(PyTuple_GET_ITEM(skip, 0));
+        t->skip_files = Py_NewRef(PyTuple_GET_ITEM(skip, 1));
+        Py_DECREF(skip);
+    }
     quiet = 0;
+    opaque = 0;
     PyEval_SetTrace(trace, (PyObject *)t);   /* (takes its own reference) */
     Py_DECREF(t);
     Py_RETURN_NONE;
@@ -265,6 +318,14 @@ static PyObject *set_quiet(PyObject *self, PyObject *level) {
     long v = PyLong_AsLong(level);
     if (v == -1 && PyErr_Occurred()) return NULL;
     quiet = v;
+    Py_RETURN_NONE;
+}
+
+/* set_opaque(flag): while true, no frame is entered (the monitor is inside a call it takes whole). */
+static PyObject *set_opaque(PyObject *self, PyObject *flag) {
+    int v = PyObject_IsTrue(flag);
+    if (v < 0) return NULL;
+    opaque = v;
     Py_RETURN_NONE;
 }
 
@@ -293,6 +354,7 @@ static PyMethodDef methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_FASTCALL, "start(hooks, null, idle): trace this thread"},
     {"stack", (PyCFunction)(void (*)(void))stack, METH_FASTCALL, "stack(frame, null): a frame's value stack"},
     {"set_quiet", set_quiet, METH_O, "set_quiet(level): quiet frames skip the instructions flagged 1..level"},
+    {"set_opaque", set_opaque, METH_O, "set_opaque(flag): while true, calls enter no frame"},
     {NULL, NULL, 0, NULL},
 };
 

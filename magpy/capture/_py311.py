@@ -70,10 +70,11 @@ _python_start, _python_stop = driver(read_stack)
 try:   # (the C driver, _ctrace.c; built without a compiler: the Python driver runs)
     from ._ctrace import QuietMap
     from ._ctrace import frame_function as _c_frame_function
+    from ._ctrace import set_opaque as _c_set_opaque
     from ._ctrace import set_quiet as _c_set_quiet
     from ._ctrace import start as _c_start
 except ImportError:
-    QuietMap = _c_frame_function = _c_set_quiet = _c_start = None
+    QuietMap = _c_frame_function = _c_set_opaque = _c_set_quiet = _c_start = None
 
 
 def _idle(frame, event, arg):
@@ -108,6 +109,12 @@ def set_quiet(level: int) -> None:
     """Quiet frames skip the instructions flagged 1..``level`` (0: every event is delivered)."""
     if _driver["running"]:
         _c_set_quiet(level)
+
+
+def set_opaque(flag: bool) -> None:
+    """While ``flag`` holds, the C driver enters no frame (the hooks would refuse each one)."""
+    if _driver["running"]:
+        _c_set_opaque(flag)
 
 
 def wake(frame) -> None:

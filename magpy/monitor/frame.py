@@ -90,6 +90,27 @@ def quiet_map(code: Any, instrs: dict) -> Any:
     return _quiet_maps.keep(code, capture.quiet_map(bytes(flags)))
 
 
+_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_ATTRIBUTE_GETTERS = frozenset({"__getattribute__", "getattr", "hasattr"})
+
+
+def attribute_lookup(ins: Any, stack: list) -> bool:
+    """Is the instruction an attribute lookup by name: ``obj.name``, or a call of ``getattr``,
+    ``hasattr`` or a ``__getattribute__`` (``super().__getattribute__(key)``) with a text name?
+    Its AttributeError follows which attributes the object has, never a number it holds (a
+    Python ``__getattr__`` or property that raises is monitored as its own frame)."""
+    if ins.real in _ATTRIBUTE_LOADS:
+        return True
+    if ins.opname != "CALL" or not isinstance(ins.arg, int) or not stack or type(stack[-1]) is not str:
+        return False
+    for fn in stack[-ins.arg - 2:-1]:
+        if isinstance(fn, (types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType)) \
+                and getattr(fn, "__name__", None) in _ATTRIBUTE_GETTERS \
+                and getattr(fn, "__module__", "builtins") in ("builtins", None):
+            return True
+    return False
+
+
 class GuardSink(Protocol):
     """What guarding for the run from outside it needs of the monitor (the compiled callable's
     entry, :func:`~magpy.monitor.entry.guard_entry`): add a guard; guard a class attribute."""

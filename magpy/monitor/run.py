@@ -79,6 +79,7 @@ from .frame import (
     NO_MOVES,
     NO_MOVES_OR_TESTS,
     FrameState,
+    attribute_lookup,
     event_flags,
     quiet_map,
     skip_codes,
@@ -87,30 +88,9 @@ from .function_apply import in_checkpoint_machinery
 from .state import RunSwitches
 from .watcher import RunHooks
 
-_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
-_ATTRIBUTE_GETTERS = frozenset({"__getattribute__", "getattr", "hasattr"})
-
-
-def attribute_lookup(ins: Any, stack: list) -> bool:
-    """Is the instruction an attribute lookup by name: ``obj.name``, or a call of ``getattr``,
-    ``hasattr`` or a ``__getattribute__`` (``super().__getattribute__(key)``) with a text name?
-    Its AttributeError follows which attributes the object has, never a number it holds (a
-    Python ``__getattr__`` or property that raises is monitored as its own frame)."""
-    if ins.real in _ATTRIBUTE_LOADS:
-        return True
-    if ins.opname != "CALL" or not isinstance(ins.arg, int) or not stack or type(stack[-1]) is not str:
-        return False
-    for fn in stack[-ins.arg - 2:-1]:
-        if isinstance(fn, (types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType)) \
-                and getattr(fn, "__name__", None) in _ATTRIBUTE_GETTERS \
-                and getattr(fn, "__module__", "builtins") in ("builtins", None):
-            return True
-    return False
 #: How much of the stack a pending operation keeps (more than any operation's operands but a call
 #: with many arguments, which then counts as holding what it cannot see).
 _OPERANDS_KEPT = 8
-
-
 
 #: the ids of the framework codes (frame.skip_codes, which holds the codes: grown in place)
 _SKIP: frozenset = frozenset()
@@ -184,7 +164,7 @@ class Monitor:
         self.class_attrs_guarded: dict = {}   # (id(cls), name, id(after)) -> (cls, after): MRO lookups guarded
         self.dunder_indexes: dict = {}        # id(cls) -> (cls, objmodel.dunder_index(cls)), classes entered
         self.frames: dict[int, FrameState] = {}
-        self.opaque_frame: Any = None
+        self._opaque_frame: Any = None
         self.broken: str | None = None
         self.break_reason: BreakReason | None = None   # the typed reason (broken is its text)
         self.internal_break = False                  # did the break come from a failure inside MagPy?
@@ -272,14 +252,36 @@ class Monitor:
                 self.on_read(value, param_sources[name], ("arg", name))
 
     # -- capture hooks --------------------------------------------------------------------------------
-    def enter_frame(self, frame) -> bool:
-        if self.finished and self.broken is None and self.opaque_frame is None and self.closes_after_return(frame):
+    @property
+    def opaque_frame(self) -> Any:
+        """The frame whose pending call the run takes whole (``pend(opaque=True)``), or None: the
+        frames that call enters are not monitored (the capture is told, so it need not ask)."""
+        return self._opaque_frame
+
+    @opaque_frame.setter
+    def opaque_frame(self, frame: Any) -> None:
+        if (frame is None) is not (self._opaque_frame is None):
+            capture.set_opaque(frame is not None)
+        self._opaque_frame = frame
+
+    @property
+    def skipped(self) -> tuple[frozenset, frozenset]:
+        """(code ids, file names) whose frames :meth:`enter_frame` refuses whatever the run's state:
+        framework frames and MagPy's own (the capture may refuse them without asking)."""
+        return _SKIP, MAGPY_RUNTIME_FILES
+
+    def enter_frame(self, frame) -> Any:
+        if self.finished and self.broken is None and self._opaque_frame is None and self.closes_after_return(frame):
             entered = self._enter(frame)
-        elif self.broken is not None or self.finished or self.opaque_frame is not None:
+        elif self.broken is not None or self.finished or self._opaque_frame is not None:
             return False
         else:
             entered = self._enter(frame)
-        self._may_quiet()
+        if self._may_quiet() and entered:
+            fs = self.frames[id(frame)]
+            if fs.quiet is not None and fs.pending is None:
+                fs.quieted = True   # (quiet from its first instruction, as after an event answered so)
+                return fs.quiet
         return entered
 
     def _may_quiet(self) -> int:
@@ -400,7 +402,8 @@ class Monitor:
             if fs.pending is not None:
                 post, data = fs.pending
                 fs.pending = None
-                self.opaque_frame = None
+                if self._opaque_frame is not None:
+                    self.opaque_frame = None
                 post(fs, stack, data)
             if held is not None:
                 self.close_released(held)
