@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from .lifted import LiftedInt
-from .realtype import instance_dict, is_instance
+from .realtype import class_lookup, class_owner, instance_dict, is_instance
 
 try:
     import numpy as _np
@@ -294,8 +294,7 @@ def dunder_index(cls: type) -> dict[int, list[str]]:
 
 def has_python_call(fn: Any) -> bool:
     """An instance whose class defines ``__call__`` in Python (calling it runs monitored frames)."""
-    call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
-    return isinstance(call, types.FunctionType)
+    return isinstance(class_lookup(type(fn), "__call__"), types.FunctionType)
 
 
 def module_has_hooks(m: torch.nn.Module) -> bool:
@@ -344,9 +343,8 @@ def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
     if issubclass(tp, torch.nn.Module) and tp.__getattr__ is _MODULE_GETATTR \
             and tp.__getattribute__ is object.__getattribute__:
         # (looked up without raising: a miss in the normal lookup costs an AttributeError)
-        for k in tp.__mro__:
-            if name in k.__dict__:
-                return getattr(obj, name, default)   # (the class has it: the normal lookup finds it)
+        if class_owner(tp, name) is not None:
+            return getattr(obj, name, default)   # (the class has it: the normal lookup finds it)
         d = obj.__dict__
         if name in d:
             return d[name]
@@ -405,11 +403,7 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
         # A module's own names are in its __dict__; a module class with __getattr__ (torch._VF)
         # computes the others, so those are fetched with getattr.
         return ("module", "__dict__") if name in obj.__dict__ else ("module", "")
-    cls_attr = None
-    for klass in type(obj).__mro__:
-        if name in klass.__dict__:
-            cls_attr = klass.__dict__[name]
-            break
+    cls_attr = class_lookup(type(obj), name)
     is_data_descr = cls_attr is not None and (hasattr(type(cls_attr), "__set__") or hasattr(type(cls_attr), "__delete__"))
     if isinstance(cls_attr, property):
         return "property", ""
@@ -418,7 +412,7 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
     if not is_data_descr and isinstance(d, dict) and name in d:
         return "instance", "__dict__" if not is_class else ""
     if cls_attr is None and not is_class:
-        hook = next((k.__dict__["__getattr__"] for k in type(obj).__mro__ if "__getattr__" in k.__dict__), None)
+        hook = class_lookup(type(obj), "__getattr__")
         if isinstance(hook, types.FunctionType) and hook is not _MODULE_GETATTR:
             # not found by the normal lookup: the class's own Python `__getattr__` computes it
             # (it runs monitored, as a property's getter does)

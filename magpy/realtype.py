@@ -48,3 +48,39 @@ def instance_dict(v: Any) -> dict | None:
 
 
 _DICT_SLOTS = (types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
+
+
+def class_lookup(tp: type, name: str, default: Any = None) -> Any:
+    """The value of ``name`` in the first class of ``tp.__mro__`` whose namespace has it (what
+    the normal lookup finds on the class side), else ``default``; no descriptor is called."""
+    for klass in tp.__mro__:
+        ns = klass.__dict__
+        if name in ns:
+            return ns[name]
+    return default
+
+
+def class_owner(tp: type, name: str) -> type | None:
+    """The first class of ``tp.__mro__`` whose namespace has ``name``, else None."""
+    for klass in tp.__mro__:
+        if name in klass.__dict__:
+            return klass
+    return None
+
+
+#: the definitions above, which the C ones must agree with (tests/test_realtype.py)
+PYTHON = types.SimpleNamespace(is_instance=is_instance, instance_dict=instance_dict, class_lookup=class_lookup,
+                               class_owner=class_owner)
+
+try:   # the same four in C (magpy/_realtype.c): the monitor asks them on nearly every event
+    from . import _realtype as _c
+except ImportError:   # pragma: no cover - built without a compiler: the definitions above
+    _c = None
+else:
+    _c.init(torch.Tensor)
+    is_instance = _c.is_instance   # noqa: F811
+    instance_dict = _c.instance_dict   # noqa: F811
+    class_lookup = _c.class_lookup   # noqa: F811
+    class_owner = _c.class_owner   # noqa: F811

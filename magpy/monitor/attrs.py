@@ -45,6 +45,7 @@ from ..objmodel import (
     is_mutable_class,
     protocol_lookups,
 )
+from ..realtype import class_lookup, class_owner
 from ..refgraph import ShadowNode
 from ..source import AttrSource, CellSource, ConstSource, ItemSource, class_dict_source
 
@@ -248,7 +249,7 @@ class AttrReads:
                     self.add_guard(AbsentGuard(node.source, name))
                 self.add_guard(TypeGuard(node.source, type(obj)))
             self.guard_class_attr(type(obj), name)
-            klass = next(k for k in type(obj).__mro__ if name in k.__dict__)
+            klass = class_owner(type(obj), name)
             ksrc = class_dict_source(klass)
             self.on_read(klass.__dict__[name], ItemSource(ksrc, name))
             self.pend(fs, self._post_new_attr, method)
@@ -275,7 +276,7 @@ class AttrReads:
                 self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
             self.guard_class_attr(type(obj), name)
         if where == "class_fn":
-            klass = next((k for k in type(obj).__mro__ if name in k.__dict__), None)
+            klass = class_owner(type(obj), name)
             if klass is not None and type(klass.__dict__[name]) is staticmethod:
                 # `self.helper` of a staticmethod is the function the class holds (its identity
                 # guarded with the class attribute): sourced, so what its closure holds (an
@@ -487,7 +488,6 @@ class AttrReads:
 def _cached_property_miss(obj: Any, name: str) -> bool:
     """Is ``obj.name`` the first read of a ``functools.cached_property`` (the stdlib's getter,
     keeping its value under ``name`` in an instance dict that does not hold it yet)?"""
-    klass = next((k for k in type(obj).__mro__ if name in k.__dict__), None)
-    cp = klass.__dict__[name] if klass is not None else None
+    cp = class_lookup(type(obj), name)
     return isinstance(cp, functools.cached_property) and type(cp).__get__ is functools.cached_property.__get__ \
         and getattr(cp, "attrname", None) == name and has_instance_dict(obj) and name not in obj.__dict__

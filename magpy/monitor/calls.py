@@ -68,6 +68,7 @@ from ..objmodel import (
     peek_items,
     set_reduction,
 )
+from ..realtype import class_lookup
 from ..redraw import as_draw
 from ..source import AttrSource, ItemSource
 from ..tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args
@@ -243,7 +244,7 @@ class CallRules:
         capture.announce_callee(fn)
         c = CallSite(fn, args, kwargs)
         if type(fn).__hash__ is None:   # (in no table of natives: a torch.distributions transform)
-            call = next((k.__dict__["__call__"] for k in type(fn).__mro__ if "__call__" in k.__dict__), None)
+            call = class_lookup(type(fn), "__call__")
             if isinstance(call, types.FunctionType):
                 c.fn, c.args = call, [fn, *args]
         handlers = self.handlers or self._find_handlers()
