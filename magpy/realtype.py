@@ -75,12 +75,9 @@ PYTHON = types.SimpleNamespace(is_instance=is_instance, instance_dict=instance_d
                                class_owner=class_owner)
 
 try:   # the same four in C (magpy/_realtype.c): the monitor asks them on nearly every event
-    from . import _realtype as _c
+    from ._realtype import init as _c_init
 except ImportError:   # pragma: no cover - built without a compiler: the definitions above
-    _c = None
+    pass
 else:
-    _c.init(torch.Tensor)
-    is_instance = _c.is_instance   # noqa: F811
-    instance_dict = _c.instance_dict   # noqa: F811
-    class_lookup = _c.class_lookup   # noqa: F811
-    class_owner = _c.class_owner   # noqa: F811
+    from ._realtype import class_lookup, class_owner, instance_dict, is_instance  # noqa: F811
+    _c_init(torch.Tensor)
