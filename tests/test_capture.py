@@ -1615,6 +1615,58 @@ def test_both_drivers_make_the_same_record():
     assert made["c"].guards == made["python"].guards and made["c"].op_count == made["python"].op_count
 
 
+def test_both_drivers_make_the_same_record_of_a_block_with_opaque_and_framework_calls():
+    """A block whose calls the C driver refuses without asking the monitor: framework frames
+    (``Module.__call__``), Python code under annotated functions (``F.layer_norm``, ``F.gelu``,
+    ``F.dropout`` check their arguments in Python), generators and a closure; the Python driver
+    offers every frame to the monitor. Both make the same record: guards, operators, graph."""
+    import torch
+    import torch.nn.functional as F
+
+    import magpy
+
+    backend = _c_driver_backend()
+
+    class Attention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(8, 24)
+            self.norm = torch.nn.LayerNorm(8)
+            self.drop = torch.nn.Dropout(0.1)
+            self.heads = 2
+
+        def split(self, t):
+            return (p.reshape(*t.shape[:-1], self.heads, -1).transpose(-2, -3) for p in t.chunk(3, dim=-1))
+
+        def forward(self, x, mask=None):
+            q, k, v = self.split(self.qkv(self.norm(x)))
+            scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
+            if mask is not None:
+                scores = scores.masked_fill(mask, float("-inf"))
+            act = (lambda t: F.gelu(t) * self.heads)
+            out = self.drop(F.softmax(scores, dim=-1)) @ v
+            return act(F.layer_norm(out.transpose(-2, -3).flatten(-2), (8,))) + x
+
+    m = torch.nn.Sequential(Attention(), Attention()).eval()
+    x, mask = torch.randn(2, 5, 8), torch.zeros(5, 5, dtype=torch.bool)
+    made = {}
+    for name in ("c", "python"):
+        before = backend.use_driver(name)
+        try:
+            compiled = magpy.compile(m, backend="eager")
+            out, again = compiled(x), compiled(x)
+            made[name] = magpy.explain(m)(x)
+        finally:
+            backend.use_driver(before)
+        st = magpy.stats(compiled)
+        assert st.monitor_runs == 1 and st.guard_hits == 1 and st.graph_count == 1, name
+        torch.testing.assert_close(out, m(x))
+        torch.testing.assert_close(again, out)
+    c, py = made["c"], made["python"]
+    assert c.guards == py.guards and c.op_count == py.op_count and c.op_count > 20
+    assert c.graph.code == py.graph.code
+
+
 if __name__ == "__main__":
     if "--bench" in sys.argv:
         print(json.dumps(bench()))
