@@ -1643,7 +1643,9 @@ def test_both_drivers_make_the_same_record_of_a_block_with_opaque_and_framework_
             scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
             if mask is not None:
                 scores = scores.masked_fill(mask, float("-inf"))
-            act = (lambda t: F.gelu(t) * self.heads)
+            def act(t):   # (a closure over self)
+                return F.gelu(t) * self.heads
+
             out = self.drop(F.softmax(scores, dim=-1)) @ v
             return act(F.layer_norm(out.transpose(-2, -3).flatten(-2), (8,))) + x
 
