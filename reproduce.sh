@@ -63,7 +63,7 @@ if [ -n "${PYTHON:-}" ] && [ -z "${MAGPY_VENV:-}" ]; then
 fi
 CORE_TESTS=(tests/test_python_features.py tests/test_lifetimes.py tests/soundness tests/test_dynamic_and_api.py tests/test_capture.py
             tests/test_guard_hits.py tests/test_compiled_module.py tests/test_bytecode.py tests/test_scalar_reads.py
-            tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py
+            tests/test_lifted_shapes.py tests/test_loops.py tests/test_branches.py tests/test_splits.py tests/test_realtype.py
             tests/test_torch_support.py tests/test_splits_outer.py tests/test_flow_handling.py tests/test_other_side.py
             tests/test_loop_idioms.py tests/test_branch_idioms.py)
 # The suites spread their tests over one pytest-xdist worker per core (at most 4: each worker holds its
