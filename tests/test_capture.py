@@ -1420,6 +1420,29 @@ def _callee(a, b):
     return x + y
 
 
+def _run_callee(hooks, level=0):
+    from magpy import capture
+
+    capture.start(hooks)
+    capture.set_quiet(level)
+    try:
+        assert _callee(1, 2) == 3
+    finally:
+        capture.stop()
+    return hooks
+
+
+def _callee_quiet_map():
+    """(``_callee``'s quiet map flagging its moves at level 2, the offsets of those moves)."""
+    from magpy import capture
+
+    flags = bytearray(len(_callee.__code__.co_code))
+    quiet_ops = {i.offset for i in dis.get_instructions(_callee) if i.opname in ("LOAD_FAST", "STORE_FAST", "POP_TOP")}
+    for off in quiet_ops:
+        flags[off] = 2
+    return capture.quiet_map(bytes(flags)), quiet_ops
+
+
 def test_the_c_driver_skips_quiet_instructions_only_when_told():
     """A frame whose last delivered event answered its quiet map skips the events at the map's
     flagged offsets up to the level set_quiet allows; level 0 delivers every event; a frame's
@@ -1428,11 +1451,7 @@ def test_the_c_driver_skips_quiet_instructions_only_when_told():
     from magpy import capture
 
     _c_driver_backend()
-    flags = bytearray(len(_callee.__code__.co_code))
-    quiet_ops = {i.offset for i in dis.get_instructions(_callee) if i.opname in ("LOAD_FAST", "STORE_FAST", "POP_TOP")}
-    for off in quiet_ops:
-        flags[off] = 2
-    quiet = capture.quiet_map(bytes(flags))
+    quiet, quiet_ops = _callee_quiet_map()
 
     class Hooks:
         def __init__(self, answer, wake):
@@ -1454,14 +1473,7 @@ def test_the_c_driver_skips_quiet_instructions_only_when_told():
             pass
 
     def run(answer, level, wake=False):
-        hooks = Hooks(answer, wake)
-        capture.start(hooks)
-        capture.set_quiet(level)
-        try:
-            assert _callee(1, 2) == 3
-        finally:
-            capture.stop()
-        return hooks.seen
+        return _run_callee(Hooks(answer, wake), level).seen
 
     every = run(None, 2)
     assert set(every) >= quiet_ops
@@ -1507,18 +1519,6 @@ class _EntryHooks:
         pass
 
 
-def _run_callee(hooks, level=0):
-    from magpy import capture
-
-    capture.start(hooks)
-    capture.set_quiet(level)
-    try:
-        assert _callee(1, 2) == 3
-    finally:
-        capture.stop()
-    return hooks
-
-
 def test_the_c_driver_does_not_offer_the_frames_the_hooks_name_as_skipped():
     """``hooks.skipped`` names code objects (by id) and files whose frames enter_frame would
     refuse: the driver refuses them itself; other frames are still offered, and malformed
@@ -1560,15 +1560,9 @@ def test_a_frame_entered_with_its_quiet_map_skips_its_first_quiet_instructions()
     """enter_frame answering the frame's quiet map: the frame is followed and its quiet
     instructions are skipped from the first one, at the levels set_quiet allows (level 0: every
     event); True: its first event is delivered as before."""
-    from magpy import capture
-
     _c_driver_backend()
-    flags = bytearray(len(_callee.__code__.co_code))
     instrs = list(dis.get_instructions(_callee))
-    quiet_ops = {i.offset for i in instrs if i.opname in ("LOAD_FAST", "STORE_FAST", "POP_TOP")}
-    for off in quiet_ops:
-        flags[off] = 2
-    quiet = capture.quiet_map(bytes(flags))
+    quiet, quiet_ops = _callee_quiet_map()
     every = _run_callee(_EntryHooks(), level=2).seen
     first_quiet = next(i.offset for i in instrs if i.opname == "LOAD_FAST")
     assert first_quiet in every
