@@ -384,12 +384,11 @@ def write_hook(obj: Any, name: str, delete: bool = False) -> str | None:
     hook = getattr(cls, dunder, None)
     if isinstance(hook, types.FunctionType) and hook is not getattr(torch.nn.Module, dunder):
         return dunder
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            method = getattr(type(klass.__dict__[name]), "__delete__" if delete else "__set__", None)
-            if isinstance(method, types.FunctionType):
-                return "__delete__" if delete else "__set__"
-            return None
+    owner = class_owner(cls, name)
+    if owner is not None:
+        method = getattr(type(owner.__dict__[name]), "__delete__" if delete else "__set__", None)
+        if isinstance(method, types.FunctionType):
+            return "__delete__" if delete else "__set__"
     return None
 
 

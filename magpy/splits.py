@@ -110,6 +110,7 @@ from .graph import Unsupported
 from .monitor.callbacks import APPLIER_CODE
 from .monitor.elements import may_hold_tensors
 from .objmodel import callable_attr, instance_dict, is_instance, module_has_hooks
+from .realtype import class_owner
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 # A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call
@@ -679,7 +680,7 @@ def _plain_method(m: types.MethodType) -> bool:
         return False
     if name in getattr(obj, "__dict__", {}):
         return False
-    owner = next((k for k in t.__mro__ if name in k.__dict__), None)
+    owner = class_owner(t, name)
     return owner is not None and owner.__dict__[name] is fn
 
 

@@ -33,6 +33,7 @@ from ..objmodel import (
     is_mutable_class,
     relation_present,
 )
+from ..realtype import class_owner
 from ..source import AttrSource, ItemSource
 from .elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
 from .natives import LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
@@ -211,7 +212,7 @@ class AnnotatedRules:
                     if rel == ("attr", "shape") and self.shape_is_lifted(obj):
                         self.start_size_read(fs, obj, "shape")   # getattr(t, "shape"): as `t.shape`
                         return
-                    if isinstance(rel[1], str) and not any(rel[1] in k.__dict__ for k in type(obj).__mro__):
+                    if isinstance(rel[1], str) and class_owner(type(obj), rel[1]) is None:
                         self.tensor_user_attr(fs, obj, rel[1])   # (t._is_param: its instance dict)
                         return
                     if rel[0] == "hasattr" or (rel[0] == "attr" and (rel[1] in T.META_ATTRS or

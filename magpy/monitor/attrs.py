@@ -211,7 +211,7 @@ class AttrReads:
             if name in T.OP_ATTRS:
                 self.pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
                 return
-            if name in getattr(obj, "__dict__", {}) and not any(name in k.__dict__ for k in type(obj).__mro__):
+            if name in getattr(obj, "__dict__", {}) and class_owner(type(obj), name) is None:
                 # an attribute set on the tensor object (`self.weight.fast`): read like any attribute
                 self.tensor_user_attr(fs, obj, name)
                 return
