@@ -8,6 +8,7 @@ long as the caller kept the output.
 """
 from __future__ import annotations
 
+import bisect
 import gc
 import weakref
 
@@ -150,8 +151,9 @@ def _collector_on_after_first_call(program, *args) -> bool:
 
 def test_the_cyclic_collector_is_on_again_after_every_kind_of_first_call():
     """The monitor run pauses the collector (finalizers of unrelated objects would run inside
-    it, monitored); every way a first call ends turns it on again, and a collector the caller
-    turned off stays off."""
+    it, monitored), and keeps it paused while the record's code is made; every way a first call
+    ends turns it on again (recorded, raised, gave up, split), and a collector the caller turned
+    off stays off."""
     def recorded(x):
         return x * 2
 
@@ -162,8 +164,12 @@ def test_the_cyclic_collector_is_on_again_after_every_kind_of_first_call():
     def broken(x):
         return torch.tensor(x.tolist()) + 1   # (a value MagPy does not follow into a graph)
 
+    def splits(x):
+        bucket = bisect.bisect([-1.0, 0.0, 1.0], x.mean().item())   # (a native on a tensor's value)
+        return x * bucket + 1
+
     assert gc.isenabled()
-    for program in (recorded, raises, broken):
+    for program in (recorded, raises, broken, splits):
         assert _collector_on_after_first_call(program, torch.randn(3)), program.__name__
         magpy.reset()
     gc.disable()
@@ -171,3 +177,21 @@ def test_the_cyclic_collector_is_on_again_after_every_kind_of_first_call():
         assert not _collector_on_after_first_call(recorded, torch.randn(3))
     finally:
         gc.enable()
+
+
+def test_the_record_is_made_with_the_collector_paused(monkeypatch):
+    """The stages after a returned run (MagPy's own code) run with the collector still paused:
+    the run's objects are collected once, after them, not over and over while they are made."""
+    from magpy import pipeline
+
+    seen = []
+    finish_run = pipeline.finish_run
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return finish_run(*a, **k)
+
+    monkeypatch.setattr(pipeline, "finish_run", spy)
+    cf = magpy.compile(lambda x: x * 2, backend="eager")
+    cf(torch.randn(3))
+    assert seen == [False] and gc.isenabled()

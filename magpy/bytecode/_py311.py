@@ -59,6 +59,16 @@ if sys.version_info[:2] == (3, 11):   # (the later decoders subclass this one bu
 # break with their name.
 
 
+def _lines_by_unit(code: types.CodeType, units: int) -> list:
+    """The line of each code unit of ``code`` (None where it has none), as ``co_positions``
+    gives it, read from the line ranges of ``co_lines`` (a range per line, not a tuple per unit)."""
+    lines = [None] * units
+    for start, end, line in code.co_lines():
+        if line is not None:
+            lines[start >> 1:end >> 1] = [line] * ((end - start) >> 1)
+    return lines
+
+
 class Py311(Decoder):
     """The 3.11 decoder; 3.12's and 3.13's start from it."""
 
@@ -88,7 +98,7 @@ class Py311(Decoder):
         values and words: tests/test_bytecode.py compares both on the code of whole modules)."""
         raw = code.co_code   # (3.11: the unspecialised instructions, as dis reads them)
         consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
-        positions = list(code.co_positions())
+        lines = _lines_by_unit(code, len(raw) // 2)
         event, table = self.event, {}
         line = None
         extended = caches = 0
@@ -99,9 +109,8 @@ class Py311(Decoder):
             op = raw[offset]
             caches = _CACHES[op]
             real = _OPNAMES[op]
-            pos = positions[offset // 2] if offset // 2 < len(positions) else None
-            if pos is not None and pos[0] is not None:
-                line = pos[0]
+            if lines[offset >> 1] is not None:
+                line = lines[offset >> 1]
             argval, argrepr = None, ""
             if op >= _HAVE_ARGUMENT:
                 arg = raw[offset + 1] | extended
