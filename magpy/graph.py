@@ -159,12 +159,25 @@ class OpGraph:
         """Add ``call_function``/``call_method`` with already-converted arguments."""
         self.op_count += 1
         op = "call_method" if kind == "method" else "call_function"
-        return self.graph.create_node(op, target, args, kwargs, name=_node_name(target))
+        return self._node(op, target, args, kwargs, _node_name(target))
 
     def getitem(self, node: fx.Node, index: int) -> fx.Node:
         import operator
 
-        return self.graph.call_function(operator.getitem, (node, index))
+        return self._node("call_function", operator.getitem, (node, index), {}, _node_name(operator.getitem))
+
+    def _node(self, op: str, target: Any, args: tuple, kwargs: dict, name: str) -> fx.Node:
+        """``graph.create_node(op, target, args, kwargs, name=name)``, with the arguments set on
+        the new node (the ``Node.args``/``kwargs`` setters: the same uses and immutable
+        containers). torch 2.13's ``create_node`` walks the arguments with pytree for raw
+        ``torch.SymInt``s, which a graph of real tensors never holds: two thirds of its cost, paid
+        once per operator of a capture."""
+        node = self.graph.create_node(op, target, name=name)
+        if args:
+            node.args = args
+        if kwargs:
+            node.kwargs = kwargs
+        return node
 
     def finish(self, outputs: list[fx.Node]) -> fx.GraphModule:
         self.graph.output(tuple(outputs))
