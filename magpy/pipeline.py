@@ -315,7 +315,6 @@ class MonitorRun:
         self.mon, self.shape, self.plan, self.fn, self.self_obj = mon, shape, plan, fn, self_obj
         self.trace: Trace | None = None   # the run as the stages after it saw it (set by finish)
         self.returned: tuple | None = None   # (result,) once the program returned (not split, not raised)
-        self._gc_paused = False   # (cyclic GC turned off by run, until finish or close)
 
     def run(self, args: tuple, kwargs: dict, mark: Callable[[int | None], None]) -> Any:
         """Run the program once under monitoring; the caller holds the monitor lock. Returns its
@@ -324,26 +323,21 @@ class MonitorRun:
         mon = self.mon
         # No cyclic GC during the run: finalizers and weakref callbacks of unrelated objects
         # would run (and be monitored) as if the program called them.
-        # It stays off through :meth:`finish` (MagPy's own work, which runs nothing of the program):
-        # the run's objects are collected once, after the record's code is made.
         gc_was_enabled = gc.isenabled()
         gc.disable()
         capture.start(mon)
         mark(threading.get_ident())
-        returned = False
         try:
             if self.self_obj is not None:
                 result = self.fn(self.self_obj, *args, **kwargs)
             else:
                 result = self.fn(*args, **kwargs)
             mon.after_call()
-            returned = True
         finally:
             capture.stop()
             mark(None)
-            if gc_was_enabled and not returned:
+            if gc_was_enabled:
                 gc.enable()
-        self._gc_paused = gc_was_enabled
         if mon.broken is None and not mon.finished:
             mon.break_reason = BreakReason(BreakKind.UNSUPPORTED, "the monitor run did not observe the function's return")
             mon.broken = str(mon.break_reason)
@@ -352,18 +346,9 @@ class MonitorRun:
 
     def finish(self) -> RunOutcome:
         """The stages after the run (:func:`finish_run`)."""
-        try:
-            out = finish_run(self.mon, self.shape, self.plan.arms)
-        finally:
-            self._resume_gc()
+        out = finish_run(self.mon, self.shape, self.plan.arms)
         self.trace = out.trace
         return out
-
-    def _resume_gc(self) -> None:
-        """Cyclic GC back on, where :meth:`run` turned it off."""
-        if self._gc_paused:
-            self._gc_paused = False
-            gc.enable()
 
     @property
     def split(self) -> Any:
@@ -457,7 +442,6 @@ class MonitorRun:
         """End the run: sizes it followed as LiftedInts go back to plain ints wherever the program
         left them outside the call (after the record was built from them), also when it raised.
         Returns ``result`` with them delifted."""
-        self._resume_gc()
         mon = self.mon
         if mon.made_lifted_ints():
             result = mon.delift_outside(result)

@@ -151,9 +151,8 @@ def _collector_on_after_first_call(program, *args) -> bool:
 
 def test_the_cyclic_collector_is_on_again_after_every_kind_of_first_call():
     """The monitor run pauses the collector (finalizers of unrelated objects would run inside
-    it, monitored), and keeps it paused while the record's code is made; every way a first call
-    ends turns it on again (recorded, raised, gave up, split), and a collector the caller turned
-    off stays off."""
+    it, monitored); every way a first call ends turns it on again (recorded, raised, gave up,
+    split), and a collector the caller turned off stays off."""
     def recorded(x):
         return x * 2
 
@@ -178,20 +177,3 @@ def test_the_cyclic_collector_is_on_again_after_every_kind_of_first_call():
     finally:
         gc.enable()
 
-
-def test_the_record_is_made_with_the_collector_paused(monkeypatch):
-    """The stages after a returned run (MagPy's own code) run with the collector still paused:
-    the run's objects are collected once, after them, not over and over while they are made."""
-    from magpy import pipeline
-
-    seen = []
-    finish_run = pipeline.finish_run
-
-    def spy(*a, **k):
-        seen.append(gc.isenabled())
-        return finish_run(*a, **k)
-
-    monkeypatch.setattr(pipeline, "finish_run", spy)
-    cf = magpy.compile(lambda x: x * 2, backend="eager")
-    cf(torch.randn(3))
-    assert seen == [False] and gc.isenabled()
