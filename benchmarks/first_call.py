@@ -13,7 +13,8 @@ imports on the way (Inductor) is counted. ``capture`` is first call - eager:
 for backend eager, what it costs to obtain the graph (MagPy's monitor run and record, Dynamo's
 bytecode analysis); for inductor, plus compiling it. The table puts MagPy's and Dynamo's times
 side by side with their ratios (MagPy / Dynamo: below 1, MagPy is faster); with ``--rounds N``
-each cell runs N times (rounds alternate the frontends) and the medians are shown.
+each cell runs N times (rounds alternate the frontends) and the medians are shown, with each
+side's lowest and highest capture.
 """
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         by.setdefault((r["model"], r["backend"]), {}).setdefault(r["frontend"], []).append(r)
     lines = ["| model | backend | eager | first call MagPy | first call Dynamo | first ratio | capture MagPy | "
-             "capture Dynamo | capture ratio |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "capture Dynamo | capture ratio | MagPy's rounds | Dynamo's rounds |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (model, backend), cells in by.items():
         errors = [c["error"] for f in FRONTENDS for c in cells.get(f, []) if "error" in c]
         if errors or any(f not in cells for f in FRONTENDS):
@@ -88,10 +90,18 @@ def table(rows: list[dict]) -> str:
                for f in FRONTENDS}
         m, d = med["magpy"], med["dynamo"]
         eager = statistics.median([m["eager_s"], d["eager_s"]])
+        spread = {f: _spread([c["capture_s"] for c in cells[f]]) for f in FRONTENDS}
         lines.append(f"| {model} | {backend} | {eager * 1e3:.1f} ms | {m['first_s']:.2f} s | {d['first_s']:.2f} s | "
-                     f"{m['first_s'] / d['first_s']:.2f} | {m['capture_s']:.2f} s | {d['capture_s']:.2f} s | "
-                     f"{m['capture_s'] / d['capture_s']:.2f} |")
+                     f"{m['first_s'] / d['first_s']:.2f} | {m['capture_s']:.3f} s | {d['capture_s']:.3f} s | "
+                     f"{m['capture_s'] / d['capture_s']:.3f} | {spread['magpy']} | {spread['dynamo']} |")
     return "\n".join(lines)
+
+
+def _spread(captures: list[float]) -> str:
+    """The lowest and highest capture of a cell's rounds: the median moves within them from run
+    to run (eager's own time varies with the allocator's page faults, and capture is measured
+    against it)."""
+    return f"{min(captures):.3f}-{max(captures):.3f} s" if len(captures) > 1 else "-"
 
 
 def main() -> None:

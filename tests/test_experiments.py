@@ -742,3 +742,18 @@ def test_fig15s_torchscript_row_runs_the_largest_regions_where_the_model_cannot_
     plt.close(fig)
     assert "TorchScript-Regions: the whole model where torch.jit.script accepts it" in notes
     assert f"scripted: Bert {row['regions']} regions" in notes
+
+
+def test_first_call_table_gives_the_medians_ratio_and_each_sides_rounds() -> None:
+    """benchmarks/first_call.py: the capture ratio is of the medians, to three decimals (0.0999
+    and 0.1049 are not both "0.10"), beside each side's lowest and highest capture."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("first_call", ROOT / "benchmarks" / "first_call.py")
+    first_call = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(first_call)
+    rows = [{"model": "bert", "backend": "eager", "frontend": f, "eager_s": 0.5, "first_s": 0.5 + c, "capture_s": c}
+            for f, caps in (("magpy", (0.19, 0.21, 0.26)), ("dynamo", (2.0, 2.1, 2.4))) for c in caps]
+    line = first_call.table(rows).splitlines()[-1]
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[6:] == ["0.210 s", "2.100 s", "0.100", "0.190-0.260 s", "2.000-2.400 s"], cells
