@@ -5,6 +5,8 @@
  *   instance_dict(v)             v.__dict__ through the slot its class made, else None
  *   class_lookup(tp, name, d)    the value of `name` in the first class of tp.__mro__ that has it, else d (None)
  *   class_owner(tp, name)        that class, else None
+ *   callable_attr(obj, name, d)  getattr(obj, name, d) with nn.Module's __getattr__ done here, and
+ *                                only the normal lookup for a class with its own Python hook
  *
  * The Python spellings walk tp.__mro__ and build a mapping proxy per class (`k.__dict__`); here
  * each class's namespace is read directly. No attribute lookup on `v` runs (see realtype.py).
@@ -13,7 +15,14 @@
 #include <Python.h>
 
 static PyObject *tensor_type = NULL;   /* torch.Tensor (init) */
+static PyObject *module_type = NULL;   /* torch.nn.Module (init) */
+static PyObject *module_getattr = NULL;    /* torch.nn.Module.__getattr__ (init) */
+static PyObject *module_tables = NULL;     /* the names of a module's tables, in lookup order (init) */
+static PyObject *object_getattribute = NULL;   /* object.__getattribute__ */
 static PyObject *dict_name = NULL;     /* "__dict__" */
+static PyObject *getattribute_name = NULL;    /* "__getattribute__" */
+static PyObject *getattr_name = NULL;  /* "__getattr__" */
+static PyObject *get_name = NULL;      /* "get" */
 
 /* The namespace of class k (a new reference), or NULL with an error set. */
 static PyObject *namespace_of(PyObject *k) {
@@ -61,12 +70,18 @@ static int mro_find(PyTypeObject *tp, PyObject *name, int skip_none, PyObject **
     return 0;
 }
 
-static PyObject *init(PyObject *self, PyObject *tensor) {
-    if (!PyType_Check(tensor)) {
-        PyErr_SetString(PyExc_TypeError, "init expects torch.Tensor");
+static PyObject *init(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyType_Check(args[0]) || !PyType_Check(args[1]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "init expects (torch.Tensor, torch.nn.Module, the module's table names)");
         return NULL;
     }
-    Py_XSETREF(tensor_type, Py_NewRef(tensor));
+    PyObject *owner, *hook;
+    int found = mro_find((PyTypeObject *)args[1], getattr_name, 0, &owner, &hook);
+    if (found < 0) return NULL;
+    Py_XSETREF(tensor_type, Py_NewRef(args[0]));
+    Py_XSETREF(module_type, Py_NewRef(args[1]));
+    Py_XSETREF(module_getattr, found ? Py_NewRef(hook) : NULL);
+    Py_XSETREF(module_tables, Py_NewRef(args[2]));
     Py_RETURN_NONE;
 }
 
@@ -124,8 +139,109 @@ static PyObject *class_owner(PyObject *self, PyObject *const *args, Py_ssize_t n
     return Py_NewRef(found ? owner : Py_None);
 }
 
+/* getattr(obj, name, dflt): a new reference, or NULL with an error other than AttributeError set. */
+static PyObject *getattr_or(PyObject *obj, PyObject *name, PyObject *dflt) {
+    PyObject *res;
+#if PY_VERSION_HEX >= 0x030D0000
+    int r = PyObject_GetOptionalAttr(obj, name, &res);
+#else
+    int r = _PyObject_LookupAttr(obj, name, &res);
+#endif
+    if (r < 0) return NULL;
+    return r ? res : Py_NewRef(dflt);
+}
+
+/* The value of name in class tp's MRO (borrowed), NULL when none has it; -1 in *err on an error. */
+static PyObject *mro_value(PyTypeObject *tp, PyObject *name, int *err) {
+    PyObject *owner, *value;
+    int found = mro_find(tp, name, 0, &owner, &value);
+    *err = found < 0;
+    return found > 0 ? value : NULL;
+}
+
+/* Does a lookup on an instance of tp run a Python __getattribute__ of tp, or a Python __getattr__
+ * (nn.Module's aside) on a miss? Only heap types (class statements) hold Python methods. 1, 0, or
+ * -1 with an error set. */
+static int python_lookup(PyTypeObject *tp) {
+    if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) || PyType_IsSubtype(tp, &PyType_Type)) return 0;
+    int err;
+    PyObject *v = mro_value(tp, getattribute_name, &err);
+    if (err) return -1;
+    if (v != NULL && Py_TYPE(v) == &PyFunction_Type) return 1;
+    v = mro_value(tp, getattr_name, &err);
+    if (err) return -1;
+    return v != NULL && Py_TYPE(v) == &PyFunction_Type && v != module_getattr;
+}
+
+/* An nn.Module instance's own entry `name` (its __dict__, then its tables, as Module.__getattr__
+ * searches them), else dflt: for a module whose class has no such name. */
+static PyObject *module_entry(PyObject *obj, PyObject *name, PyObject *dflt) {
+    PyObject *d = PyObject_GetAttr(obj, dict_name);
+    if (d == NULL) return NULL;
+    PyObject *res = NULL;
+    int has = PySequence_Contains(d, name);
+    if (has < 0) goto done;
+    if (has) {
+        res = PyObject_GetItem(d, name);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(module_tables); i++) {
+        PyObject *t = PyObject_CallMethodOneArg(d, get_name, PyTuple_GET_ITEM(module_tables, i));
+        if (t == NULL) goto done;
+        if (t != Py_None) {
+            has = PySequence_Contains(t, name);
+            if (has != 0) {
+                res = has < 0 ? NULL : PyObject_GetItem(t, name);
+                Py_DECREF(t);
+                goto done;
+            }
+        }
+        Py_DECREF(t);
+    }
+    res = Py_NewRef(dflt);
+done:
+    Py_DECREF(d);
+    return res;
+}
+
+static PyObject *callable_attr(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2 || nargs > 3 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "callable_attr expects (object, name[, default])");
+        return NULL;
+    }
+    PyObject *obj = args[0], *name = args[1], *dflt = nargs == 3 ? args[2] : Py_None;
+    PyTypeObject *tp = Py_TYPE(obj);
+    int hooked = python_lookup(tp);
+    if (hooked < 0) return NULL;
+    if (hooked) {   /* the normal lookup alone: the class's hooks are program code */
+        PyObject *res = PyObject_GenericGetAttr(obj, name);
+        if (res == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            return Py_NewRef(dflt);
+        }
+        return res;
+    }
+    if (module_type != NULL && PyType_IsSubtype(tp, (PyTypeObject *)module_type)) {
+        int err;
+        PyObject *hook = mro_value(tp, getattr_name, &err);
+        if (err) return NULL;
+        PyObject *lookup = mro_value(tp, getattribute_name, &err);
+        if (err) return NULL;
+        if (hook == module_getattr && lookup == object_getattribute) {
+            PyObject *owner, *value;
+            int found = mro_find(tp, name, 0, &owner, &value);
+            if (found < 0) return NULL;
+            if (!found) return module_entry(obj, name, dflt);
+        }
+    }
+    return getattr_or(obj, name, dflt);
+}
+
 static PyMethodDef methods[] = {
-    {"init", init, METH_O, "init(torch.Tensor): the class whose instances is_instance asks isinstance"},
+    {"init", (PyCFunction)(void (*)(void))init, METH_FASTCALL,
+     "init(torch.Tensor, torch.nn.Module, table names): what is_instance and callable_attr know of torch"},
+    {"callable_attr", (PyCFunction)(void (*)(void))callable_attr, METH_FASTCALL,
+     "callable_attr(obj, name, default): getattr for the call checks' probes, no class hook run"},
     {"is_instance", (PyCFunction)(void (*)(void))is_instance, METH_FASTCALL,
      "is_instance(v, cls): issubclass(type(v), cls), isinstance for tensors"},
     {"instance_dict", instance_dict, METH_O, "instance_dict(v): v.__dict__ through its class's slot, or None"},
@@ -140,6 +256,16 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "magpy._realtype", NU
 
 PyMODINIT_FUNC PyInit__realtype(void) {
     dict_name = PyUnicode_InternFromString("__dict__");
-    if (dict_name == NULL) return NULL;
+    getattribute_name = PyUnicode_InternFromString("__getattribute__");
+    getattr_name = PyUnicode_InternFromString("__getattr__");
+    get_name = PyUnicode_InternFromString("get");
+    if (dict_name == NULL || getattribute_name == NULL || getattr_name == NULL || get_name == NULL) return NULL;
+    int err;
+    object_getattribute = mro_value(&PyBaseObject_Type, getattribute_name, &err);
+    if (object_getattribute == NULL) {
+        if (!err) PyErr_SetString(PyExc_SystemError, "object has no __getattribute__");
+        return NULL;
+    }
+    Py_INCREF(object_getattribute);
     return PyModule_Create(&module);
 }

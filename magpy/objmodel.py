@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from .lifted import LiftedInt
-from .realtype import class_lookup, class_owner, instance_dict, is_instance
+from .realtype import MODULE_TABLES, class_lookup, class_owner, instance_dict, is_instance
 
 try:
     import numpy as _np
@@ -322,54 +322,6 @@ def relation_present(obj: Any, rel: tuple) -> bool:
 
 
 _MODULE_GETATTR = torch.nn.Module.__getattr__
-_MODULE_TABLES = ("_parameters", "_buffers", "_modules")
-
-
-def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
-    """``getattr(obj, name, default)``, for the names the call checks probe on any callee
-    (``__self__``, ``__name__``, ``__code__``...), with nn.Module's ``__getattr__`` done here: a
-    module has none of them, and its own hook formats an error message for every miss, several
-    times on every module call the monitor decides. Same answer: that hook looks only in the
-    module's parameter, buffer and submodule tables. An instance of a class whose own Python
-    ``__getattribute__`` or ``__getattr__`` computes attributes is asked by the normal lookup
-    alone: those hooks are program code the probe must not run (:func:`is_instance`), and no
-    callable keeps these names there."""
-    tp = type(obj)
-    if _python_lookup(tp):
-        try:
-            return object.__getattribute__(obj, name)
-        except AttributeError:
-            return default
-    if issubclass(tp, torch.nn.Module) and tp.__getattr__ is _MODULE_GETATTR \
-            and tp.__getattribute__ is object.__getattribute__:
-        # (looked up without raising: a miss in the normal lookup costs an AttributeError)
-        if class_owner(tp, name) is not None:
-            return getattr(obj, name, default)   # (the class has it: the normal lookup finds it)
-        d = obj.__dict__
-        if name in d:
-            return d[name]
-        for table in _MODULE_TABLES:
-            t = d.get(table)
-            if t is not None and name in t:
-                return t[name]
-        return default
-    return getattr(obj, name, default)
-
-
-_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
-
-
-def _python_lookup(tp: type) -> bool:
-    """Does an attribute lookup on an instance of ``tp`` (not a class) run a Python
-    ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?
-    (Never for a builtin or extension type: only classes made by a class statement hold Python
-    methods.)"""
-    if not tp.__flags__ & _HEAP_TYPE or issubclass(tp, type):
-        return False
-    if type(tp.__getattribute__) is types.FunctionType:
-        return True
-    hook = getattr(tp, "__getattr__", None)
-    return type(hook) is types.FunctionType and hook is not _MODULE_GETATTR
 
 
 def write_hook(obj: Any, name: str, delete: bool = False) -> str | None:
@@ -417,7 +369,7 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
             # (it runs monitored, as a property's getter does)
             return "getattr_hook", ""
     if is_instance(obj, torch.nn.Module) and cls_attr is None:
-        for table in _MODULE_TABLES:
+        for table in MODULE_TABLES:
             t = d.get(table) if isinstance(d, dict) else None
             if t is not None and name in t:
                 return "module_table", table

@@ -70,14 +70,65 @@ def class_owner(tp: type, name: str) -> type | None:
     return None
 
 
+#: where ``nn.Module.__getattr__`` looks for a name its instance dict lacks, in its order
+MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+_MODULE_GETATTR = torch.nn.Module.__getattr__
+_OBJECT_GETATTRIBUTE = object.__getattribute__
+_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+_FLAGS_OF = type.__dict__["__flags__"].__get__   # (a class's flags, with no hook of its metaclass run)
+
+
+def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
+    """``getattr(obj, name, default)``, for the names the call checks probe on any callee
+    (``__self__``, ``__name__``, ``__code__``...), with nn.Module's ``__getattr__`` done here: a
+    module has none of them, and its own hook formats an error message for every miss, several
+    times on every module call the monitor decides. Same answer: that hook looks only in the
+    module's parameter, buffer and submodule tables. An instance of a class whose own Python
+    ``__getattribute__`` or ``__getattr__`` computes attributes is asked by the normal lookup
+    alone: those hooks are program code the probe must not run (:func:`is_instance`), and no
+    callable keeps these names there. The class's hooks are found on its MRO (no hook of its
+    metaclass runs)."""
+    tp = type(obj)
+    if _python_lookup(tp):
+        try:
+            return object.__getattribute__(obj, name)
+        except AttributeError:
+            return default
+    if issubclass(tp, torch.nn.Module) and class_lookup(tp, "__getattr__") is _MODULE_GETATTR \
+            and class_lookup(tp, "__getattribute__") is _OBJECT_GETATTRIBUTE and class_owner(tp, name) is None:
+        # (looked up without raising: a miss in the normal lookup costs an AttributeError)
+        d = obj.__dict__
+        if name in d:
+            return d[name]
+        for table in MODULE_TABLES:
+            t = d.get(table)
+            if t is not None and name in t:
+                return t[name]
+        return default
+    return getattr(obj, name, default)
+
+
+def _python_lookup(tp: type) -> bool:
+    """Does an attribute lookup on an instance of ``tp`` (not a class) run a Python
+    ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?
+    (Never for a builtin or extension type: only classes made by a class statement hold Python
+    methods.)"""
+    if not _FLAGS_OF(tp) & _HEAP_TYPE or issubclass(tp, type):
+        return False
+    if type(class_lookup(tp, "__getattribute__")) is types.FunctionType:
+        return True
+    hook = class_lookup(tp, "__getattr__")
+    return type(hook) is types.FunctionType and hook is not _MODULE_GETATTR
+
+
 #: the definitions above, which the C ones must agree with (tests/test_realtype.py)
 PYTHON = types.SimpleNamespace(is_instance=is_instance, instance_dict=instance_dict, class_lookup=class_lookup,
-                               class_owner=class_owner)
+                               class_owner=class_owner, callable_attr=callable_attr)
 
-try:   # the same four in C (magpy/_realtype.c): the monitor asks them on nearly every event
+try:   # the same five in C (magpy/_realtype.c): the monitor asks them on nearly every event
     from ._realtype import init as _c_init
 except ImportError:   # pragma: no cover - built without a compiler: the definitions above
     pass
 else:
-    from ._realtype import class_lookup, class_owner, instance_dict, is_instance  # noqa: F811
-    _c_init(torch.Tensor)
+    from ._realtype import callable_attr, class_lookup, class_owner, instance_dict, is_instance  # noqa: F811
+    _c_init(torch.Tensor, torch.nn.Module, MODULE_TABLES)

@@ -38,7 +38,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .objmodel import callable_attr, is_instance
+from .objmodel import is_instance
+from .realtype import callable_attr
 from .source import ConstPool, Source, literal
 
 #: ``random.Random`` methods that draw one number (``choice`` of a sequence of numbers included).

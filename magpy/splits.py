@@ -109,8 +109,8 @@ from .global_state import global_hooks_present
 from .graph import Unsupported
 from .monitor.callbacks import APPLIER_CODE
 from .monitor.elements import may_hold_tensors
-from .objmodel import callable_attr, instance_dict, is_instance, module_has_hooks
-from .realtype import class_owner
+from .objmodel import instance_dict, is_instance, module_has_hooks
+from .realtype import callable_attr, class_owner
 
 _CALL_EVENTS = frozenset({"CALL", "CALL_FUNCTION_EX"})
 # A subscript D (`rows[t.argmax()]`: a Python list indexed with a tensor) splits as the call

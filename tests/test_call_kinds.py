@@ -35,7 +35,7 @@ def test_every_kind_has_a_handler():
 def test_a_module_callee_is_probed_as_getattr_would_answer():
     """The call checks probe ``__self__``, ``__name__``, ``__code__``... of every callee; on a
     module they skip its ``__getattr__`` but answer what ``getattr`` answers, tables included."""
-    from magpy.objmodel import callable_attr
+    from magpy.realtype import callable_attr
 
     class Named(torch.nn.Module):
         __qualname__ = "Named"   # (a class attribute: the normal lookup)
@@ -55,7 +55,7 @@ def test_a_callee_class_lookup_hook_is_not_run_by_the_probes():
     """A class's own Python ``__getattr__``/``__getattribute__`` is program code eager runs only
     where the program reads an attribute: the probes answer what the normal lookup finds (the
     instance and class dicts) and never call the hook."""
-    from magpy.objmodel import callable_attr
+    from magpy.realtype import callable_attr
 
     calls = []
 

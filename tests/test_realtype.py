@@ -126,3 +126,91 @@ def test_what_the_lookups_answer():
     assert realtype.class_owner(int, "__add__") is int and realtype.class_owner(bool, "__init__") is object
     with pytest.raises(TypeError):
         realtype.class_lookup("not a class", "x", None)
+
+
+class WithGetattr:
+    """Computes missing attributes in Python (program code the probe must not run)."""
+
+    hits = 0
+    plain = 3
+
+    def __getattr__(self, name):
+        WithGetattr.hits += 1
+        return name
+
+
+class MetaGetattribute(type):
+    def __getattribute__(cls, name):
+        MetaGetattribute.hits += 1
+        return type.__getattribute__(cls, name)
+
+    hits = 0
+
+
+class ByMetaGetattribute(metaclass=MetaGetattribute):
+    def __getattr__(self, name):
+        return name
+
+
+class Raising:
+    @property
+    def __self__(self):
+        raise ValueError("not an AttributeError: it reaches the caller")
+
+
+class Net(torch.nn.Module):
+    """A module with an entry of each table, an instance attribute, and a class attribute."""
+
+    shared = "class"
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.register_buffer("buf", torch.zeros(1))
+        self.scale = torch.nn.Parameter(torch.ones(1))
+        self.note = "instance"
+
+
+class HookedNet(torch.nn.Module):
+    """A module class with its own Python __getattr__ (asked by the normal lookup only)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+
+    def __getattr__(self, name):
+        raise AssertionError("the probe must not run the module class's own __getattr__")
+
+
+PROBED = [*VALUES, WithGetattr(), ByMetaGetattribute(), Net(), HookedNet(), lambda: 0, len, [].append, "".format,
+          torch.zeros(1).add, torch.Tensor.add, object.__init__, (1).__add__, super, functools.lru_cache(len)]
+PROBE_NAMES = ["__self__", "__name__", "__objclass__", "__func__", "__wrapped__", "plain", "missing", "lin", "buf",
+               "scale", "note", "shared", "weight", "forward", "__code__"]
+
+
+@pytest.mark.parametrize("v", PROBED, ids=lambda v: type(v).__name__)
+def test_the_c_callable_attr_agrees_with_python(v):
+    if realtype.PYTHON.callable_attr is realtype.callable_attr:
+        pytest.fail("magpy/_realtype.c is not built")
+    before = (Counting.hits, Proxy.hits, WithGetattr.hits, MetaGetattribute.hits)
+    for name in PROBE_NAMES:
+        c, py = realtype.callable_attr(v, name, "d"), realtype.PYTHON.callable_attr(v, name, "d")
+        assert c is py or (type(c) is type(py) and c == py and not isinstance(c, torch.Tensor)), name
+    assert (Counting.hits, Proxy.hits, WithGetattr.hits, MetaGetattribute.hits) == before   # (no hook ran)
+
+
+def test_what_callable_attr_answers():
+    net = Net()
+    assert realtype.callable_attr(net, "lin") is net._modules["lin"]
+    assert realtype.callable_attr(net, "buf") is net._buffers["buf"]
+    assert realtype.callable_attr(net, "scale") is net._parameters["scale"]
+    assert realtype.callable_attr(net, "note") == "instance" and realtype.callable_attr(net, "shared") == "class"
+    assert realtype.callable_attr(net, "__self__") is None and realtype.callable_attr(net, "missing", 7) == 7
+    assert realtype.callable_attr(HookedNet(), "missing") is None   # (its __getattr__ did not run)
+    assert realtype.callable_attr(WithGetattr(), "missing", 7) == 7 and WithGetattr.hits == 0
+    assert realtype.callable_attr(WithGetattr(), "plain") == 3
+    assert realtype.callable_attr([].append, "__name__") == "append"
+    assert realtype.callable_attr(len, "__self__") is __import__("builtins")
+    for probe in (realtype.callable_attr, realtype.PYTHON.callable_attr):
+        with pytest.raises(ValueError):
+            probe(Raising(), "__self__")

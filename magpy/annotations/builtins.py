@@ -19,7 +19,8 @@ import types
 
 import torch
 
-from ..objmodel import callable_attr, is_instance
+from ..objmodel import is_instance
+from ..realtype import callable_attr
 from . import DYNAMIC, PURE, REGISTRY, Annotation
 
 _add = REGISTRY.add

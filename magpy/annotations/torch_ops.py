@@ -19,7 +19,8 @@ from typing import Any
 
 import torch
 
-from ..objmodel import callable_attr, is_instance, is_numpy_number
+from ..objmodel import is_instance, is_numpy_number
+from ..realtype import callable_attr
 from . import REGISTRY, Annotation
 
 #: Tensor methods / torch functions whose non-tensor results depend only on metadata.

@@ -55,7 +55,6 @@ from ..compiled_module import CompiledCallable, compiled_target
 from ..lifted import LiftedInt
 from ..objmodel import (
     builtin_made_exception,
-    callable_attr,
     default_reduction,
     finalizer_reason,
     has_nan,
@@ -68,7 +67,7 @@ from ..objmodel import (
     peek_items,
     set_reduction,
 )
-from ..realtype import class_lookup
+from ..realtype import callable_attr, class_lookup
 from ..redraw import as_draw
 from ..source import AttrSource, ItemSource
 from ..tensor_constructors import LEGACY_TENSOR_TYPES, legacy_factory, new_parameter, parameter_args

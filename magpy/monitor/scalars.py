@@ -46,7 +46,8 @@ from .. import capture
 from ..annotations.torch_ops import contains_instance
 from ..breaks import BreakCompile
 from ..lifted import LiftedInt, delift
-from ..objmodel import NO_VALUE, SEQUENCE_ITERATORS, callable_attr, is_instance
+from ..objmodel import NO_VALUE, SEQUENCE_ITERATORS, is_instance
+from ..realtype import callable_attr
 from ..redraw import SizedArg, as_argument
 from ..refgraph import forget_when_dead
 from ..size_exprs import checked_before_the_mock, size_expr
