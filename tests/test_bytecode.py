@@ -103,12 +103,29 @@ def test_the_decoder_reads_every_instruction_as_dis_does():
     assert any(i.opname == "EXTENDED_ARG" for i in dis.get_instructions(ns["many"]))
     assert len(codes) > 500
     base = bytecode.Decoder.decode
-    fields = ("opname", "real", "offset", "arg", "argval", "argrepr", "line", "method", "handler")
+    # (3.11 reads co_code by a loop in C where it is built, else in Python: both are checked)
+    readers = [bytecode.DECODER.decode, getattr(bytecode.DECODER, "decode_python", bytecode.DECODER.decode)]
+    fields = ("opname", "real", "offset", "arg", "argval", "argrepr", "line", "method", "to_bool", "handler",
+              "events")
     for code in codes:
-        want, got = base(bytecode.DECODER, code), bytecode.DECODER.decode(code)
-        assert list(want) == list(got), code
-        for off, ins in want.items():
-            assert [repr(getattr(ins, f)) for f in fields] == [repr(getattr(got[off], f)) for f in fields], (code, off)
+        want = base(bytecode.DECODER, code)
+        for read in readers:
+            got = read(code)
+            assert list(want) == list(got), code
+            for off, ins in want.items():
+                assert [repr(getattr(ins, f)) for f in fields] == [repr(getattr(got[off], f)) for f in fields], \
+                    (read.__name__, code, off)
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the decoding loop in C is CPython 3.11's")
+def test_the_3_11_decoder_reads_by_its_loop_in_c():
+    """Built with the package (``magpy/bytecode/_decode311.c``): a missing build would leave the
+    slower Python loop running unnoticed."""
+    from magpy.bytecode import _py311
+
+    assert _py311._c_decode is not None
+    table = bytecode.DECODER.decode(test_the_3_11_decoder_reads_by_its_loop_in_c.__code__)
+    assert all(type(ins) is bytecode.Instr for ins in table.values())
 
 
 def test_an_opcode_without_a_rule_breaks_with_its_name(monkeypatch):

@@ -129,6 +129,10 @@ _TENSOR_ERRORS = (RuntimeError, IndexError, ValueError)
 _MISSING = object()
 
 
+#: the event of an opcode MagPy has no rule for (its handler breaks with the opcode's name)
+UNSUPPORTED = "UNSUPPORTED"
+
+
 class Decoder:
     """The bytecode of one CPython version, as events and stack layouts.
 
@@ -164,7 +168,12 @@ class Decoder:
     # -- decoding ---------------------------------------------------------------------------
     def event(self, opname: str) -> str:
         """The event an opcode is on this version (``UNSUPPORTED`` when MagPy has no rule)."""
-        return self._events.get(opname, "UNSUPPORTED")
+        return self._events.get(opname, UNSUPPORTED)
+
+    @property
+    def events(self) -> dict[str, str]:
+        """The event of each opcode name that has a rule (the table :meth:`event` reads, itself)."""
+        return self._events
 
     def instructions(self, code: types.CodeType) -> dict[int, Instr]:
         """The instructions of ``code`` by byte offset, as events (cached per code object)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..capture import NULL
 from ..capture._stackdepth import exception_table
-from ._decoder import Decoder, Instr
+from ._decoder import UNSUPPORTED, Decoder, Instr
 
 # What dis.get_instructions computes an argument's value and words from, per opcode (3.11's
 # dis._get_instructions_bytes, without its two tuples per instruction: the monitor decodes
@@ -59,6 +59,17 @@ if sys.version_info[:2] == (3, 11):   # (the later decoders subclass this one bu
 # break with their name.
 
 
+def _rare_arg(kind: int, arg: int) -> tuple[Any, str]:
+    """The value and words of a ``FORMAT_VALUE`` or ``MAKE_FUNCTION`` argument, as dis gives them."""
+    if kind == _FORMAT:
+        convert, argrepr = dis.FORMAT_VALUE_CONVERTERS[arg & 0x3]
+        argval = (convert, bool(arg & 0x4))
+        if argval[1]:
+            argrepr = (argrepr + ", " if argrepr else "") + "with format"
+        return argval, argrepr
+    return arg, ", ".join(s for i, s in enumerate(dis.MAKE_FUNCTION_FLAGS) if arg & (1 << i))
+
+
 def _lines_by_unit(code: types.CodeType, units: int) -> list:
     """The line of each code unit of ``code`` (None where it has none), as ``co_positions``
     gives it, read from the line ranges of ``co_lines`` (a range per line, not a tuple per unit)."""
@@ -95,7 +106,14 @@ class Py311(Decoder):
 
     def decode(self, code: types.CodeType) -> dict[int, Instr]:
         """What :meth:`Decoder.decode` reads with ``dis``, read from ``co_code`` here (the same
-        values and words: tests/test_bytecode.py compares both on the code of whole modules)."""
+        values and words: tests/test_bytecode.py compares both on the code of whole modules), by
+        the loop in C where it is built (``_decode311.c``), else by :meth:`decode_python`."""
+        if _c_decode is not None:
+            return _c_decode(code)
+        return self.decode_python(code)
+
+    def decode_python(self, code: types.CodeType) -> dict[int, Instr]:
+        """The decoding loop in Python (and what the C one must agree with)."""
         raw = code.co_code   # (3.11: the unspecialised instructions, as dis reads them)
         consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
         lines = _lines_by_unit(code, len(raw) // 2)
@@ -135,13 +153,8 @@ class Py311(Decoder):
                     argval = argrepr = varname(arg)
                 elif kind == _COMPARE:
                     argval = argrepr = dis.cmp_op[arg]
-                elif kind == _FORMAT:
-                    convert, argrepr = dis.FORMAT_VALUE_CONVERTERS[arg & 0x3]
-                    argval = (convert, bool(arg & 0x4))
-                    if argval[1]:
-                        argrepr = (argrepr + ", " if argrepr else "") + "with format"
-                elif kind == _MAKE_FN:
-                    argrepr = ", ".join(s for i, s in enumerate(dis.MAKE_FUNCTION_FLAGS) if arg & (1 << i))
+                elif kind == _FORMAT or kind == _MAKE_FN:
+                    argval, argrepr = _rare_arg(kind, arg)
                 elif kind == _BINARY:
                     argrepr = _BINARY_SYMBOLS[arg]
             else:
@@ -189,3 +202,22 @@ class Py311(Decoder):
 
 
 DECODER = Py311()
+
+
+def _c_tables(decoder: Py311) -> tuple:
+    """What the C loop reads per opcode (``_decode311.c``'s ``init``)."""
+    return (tuple(_CACHES), tuple(_OPNAMES), decoder.events, UNSUPPORTED, tuple(_ARG_KIND),
+            tuple(dis.cmp_op), tuple(_BINARY_SYMBOLS), dis.UNKNOWN, _rare_arg,
+            (_LOAD_CONST, dis.opmap["LOAD_METHOD"], _EXTENDED_ARG, _HAVE_ARGUMENT))
+
+
+_c_decode = None
+if sys.version_info[:2] == (3, 11):
+    try:   # (the loop in C; built without a compiler, or elsewhere, the Python loop runs)
+        from . import _decode311
+    except ImportError:   # pragma: no cover
+        pass
+    else:
+        if _decode311.AVAILABLE:
+            _decode311.init(Instr, _c_tables(DECODER))
+            _c_decode = _decode311.decode
