@@ -214,10 +214,12 @@ def _c_tables(decoder: Py311) -> tuple:
 _c_decode = None
 if sys.version_info[:2] == (3, 11):
     try:   # (the loop in C; built without a compiler, or elsewhere, the Python loop runs)
-        from . import _decode311
+        from ._decode311 import AVAILABLE as _C_AVAILABLE
     except ImportError:   # pragma: no cover
-        pass
-    else:
-        if _decode311.AVAILABLE:
-            _decode311.init(Instr, _c_tables(DECODER))
-            _c_decode = _decode311.decode
+        _C_AVAILABLE = False
+    if _C_AVAILABLE:
+        from ._decode311 import decode as _c_loop
+        from ._decode311 import init as _c_init
+
+        _c_init(Instr, _c_tables(DECODER))
+        _c_decode = _c_loop
