@@ -81,3 +81,43 @@ def test_a_callee_class_lookup_hook_is_not_run_by_the_probes():
     assert callable_attr(c, "__name__", "absent") == "counting"
     assert callable_attr(c, "__self__", "absent") == "absent"
     assert calls == []
+
+
+
+def test_a_callable_object_whose_metaclass_has_a_lookup_hook_matches_eager_and_torch_compile():
+    """A callable object whose class's metaclass has a Python ``__getattribute__`` (a registry or
+    a lazy class), its state changed from outside between calls: every compiled call returns
+    what eager and ``torch.compile`` return. Recorded as one graph, then answered from records."""
+    import magpy
+
+    class Meta(type):
+        def __getattribute__(cls, name):
+            return type.__getattribute__(cls, name)
+
+    class Scale(metaclass=Meta):
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, x):
+            return x * self.k
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+            self.scale = Scale(2.0)
+
+        def forward(self, x):
+            return self.scale(self.lin(x)) + 1
+
+    torch.manual_seed(0)
+    net = Net()
+    compiled, dynamo = magpy.compile(net, backend="eager"), torch.compile(net, backend="eager")
+    x = torch.randn(2, 3)
+    for k in (2.0, 2.0, 3.0, 3.0, 0.5):
+        net.scale.k = k   # outside state changed between calls
+        want = net(x)
+        assert torch.equal(compiled(x), want), k
+        assert torch.allclose(dynamo(x), want), k
+    st = magpy.stats(compiled)
+    assert st.graph_count >= 1 and st.guard_hits >= 2, st
