@@ -192,7 +192,10 @@ static PyObject *decode(PyObject *self, PyObject *code_obj) {
                 argrepr = argval == NULL ? NULL : argval == unknown ? Py_NewRef(empty) : PyObject_Repr(argval);
                 break;
             case ARG_NAME:
-                argval = item(code->co_names, (long)a);
+            case ARG_LOCAL:
+            case ARG_COMPARE:   /* (the argument names an entry of a table: value and words alike) */
+                argval = item(kinds[op] == ARG_NAME ? code->co_names
+                              : kinds[op] == ARG_LOCAL ? code->co_localsplusnames : cmp_ops, (long)a);
                 argrepr = Py_XNewRef(argval);
                 break;
             case ARG_GLOBAL:
@@ -210,14 +213,6 @@ static PyObject *decode(PyObject *self, PyObject *code_obj) {
                 Py_XDECREF(r);
                 break;
             }
-            case ARG_LOCAL:
-                argval = item(code->co_localsplusnames, (long)a);
-                argrepr = Py_XNewRef(argval);
-                break;
-            case ARG_COMPARE:
-                argval = item(cmp_ops, (long)a);
-                argrepr = Py_XNewRef(argval);
-                break;
             case ARG_BINARY:
                 argval = Py_XNewRef(arg);
                 argrepr = item(binary_symbols, (long)a);
