@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from .lifted import LiftedInt
-from .realtype import MODULE_TABLES, class_lookup, class_owner, instance_dict, is_instance
+from .realtype import MODULE_TABLES, class_flags, class_lookup, class_owner, instance_dict, is_instance
 
 try:
     import numpy as _np
@@ -219,7 +219,7 @@ def is_mutable_class(cls: type) -> bool:
     """A class whose attributes a program can replace (``C.__add__ = f``): a class statement's,
     not a builtin or extension type (``object``, ``int``, ``torch._C`` types cannot change; C
     modules' heap types, ``re.Match`` since 3.10, are immutable types too, with state in C fields)."""
-    flags = cls.__flags__
+    flags = class_flags(cls)
     return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLETYPE
 
 
@@ -359,7 +359,7 @@ def attr_location(obj: Any, name: str) -> tuple[str, str]:
     if isinstance(cls_attr, property):
         return "property", ""
     is_class = is_instance(obj, type)
-    d = getattr(obj, "__dict__", None) if is_class else instance_dict(obj)
+    d = None if is_class else instance_dict(obj)   # (a class's namespace is a read-only view, no dict)
     if not is_data_descr and isinstance(d, dict) and name in d:
         return "instance", "__dict__" if not is_class else ""
     if cls_attr is None and not is_class:

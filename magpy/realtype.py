@@ -14,6 +14,13 @@ from typing import Any
 
 import torch
 
+#: A class's own fields read through ``type``'s descriptors (``class_mro(C)`` is ``C.__mro__``):
+#: no ``__getattribute__`` of a metaclass of the program's runs, as ``C.__mro__`` would run it
+#: (the C definitions below read the type object's slots, as these do).
+class_mro = type.__dict__["__mro__"].__get__
+class_namespace = type.__dict__["__dict__"].__get__   # (the read-only view ``C.__dict__`` is)
+class_flags = type.__dict__["__flags__"].__get__
+
 
 def is_instance(v: Any, cls: type | tuple) -> bool:
     """``isinstance(v, cls)`` decided by ``v``'s real type, with no attribute lookup on ``v``.
@@ -37,8 +44,8 @@ def instance_dict(v: Any) -> dict | None:
     """``v.__dict__`` read through the slot its class made for it (no Python ``__getattribute__``
     of the class, no ``__dict__`` property of a proxy runs: see :func:`is_instance`); None where
     ``v`` has no such dict (``__slots__``, a builtin value)."""
-    for klass in type(v).__mro__:
-        slot = klass.__dict__.get("__dict__")
+    for klass in class_mro(type(v)):
+        slot = class_namespace(klass).get("__dict__")
         if slot is not None:
             if type(slot) in _DICT_SLOTS:
                 d = slot.__get__(v, type(v))
@@ -50,13 +57,11 @@ def instance_dict(v: Any) -> dict | None:
 _DICT_SLOTS = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
-
-
 def class_lookup(tp: type, name: str, default: Any = None) -> Any:
     """The value of ``name`` in the first class of ``tp.__mro__`` whose namespace has it (what
     the normal lookup finds on the class side), else ``default``; no descriptor is called."""
-    for klass in tp.__mro__:
-        ns = klass.__dict__
+    for klass in class_mro(tp):
+        ns = class_namespace(klass)
         if name in ns:
             return ns[name]
     return default
@@ -64,8 +69,8 @@ def class_lookup(tp: type, name: str, default: Any = None) -> Any:
 
 def class_owner(tp: type, name: str) -> type | None:
     """The first class of ``tp.__mro__`` whose namespace has ``name``, else None."""
-    for klass in tp.__mro__:
-        if name in klass.__dict__:
+    for klass in class_mro(tp):
+        if name in class_namespace(klass):
             return klass
     return None
 
@@ -75,7 +80,6 @@ MODULE_TABLES = ("_parameters", "_buffers", "_modules")
 _MODULE_GETATTR = torch.nn.Module.__getattr__
 _OBJECT_GETATTRIBUTE = object.__getattribute__
 _HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
-_FLAGS_OF = type.__dict__["__flags__"].__get__   # (a class's flags, with no hook of its metaclass run)
 
 
 def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
@@ -113,7 +117,7 @@ def _python_lookup(tp: type) -> bool:
     ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?
     (Never for a builtin or extension type: only classes made by a class statement hold Python
     methods.)"""
-    if not _FLAGS_OF(tp) & _HEAP_TYPE or issubclass(tp, type):
+    if not class_flags(tp) & _HEAP_TYPE or issubclass(tp, type):
         return False
     if type(class_lookup(tp, "__getattribute__")) is types.FunctionType:
         return True

@@ -61,6 +61,17 @@ class ByMeta(metaclass=Meta):
     pass
 
 
+class CountingMeta(type):
+    """Counts every attribute lookup on its classes (a registry's or a lazy class's metaclass)."""
+
+    hits = 0
+
+    def __getattribute__(cls, name):
+        CountingMeta.hits += 1
+        return super().__getattribute__(name)
+
+
+
 class Virtual(abc.ABC):
     """An ABC that ``dict`` is registered with (a virtual subclass)."""
 
@@ -83,13 +94,17 @@ class Child(Base):
     y = 2
 
 
+class ByCountingMeta(Base, metaclass=CountingMeta):
+    z = 3
+
+
 class Sub(torch.Tensor):
     pass
 
 
 VALUES = [1, 1.5, "s", None, (), [], {}, Counting(), Proxy(), DictProperty(), NoneDictChild(), Slotted(), Child(),
           torch.zeros(2), torch.nn.Parameter(torch.zeros(2)), torch.zeros(2).as_subclass(Sub), torch.nn.Linear(2, 2),
-          types, len, Child, functools.partial(len), collections.OrderedDict(), ByMeta()]
+          types, len, Child, functools.partial(len), collections.OrderedDict(), ByMeta(), ByCountingMeta()]
 CLASSES = [int, object, dict, Counting, Proxy, torch.Tensor, torch.nn.Parameter, Sub, torch.nn.Module, Virtual, ByMeta,
            (int, str), (torch.Tensor, dict), type, types.ModuleType, Base]
 NAMES = ["x", "y", "none_attr", "__call__", "__dict__", "__getattr__", "__getattribute__", "forward", "missing",
@@ -100,14 +115,14 @@ NAMES = ["x", "y", "none_attr", "__call__", "__dict__", "__getattr__", "__getatt
 def test_the_c_type_tests_and_dict_reads_agree_with_python(v):
     if realtype.PYTHON.is_instance is realtype.is_instance:
         pytest.fail("magpy/_realtype.c is not built")
-    before = (Counting.hits, Proxy.hits)
+    before = (Counting.hits, Proxy.hits, type.__getattribute__(CountingMeta, "hits"))
     for cls in CLASSES:
         assert realtype.is_instance(v, cls) == realtype.PYTHON.is_instance(v, cls), cls
     assert realtype.instance_dict(v) is realtype.PYTHON.instance_dict(v)
     for name in NAMES:
         assert realtype.class_lookup(type(v), name, "d") is realtype.PYTHON.class_lookup(type(v), name, "d"), name
         assert realtype.class_owner(type(v), name) is realtype.PYTHON.class_owner(type(v), name), name
-    assert (Counting.hits, Proxy.hits) == before   # (no hook of the object ran)
+    assert (Counting.hits, Proxy.hits, type.__getattribute__(CountingMeta, "hits")) == before   # (no hook ran)
 
 
 def test_what_the_lookups_answer():
@@ -126,6 +141,23 @@ def test_what_the_lookups_answer():
     assert realtype.class_owner(int, "__add__") is int and realtype.class_owner(bool, "__init__") is object
     with pytest.raises(TypeError):
         realtype.class_lookup("not a class", "x", None)
+
+
+def test_a_class_is_read_without_its_metaclass_lookup_hook():
+    """A class whose metaclass counts every lookup: its MRO, namespace and flags, the class
+    lookups of both definitions and ``is_mutable_class`` give the plain answers and run no hook."""
+    from magpy.objmodel import is_mutable_class
+
+    before = type.__getattribute__(CountingMeta, "hits")
+    assert realtype.class_mro(ByCountingMeta) == (ByCountingMeta, Base, object)
+    assert realtype.class_namespace(ByCountingMeta)["z"] == 3
+    assert realtype.class_flags(ByCountingMeta) == type.__dict__["__flags__"].__get__(Base)
+    for lookup in (realtype.class_lookup, realtype.PYTHON.class_lookup):
+        assert lookup(ByCountingMeta, "x") == 1 and lookup(ByCountingMeta, "z") == 3
+    for owner in (realtype.class_owner, realtype.PYTHON.class_owner):
+        assert owner(ByCountingMeta, "x") is Base and owner(ByCountingMeta, "missing") is None
+    assert is_mutable_class(ByCountingMeta) and not is_mutable_class(int)
+    assert type.__getattribute__(CountingMeta, "hits") == before
 
 
 class WithGetattr:
