@@ -61,6 +61,7 @@ from .monitor.cached_calls import lru_cache_entry
 from .objmodel import NO_VALUE
 from .redraw import restore_states, save_states
 from .source import (
+    TYPE_FIELD,
     ArgSource,
     AttrSource,
     CellSource,
@@ -534,6 +535,8 @@ def _read_now(src: Any, args: tuple, kwargs: dict) -> Any:
             return _UNREAD
         return getitem(b, key)
     name, via = src.name, src.via
+    if via == TYPE_FIELD:
+        return type.__dict__[name].__get__(b) if issubclass(tb, type) else _UNREAD
     if via:
         d = own_dict(b)
         if d is None:

@@ -10,6 +10,7 @@ import types
 import weakref
 from typing import Any
 
+from .realtype import class_mro, class_namespace, class_qualname
 from .source import Source
 
 
@@ -49,10 +50,12 @@ def object_name(obj: Any) -> str:
     where the type or the instance's own ``__dict__`` holds the name: a lookup that fails raises,
     and a record of a module tree describes hundreds of instances that have none of them."""
     cls = type(obj)
+    if issubclass(cls, type):
+        return class_qualname(obj)   # (past a metaclass's own `__getattribute__`: magpy.realtype)
     try:
         by_type = _NAMED_BY_TYPE[cls]
     except (KeyError, TypeError):
-        by_type = frozenset(a for a in _NAME_ATTRS if any(a in vars(k) for k in cls.__mro__))
+        by_type = frozenset(a for a in _NAME_ATTRS if any(a in class_namespace(k) for k in class_mro(cls)))
         try:
             _NAMED_BY_TYPE[cls] = by_type
         except TypeError:   # (a class that cannot be weakly referenced: not kept)

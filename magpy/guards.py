@@ -29,6 +29,7 @@ import torch
 
 from .guard_text import object_name, tensor_words
 from .objmodel import base_value, exact_by_eq, exact_key, is_immutable, is_instance, value_base
+from .realtype import class_module, class_name, class_qualname
 from .redraw import same_draw
 from .source import ConstPool, ConstSource, Source, literal
 
@@ -120,7 +121,7 @@ class TypeGuard(Guard):
         return f"type({var}) is {pool.ref(self.cls)}"
 
     def describe(self):
-        return f"type({self.source.describe()}) is {self.cls.__qualname__}"
+        return f"type({self.source.describe()}) is {class_qualname(self.cls)}"
 
     @property
     def distinct_object(self) -> bool:
@@ -644,16 +645,21 @@ def is_guarded_array(value: Any) -> bool:
     text, records) by its bytes; an array of Python objects by the identity of its items where
     every item is an immutable value (a changed item is another object; a mutable item could
     change inside, unseen: such arrays get the type guard only)."""
-    t = type(value)
-    if not (t.__name__ == "ndarray" and t.__module__ == "numpy"):
+    if not _is_ndarray(value):
         return False
     return not value.dtype.hasobject or (value.dtype.kind == "O" and all(map(is_immutable, value.ravel().tolist())))
 
 
 def is_numeric_array(value: Any) -> bool:
     """A numpy array of numbers or booleans (not of Python objects)."""
+    return _is_ndarray(value) and value.dtype.kind in "biufcmM"
+
+
+def _is_ndarray(value: Any) -> bool:
+    """Is ``value`` a numpy array (numpy need not be imported)? Its class's name read past the
+    ``__getattribute__`` of a metaclass of the program's (:mod:`magpy.realtype`)."""
     t = type(value)
-    return t.__name__ == "ndarray" and t.__module__ == "numpy" and value.dtype.kind in "biufcmM"
+    return class_name(t) == "ndarray" and class_module(t) == "numpy"
 
 
 @dataclass(eq=False)

@@ -27,7 +27,16 @@ from typing import Any
 import torch
 
 from .lifted import LiftedInt
-from .realtype import MODULE_TABLES, class_flags, class_lookup, class_owner, instance_dict, is_instance
+from .realtype import (
+    MODULE_TABLES,
+    class_flags,
+    class_lookup,
+    class_mro,
+    class_namespace,
+    class_owner,
+    instance_dict,
+    is_instance,
+)
 
 try:
     import numpy as _np
@@ -284,8 +293,8 @@ def dunder_index(cls: type) -> dict[int, list[str]]:
     ``__ge__`` is named ``<lambda>``, so functions are found by identity, not by their names)."""
     found: dict[int, list[str]] = {}
     seen: set = set()
-    for klass in cls.__mro__:
-        for name, value in klass.__dict__.items():
+    for klass in class_mro(cls):
+        for name, value in class_namespace(klass).items():
             if name not in seen and name[:2] == "__" == name[-2:]:
                 seen.add(name)
                 found.setdefault(id(value), []).append(name)

@@ -20,6 +20,9 @@ import torch
 class_mro = type.__dict__["__mro__"].__get__
 class_namespace = type.__dict__["__dict__"].__get__   # (the read-only view ``C.__dict__`` is)
 class_flags = type.__dict__["__flags__"].__get__
+class_name = type.__dict__["__name__"].__get__
+class_qualname = type.__dict__["__qualname__"].__get__
+class_module = type.__dict__["__module__"].__get__
 
 
 def is_instance(v: Any, cls: type | tuple) -> bool:

@@ -71,6 +71,12 @@ def _refcount_held_only_by_node() -> int:
 _HELD_ONLY_BY_NODE = _refcount_held_only_by_node()
 
 
+#: weakref id -> (the weak reference, the owner's weak reference, attribute, key): the watches of
+#: :func:`forget_when_dead`, kept alive here until their object dies (a weak reference nobody holds
+#: never calls back)
+_WATCHES: dict[int, tuple] = {}
+
+
 def forget_when_dead(obj: Any, owner: Any, attr: str, key: Any) -> bool:
     """When ``obj`` dies, ``getattr(owner, attr)`` (a dict or a set of ids) drops ``key``, so a
     later object with the same ``id()`` is not taken for it. False if ``obj`` cannot be
@@ -79,17 +85,23 @@ def forget_when_dead(obj: Any, owner: Any, attr: str, key: Any) -> bool:
     The callback holds ``owner`` weakly: a tensor made in the monitor run can outlive the run
     (the output the caller keeps, a cache on a module), and a strong reference would keep the
     run's RefGraph alive with it, and through it every object the run touched: parameters,
-    whole modules built only for the run."""
+    whole modules built only for the run. (A plain weak reference with a callback, not
+    ``weakref.finalize``: a run watches every intermediate tensor, and a finalizer costs several
+    times as much to make and to run.)"""
     try:
-        weakref.finalize(obj, _drop, weakref.ref(owner), attr, key)
+        ref = weakref.ref(obj, _drop)
     except TypeError:
         return False
+    _WATCHES[id(ref)] = (ref, weakref.ref(owner), attr, key)
     return True
 
 
-def _drop(owner_ref: weakref.ref, attr: str, key: Any) -> None:
-    owner = owner_ref()
-    ids = getattr(owner, attr, None)   # (None also once the run is over: Monitor.release)
+def _drop(ref: weakref.ref) -> None:
+    watch = _WATCHES.pop(id(ref), None)
+    if watch is None:
+        return
+    _, owner_ref, attr, key = watch
+    ids = getattr(owner_ref(), attr, None)   # (None also once the run is over: Monitor.release)
     if ids is None:
         return
     if isinstance(ids, dict):

@@ -16,10 +16,12 @@ dict of a module) go through a :class:`ConstPool` and appear as ``K3`` in the co
 """
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 from typing import Any
 
 from .objmodel import instance_dict
+from .realtype import class_lookup, class_qualname, is_instance
 
 
 class ConstPool:
@@ -164,14 +166,18 @@ class ConstSource(Source):
 
 @dataclass(frozen=True)
 class AttrSource(Source):
-    """``base.name``; ``via`` selects a faster spelling (``__dict__`` or an nn.Module table)."""
+    """``base.name``; ``via`` selects another spelling: a table (``__dict__`` or an nn.Module
+    table), or ``type``: a class's own field (``__mro__``) read through ``type``'s descriptor, past
+    the ``__getattribute__`` of a metaclass of the program's (see :data:`TYPE_FIELD`)."""
 
     base: Source
     name: str
-    via: str = ""  # "" | "__dict__" | "_modules" | "_parameters" | "_buffers"
+    via: str = ""  # "" | "__dict__" | "_modules" | "_parameters" | "_buffers" | "type"
 
     def expr(self, pool=None) -> str:
         b = self.base.expr(pool)
+        if self.via == "type":
+            return f"type.__dict__[{self.name!r}].__get__({b})"
         if self.via:
             return f"{b}.{self.via}[{self.name!r}]" if self.via != "__dict__" else f"{b}.__dict__[{self.name!r}]"
         if self.name.isidentifier():
@@ -275,7 +281,20 @@ class SelfArgsSource(Source):
 def class_dict_source(cls: type) -> AttrSource:
     """Where ``cls.__dict__`` is read from: the namespace view of that very class, which the
     record holds (guards on it read the live namespace)."""
-    return AttrSource(ConstSource(cls, cls.__qualname__), "__dict__")
+    return AttrSource(ConstSource(cls, class_qualname(cls)), "__dict__")
+
+
+#: The ``via`` of an :class:`AttrSource` that reads a class's own field the way
+#: :func:`magpy.realtype.class_mro` does (``type.__dict__[name].__get__(cls)``).
+TYPE_FIELD = "type"
+
+
+def class_field_source(cls: type, name: str) -> AttrSource:
+    """Where ``cls.<name>`` (``__mro__``: a field of the type object) is read from: through
+    ``type``'s descriptor where a metaclass of the program has its own ``__getattribute__`` (which
+    ``cls.__mro__`` would run, a lookup eager does not make), else the plain spelling."""
+    meta_hook = type(class_lookup(type(cls), "__getattribute__")) is types.FunctionType
+    return AttrSource(ConstSource(cls, class_qualname(cls)), name, TYPE_FIELD if meta_hook else "")
 
 
 #: What :func:`peek_value` gives for a source it cannot read without running the program's code.
@@ -297,6 +316,8 @@ def peek_value(source: Source, params: dict, depth: int = 0) -> Any:
         return source.globals_dict.get(source.name, UNREAD) if type(source.globals_dict) is dict else UNREAD
     if isinstance(source, AttrSource):
         base = peek_value(source.base, params, depth + 1)
+        if source.via == TYPE_FIELD:
+            return type.__dict__[source.name].__get__(base) if is_instance(base, type) else UNREAD
         table = instance_dict(base) if base is not UNREAD else None
         if type(table) is not dict:
             return UNREAD

@@ -168,7 +168,7 @@ def _module_of(fn) -> str:
     mod = getattr(fn, "__module__", None)
     if mod is None:
         self_ = getattr(fn, "__self__", None)
-        if isinstance(self_, types.ModuleType):
+        if is_instance(self_, types.ModuleType):
             mod = self_.__name__
     return mod or ""
 

@@ -20,6 +20,7 @@ from ..graph import Unsupported
 from ..guards import DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
 from ..objmodel import is_immutable, storage_key
 from ..source import (
+    TYPE_FIELD,
     ArgSource,
     AttrSource,
     CellSource,
@@ -304,7 +305,9 @@ class Vars:
         base = None
         if isinstance(src, AttrSource):
             base = b = self._define(src.base)
-            if src.via == "__dict__":
+            if src.via == TYPE_FIELD:
+                e = f"{self.pool.ref(type.__dict__[src.name].__get__)}({b})"
+            elif src.via == "__dict__":
                 e = f"{b}.__dict__[{src.name!r}]"
             elif src.via:
                 e = f"{b}.{src.via}[{src.name!r}]"

@@ -39,7 +39,8 @@ from ..guards import (
     ValueGuard,
 )
 from ..objmodel import MAPPINGS, exact_by_eq, exact_key
-from ..source import AttrSource, ConstSource, GlobalSource, ItemSource, Source
+from ..realtype import class_lookup, class_namespace, is_instance
+from ..source import TYPE_FIELD, AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 try:   # one C pass for the per-call class and instance-dict checks (magpy/_speedups.c)
     from .._speedups import check_funcs as _check_funcs
@@ -229,8 +230,8 @@ def _real_dict(c: Any) -> dict | None:
 
 def _identity_only(obj: Any) -> bool:
     """Objects whose guard compares identity (no ``__eq__`` that could say yes for another object)."""
-    return isinstance(obj, (types.CodeType, types.FunctionType, types.BuiltinFunctionType, type,
-                            types.ModuleType)) or type(obj).__eq__ is object.__eq__
+    return is_instance(obj, (types.CodeType, types.FunctionType, types.BuiltinFunctionType, type,
+                             types.ModuleType)) or class_lookup(type(obj), "__eq__") is object.__eq__
 
 
 def _batchable_value(v: Any) -> bool:
@@ -247,8 +248,10 @@ def _held_value(src: Source, pins: dict) -> Any:
         return src.value
     if isinstance(src, AttrSource) and src.name == "__dict__" and src.via == "":
         c = _held_value(src.base, pins)
-        if isinstance(c, (type, types.ModuleType)):
-            return c.__dict__   # a class's mapping proxy is a live view of its namespace
+        if is_instance(c, type):
+            return class_namespace(c)   # a class's mapping proxy is a live view of its namespace
+        if isinstance(c, types.ModuleType):
+            return c.__dict__
         return _MISSING
     return pins.get(src, _MISSING)
 
@@ -286,11 +289,14 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 return None
             if src.via == "":
                 return ("attr", c, src.name)
+            if src.via == TYPE_FIELD:
+                return None   # (a class's own field: no table holds it)
             return _table(c, src.via, src.name)
         return None
 
     def _table(c: Any, via: str, name: str) -> tuple | None:
-        d = getattr(c, via, None) if via != "__dict__" else getattr(c, "__dict__", None)
+        d = getattr(c, via, None) if via != "__dict__" else \
+            class_namespace(c) if is_instance(c, type) else getattr(c, "__dict__", None)
         if not isinstance(d, MAPPINGS):
             return None
         if not isinstance(c, (type, types.ModuleType)):

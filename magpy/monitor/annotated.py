@@ -33,7 +33,7 @@ from ..objmodel import (
     is_mutable_class,
     relation_present,
 )
-from ..realtype import class_owner
+from ..realtype import class_module, class_name, class_owner
 from ..source import AttrSource, ItemSource
 from .elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
 from .natives import LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
@@ -105,6 +105,17 @@ def item_keys_are_values(key, args) -> bool:
         if not is_immutable(k):
             return False
     return True
+
+
+def _module_name(owner) -> str | None:
+    """The module an owner of a native belongs to (a class's ``__module__``, or a module's name),
+    read past the ``__getattribute__`` of a metaclass of the program's (:mod:`magpy.realtype`)."""
+    if is_instance(owner, type):
+        try:
+            return class_module(owner) or class_name(owner)
+        except AttributeError:   # (a class made without `__module__`)
+            return class_name(owner)
+    return getattr(owner, "__module__", None) or getattr(owner, "__name__", None)
 
 
 class AnnotatedRules:
@@ -424,13 +435,12 @@ class AnnotatedRules:
         (The kind is only picked for a native callable, :data:`NATIVE_CALLABLES`.)"""
         fn, args, kwargs = c.fn, c.args, c.kwargs
         self_ = getattr(fn, "__self__", None)
-        owner = self_ if isinstance(self_, (types.ModuleType, type)) else type(self_) if self_ is not None \
+        owner = self_ if is_instance(self_, (types.ModuleType, type)) else type(self_) if self_ is not None \
             else getattr(fn, "__objclass__", None)
-        module = getattr(fn, "__module__", None) or getattr(owner, "__module__", None) \
-            or getattr(owner, "__name__", None) or ""
+        module = getattr(fn, "__module__", None) or _module_name(owner) or ""
         if module.split(".")[0] in _EFFECTFUL_MODULES or getattr(fn, "__name__", "").lstrip("_").startswith(_SETTER_PREFIXES):
             return False
-        if not (self_ is None or isinstance(self_, types.ModuleType) or _constant_input(self_)):
+        if not (self_ is None or is_instance(self_, types.ModuleType) or _constant_input(self_)):
             return False
         if not all(_constant_input(a) for a in [*args, *kwargs.values()]):
             return False

@@ -45,9 +45,9 @@ from ..objmodel import (
     is_mutable_class,
     protocol_lookups,
 )
-from ..realtype import class_lookup, class_owner
+from ..realtype import class_lookup, class_mro, class_namespace, class_owner, class_qualname
 from ..refgraph import ShadowNode
-from ..source import AttrSource, CellSource, ConstSource, ItemSource, class_dict_source
+from ..source import AttrSource, CellSource, ConstSource, ItemSource, class_dict_source, class_field_source
 
 
 def _module_getattr(module: types.ModuleType) -> Any:
@@ -132,26 +132,29 @@ class AttrReads:
         if key in done:
             return
         done[key] = (cls, after)   # (held: an id is unique only while its object lives)
-        mro = cls.__mro__
+        # (the classes read through `type`'s descriptors: a metaclass's `__getattribute__` of the
+        # program's runs at none of these reads, which eager does not make)
+        whole = mro = class_mro(cls)
         if after is not None and after in mro:
             mro = mro[mro.index(after) + 1:]
         if is_mutable_class(cls):
             # the MRO itself: `C.__bases__ = (...)` gives C a new `__mro__` tuple
-            self.add_guard(IdGuard(AttrSource(ConstSource(cls, cls.__qualname__), "__mro__"), cls.__mro__))
+            self.add_guard(IdGuard(class_field_source(cls, "__mro__"), whole))
         for klass in mro:
+            ns = class_namespace(klass)
             if not is_mutable_class(klass):
-                if name in klass.__dict__:
+                if name in ns:
                     return   # found in a class that cannot change (object, a builtin or extension type)
                 continue
-            ksrc = class_dict_source(klass)
-            if name in klass.__dict__:
-                value = klass.__dict__[name]
+            if name in ns:
+                value = ns[name]
+                ksrc = class_dict_source(klass)
                 if is_immutable(value):
                     self.add_guard(ValueGuard(ItemSource(ksrc, name), value))
                 else:
                     self.add_guard(IdGuard(ItemSource(ksrc, name), value))
                 return
-            self.add_guard(AbsentGuard(ConstSource(klass, klass.__qualname__), name))
+            self.add_guard(AbsentGuard(ConstSource(klass, class_qualname(klass)), name))
 
 
     def op_IMPORT_FROM(self, fs, ins, stack):
@@ -277,11 +280,11 @@ class AttrReads:
             self.guard_class_attr(type(obj), name)
         if where == "class_fn":
             klass = class_owner(type(obj), name)
-            if klass is not None and type(klass.__dict__[name]) is staticmethod:
+            if klass is not None and type(class_namespace(klass)[name]) is staticmethod:
                 # `self.helper` of a staticmethod is the function the class holds (its identity
                 # guarded with the class attribute): sourced, so what its closure holds (an
                 # `lru_cache` wrapper) is read through it
-                fn = klass.__dict__[name].__func__
+                fn = class_namespace(klass)[name].__func__
                 self.on_read(fn, AttrSource(ItemSource(class_dict_source(klass), name), "__func__"))
             self.pend(fs, self._post_new_attr, method)
             return

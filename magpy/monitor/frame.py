@@ -146,8 +146,8 @@ def _framework_codes() -> set:
             # and the helpers they define per call (`inner`, which runs the hooks): their
             # closure cells are per-call objects, never outside state
             codes.update(c for c in fn.__code__.co_consts if isinstance(c, types.CodeType))
-    # weakref.finalize callbacks (MagPy forgets the ids of dead intermediates) run wherever a
-    # tensor dies, in the middle of user code: not part of the program.
+    # weakref.finalize callbacks run wherever their object dies, in the middle of user code: not
+    # part of the program.
     codes.add(weakref.finalize.__call__.__code__)
     apply = getattr(torch.autograd.Function, "apply", None)
     if apply is not None and hasattr(apply, "__func__"):

@@ -198,7 +198,7 @@ class Reads:
     def guard_identity(self, value: Any) -> None:
         """The program looked at ``value``'s identity (``is``, ``==`` without ``__eq__``, a
         hash-keyed lookup, ``id()``): an object from outside must stay that very object."""
-        if is_immutable(value) or isinstance(value, torch.Tensor):
+        if is_immutable(value) or is_instance(value, torch.Tensor):
             return
         node = self.node(value)
         if node is not None and node.source is not None and not isinstance(node.source, ConstSource):

@@ -1,9 +1,10 @@
 """Objects whose class runs Python code of its own on a lookup: a ``__getattribute__`` that counts,
-a ``__class__`` property, a warn-once attribute, a lazy proxy. Eager runs that code once per read
-the program makes, and never otherwise; a compiled call, the first (monitored) one included, must
-run it exactly as often: the counters are part of the outside state each program compares. (The
-monitor's own type tests ask the real type; the generated guard and mock still read such an
-object's ``__dict__`` through its class's hooks: docs/limits.md.)"""
+a ``__class__`` property, a warn-once attribute, a lazy proxy, a metaclass's ``__getattribute__``
+that counts the reads of its classes. Eager runs that code once per read the program makes, and
+never otherwise; a compiled call, the first (monitored) one included, must run it exactly as
+often: the counters are part of the outside state each program compares. (The monitor's own type
+tests ask the real type, and its reads of a class go through ``type``'s descriptors; the generated
+guard and mock still read an instance's ``__dict__`` through its class's hooks: docs/limits.md.)"""
 from harness import program
 
 F_ = "attribute_hooks"
@@ -155,5 +156,68 @@ def f(x):
 def make(): return f
 def inputs(i): return (torch.ones(3) * i,)
 def state(): return Entry.hits
+NCALLS = 4
+""")
+
+program(F_, "counting_metaclass_getattribute_class_values_type_tests_and_methods", """
+EXPECT = "record"
+class Counted(type):
+    def __getattribute__(cls, name):
+        type.__getattribute__(Counted, "reads").append(name)
+        return super().__getattribute__(name)
+    reads = []
+class Cfg(metaclass=Counted):
+    scale = 2.0
+    def shift(self, x): return x + 1
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.cfg = Cfg()
+    def forward(self, x):
+        y = self.lin(x) * Cfg.scale + self.cfg.shift(x)
+        return y, isinstance(self.cfg, Cfg), [self.cfg]
+def make(): return Net()
+def inputs(i): return (torch.ones(2, 3) * i,)
+def state(): return list(type.__getattribute__(Counted, "reads"))
+NCALLS = 5
+""")
+
+program(F_, "metaclass_getattribute_class_value_and_bases_changed_between_calls", """
+EXPECT = "record"
+class Registry(type):
+    def __getattribute__(cls, name):
+        return super().__getattribute__({"gain": "scale"}.get(name, name))
+class Low:
+    offset = 1.0
+class High:
+    offset = 5.0
+class Cfg(Low, metaclass=Registry):
+    scale = 2.0
+def f(x):
+    return x * Cfg.gain + Cfg.offset
+def make(): return f
+def inputs(i): return (torch.ones(3) * i,)
+def step(i):
+    if i == 2: Cfg.scale = 3.0
+    if i == 3: Cfg.__bases__ = (High,)
+def state(): return (type.__getattribute__(Cfg, "scale"), type.__getattribute__(Cfg, "__bases__"))
+NCALLS = 5
+""")
+
+program(F_, "counting_metaclass_getattribute_class_value_read_twice", """
+EXPECT = "record"
+READS = []
+class Counted(type):
+    def __getattribute__(cls, name):
+        READS.append(name)
+        return super().__getattribute__(name)
+class Cfg(metaclass=Counted):
+    scale = 2.0
+def f(x):
+    return x * Cfg.scale + Cfg.scale
+def make(): return f
+def inputs(i): return (torch.ones(3) * i,)
+def state(): return list(READS)
 NCALLS = 4
 """)
