@@ -61,6 +61,7 @@ from .monitor.cached_calls import lru_cache_entry
 from .objmodel import NO_VALUE
 from .redraw import restore_states, save_states
 from .source import (
+    PAST_HOOK,
     TYPE_FIELD,
     ArgSource,
     AttrSource,
@@ -537,6 +538,8 @@ def _read_now(src: Any, args: tuple, kwargs: dict) -> Any:
     name, via = src.name, src.via
     if via == TYPE_FIELD:
         return type.__dict__[name].__get__(b) if issubclass(tb, type) else _UNREAD
+    if via == PAST_HOOK:
+        return _attr_now(b, name, past_hook=True) if not issubclass(tb, (type, types.ModuleType)) else _UNREAD
     if via:
         d = own_dict(b)
         if d is None:
@@ -548,8 +551,10 @@ def _read_now(src: Any, args: tuple, kwargs: dict) -> Any:
     return _attr_now(b, name)
 
 
-def _attr_now(b: Any, name: str) -> Any:
-    """``getattr(b, name)`` where CPython's lookup runs none of the program's code, else _UNREAD."""
+def _attr_now(b: Any, name: str, past_hook: bool = False) -> Any:
+    """``getattr(b, name)`` where CPython's lookup runs none of the program's code, else _UNREAD;
+    ``past_hook``: ``object.__getattribute__(b, name)``, which runs neither the class's own
+    ``__getattribute__`` nor its ``__getattr__``."""
     tb = type(b)
     if issubclass(tb, type):
         if program_hook(tb, ("__getattribute__", "__getattr__")) or class_lookup(tb, name) is not DELETED:
@@ -560,7 +565,7 @@ def _attr_now(b: Any, name: str) -> Any:
         if class_lookup(type(v), "__get__") is DELETED:
             return v
         return v.__func__ if type(v) is staticmethod else _UNREAD
-    if program_hook(tb, ("__getattribute__", "__getattr__")):
+    if not past_hook and program_hook(tb, ("__getattribute__", "__getattr__")):
         return _UNREAD
     if issubclass(tb, types.ModuleType):
         d = own_dict(b)

@@ -29,7 +29,7 @@ import torch
 
 from .guard_text import object_name, tensor_words
 from .objmodel import base_value, exact_by_eq, exact_key, is_immutable, is_instance, value_base
-from .realtype import class_module, class_name, class_qualname
+from .realtype import class_module, class_name, class_qualname, instance_dict, runs_lookup_hook
 from .redraw import same_draw
 from .source import ConstPool, ConstSource, Source, literal
 
@@ -473,13 +473,23 @@ class AbsentGuard(Guard):
     """``name not in x.__dict__``: a class attribute found through the instance is not shadowed."""
 
     name: str
+    #: the object's class has its own ``__getattribute__``: its dict is read past it
+    #: (:func:`~magpy.realtype.instance_dict`), where ``x.__dict__`` would run it
+    past_hook: bool = False
     kind: ClassVar[str] = "absent"
     WORDS_HELD_BY_CHECK: ClassVar[bool] = True   # (what describe reads, the check holds)
+
+    @classmethod
+    def of(cls, obj: Any, source: Source, name: str) -> AbsentGuard:
+        """The guard that ``name`` stays out of ``obj.__dict__`` (read past its class's hook)."""
+        return cls(source, name, runs_lookup_hook(obj))
 
     def dedup_payload(self):
         return self.name
 
     def check_expr(self, var, vars_, pool):
+        if self.past_hook:
+            return f"{self.name!r} not in {pool.ref(instance_dict)}({var})"
         return f"{self.name!r} not in {var}.__dict__"
 
     def describe(self):

@@ -115,6 +115,15 @@ def callable_attr(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
+def runs_lookup_hook(obj: Any) -> bool:
+    """Does ``obj.name`` (``obj`` not a class) run a Python ``__getattribute__`` of its class (a
+    counter, a name remapping config)? Then MagPy's own reads of it go past the hook
+    (``object.__getattribute__``, :func:`instance_dict`), so the hook runs only where the program's
+    reads run it."""
+    tp = type(obj)
+    return not issubclass(tp, type) and type(class_lookup(tp, "__getattribute__")) is types.FunctionType
+
+
 def _python_lookup(tp: type) -> bool:
     """Does an attribute lookup on an instance of ``tp`` (not a class) run a Python
     ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?

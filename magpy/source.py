@@ -167,17 +167,21 @@ class ConstSource(Source):
 @dataclass(frozen=True)
 class AttrSource(Source):
     """``base.name``; ``via`` selects another spelling: a table (``__dict__`` or an nn.Module
-    table), or ``type``: a class's own field (``__mro__``) read through ``type``'s descriptor, past
-    the ``__getattribute__`` of a metaclass of the program's (see :data:`TYPE_FIELD`)."""
+    table), ``type``: a class's own field (``__mro__``) read through ``type``'s descriptor, past
+    the ``__getattribute__`` of a metaclass of the program's (:data:`TYPE_FIELD`), or ``object``:
+    ``object.__getattribute__(base, name)``, past the class's own ``__getattribute__``
+    (:data:`PAST_HOOK`)."""
 
     base: Source
     name: str
-    via: str = ""  # "" | "__dict__" | "_modules" | "_parameters" | "_buffers" | "type"
+    via: str = ""  # "" | "__dict__" | "_modules" | "_parameters" | "_buffers" | "type" | "object"
 
     def expr(self, pool=None) -> str:
         b = self.base.expr(pool)
-        if self.via == "type":
+        if self.via == TYPE_FIELD:
             return f"type.__dict__[{self.name!r}].__get__({b})"
+        if self.via == PAST_HOOK:
+            return f"object.__getattribute__({b}, {self.name!r})"
         if self.via:
             return f"{b}.{self.via}[{self.name!r}]" if self.via != "__dict__" else f"{b}.__dict__[{self.name!r}]"
         if self.name.isidentifier():
@@ -287,6 +291,10 @@ def class_dict_source(cls: type) -> AttrSource:
 #: The ``via`` of an :class:`AttrSource` that reads a class's own field the way
 #: :func:`magpy.realtype.class_mro` does (``type.__dict__[name].__get__(cls)``).
 TYPE_FIELD = "type"
+#: The ``via`` of an :class:`AttrSource` read as the program's ``object.__getattribute__(obj, name)``
+#: (``super().__getattribute__(name)`` in a class's own ``__getattribute__``) reads it: past that
+#: hook, which ``obj.name`` would run again.
+PAST_HOOK = "object"
 
 
 def class_field_source(cls: type, name: str) -> AttrSource:
@@ -319,6 +327,11 @@ def peek_value(source: Source, params: dict, depth: int = 0) -> Any:
         if source.via == TYPE_FIELD:
             return type.__dict__[source.name].__get__(base) if is_instance(base, type) else UNREAD
         table = instance_dict(base) if base is not UNREAD else None
+        if source.via == PAST_HOOK:
+            cls_attr = class_lookup(type(base), source.name) if base is not UNREAD else None
+            if type(table) is not dict or cls_attr is not None:
+                return UNREAD   # (a class attribute or descriptor: not read here)
+            return table.get(source.name, UNREAD)
         if type(table) is not dict:
             return UNREAD
         if source.via and source.via != "__dict__":

@@ -246,3 +246,12 @@ def test_what_callable_attr_answers():
     for probe in (realtype.callable_attr, realtype.PYTHON.callable_attr):
         with pytest.raises(ValueError):
             probe(Raising(), "__self__")
+
+
+def test_which_reads_run_a_lookup_hook_of_the_objects_class():
+    """``runs_lookup_hook``: an instance whose class (or a base) has a Python ``__getattribute__``;
+    never a class (its metaclass's hook is another matter) or an instance of a plain class."""
+    assert realtype.runs_lookup_hook(Counting()) and realtype.runs_lookup_hook(Proxy()) is False
+    assert not realtype.runs_lookup_hook(Counting) and not realtype.runs_lookup_hook(ByCountingMeta)
+    assert not realtype.runs_lookup_hook(Child()) and not realtype.runs_lookup_hook(torch.zeros(1))
+    assert not realtype.runs_lookup_hook(torch.nn.Linear(1, 1))

@@ -20,6 +20,7 @@ from ..graph import Unsupported
 from ..guards import DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
 from ..objmodel import is_immutable, storage_key
 from ..source import (
+    PAST_HOOK,
     TYPE_FIELD,
     ArgSource,
     AttrSource,
@@ -307,6 +308,8 @@ class Vars:
             base = b = self._define(src.base)
             if src.via == TYPE_FIELD:
                 e = f"{self.pool.ref(type.__dict__[src.name].__get__)}({b})"
+            elif src.via == PAST_HOOK:
+                e = f"{self.pool.ref(object.__getattribute__)}({b}, {src.name!r})"
             elif src.via == "__dict__":
                 e = f"{b}.__dict__[{src.name!r}]"
             elif src.via:

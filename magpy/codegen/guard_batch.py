@@ -39,8 +39,8 @@ from ..guards import (
     ValueGuard,
 )
 from ..objmodel import MAPPINGS, exact_by_eq, exact_key
-from ..realtype import class_lookup, class_namespace, is_instance
-from ..source import TYPE_FIELD, AttrSource, ConstSource, GlobalSource, ItemSource, Source
+from ..realtype import class_lookup, class_namespace, instance_dict, is_instance, runs_lookup_hook
+from ..source import PAST_HOOK, TYPE_FIELD, AttrSource, ConstSource, GlobalSource, ItemSource, Source
 
 try:   # one C pass for the per-call class and instance-dict checks (magpy/_speedups.c)
     from .._speedups import check_funcs as _check_funcs
@@ -241,6 +241,12 @@ def _batchable_value(v: Any) -> bool:
         type(v) is tuple and all(type(e) in (int, float, bool, str, type(None)) for e in v))
 
 
+def _own_dict(obj: Any) -> Any:
+    """``obj.__dict__`` (None where it has none), read past a ``__getattribute__`` of its class's
+    (which ``obj.__dict__`` would run: a lookup of the program's, :mod:`magpy.realtype`)."""
+    return instance_dict(obj) if runs_lookup_hook(obj) else getattr(obj, "__dict__", None)
+
+
 def _held_value(src: Source, pins: dict) -> Any:
     """The object ``src`` is fixed to (a constant, a pinned object, a held class's namespace),
     or ``_MISSING``. (Module-level: a recursive local function would be a reference cycle.)"""
@@ -289,17 +295,19 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 return None
             if src.via == "":
                 return ("attr", c, src.name)
-            if src.via == TYPE_FIELD:
-                return None   # (a class's own field: no table holds it)
+            if src.via in (TYPE_FIELD, PAST_HOOK):
+                return None   # (a class's own field, a read past the class's hook: checked as spelled)
             return _table(c, src.via, src.name)
         return None
 
     def _table(c: Any, via: str, name: str) -> tuple | None:
-        d = getattr(c, via, None) if via != "__dict__" else \
-            class_namespace(c) if is_instance(c, type) else getattr(c, "__dict__", None)
+        if via == "__dict__":
+            d = class_namespace(c) if is_instance(c, type) else _own_dict(c)
+        else:
+            d = getattr(c, via, None) if not runs_lookup_hook(c) else (_own_dict(c) or {}).get(via)
         if not isinstance(d, MAPPINGS):
             return None
-        if not isinstance(c, (type, types.ModuleType)):
+        if not is_instance(c, (type, types.ModuleType)):
             batch.dict_pins.append((c, via, d))   # the instance still has that very table
         return ("item", d, name)
 
@@ -366,14 +374,15 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 continue
         elif kind is ModuleCallGuard:
             c = const(g.source)
-            if c is not _MISSING and isinstance(c.__dict__, dict):
+            d = _own_dict(c) if c is not _MISSING else None
+            if isinstance(d, dict):
                 # type, the four hook tables (pinned, then empty) and no instance `forward`
-                tables = [c.__dict__.get(table) for table in _HOOK_TABLES]
+                tables = [d.get(table) for table in _HOOK_TABLES]
                 if all(isinstance(t, dict) for t in tables):
                     batch.types.append((c, g.cls))
-                    batch.hook_tables.extend((c.__dict__, table) for table in _HOOK_TABLES)
-                    batch.dict_pins.append((c, "__dict__", c.__dict__))
-                    batch.absent.append((c.__dict__, "forward"))
+                    batch.hook_tables.extend((d, table) for table in _HOOK_TABLES)
+                    batch.dict_pins.append((c, "__dict__", d))
+                    batch.absent.append((d, "forward"))
                     batch.described.append(g.description())
                     continue
         elif kind is TensorGuard:
@@ -392,10 +401,10 @@ def batch_held(guards: list, pinned: dict[Any, Any]) -> tuple[list, HeldBatch]:
                 batch.pinned.append((g.source, d))
         elif kind is NoHooksGuard:
             c = const(g.source)
-            if c is not _MISSING and isinstance(getattr(c, "__dict__", None), dict) \
-                    and all(isinstance(c.__dict__.get(t), dict) for t in _HOOK_TABLES):
-                batch.hook_tables.extend((c.__dict__, t) for t in _HOOK_TABLES)
-                batch.dict_pins.append((c, "__dict__", c.__dict__))
+            d = _own_dict(c) if c is not _MISSING else None
+            if isinstance(d, dict) and all(isinstance(d.get(t), dict) for t in _HOOK_TABLES):
+                batch.hook_tables.extend((d, t) for t in _HOOK_TABLES)
+                batch.dict_pins.append((c, "__dict__", d))
                 batch.described.append(g.description())
                 continue
         if loc is None:

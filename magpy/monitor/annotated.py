@@ -33,8 +33,8 @@ from ..objmodel import (
     is_mutable_class,
     relation_present,
 )
-from ..realtype import class_module, class_name, class_owner
-from ..source import AttrSource, ItemSource
+from ..realtype import class_module, class_name, class_owner, runs_lookup_hook
+from ..source import PAST_HOOK, AttrSource, ItemSource
 from .elements import MAP_CONSUMERS, element_read, may_hold_tensors, python_predicate
 from .natives import LOGGED_MUTATIONS, ROW_ITERATORS, STORING_CONSTRUCTORS
 
@@ -252,6 +252,11 @@ class AnnotatedRules:
                             self.attr_read(fs, obj, rel[1])
                             return
                         self.guard_attr_precedence(obj, node, rel[1], where, via)
+                        if runs_lookup_hook(obj):
+                            # the class's own `__getattribute__`: `super().__getattribute__(name)` in it
+                            # reads past it (and so does the guard); `getattr` runs it, as the guard's
+                            # `obj.name` does, never for another name (`obj.__dict__`)
+                            via = PAST_HOOK if fn is object.__getattribute__ else ""
                         src = AttrSource(node.source, rel[1], via)
                     else:
                         if not is_instance(obj, (list, tuple, dict)):

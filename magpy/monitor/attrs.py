@@ -45,7 +45,7 @@ from ..objmodel import (
     is_mutable_class,
     protocol_lookups,
 )
-from ..realtype import class_lookup, class_mro, class_namespace, class_owner, class_qualname
+from ..realtype import class_lookup, class_mro, class_namespace, class_owner, class_qualname, runs_lookup_hook
 from ..refgraph import ShadowNode
 from ..source import AttrSource, CellSource, ConstSource, ItemSource, class_dict_source, class_field_source
 
@@ -249,7 +249,7 @@ class AttrReads:
             # class holds (pinned), its attributes outside state like any other.
             if node.source is not None:
                 if has_instance_dict(obj):
-                    self.add_guard(AbsentGuard(node.source, name))
+                    self.add_guard(AbsentGuard.of(obj, node.source, name))
                 self.add_guard(TypeGuard(node.source, type(obj)))
             self.guard_class_attr(type(obj), name)
             klass = class_owner(type(obj), name)
@@ -274,7 +274,7 @@ class AttrReads:
             if has_instance_dict(obj) and where != "property":
                 # Found on the class: an instance attribute of that name set later would shadow it
                 # (not a property's: a data descriptor comes first, whatever the instance holds).
-                self.add_guard(AbsentGuard(node.source, name))
+                self.add_guard(AbsentGuard.of(obj, node.source, name))
             if not is_instance(obj, (type, types.ModuleType)):
                 self.add_guard(TypeGuard(node.source, type(obj)))   # identity guards do not pin `__class__`
             self.guard_class_attr(type(obj), name)
@@ -295,7 +295,7 @@ class AttrReads:
             # The class's Python `__getattr__` computes the name (runs monitored): it stays absent
             # from the instance and the class, and the class keeps that very function.
             if has_instance_dict(obj):
-                self.add_guard(AbsentGuard(node.source, name))
+                self.add_guard(AbsentGuard.of(obj, node.source, name))
             self.add_guard(TypeGuard(node.source, type(obj)))
             self.guard_class_attr(type(obj), name)
             self.guard_class_attr(type(obj), "__getattribute__")
@@ -307,12 +307,15 @@ class AttrReads:
             # PEP 562: the module's own `__getattr__` computes the name (a lazy import, a
             # deprecation shim, a counter): it runs monitored, like a property's getter, while
             # the name stays absent from the module and the function stays the module's.
-            self.add_guard(AbsentGuard(node.source, name))
+            self.add_guard(AbsentGuard.of(obj, node.source, name))
             self.on_read(module_getattr, AttrSource(node.source, "__getattr__", "__dict__"))
             self.pend(fs, self._post_new_attr, method)
             return
         self.guard_attr_precedence(obj, node, name, where, via)
-        src = AttrSource(node.source, name, via)
+        # (where the class's own `__getattribute__` runs at this read, unmonitored, the guard reads
+        # it the program's way, which runs the hook as the program does: through a table,
+        # `obj.__dict__`, it would run it for another name)
+        src = AttrSource(node.source, name, "" if via and runs_lookup_hook(obj) else via)
         self.pend(fs, self.post_attr, (node, rel, src, method), opaque=True)
 
     def _cached_property(self, fs, obj, node: ShadowNode, name: str, method: bool) -> None:
@@ -376,7 +379,7 @@ class AttrReads:
         self.guard_class_attr(cls, name)
         self.guard_class_attr(cls, "__getattribute__")
         if where == "module_table":
-            self.add_guard(AbsentGuard(node.source, name))
+            self.add_guard(AbsentGuard.of(obj, node.source, name))
             self.guard_class_attr(cls, "__getattr__")
             for table in ("_parameters", "_buffers", "_modules"):
                 if table == via:

@@ -29,7 +29,9 @@ from ..guards import (
 from ..objmodel import (
     is_immutable,
 )
+from ..realtype import instance_dict, is_instance, runs_lookup_hook
 from ..source import (
+    PAST_HOOK,
     ArgSource,
     AttrSource,
     ConstSource,
@@ -133,17 +135,19 @@ def guard_entry(mon: GuardSink, target: Any, fn: types.FunctionType, self_obj: A
         for name, value in fn.__kwdefaults__.items():
             guard = ValueGuard if is_immutable(value) and not isinstance(value, tuple) else IdGuard
             mon.add_guard(guard(ItemSource(ksrc, name), value))
-    if isinstance(target, (types.FunctionType, types.MethodType)):
+    if is_instance(target, (types.FunctionType, types.MethodType)):
         return   # a bound method's __func__ and __self__ cannot be rebound
     tsrc = ConstSource(target, "self")
-    if isinstance(target, torch.nn.Module) and fn is not call_with_hooks:
+    if is_instance(target, torch.nn.Module) and fn is not call_with_hooks:
         mon.add_guard(NoHooksGuard(tsrc))   # (with hooks, the call of the module guards them)
     cls = type(target)
     mon.add_guard(TypeGuard(tsrc, cls))
     mon.guard_class_attr(cls, "__call__")
-    if isinstance(target, torch.nn.Module) and fn is not cls.__call__:
-        if "forward" in target.__dict__:
-            mon.add_guard(IdGuard(AttrSource(tsrc, "forward", "__dict__"), target.__dict__["forward"]))
+    if is_instance(target, torch.nn.Module) and fn is not cls.__call__:
+        own = instance_dict(target) or {}   # (past a `__getattribute__` of the module's class)
+        if "forward" in own:
+            via = PAST_HOOK if runs_lookup_hook(target) else "__dict__"
+            mon.add_guard(IdGuard(AttrSource(tsrc, "forward", via), own["forward"]))
         else:
-            mon.add_guard(AbsentGuard(tsrc, "forward"))
+            mon.add_guard(AbsentGuard.of(target, tsrc, "forward"))
             mon.guard_class_attr(cls, "forward")

@@ -208,7 +208,8 @@ class Reads:
     def read_absent(self, node: ShadowNode, name: str) -> None:
         """The object at ``node`` has no attribute ``name`` of its own (a tensor's ``__dict__``, a
         module's ``forward``): it must still have none."""
-        self.add_guard(AbsentGuard(node.source, name))
+        self.add_guard(AbsentGuard.of(node.obj, node.source, name) if node.obj is not None
+                       else AbsentGuard(node.source, name))
 
     def read_presence(self, src: Source, rel: tuple, present: bool) -> None:
         """``getattr(obj, name, default)`` / ``d.get(k, default)``: whether the relation was there."""

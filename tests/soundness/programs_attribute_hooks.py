@@ -221,3 +221,50 @@ def inputs(i): return (torch.ones(3) * i,)
 def state(): return list(READS)
 NCALLS = 4
 """)
+
+program(F_, "counting_config_getattribute_that_remaps_names", """
+EXPECT = "record"
+READS = []
+class Config:
+    attribute_map = {"hidden": "hidden_size"}
+    def __init__(self): self.hidden_size = 3; self.scale = 2.0
+    def __getattribute__(self, key):
+        READS.append(key)
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+    def shift(self, x): return x + 1
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.config = Config()
+        self.lin = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.lin(x)[:, :self.config.hidden] * self.config.scale + self.config.shift(x)[:, :3]
+def make(): return Net()
+def inputs(i): return (torch.ones(2, 4) * i,)
+def state(): return list(READS)
+NCALLS = 4
+""")
+
+program(F_, "config_getattribute_values_and_name_map_changed_between_calls", """
+EXPECT = "record"
+class Config:
+    attribute_map = {"hidden": "hidden_size"}
+    def __init__(self): self.hidden_size = 3; self.width = 2; self.scale = 2.0
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+CFG = Config()
+def f(x):
+    return x[:CFG.hidden] * CFG.scale
+def make(): return f
+def inputs(i): return (torch.arange(6.0) + i,)
+def step(i):
+    if i == 1: CFG.scale = 3.0
+    if i == 2: Config.attribute_map = {"hidden": "width"}
+    if i == 3: CFG.width = 4
+def state(): return (CFG.scale, dict(Config.attribute_map))
+NCALLS = 5
+""")
