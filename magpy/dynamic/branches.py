@@ -42,7 +42,9 @@ the garbage collector knows of that is not MagPy's own); then every later use is
 F's locals at M. Runs that change a tensor in place after J are not merged (an output that may
 be a view of another tensor in one arm and not in the other would change what the change
 reaches). A conditional expression (``y * 2 if c else y - 1``) leaves each side's value on F's
-stack at M: that value is one more output. Sides that both return meet at the function's exit
+stack at M: that value is one more output. A live local (or that value) holding tensors inside a
+tuple, list or dict at M (an LSTM's ``state = (h, c)``) keeps the branch unmerged: the node's outputs
+are whole tensors, and the tensors inside the container would keep one run's values. Sides that both return meet at the function's exit
 (the returned value is the output). Branches inside counted loops are not merged; they keep
 their assumption, as before.
 """
@@ -60,6 +62,7 @@ import torch
 import torch.fx as fx
 
 from .. import capture
+from ..annotations.torch_ops import contains_tensor
 from ..bytecode.flow import EXIT, RETURNS, flow_of
 from ..monitor import Watcher, arm_write, write_counters, write_mark
 from ..objmodel import exact_key
@@ -481,6 +484,14 @@ class BranchWatcher(Watcher):
                     return
                 names.append(name)
                 span.m_nodes[name] = n
+            elif type(v) in (tuple, list, dict) or isinstance(v, tuple):
+                if contains_tensor(v):
+                    # (the node's outputs are the tensors of the live locals themselves: a tensor
+                    # inside a container, `state = (h, c)`, would keep this run's value whichever
+                    # side a later call takes)
+                    span.fail(f"a live local at the merge point, `{name}`, holds tensors inside a "
+                              f"{type(v).__name__}")
+                    return
         span.m_names = tuple(names)
         span.end_tail = _op_tail(self.host.graph.graph)
 

@@ -96,3 +96,30 @@ def f(xs, h):
     return torch.stack(outs)[t - 1], t
 def make(): return f
 """)
+
+program(F_, "lstm_while_loop_with_tuple_state_that_breaks_on_a_tensor_value", """
+EXPECT = "record"
+N = 4
+SEEDS = [2, 16, 0, 16, 2]
+class Stopper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(N, N)
+        self.limit = 1.5
+    def forward(self, xs, h):
+        t = 0
+        state = (h, torch.zeros_like(h))
+        while t < xs.size(0):
+            state = self.cell(xs[t], state)
+            h = state[0] + 0.1 * t
+            if h.abs().sum() > self.limit:
+                break   # leaves the cell's own (h, c) in `state`
+            state = (h, state[1])
+            t += 1
+        return state
+def make(): return Stopper()
+def inputs(i):
+    g = torch.Generator().manual_seed(SEEDS[i])
+    return (torch.randn(3, 2, N, generator=g), torch.randn(2, N, generator=g) * 0.5)
+NCALLS = 5
+""")
