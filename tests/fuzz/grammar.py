@@ -9,7 +9,8 @@ shrinker (``shrink.py``) works on the Spec, not on the text.
 
 Every rendered program is a ``nn.Module`` whose ``forward`` reads one or more *slots*. A slot is a
 value with a location (argument, keyword default, global, closure cell, instance/class attribute,
-property, nested config object, list/dict/deque/array/bytearray item, tensor buffer), a reader (the
+property, nested config object, an object or class whose own ``__getattribute__`` (or metaclass's)
+remaps the name read, list/dict/deque/array/bytearray item, tensor buffer), a reader (the
 top frame, a helper frame, a comprehension, a generator expression, a lambda, an inner ``def``, a
 ``with`` or ``try`` block, after a dynamic operation that splits the call, inside a function made
 in the call that splits) and a use (arithmetic, a branch on it or on a tensor compared with it,
@@ -101,6 +102,8 @@ LOCATIONS: dict[str, tuple[str, ...]] = {
     "classattr": ("int", "float", "str"),
     "property": ("int", "float", "str"),
     "nested": ("int", "float", "str"),
+    "hooked": ("int", "float", "str"),
+    "metaattr": ("int", "float", "str"),
     "list": ("int", "float", "str"),
     "dict": ("int", "float", "str"),
     "deque": ("int", "float", "str"),
@@ -246,6 +249,8 @@ def _read_expr(s: Slot, name: str) -> str:
         "classattr": f"self.{name}",
         "property": f"self.{name}",
         "nested": f"self.cfg.{name}",
+        "hooked": f"self.hc_{name}.{name}",
+        "metaattr": f"Meta_{name}.{name}",
         "list": f"self.L_{name}[1]",
         "dict": f"self.D_{name}['k']",
         "deque": f"self.Q_{name}[1]",
@@ -396,6 +401,21 @@ def render(spec: Spec) -> str:
             init.append("self.cfg = getattr(self, 'cfg', None) or types.SimpleNamespace()")
             init.append(f"self.cfg.{name} = {v0}")
             step.append(f"m.cfg.{name} = {cur}")
+        elif s.loc == "hooked":
+            # a transformers-style config: its own `__getattribute__` remaps the name read
+            head += [f"class Hooked_{name}:", f"    attribute_map = {{'{name}': 'real_{name}'}}",
+                     "    def __getattribute__(self, key):",
+                     "        if key != 'attribute_map' and key in super().__getattribute__('attribute_map'):",
+                     "            key = super().__getattribute__('attribute_map')[key]",
+                     "        return super().__getattribute__(key)"]
+            init += [f"self.hc_{name} = Hooked_{name}()", f"self.hc_{name}.real_{name} = {v0}"]
+            step.append(f"m.hc_{name}.real_{name} = {cur}")
+        elif s.loc == "metaattr":
+            # a class attribute of a class whose metaclass remaps names in its own `__getattribute__`
+            head += [f"class Remap_{name}(type):", "    def __getattribute__(cls, key):",
+                     f"        return super().__getattribute__('value' if key == '{name}' else key)",
+                     f"class Meta_{name}(metaclass=Remap_{name}):", f"    value = {v0}"]
+            step.append(f"Meta_{name}.value = {cur}")
         elif s.loc == "list":
             init.append(f"self.L_{name} = [0, {v0}, 0]")
             step.append(f"m.L_{name}[1] = {cur}")
