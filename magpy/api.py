@@ -6,39 +6,37 @@
     >>> fast(torch.randn(2, 4)).shape
     torch.Size([2, 4])
 
-On a call, the records' guards are tried most recent first; a passing guard hands
-its fetched objects to the record's mock (compiled graph + replayed side effects).
-When every guard fails, a monitor run executes the program for real under
-monitoring, and a new record is built from it. A monitor run that meets a dynamic
-operation at a call splits the call there (:mod:`magpy.splits`): the record covers the code
-before it, and the code after it is a continuation compiled like any function, monitored in
-the same call. A program MagPy cannot compile runs eagerly, with its break reasons in
-:func:`explain` and :func:`stats`.
+On a call, the records' guards are tried most recent first; a passing guard hands its fetched
+objects to the record's mock (compiled graph + replayed side effects). When every guard fails, a
+monitor run executes the program for real under monitoring, and a new record is built from it.
+A monitor run that meets a dynamic operation at a call splits the call there (:mod:`magpy.splits`):
+the record covers the code before it, and the code after it is a continuation compiled like any
+function, monitored in the same call. A program MagPy cannot compile runs eagerly, with its break
+reasons in :func:`explain` and :func:`stats`.
 
 Semantics kept equal to the eager call:
 
-* Hooks. A call made while the compiled module has forward/backward hooks, or while
-  global module hooks are registered (``torch.nn.modules.module.register_module_forward_hook``
-  and friends), runs eagerly through the real ``module(*args)``, so the hooks run exactly as
-  they would; the records stay, their guards fail while hooks exist, and the first call
-  after the hooks are removed hits (or monitors) again. For a compiled plain function,
-  global module hooks make a miss run eagerly too (the program may call modules).
-* Exceptions. An exception raised by the user's operators inside a record's mock reaches
-  the caller as the eager call would raise it (the call is not re-run: its in-place
-  updates must not happen twice); ``Stats.mock_errors`` counts them. An exception
-  escaping a guard is a MagPy bug: the record is dropped, a warning names the
-  exception once, and the call goes on as a miss.
+* Hooks. A call made while the compiled module has forward/backward hooks, or while global
+  module hooks are registered (``torch.nn.modules.module.register_module_forward_hook`` and
+  friends), runs eagerly through the real ``module(*args)``, so the hooks run exactly as they
+  would; the records stay, their guards fail while hooks exist, and the first call after the
+  hooks are removed hits (or monitors) again. For a compiled plain function, global module hooks
+  make a miss run eagerly too (the program may call modules).
+* Exceptions. An exception raised by the user's operators inside a record's mock reaches the
+  caller as the eager call would raise it (the call is not re-run: its in-place updates must not
+  happen twice); ``Stats.mock_errors`` counts them. An exception escaping a guard is a MagPy bug:
+  the record is dropped, a warning names the exception once, and the call goes on as a miss.
 * Compiler checks. ``torch.compiler.is_compiling()`` answers False in a monitor run, as in
   eager: the record holds eager's path, never a library's compile-only one (see docs/limits.md).
-* Threads. Capture state (the tracer) is process-wide, so monitor runs are serialised by one process-wide re-entrant lock
-  (like torch.compile's compile lock): a thread that misses while another thread is
-  monitoring waits for it, then tries the guards again (the other thread may have
-  built the record it needs) before monitoring. Guard hits never take the lock.
-  A compiled callable called inside a monitored program, on the monitoring thread, runs
-  as plain code (the outer monitor run sees what it does). The tracer is per thread
+* Threads. Capture state (the tracer) is process-wide, so monitor runs are serialised by one
+  process-wide re-entrant lock (like torch.compile's compile lock): a thread that misses while
+  another thread is monitoring waits for it, then tries the guards of any record made meanwhile
+  (the other thread may have built the one it needs) before monitoring. Guard hits never take
+  the lock. A compiled callable called inside a monitored program, on the monitoring thread,
+  runs as plain code (the outer monitor run sees what it does). The tracer is per thread
   (``sys.settrace`` on 3.10/3.11; the 3.12+ ``sys.monitoring`` backend filters events by
-  thread), so other threads' eager code is never monitored. A monitored program that waits on another thread that itself needs a
-  monitor run deadlocks, as under torch.compile.
+  thread), so other threads' eager code is never monitored. A monitored program that waits on
+  another thread that itself needs a monitor run deadlocks, as under torch.compile.
 """
 from __future__ import annotations
 
@@ -189,9 +187,9 @@ class _Compiled(CompiledCallable):
                 if out is not UNHELD:
                     return out
                 unheld.append(found[0].run)
-            return self._miss(args, kwargs, unheld)
+            return self._miss(args, kwargs, unheld, None)   # (the lookup stopped at the first guard passing)
         # Each record's fused guard + mock, most recently hit first.
-        for i, rec in enumerate(self._cache.records):   # a snapshot: other threads replace it, never change it
+        for i, rec in enumerate(records := self._cache.records):   # (a snapshot: replaced, never changed)
             if len(unheld) >= MAX_UNHELD and (self._limit_said or self._stopped):
                 break   # past the recompile limit, speculative records whose values did not hold are
                 #         tried no further: each costs a graph run, and the call then runs eagerly
@@ -211,7 +209,7 @@ class _Compiled(CompiledCallable):
                     return out
             if rec.guard_bugs:
                 self._guard_raised(rec, rec.guard_bugs.pop())
-        return self._miss(args, kwargs, unheld)
+        return self._miss(args, kwargs, unheld, records)
 
     def _passing(self, args: tuple, kwargs: dict, unheld: list = ()):
         """``(position, record, fetched)`` of each record but ``unheld`` whose guard alone passes, most
@@ -346,7 +344,9 @@ class _Compiled(CompiledCallable):
             warnings.warn(msg, CheckError, stacklevel=5)   # (the user's call)
 
     # -- a miss: monitor run, then a new record -----------------------------------------------------------
-    def _miss(self, args, kwargs, unheld: list):
+    def _miss(self, args, kwargs, unheld: list, tried: tuple | None):
+        """No record answers the call. ``tried``: the records whose guards all ran for it, not tried
+        again (a guard's read may run a lookup hook of the program's, which eager runs once)."""
         st = self._stats
         if self._runner.hooks_reason() is not None:
             # Hooks run only in the real call. Not a give-up: the next call without hooks compiles.
@@ -356,8 +356,8 @@ class _Compiled(CompiledCallable):
             # While this thread waited, another may have built the record this call needs, or given up.
             while self._eager_reason is None:
                 t0 = time.perf_counter()
-                found = self._lookup(args, kwargs, unheld) \
-                    if len(unheld) < MAX_UNHELD or not (self._limit_said or self._stopped) else None
+                found = self._lookup(args, kwargs, unheld) if self._cache.records is not tried \
+                    and (len(unheld) < MAX_UNHELD or not (self._limit_said or self._stopped)) else None
                 if found is not None:
                     # (a hit under the lock: rare, a record built while this thread waited)
                     out = self._hit_profiled(found, t0) if self._profile else self._hit(*found)

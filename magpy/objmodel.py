@@ -339,15 +339,15 @@ def write_hook(obj: Any, name: str, delete: bool = False) -> str | None:
     Python, named for a break reason; None where the write only stores (``object``'s slot, a
     module's ``__setattr__``, whose tables the mock's ``setattr`` fills again)."""
     cls = type(obj)
-    if not is_mutable_class(cls) or isinstance(obj, torch.Tensor):
+    if not is_mutable_class(cls) or is_instance(obj, torch.Tensor):
         return None
     dunder = "__delattr__" if delete else "__setattr__"
-    hook = getattr(cls, dunder, None)
+    hook = class_lookup(cls, dunder)
     if isinstance(hook, types.FunctionType) and hook is not getattr(torch.nn.Module, dunder):
         return dunder
     owner = class_owner(cls, name)
     if owner is not None:
-        method = getattr(type(owner.__dict__[name]), "__delete__" if delete else "__set__", None)
+        method = getattr(type(class_namespace(owner)[name]), "__delete__" if delete else "__set__", None)
         if isinstance(method, types.FunctionType):
             return "__delete__" if delete else "__set__"
     return None

@@ -124,6 +124,24 @@ def runs_lookup_hook(obj: Any) -> bool:
     return not issubclass(tp, type) and type(class_lookup(tp, "__getattribute__")) is types.FunctionType
 
 
+def stored_attr(obj: Any, name: str, default: Any = None) -> Any:
+    """``getattr(obj, name, default)`` read past a Python ``__getattribute__`` of ``obj``'s class
+    (:func:`runs_lookup_hook`): what a store left there, with no run of the hook the program's own
+    reads run."""
+    try:
+        return object.__getattribute__(obj, name) if runs_lookup_hook(obj) else getattr(obj, name, default)
+    except AttributeError:
+        return default
+
+
+def has_stored_attr(obj: Any, name: str) -> bool:
+    """``hasattr(obj, name)`` asked past a Python ``__getattribute__`` (:func:`stored_attr`)."""
+    return stored_attr(obj, name, _ABSENT) is not _ABSENT
+
+
+_ABSENT = object()
+
+
 def _python_lookup(tp: type) -> bool:
     """Does an attribute lookup on an instance of ``tp`` (not a class) run a Python
     ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?

@@ -662,7 +662,7 @@ def _plain_builtin_method(m: Any) -> bool:
     class, no instance attribute of that name)?"""
     obj, name = m.__self__, getattr(m, "__name__", None)
     t = type(obj)
-    if not name or not name.isidentifier() or name in getattr(obj, "__dict__", {}) \
+    if not name or not name.isidentifier() or name in (instance_dict(obj) or {}) \
             or not isinstance(t.__getattribute__, types.WrapperDescriptorType) or hasattr(t, "__getattr__"):
         return False   # (a class's own __getattribute__ in Python could answer anything)
     return getattr(t, name, None) is not None and getattr(obj, name, None) == m
@@ -678,7 +678,7 @@ def _plain_method(m: types.MethodType) -> bool:
     if not isinstance(fn, types.FunctionType) or not name or not name.isidentifier() \
             or t.__getattribute__ is not object.__getattribute__ or hasattr(t, "__getattr__"):
         return False
-    if name in getattr(obj, "__dict__", {}):
+    if name in (instance_dict(obj) or {}):
         return False
     owner = class_owner(t, name)
     return owner is not None and owner.__dict__[name] is fn

@@ -19,6 +19,7 @@ import torch
 from ..graph import Unsupported
 from ..guards import DictSnapshotGuard, IdGuard, KeysGuard, TensorGuard
 from ..objmodel import is_immutable, storage_key
+from ..realtype import instance_dict, is_instance
 from ..source import (
     PAST_HOOK,
     TYPE_FIELD,
@@ -391,10 +392,10 @@ def direct_module_write(trace: Trace, held: HeldBatch, held_objs: set, node, nam
     instance dict, which the per-call C pass checks).
     """
     obj = node.obj
-    if not isinstance(obj, torch.nn.Module) or node.source is None or not (
+    if not is_instance(obj, torch.nn.Module) or node.source is None or not (
             isinstance(node.source, ConstSource) or id(obj) in held_objs):
         return False
-    d = getattr(obj, "__dict__", None)
+    d = instance_dict(obj)
     if not isinstance(d, dict) or name not in d:
         return False
     v = d[name]

@@ -27,6 +27,7 @@ from ..capture import set_layout
 from ..graph import Unsupported
 from ..guards import TensorGuard
 from ..objmodel import NO_VALUE, is_identity_key, is_immutable, is_mutable_class, mentions_number, write_hook
+from ..realtype import has_stored_attr, instance_dict, is_instance, runs_lookup_hook, stored_attr
 from ..redraw import DrawSource
 from ..refgraph import guard_nodes
 from ..replay_plan import Step
@@ -615,21 +616,25 @@ def _replay_lines(step: Step, mb: MockBuilder, pool: ConstPool, direct_writes: s
     var = mb.src(node.source)
     if step.kind == "attr":
         name = step.key
-        if isinstance(obj, torch.nn.Module):
+        hooked = runs_lookup_hook(obj)
+        if is_instance(obj, torch.nn.Module) and not hooked:
             present = name in obj.__dict__ or any(name in obj.__dict__.get(t, {}) for t in
                                                   ("_parameters", "_buffers", "_modules"))
         else:
-            present = hasattr(obj, name)
+            present = has_stored_attr(obj, name)
         if (node.node_id, name) in direct_writes:
             return [f"{pool.ref(obj.__dict__)}[{name!r}] = {mb.value(obj.__dict__[name])}"]
         if write_hook(obj, name) in ("__setattr__", "__delattr__"):
             # the class's own __setattr__ ran monitored (its effects are replayed on their own):
             # the store it made is replayed past it, as it made it (`object.__setattr__`)
-            if name in getattr(obj, "__dict__", ()):
-                return [f"{pool.ref(object.__setattr__)}({var}, {name!r}, {mb.value(obj.__dict__[name])})"]
-            return [f"if {name!r} in {var}.__dict__: {pool.ref(object.__delattr__)}({var}, {name!r})"]
+            own = instance_dict(obj)
+            if own is not None and name in own:
+                return [f"{pool.ref(object.__setattr__)}({var}, {name!r}, {mb.value(own[name])})"]
+            return [f"if {name!r} in {pool.ref(instance_dict)}({var}): {pool.ref(object.__delattr__)}({var}, {name!r})"]
         if present:
-            return [f"setattr({var}, {name!r}, {mb.value(getattr(obj, name))})"]
+            return [f"setattr({var}, {name!r}, {mb.value(stored_attr(obj, name))})"]
+        if hooked:   # (whether it is there is asked past the class's hook, which the program's reads run)
+            return [f"if {pool.ref(has_stored_attr)}({var}, {name!r}): delattr({var}, {name!r})"]
         return [f"if hasattr({var}, {name!r}): delattr({var}, {name!r})"]
     if step.kind == "call":
         method, margs = step.key, step.args

@@ -45,7 +45,15 @@ from ..objmodel import (
     is_mutable_class,
     protocol_lookups,
 )
-from ..realtype import class_lookup, class_mro, class_namespace, class_owner, class_qualname, runs_lookup_hook
+from ..realtype import (
+    class_lookup,
+    class_mro,
+    class_namespace,
+    class_owner,
+    class_qualname,
+    instance_dict,
+    runs_lookup_hook,
+)
 from ..refgraph import ShadowNode
 from ..source import AttrSource, CellSource, ConstSource, ItemSource, class_dict_source, class_field_source
 
@@ -183,9 +191,9 @@ class AttrReads:
         # `super().name` (3.12+) without a super object: the lookup starts after `cls` in the
         # MRO of self's class; `cls` and `self` were loaded (and guarded) like any cell or local.
         sup, cls, obj = stack[-3], stack[-2], stack[-1]
-        if sup is not super or not isinstance(cls, type):
+        if sup is not super or not is_instance(cls, type):
             raise BreakCompile("`super` is rebound: LOAD_SUPER_ATTR calls another object")
-        self_cls = obj if isinstance(obj, type) and issubclass(obj, cls) else type(obj)
+        self_cls = obj if is_instance(obj, type) and issubclass(obj, cls) else type(obj)
         self.guard_class_attr(self_cls, ins.argval, after=cls)
         self.pend(fs, self._post_new_attr, ins.method)
 
@@ -214,7 +222,7 @@ class AttrReads:
             if name in T.OP_ATTRS:
                 self.pend(fs, self._post_tensor_attr, (obj, name), opaque=True)
                 return
-            if name in getattr(obj, "__dict__", {}) and class_owner(type(obj), name) is None:
+            if name in (instance_dict(obj) or {}) and class_owner(type(obj), name) is None:
                 # an attribute set on the tensor object (`self.weight.fast`): read like any attribute
                 self.tensor_user_attr(fs, obj, name)
                 return
@@ -339,7 +347,7 @@ class AttrReads:
         obj, node, name, method = data
         self.run.cached_misses.pop((id(obj), name), None)
         value = DECODER.method_result(stack)[0] if method else stack[-1]
-        if obj.__dict__.get(name, NO_VALUE) is not value:
+        if (instance_dict(obj) or {}).get(name, NO_VALUE) is not value:
             raise BreakCompile(f"reads cached property `{type(obj).__name__}.{name}`, which kept no value in the instance")
         self.on_read(value, AttrSource(node.source, name, "__dict__"), ("attr", name), node)
 
@@ -496,4 +504,4 @@ def _cached_property_miss(obj: Any, name: str) -> bool:
     keeping its value under ``name`` in an instance dict that does not hold it yet)?"""
     cp = class_lookup(type(obj), name)
     return isinstance(cp, functools.cached_property) and type(cp).__get__ is functools.cached_property.__get__ \
-        and getattr(cp, "attrname", None) == name and has_instance_dict(obj) and name not in obj.__dict__
+        and getattr(cp, "attrname", None) == name and has_instance_dict(obj) and name not in instance_dict(obj)

@@ -117,13 +117,13 @@ class UpdateRules:
     def mutate(self, obj: Any) -> None:
         """An in-place change of ``obj`` (InPlace=True): full guard first, then a new version."""
         node = self.node(obj)
-        if node is None and not isinstance(obj, torch.Tensor):
+        if node is None and not is_instance(obj, torch.Tensor):
             raise BreakCompile(f"changes a {type(obj).__name__} whose origin MagPy did not see in place")
         if node is None or node.source is None:
             return
-        if isinstance(obj, (list, dict, set, collections_deque)):
+        if is_instance(obj, (list, dict, set, collections_deque)):
             self.full_read(obj)
-        elif not isinstance(obj, torch.Tensor):
+        elif not is_instance(obj, torch.Tensor):
             raise BreakCompile(f"in-place change of a {type(obj).__name__} from outside is not reproducible")
         self.run.rg.inplace(node)
         self.run.mutated.add(node.node_id)
@@ -282,7 +282,7 @@ class UpdateRules:
         """``obj.name = value`` (``STORE_ATTR`` or the builtin ``setattr``, which both go through
         ``type(obj).__setattr__``): a write the mock replays, or a property setter monitored."""
         self.note_write(obj, "attr", name)
-        if isinstance(obj, torch.Tensor):
+        if is_instance(obj, torch.Tensor):
             if name == "requires_grad" and value is obj.requires_grad:
                 # A no-op (`mask.requires_grad = False` on a tensor that has none): for a tensor from
                 # outside, its requires_grad is part of the tensor guard.
@@ -308,7 +308,7 @@ class UpdateRules:
             # which the mock sets on the graph's output (magpy.codegen.mock) where it reaches outside
             self.pend(fs, self.post_nothing, None, opaque=True)
             return
-        if isinstance(obj, torch.Tensor) and (hasattr(type(obj), name) or node is None or node.source is None):
+        if is_instance(obj, torch.Tensor) and (hasattr(type(obj), name) or node is None or node.source is None):
             raise BreakCompile(f"writes tensor attribute `{name}`")
         # (`x.grid = None` on a tensor from outside: an attribute of the object's own __dict__,
         # no tensor property, replayed by the mock like any attribute write)

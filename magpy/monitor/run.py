@@ -1,17 +1,17 @@
 """The monitor run (paper §3, §5.3): execute the user program once, watching every instruction.
 
-The real CPython interpreter runs the program. For each instruction of a monitored
-frame, :class:`Monitor` receives the value stack (its inputs); the next event in the
-same frame shows the outputs. From these it updates
+The real CPython interpreter runs the program. For each instruction of a monitored frame,
+:class:`Monitor` receives the value stack (its inputs); the next event in the same frame shows
+the outputs. From these it updates
 
 * the :class:`~magpy.refgraph.RefGraph` (reads from outside get sources and guards,
   writes get new versions),
 * the operator graph (every tensor operation becomes an fx node),
 
-and detects dynamics (Figure 12): an unannotated native function, a function that
-is not a pure closure, or a read of tensor *values* ends compilation for this call,
-with a break reason that names the user's file and line. The call itself always
-completes eagerly: monitoring never changes what the program computes.
+and detects dynamics (Figure 12): an unannotated native function, a function that is not a pure
+closure, or a read of tensor *values* ends compilation for this call, with a break reason that
+names the user's file and line. The call itself always completes eagerly: monitoring never
+changes what the program computes.
 
 This module owns the run itself: the capture hooks (frames, instructions, exceptions,
 breaks), the frame states and the pending updates (an event's rule *pends* a post rule that
@@ -37,6 +37,7 @@ holds the kinds of guard a read creates.
 from __future__ import annotations
 
 import collections
+import contextlib
 import inspect
 import sys
 import types
@@ -63,6 +64,7 @@ from ..graph import OpGraph, Unsupported
 from ..guards import Guard
 from ..lifted import LiftedInt, delift, restores_any, restoring
 from ..objmodel import is_immutable
+from ..realtype import class_namespace, instance_dict, is_instance, stored_attr
 from ..refgraph import RefGraph, ShadowNode
 from ..source import Source
 from . import rulebook
@@ -698,33 +700,30 @@ class Monitor:
 
     def delift_outside(self, result: Any) -> Any:
         """After the record is built: plain ints in place of the run's LiftedInts in what it wrote
-        outside (attributes, containers, globals, cells) and in its result (and the objects it read
-        in place of the float copies it handed the program: :func:`magpy.lifted.restoring`)."""
+        outside (attributes read past any lookup hook, containers, globals, cells) and in its result
+        (and what it read in place of the float copies it handed out: :func:`magpy.lifted.restoring`)."""
         restoring(self.lifted_reads.values())
         for nid, names in self.attr_writes.items():
-            obj = self.rg.sn[nid].obj
+            obj, is_class = self.rg.sn[nid].obj, is_instance(self.rg.sn[nid].obj, type)
+            d = class_namespace(obj) if is_class else instance_dict(obj)
             for name in names:
-                d = getattr(obj, "__dict__", None)
-                if isinstance(d, dict) and name in d:
+                if not is_class and d is not None and name in d:
                     d[name] = delift(d[name])
-                elif isinstance(obj, type) and isinstance(d, types.MappingProxyType) and name in d \
-                        and type(d[name]) is not delift(d[name]).__class__:
+                elif is_class and name in d and type(d[name]) is not type(delift(d[name])):
                     type.__setattr__(obj, name, delift(d[name]))   # a class attribute (`type(self).calls += 1`)
-                elif not isinstance(obj, type) and (held := getattr(obj, name, None)) is not None \
+                elif not is_class and (held := stored_attr(obj, name)) is not None \
                         and (plain := delift(held)) is not held:
                     setattr(obj, name, plain)   # (a slot, a function's `__defaults__`)
         for nid in [*self.rg.changed, *self.mutated]:   # (every object with a version past its first)
             obj = self.rg.sn[nid].obj
-            if isinstance(obj, (list, dict, set, collections.deque)):
+            if is_instance(obj, (list, dict, set, collections.deque)):
                 delift(obj)
         for g, name in self.global_writes.values():
             if name in g:
                 g[name] = delift(g[name])
         for cell in self.cell_writes.values():
-            try:
+            with contextlib.suppress(ValueError):   # (an emptied cell)
                 cell.cell_contents = delift(cell.cell_contents)
-            except ValueError:
-                pass
         return delift(result)
 
     def release(self) -> None:
@@ -798,3 +797,4 @@ class Monitor:
         mock replays it there: :func:`magpy.codegen.mock.in_program_order`)."""
         self.effects.append(effect)
         self.effect_marks.append(len(self.rg.writes))
+

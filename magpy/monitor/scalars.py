@@ -284,7 +284,7 @@ class ScalarFlow:
 
     def numpy_node(self, v: Any) -> Any:
         """The graph node that computes ``v``, if ``v`` is a numpy value read from tensors."""
-        return self.scalar_node(v) if self.run.scalar_nodes and isinstance(v, NUMPY_VALUES) else None
+        return self.scalar_node(v) if self.run.scalar_nodes and is_instance(v, NUMPY_VALUES) else None
 
     def holds_numpy(self, v: Any, arrays_only: bool = False) -> bool:
         """Is a numpy value read from tensors ``v`` or inside it (``arrays_only``: an ndarray)?"""
@@ -393,11 +393,11 @@ class ScalarFlow:
 
     def _plain_data(self, v: Any, depth: int) -> bool:
         t = type(v)
-        if t in _PLAIN_ATOMS or isinstance(v, _PLAIN_OBJECTS):
+        if t in _PLAIN_ATOMS or is_instance(v, _PLAIN_OBJECTS):
             return True
-        if t in _TRACKED or isinstance(v, NUMPY_VALUES):
+        if t in _TRACKED or is_instance(v, NUMPY_VALUES):
             return self.scalar_node(v) is None and t is not LiftedInt
-        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)):
+        if is_instance(v, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)):
             # (a builtin bound method, `vals.index`, carries what its object holds)
             owner = getattr(v, "__self__", None) if isinstance(v, types.BuiltinFunctionType) else None
             return owner is None or isinstance(owner, (types.ModuleType, type)) or self._plain_data(owner, depth + 1)

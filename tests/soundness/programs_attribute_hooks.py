@@ -2,9 +2,10 @@
 a ``__class__`` property, a warn-once attribute, a lazy proxy, a metaclass's ``__getattribute__``
 that counts the reads of its classes. Eager runs that code once per read the program makes, and
 never otherwise; a compiled call, the first (monitored) one included, must run it exactly as
-often: the counters are part of the outside state each program compares. (The monitor's own type
-tests ask the real type, and its reads of a class go through ``type``'s descriptors; the generated
-guard and mock still read an instance's ``__dict__`` through its class's hooks: docs/limits.md.)"""
+often: the counters are part of the outside state each program compares. The monitor's own type
+tests ask the real type, its reads of a class go through ``type``'s descriptors, and the writes a
+mock replays on such an object are read past its hook (a remapping hook answers another name than
+the one written). What still differs is in docs/limits.md."""
 from harness import program
 
 F_ = "attribute_hooks"
@@ -267,4 +268,48 @@ def step(i):
     if i == 3: CFG.width = 4
 def state(): return (CFG.scale, dict(Config.attribute_map))
 NCALLS = 5
+""")
+
+program(F_, "counting_config_getattribute_on_an_object_the_call_writes_and_deletes", """
+EXPECT = "record"
+READS = []
+class Config:
+    def __init__(self): self.scale = 2.0; self.tmp = 0
+    def __getattribute__(self, key):
+        READS.append(key)
+        return super().__getattribute__(key)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.config = Config()
+    def forward(self, x):
+        y = x * self.config.scale
+        self.config.last = y
+        self.config.mode = "seen"
+        del self.config.tmp
+        self.config.tmp = 1
+        return y + 1
+def make(): return Net()
+def inputs(i): return (torch.ones(2, 4) * i,)
+def state(): return list(READS)
+NCALLS = 4
+""")
+
+program(F_, "remapping_config_getattribute_on_an_object_the_call_writes_under_a_mapped_name", """
+EXPECT = "record"
+class Config:
+    attribute_map = {"hidden": "hidden_size"}
+    def __init__(self): self.hidden_size = 3; self.hidden = 1
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+CFG = Config()
+def f(x):
+    CFG.hidden = 2          # stored under "hidden"; every read of it answers hidden_size
+    return x[:CFG.hidden] * 2.0
+def make(): return f
+def inputs(i): return (torch.arange(6.0) + i,)
+def state(): return (object.__getattribute__(CFG, "__dict__").copy(), CFG.hidden)
+NCALLS = 4
 """)
