@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from .bytecode.flow import only_reads
 from .lifted import LiftedInt
 from .realtype import (
     MODULE_TABLES,
@@ -34,8 +35,10 @@ from .realtype import (
     class_mro,
     class_namespace,
     class_owner,
+    class_qualname,
     instance_dict,
     is_instance,
+    made_by_class_statement,
 )
 
 try:
@@ -351,6 +354,28 @@ def write_hook(obj: Any, name: str, delete: bool = False) -> str | None:
         if isinstance(method, types.FunctionType):
             return "__delete__" if delete else "__set__"
     return None
+
+
+def lookup_effects(obj: Any, made: bool = False) -> str | None:
+    """Why every attribute lookup on ``obj`` is an effect of its own, or None: its class (for a
+    class, its metaclass) has a Python ``__getattribute__`` that does more than read (a counter, a
+    log of the names read: :func:`magpy.bytecode.flow.only_reads`). Eager runs it once per lookup
+    the program makes; a record's guard reads such an attribute once however often the program
+    does, a builtin (``hasattr``, ``vars``, ``copy``) runs it unmonitored, and a failing guard
+    has run it for a call that then runs again: no record replays it as eager does, so calls
+    that use the object run eagerly. A hook that only reads (a config remapping names) may run
+    any number of times, and is compiled through. ``made``: ``obj`` is a class the program makes
+    an instance of (the hook is the class's own)."""
+    tp = obj if made else type(obj)
+    if not made_by_class_statement(tp) or tp is torch.Tensor or tp is torch.nn.Parameter:
+        return None
+    owner = class_owner(tp, "__getattribute__")
+    hook = class_namespace(owner)["__getattribute__"] if owner is not None else None
+    if type(hook) is not types.FunctionType or only_reads(hook.__code__):
+        return None
+    what = "a class" if is_instance(obj, type) and not made else "an object"
+    return (f"{'makes' if made else 'is'} {what} whose `{class_qualname(owner)}.__getattribute__` does more than read on every "
+            "lookup (an effect per read that a record cannot replay as eager does)")
 
 
 def attr_location(obj: Any, name: str) -> tuple[str, str]:

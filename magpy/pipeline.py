@@ -459,12 +459,12 @@ def arg_tensors(sources: dict, values: dict) -> dict[str, tuple]:
             found[src.describe()] = (src, v)
         elif type(v) in (tuple, list):
             for i, e in enumerate(v):
-                if isinstance(e, torch.Tensor):
+                if is_instance(e, torch.Tensor):
                     s = ItemSource(src, i)
                     found[s.describe()] = (s, e)
         elif type(v) is dict:
             for k, e in v.items():
-                if isinstance(e, torch.Tensor) and type(k) is str:
+                if is_instance(e, torch.Tensor) and type(k) is str:
                     s = ItemSource(src, k)
                     found[s.describe()] = (s, e)
     return found

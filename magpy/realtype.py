@@ -142,6 +142,12 @@ def has_stored_attr(obj: Any, name: str) -> bool:
 _ABSENT = object()
 
 
+def made_by_class_statement(tp: type) -> bool:
+    """Is ``tp`` a class made by a class statement (or ``type()``), the only kind that can hold
+    Python methods (a builtin or extension type never does)?"""
+    return bool(class_flags(tp) & _HEAP_TYPE)
+
+
 def _python_lookup(tp: type) -> bool:
     """Does an attribute lookup on an instance of ``tp`` (not a class) run a Python
     ``__getattribute__`` of ``tp``, or a Python ``__getattr__`` (nn.Module's aside) on a miss?

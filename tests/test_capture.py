@@ -1538,6 +1538,49 @@ def test_the_c_driver_does_not_offer_the_frames_the_hooks_name_as_skipped():
     capture.stop()
 
 
+_STOP_INSIDE_AN_EVENT = """
+import gc
+from magpy import capture
+
+class Hooks:
+    def enter_frame(self, frame):
+        return frame.f_code is work.__code__
+    def instruction(self, frame, offset, stack):
+        capture.stop()   # (as a split ends the monitor run: the thread drops its Tracer)
+        for _ in range(2000):
+            [object() for _ in range(8)]   # (reuse the freed memory, as a program goes on)
+        return None
+    def leave_frame(self, frame, value):
+        pass
+    def exception(self, frame, exc):
+        pass
+
+def work(a, b):
+    c = a + b
+    return c * 2
+
+for _ in range(50):
+    capture.start(Hooks())
+    assert work(1, 2) == 6
+    capture.stop()
+gc.collect()
+print("ok")
+"""
+
+
+def test_a_hook_that_stops_the_c_driver_inside_an_event_leaves_no_freed_tracer_in_use():
+    """A split ends the monitor run inside an instruction event: ``stop`` drops the thread's
+    reference to the driver's Tracer while its trace function is still running. What the event
+    does after the hook returns must not read the freed Tracer (an increment of a stale
+    ``t->idle`` corrupted another object's count: a crash much later, when a frame died). Run
+    with the debug allocator, which fills freed memory, so a read of it fails at once."""
+    _c_driver_backend()
+    env = dict(os.environ, PYTHONMALLOC="debug")
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _STOP_INSIDE_AN_EVENT], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
 def test_the_c_driver_offers_no_frame_while_opaque_and_start_clears_it():
     """set_opaque(True): frames that start are not offered until set_opaque(False); a new capture
     starts with every frame offered again."""

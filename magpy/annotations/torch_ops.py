@@ -270,12 +270,12 @@ def _is_object_method(fn: types.FunctionType) -> bool:
 
 def contains_instance(value, types: tuple, _depth: int = 0) -> bool:
     """Is there an instance of ``types`` in ``value``, or in the lists, tuples and dict values it
-    holds (four levels deep)?"""
-    if isinstance(value, types):
+    holds (four levels deep)? (Asked of the real type: no lookup hook of the program's runs.)"""
+    if is_instance(value, types):
         return True
-    if _depth < 4 and isinstance(value, (list, tuple)):
+    if _depth < 4 and is_instance(value, (list, tuple)):
         return any(contains_instance(v, types, _depth + 1) for v in value)
-    if _depth < 4 and isinstance(value, dict):
+    if _depth < 4 and is_instance(value, dict):
         return any(contains_instance(v, types, _depth + 1) for v in value.values())
     return False
 

@@ -459,6 +459,66 @@ def returns_only_falsy_constants(code: types.CodeType) -> bool:
     return True
 
 
+#: What a lookup hook may do and still only read: locals, constants, the ``__class__`` cell, tests,
+#: jumps, a raise, building a string or tuple (3.10-3.13 names; caches and prefixes included).
+_READING_OPS = frozenset("""
+    RESUME NOP CACHE EXTENDED_ARG COPY_FREE_VARS MAKE_CELL LOAD_CLOSURE LOAD_DEREF LOAD_CONST RETURN_CONST
+    LOAD_FAST LOAD_FAST_CHECK LOAD_FAST_AND_CLEAR LOAD_FAST_LOAD_FAST STORE_FAST STORE_FAST_LOAD_FAST
+    STORE_FAST_STORE_FAST STORE_FAST_MAYBE_NULL DELETE_FAST PUSH_NULL PRECALL KW_NAMES COMPARE_OP
+    CONTAINS_OP IS_OP BINARY_SUBSCR BINARY_OP BINARY_ADD UNARY_NOT TO_BOOL POP_TOP RETURN_VALUE COPY SWAP
+    ROT_TWO ROT_THREE DUP_TOP BUILD_TUPLE BUILD_STRING FORMAT_VALUE FORMAT_SIMPLE FORMAT_WITH_SPEC
+    CONVERT_VALUE RAISE_VARARGS RERAISE PUSH_EXC_INFO POP_EXCEPT CHECK_EXC_MATCH JUMP_IF_NOT_EXC_MATCH
+    POP_BLOCK SETUP_FINALLY LOAD_ASSERTION_ERROR JUMP_FORWARD JUMP_BACKWARD JUMP_BACKWARD_NO_INTERRUPT
+    JUMP_ABSOLUTE JUMP_IF_TRUE_OR_POP JUMP_IF_FALSE_OR_POP POP_JUMP_IF_TRUE POP_JUMP_IF_FALSE
+    POP_JUMP_IF_NONE POP_JUMP_IF_NOT_NONE POP_JUMP_FORWARD_IF_TRUE POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_FORWARD_IF_NONE POP_JUMP_FORWARD_IF_NOT_NONE POP_JUMP_BACKWARD_IF_TRUE
+    POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_BACKWARD_IF_NONE POP_JUMP_BACKWARD_IF_NOT_NONE NOT_TAKEN POP_ITER
+""".split())
+_CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"})
+#: the globals such a hook may read, and those of them it may call: ``super()``, ``type(self)``,
+#: ``object.__getattribute__``, a type test, an error to raise
+_READING_GLOBALS = frozenset({"super", "object", "type", "isinstance", "len", "str", "AttributeError", "KeyError"})
+_CALLED_GLOBALS = frozenset({"super", "type", "isinstance", "len", "str", "AttributeError", "KeyError"})
+#: the methods it may call: ``super().__getattribute__(key)``, ``object.__getattribute__(self, key)``,
+#: ``self.attribute_map.get(key, key)``
+_READING_METHODS = frozenset({"__getattribute__", "get"})
+
+
+@lru_cache(maxsize=256)
+def only_reads(code: types.CodeType) -> bool:
+    """Does ``code`` (a class's Python ``__getattribute__``) only read: no store outside its own
+    locals, no global but builtins that read, no call but ``super().__getattribute__``,
+    ``object.__getattribute__``, a dict's ``get``, ``type`` and type tests? Such a hook (a config
+    that remaps names, ``type(self).attribute_map[key]``) may run any number of times with no
+    effect eager would not have; any other (a counter, a log of the names read, a warning, a
+    proxy loading its target) is an effect per lookup, which a record's guard and mock cannot run
+    as eager does. Conservative: an instruction not known to only read answers False, and so
+    does a call whose callee is not one of those loads (each call must have a load of its own:
+    ``f = self.log; f(key)`` calls what a plain attribute load gave)."""
+    calls = callees = 0
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+            if ins.argval not in _READING_GLOBALS:
+                return False
+            callees += ins.argval in _CALLED_GLOBALS
+        elif op in ("LOAD_METHOD", "LOAD_SUPER_ATTR") or (op == "LOAD_ATTR" and _method_load(ins)):
+            if ins.argval not in _READING_METHODS:
+                return False
+            callees += 1 + (op == "LOAD_SUPER_ATTR")   # (`super()` itself: no call instruction of its own)
+        elif op in _CALLS:
+            calls += 1
+        elif op != "LOAD_ATTR" and op not in _READING_OPS:
+            return False
+    return calls <= callees
+
+
+def _method_load(ins: dis.Instruction) -> bool:
+    """Is a ``LOAD_ATTR`` a method load (3.12+: the low bit of its argument; 3.10/3.11 have
+    ``LOAD_METHOD`` for those)?"""
+    return sys.version_info >= (3, 12) and bool(ins.arg & 1)
+
+
 def may_swallow(manager: object) -> bool:
     """Could the ``with`` statement over ``manager`` swallow an exception raised in its block?
     Its class's ``__exit__`` in Python returning something it computed may (``suppress``, a

@@ -182,7 +182,7 @@ static int skipped(Tracer *t, PyCodeObject *code) {
     return 0;
 }
 
-static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
+static int trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
     Tracer *t = (Tracer *)obj;
     Frame *f = (Frame *)frame;
     PyObject *res = NULL;
@@ -266,6 +266,17 @@ error:
     PyEval_SetTrace(NULL, NULL);
     Py_CLEAR(f->f_trace);
     return -1;
+}
+
+/* The trace function. A hook may stop this tracer while it runs (a split ends the monitor run
+ * inside an instruction event, and the thread's reference to the Tracer goes with it): the event
+ * keeps a reference of its own, so that what it does after the hook returns (t->idle, the frame's
+ * f_trace) reads the Tracer, never freed memory. */
+static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
+    Py_INCREF(obj);
+    int r = trace_event(obj, frame, what, arg);
+    Py_DECREF(obj);
+    return r;
 }
 
 /* start(hooks, null, idle): install the driver on this thread. */

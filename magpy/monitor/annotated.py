@@ -31,6 +31,7 @@ from ..objmodel import (
     is_immutable,
     is_instance,
     is_mutable_class,
+    lookup_effects,
     relation_present,
 )
 from ..realtype import class_module, class_name, class_owner, runs_lookup_hook
@@ -42,6 +43,10 @@ try:
     import numpy as _np
 except ImportError:   # pragma: no cover
     _np = None
+
+#: natives that look up no attribute of their arguments (the hooks' own past-hook reads and
+#: stores, identity): an object whose lookups are effects may be handed to them
+_NO_LOOKUP = frozenset({type, id, object.__getattribute__, object.__setattr__, object.__delattr__, setattr, delattr})
 
 if TYPE_CHECKING:
     from ..callsite import CallSite
@@ -201,6 +206,11 @@ class AnnotatedRules:
         for i in ann.inplace:
             if i < len(args):
                 self.mutate(args[i])
+        if fn not in _NO_LOOKUP:
+            for a in (*args, *kwargs.values()):
+                if (effects := lookup_effects(a)) is not None:
+                    # (a builtin looking up its attributes would run that hook unmonitored)
+                    raise BreakCompile(f"calls `{name}` on a `{type(a).__name__}`, which {effects}")
         if ann.relation is not None and args:
             rel = ann.relation(args, kwargs)
             if rel == ("attr", "__dict__") and is_instance(args[0], type):

@@ -43,6 +43,7 @@ from ..objmodel import (
     is_immutable,
     is_instance,
     is_mutable_class,
+    lookup_effects,
     protocol_lookups,
 )
 from ..realtype import (
@@ -202,6 +203,8 @@ class AttrReads:
         self._attr(fs, obj, name, method=False)
 
     def _attr(self, fs, obj, name: str, method: bool) -> None:
+        if (effects := lookup_effects(obj)) is not None:
+            raise BreakCompile(f"reads `.{name}` of a `{type(obj).__name__}`, which {effects}")
         if name == "__dict__" and is_instance(obj, type):
             self.pend(fs, self.post_class_dict, obj)   # (a read-only view: guarded where read)
             return

@@ -63,6 +63,7 @@ from ..objmodel import (
     is_immutable,
     is_instance,
     is_python_class,
+    lookup_effects,
     module_has_hooks,
     peek_items,
     set_reduction,
@@ -331,6 +332,8 @@ class CallRules:
                 issubclass(tp, types.FunctionType) and args and is_instance(args[0], random.Random)):
             yield "random method"
         c.finalizer = finalizer_reason(fn, args, kwargs)
+        if c.finalizer is None and is_instance(fn, type) and (reason := lookup_effects(fn, made=True)) is not None:
+            c.finalizer = f"calls `{fn.__qualname__}`, which {reason}"
         if c.finalizer is not None:
             yield "finalizer"
         c.finalizer = _function_transform(fn)

@@ -62,6 +62,7 @@ from ..objmodel import (
     is_immutable,
     is_instance,
     items_unguarded,
+    lookup_effects,
     mentions_number,
 )
 from ..refgraph import Const, ShadowNode
@@ -158,6 +159,10 @@ class Reads:
         if is_instance(value, torch.nn.parameter.UninitializedTensorMixin):
             raise BreakCompile(f"reads {source.describe()}, an uninitialized parameter of a lazy module "
                                "(the call that initializes it runs eagerly)")
+        if (effects := lookup_effects(value)) is not None:
+            # (before MagPy's own type tests and reads of it: a failing `isinstance` looks up
+            # `__class__` through the hook; the program's own uses are refused where they run too)
+            raise BreakCompile(f"reads {source.describe()}, which {effects}")
         node = self.run.rg.external(value, source, relation if owner is None else None)
         if owner is not None and relation is not None:
             self.run.rg.add_initial_ref(owner, relation, node.node_id)
