@@ -501,3 +501,132 @@ def make(): return f
 def inputs(i): return (torch.ones(3) * i, [K])
 def state(): return list(MREADS)
 """)
+
+program(F_, "remapping_config_read_as_a_loop_count_with_hasattr_and_getattr_defaults", """
+EXPECT = "record"
+class Config:
+    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
+    def __init__(self, **kw):
+        for k, v in kw.items(): setattr(self, k, v)
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in type(self).attribute_map:
+            key = type(self).attribute_map[key]
+        return super().__getattribute__(key)
+CFG = Config(n_layers=3, hidden_size=4, act="relu")
+def f(x):
+    for _ in range(CFG.layers):
+        x = x * 2 if getattr(CFG, "act", "gelu") == "relu" else x + 1
+    if hasattr(CFG, "dropout"):
+        x = x * CFG.dropout
+    return x[:CFG.hidden] + getattr(CFG, "missing", 1.0)
+def make(): return f
+def inputs(i): return (torch.ones(6) * i,)
+def step(i):
+    if i == 1: CFG.n_layers = 2
+    if i == 2: CFG.dropout = 0.5
+    if i == 3: Config.attribute_map["layers"] = "hidden_size"
+    if i == 4: CFG.act = "gelu"; CFG.missing = 3.0
+NCALLS = 6
+""")
+
+program(F_, "remapping_configs_in_a_list_argument_as_dict_keys_and_copied", """
+EXPECT = "split"
+class Config:
+    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
+    def __init__(self, **kw):
+        for k, v in kw.items(): setattr(self, k, v)
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in type(self).attribute_map:
+            key = type(self).attribute_map[key]
+        return super().__getattribute__(key)
+import copy
+A = Config(hidden_size=2); B = Config(hidden_size=3)
+TABLE = {}
+def f(x, cfgs):
+    out = x
+    for c in cfgs:
+        TABLE[c] = TABLE.get(c, 0) + 1
+        out = out[:c.hidden] * c.hidden_size if c is not A else out
+    d = copy.copy(cfgs[-1]); d.hidden_size = 1
+    return out * d.hidden, isinstance(cfgs[0], Config), cfgs.index(B)
+def make(): return f
+def inputs(i): return (torch.ones(6) * i, [A, B] if i % 2 == 0 else [B, A])
+def step(i):
+    if i == 3: B.hidden_size = 2
+def state(): return (sorted(TABLE.values()), A.__dict__.copy(), B.__dict__.copy())
+NCALLS = 5
+""")
+
+program(F_, "remapping_config_read_through_vars_a_method_and_a_property", """
+EXPECT = "record"
+class Config:
+    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
+    def __init__(self, **kw):
+        for k, v in kw.items(): setattr(self, k, v)
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in type(self).attribute_map:
+            key = type(self).attribute_map[key]
+        return super().__getattribute__(key)
+class Cfg2(Config):
+    @property
+    def double(self): return self.hidden * 2
+    def scaled(self, x): return x * self.hidden
+CFG = Cfg2(hidden_size=2)
+def f(x):
+    d = vars(CFG)
+    return CFG.scaled(x) + CFG.double + d["hidden_size"] + len(CFG.__dict__)
+def make(): return f
+def inputs(i): return (torch.ones(3) * i,)
+def step(i):
+    if i == 2: CFG.hidden_size = 5
+    if i == 3: CFG.extra = 1
+NCALLS = 5
+""")
+
+program(F_, "remapping_config_on_a_module_written_and_one_made_in_the_call", """
+EXPECT = "record"
+class Config:
+    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
+    def __init__(self, **kw):
+        for k, v in kw.items(): setattr(self, k, v)
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in type(self).attribute_map:
+            key = type(self).attribute_map[key]
+        return super().__getattribute__(key)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.cfg = Config(hidden_size=2, use_bias=True)
+    def forward(self, x):
+        tmp = Config(hidden_size=3)
+        y = self.lin(x)[:, :self.cfg.hidden] * tmp.hidden
+        self.cfg.hidden = tmp.hidden - 1
+        self.cfg.last = y.sum()
+        return y if self.cfg.use_bias else y - 1
+def make(): return Net()
+def inputs(i): return (torch.ones(2, 3) * i,)
+def state(): return None
+NCALLS = 5
+""")
+
+program(F_, "remapping_metaclass_class_value_read_repeatedly_and_changed_between_calls", """
+EXPECT = "record"
+class Remap(type):
+    def __getattribute__(cls, key):
+        return super().__getattribute__("value" if key == "alias" else key)
+class K(metaclass=Remap):
+    value = 2.0
+    n = 3
+def f(x):
+    for _ in range(K.n):
+        x = x * K.alias
+    return x + getattr(K, "other", 1.0) + hasattr(K, "missing") + K.value
+def make(): return f
+def inputs(i): return (torch.ones(3) * i,)
+def step(i):
+    if i == 1: K.value = 3.0
+    if i == 2: K.n = 1
+    if i == 3: K.other = 5.0
+NCALLS = 5
+""")
