@@ -363,3 +363,83 @@ def test_is_none_on_an_argument_does_not_pin_the_object():
         assert same(cm(x, kernel=kernel), f(x, kernel=kernel))
     st = magpy.stats(cm)
     assert st.monitor_runs == 3 and st.guard_hits == 2, st
+
+
+# -- lookup hooks that only read (magpy.bytecode.flow.only_reads) ------------------------------------
+
+_LOG: list = []
+
+
+class _RemapsBySuper:
+    attribute_map = {"hidden": "hidden_size"}
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+
+class _RemapsByClass:
+    attribute_map = {"hidden": "hidden_size"}
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in type(self).attribute_map:
+            key = type(self).attribute_map[key]
+        return object.__getattribute__(self, key)
+
+
+class _RemapsByGet:
+    def __getattribute__(self, key):
+        return object.__getattribute__(self, object.__getattribute__(self, "names").get(key, key))
+
+
+class _Logs:
+    def __getattribute__(self, key):
+        _LOG.append(key)
+        return super().__getattribute__(key)
+
+
+class _Counts:
+    n = 0
+
+    def __getattribute__(self, key):
+        type(self).n += 1
+        return object.__getattribute__(self, key)
+
+
+class _LoadsOnce:
+    def __getattribute__(self, key):
+        if object.__getattribute__(self, "_obj") is None:
+            object.__setattr__(self, "_obj", object())
+        return getattr(object.__getattribute__(self, "_obj"), key)
+
+
+class _CallsWhatItRead:
+    def __getattribute__(self, key):
+        log = object.__getattribute__(self, "log")
+        log(key)
+        return object.__getattribute__(self, key)
+
+
+class _Warns:
+    def __getattribute__(self, key):
+        if key == "old":
+            import warnings
+            warnings.warn("old is deprecated")
+        return object.__getattribute__(self, key)
+
+
+@pytest.mark.parametrize("cls", [_RemapsBySuper, _RemapsByClass, _RemapsByGet])
+def test_a_lookup_hook_that_remaps_names_only_reads(cls):
+    from magpy.bytecode.flow import only_reads
+
+    assert only_reads(cls.__getattribute__.__code__)
+
+
+@pytest.mark.parametrize("cls", [_Logs, _Counts, _LoadsOnce, _CallsWhatItRead, _Warns])
+def test_a_lookup_hook_with_an_effect_of_its_own_does_more_than_read(cls):
+    """A log, a counter, a proxy loading its target, a call of what a plain load gave, a warning:
+    each is an effect per lookup (the call that meets such an object runs eagerly)."""
+    from magpy.bytecode.flow import only_reads
+
+    assert not only_reads(cls.__getattribute__.__code__)
