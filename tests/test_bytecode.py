@@ -425,7 +425,7 @@ class _Warns:
     def __getattribute__(self, key):
         if key == "old":
             import warnings
-            warnings.warn("old is deprecated")
+            warnings.warn("old is deprecated", stacklevel=2)
         return object.__getattribute__(self, key)
 
 
