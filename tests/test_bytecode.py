@@ -393,6 +393,29 @@ class _RemapsByGet:
         return object.__getattribute__(self, object.__getattribute__(self, "names").get(key, key))
 
 
+class _RemapsInAConditionalArgument(type):
+    def __getattribute__(cls, key):
+        return super().__getattribute__("value" if key == "alias" else key)   # (3.10: two CALL_METHODs)
+
+
+class _RemapsOrDefaults:
+    def __getattribute__(self, key):
+        try:
+            return object.__getattribute__(self, key)
+        except AttributeError:
+            return None
+
+
+class _LogsWhenMissing:
+    def __getattribute__(self, key):
+        try:
+            return object.__getattribute__(self, key)
+        except AttributeError:
+            log = object.__getattribute__(self, "log")
+            log(key)
+            raise
+
+
 class _Logs:
     def __getattribute__(self, key):
         _LOG.append(key)
@@ -429,14 +452,15 @@ class _Warns:
         return object.__getattribute__(self, key)
 
 
-@pytest.mark.parametrize("cls", [_RemapsBySuper, _RemapsByClass, _RemapsByGet])
+@pytest.mark.parametrize("cls", [_RemapsBySuper, _RemapsByClass, _RemapsByGet, _RemapsInAConditionalArgument,
+                                 _RemapsOrDefaults])
 def test_a_lookup_hook_that_remaps_names_only_reads(cls):
     from magpy.bytecode.flow import only_reads
 
     assert only_reads(cls.__getattribute__.__code__)
 
 
-@pytest.mark.parametrize("cls", [_Logs, _Counts, _LoadsOnce, _CallsWhatItRead, _Warns])
+@pytest.mark.parametrize("cls", [_Logs, _Counts, _LoadsOnce, _CallsWhatItRead, _Warns, _LogsWhenMissing])
 def test_a_lookup_hook_with_an_effect_of_its_own_does_more_than_read(cls):
     """A log, a counter, a proxy loading its target, a call of what a plain load gave, a warning:
     each is an effect per lookup (the call that meets such an object runs eagerly)."""

@@ -475,13 +475,19 @@ _READING_OPS = frozenset("""
     POP_JUMP_BACKWARD_IF_FALSE POP_JUMP_BACKWARD_IF_NONE POP_JUMP_BACKWARD_IF_NOT_NONE NOT_TAKEN POP_ITER
 """.split())
 _CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"})
-#: the globals such a hook may read, and those of them it may call: ``super()``, ``type(self)``,
-#: ``object.__getattribute__``, a type test, an error to raise
+#: the globals such a hook may read (``super()``, ``type(self)``, ``object.__getattribute__``, a type
+#: test, an error to catch), and those whose load counts as a callee's: only ones that are called
+#: wherever they appear (``str`` may be the argument of a type test, an error the class an
+#: ``except`` tests: counted, they would stand for a call of something else)
 _READING_GLOBALS = frozenset({"super", "object", "type", "isinstance", "len", "str", "AttributeError", "KeyError"})
-_CALLED_GLOBALS = frozenset({"super", "type", "isinstance", "len", "str", "AttributeError", "KeyError"})
+_CALLED_GLOBALS = frozenset({"super", "type", "isinstance"})
 #: the methods it may call: ``super().__getattribute__(key)``, ``object.__getattribute__(self, key)``,
 #: ``self.attribute_map.get(key, key)``
 _READING_METHODS = frozenset({"__getattribute__", "get"})
+
+
+_ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+_ALWAYS_JUMPS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"})
 
 
 @lru_cache(maxsize=256)
@@ -493,24 +499,58 @@ def only_reads(code: types.CodeType) -> bool:
     effect eager would not have; any other (a counter, a log of the names read, a warning, a
     proxy loading its target) is an effect per lookup, which a record's guard and mock cannot run
     as eager does. Conservative: an instruction not known to only read answers False, and so
-    does a call whose callee is not one of those loads (each call must have a load of its own:
-    ``f = self.log; f(key)`` calls what a plain attribute load gave)."""
-    calls = callees = 0
-    for ins in dis.get_instructions(code):
+    does a path through the code with more calls than loads of those callees (each call must
+    have a load of its own: ``f = self.log; f(key)`` calls what a plain attribute load gave)."""
+    instrs = list(dis.get_instructions(code))
+    for ins in instrs:
         op = ins.opname
         if op in ("LOAD_GLOBAL", "LOAD_NAME"):
             if ins.argval not in _READING_GLOBALS:
                 return False
-            callees += ins.argval in _CALLED_GLOBALS
         elif op in ("LOAD_METHOD", "LOAD_SUPER_ATTR") or (op == "LOAD_ATTR" and _method_load(ins)):
             if ins.argval not in _READING_METHODS:
                 return False
-            callees += 1 + (op == "LOAD_SUPER_ATTR")   # (`super()` itself: no call instruction of its own)
-        elif op in _CALLS:
-            calls += 1
-        elif op != "LOAD_ATTR" and op not in _READING_OPS:
+        elif op != "LOAD_ATTR" and op not in _CALLS and op not in _READING_OPS:
             return False
-    return calls <= callees
+    return _calls_have_callees(instrs, code)
+
+
+def _calls_have_callees(instrs: list, code: types.CodeType) -> bool:
+    """On every path from the start or from an exception handler, is each call preceded by a load
+    of its own callee (an allowed global or method)? Paths, not a count over the code: CPython
+    3.10 copies a call into both arms of a conditional expression in its arguments."""
+    at = {ins.offset: k for k, ins in enumerate(instrs)}
+    starts = [0] + [at[e.target] for e in getattr(dis.Bytecode(code), "exception_entries", ()) if e.target in at]
+    seen: set = set()
+    todo = [(k, 0) for k in starts]   # (instruction index, callee loads not yet used by a call)
+    while todo:
+        k, spare = todo.pop()
+        while k < len(instrs):
+            if (k, spare) in seen:
+                break
+            seen.add((k, spare))
+            ins = instrs[k]
+            op = ins.opname
+            if op in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval in _CALLED_GLOBALS:
+                spare += 1
+            elif op in ("LOAD_METHOD", "LOAD_SUPER_ATTR") or (op == "LOAD_ATTR" and _method_load(ins)):
+                spare += 1 + (op == "LOAD_SUPER_ATTR")   # (`super()` itself: no call instruction of its own)
+            elif op in _CALLS:
+                if spare == 0:
+                    return False
+                spare -= 1
+            spare = min(spare, 16)   # (a loop that loads without calling: enough to bound the walk)
+            if op in _ENDS:
+                break
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs or op == "SETUP_FINALLY":
+                target = at.get(ins.argval)
+                if target is None:
+                    return False
+                todo.append((target, spare))
+                if op in _ALWAYS_JUMPS:
+                    break
+            k += 1
+    return True
 
 
 def _method_load(ins: dis.Instruction) -> bool:
