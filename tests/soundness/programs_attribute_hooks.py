@@ -274,6 +274,38 @@ def state(): return (CFG.scale, dict(Config.attribute_map))
 NCALLS = 5
 """)
 
+
+# The classes several programs below share (each program's world gets its own copy of them).
+_LOGGING_CONFIG = """
+READS = []
+class Config:
+    def __init__(self, **kw):
+        for k, v in kw.items(): setattr(self, k, v)
+    def __getattribute__(self, key):
+        READS.append(key)
+        return super().__getattribute__(key)
+"""
+_LOGGING_METACLASS = """
+MREADS = []
+class Counting(type):
+    def __getattribute__(cls, key):
+        MREADS.append(key)
+        return super().__getattribute__(key)
+class K(metaclass=Counting):
+    scale = 2.0
+    n = 3
+"""
+_REMAPPING_CONFIG = """
+class Config:
+    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
+    def __init__(self, **kw):
+        for k, v in kw.items(): setattr(self, k, v)
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in type(self).attribute_map:
+            key = type(self).attribute_map[key]
+        return super().__getattribute__(key)
+"""
+
 program(F_, "counting_config_getattribute_on_an_object_the_call_writes_and_deletes", """
 EXPECT = "dynamic"
 READS = []
@@ -320,14 +352,7 @@ NCALLS = 4
 
 program(F_, "logging_getattribute_config_read_as_a_loop_count_with_hasattr_and_getattr_defaults", """
 EXPECT = "dynamic"
-READS = []
-class Config:
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        READS.append(key)
-        return super().__getattribute__(key)
-CFG = Config(n_layers=3, act="relu")
+""" + _LOGGING_CONFIG + """CFG = Config(n_layers=3, act="relu")
 def f(x):
     for _ in range(CFG.n_layers):
         x = x * 2 if getattr(CFG, "act", "gelu") == "relu" else x
@@ -341,14 +366,7 @@ def state(): return list(READS)
 
 program(F_, "logging_getattribute_configs_in_a_list_argument_found_by_identity", """
 EXPECT = "dynamic"
-READS = []
-class Config:
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        READS.append(key)
-        return super().__getattribute__(key)
-A = Config(scale=2.0); B = Config(scale=3.0)
+""" + _LOGGING_CONFIG + """A = Config(scale=2.0); B = Config(scale=3.0)
 def f(x, cfgs):
     out = x
     for c in cfgs:
@@ -362,14 +380,7 @@ def state(): return list(READS)
 
 program(F_, "logging_getattribute_config_read_through_vars_and_its_dict", """
 EXPECT = "dynamic"
-READS = []
-class Config:
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        READS.append(key)
-        return super().__getattribute__(key)
-CFG = Config(a=1.0, b=2.0)
+""" + _LOGGING_CONFIG + """CFG = Config(a=1.0, b=2.0)
 def f(x):
     d = vars(CFG)
     return x * d["a"] + CFG.__dict__["b"] + len(CFG.__dict__)
@@ -380,14 +391,7 @@ def state(): return list(READS)
 
 program(F_, "logging_getattribute_config_on_a_module_and_one_made_in_the_call", """
 EXPECT = "split"
-READS = []
-class Config:
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        READS.append(key)
-        return super().__getattribute__(key)
-class Net(nn.Module):
+""" + _LOGGING_CONFIG + """class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(3, 3)
@@ -404,14 +408,7 @@ def state(): return list(READS)
 
 program(F_, "logging_getattribute_config_as_a_dict_key_and_a_set_member", """
 EXPECT = "dynamic"
-READS = []
-class Config:
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        READS.append(key)
-        return super().__getattribute__(key)
-CFG = Config(w=2.0)
+""" + _LOGGING_CONFIG + """CFG = Config(w=2.0)
 TABLE = {}
 def f(x):
     TABLE[CFG] = TABLE.get(CFG, 0) + 1
@@ -424,14 +421,7 @@ def state(): return (list(READS), list(TABLE.values()))
 
 program(F_, "logging_getattribute_config_copied_with_copy_copy", """
 EXPECT = "dynamic"
-READS = []
-class Config:
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        READS.append(key)
-        return super().__getattribute__(key)
-import copy
+""" + _LOGGING_CONFIG + """import copy
 CFG = Config(w=2.0)
 def f(x):
     c = copy.copy(CFG)
@@ -444,14 +434,7 @@ def state(): return (list(READS), CFG.__dict__.copy())
 
 program(F_, "logging_getattribute_config_method_and_property_reading_it_again", """
 EXPECT = "dynamic"
-READS = []
-class Config:
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        READS.append(key)
-        return super().__getattribute__(key)
-class Cfg2(Config):
+""" + _LOGGING_CONFIG + """class Cfg2(Config):
     @property
     def double(self): return self.w * 2
     def scaled(self, x): return x * self.w
@@ -465,15 +448,7 @@ def state(): return list(READS)
 
 program(F_, "logging_metaclass_getattribute_repeated_reads_hasattr_and_getattr_default", """
 EXPECT = "dynamic"
-MREADS = []
-class Counting(type):
-    def __getattribute__(cls, key):
-        MREADS.append(key)
-        return super().__getattribute__(key)
-class K(metaclass=Counting):
-    scale = 2.0
-    n = 3
-def f(x):
+""" + _LOGGING_METACLASS + """def f(x):
     for _ in range(K.n):
         x = x * K.scale
     if hasattr(K, "missing"):
@@ -486,15 +461,7 @@ def state(): return list(MREADS)
 
 program(F_, "logging_metaclass_getattribute_class_in_a_list_argument_instantiated", """
 EXPECT = "dynamic"
-MREADS = []
-class Counting(type):
-    def __getattribute__(cls, key):
-        MREADS.append(key)
-        return super().__getattribute__(key)
-class K(metaclass=Counting):
-    scale = 2.0
-    n = 3
-def f(x, classes):
+""" + _LOGGING_METACLASS + """def f(x, classes):
     k = classes[0]()
     return x * type(k).scale + len(classes)
 def make(): return f
@@ -504,15 +471,7 @@ def state(): return list(MREADS)
 
 program(F_, "remapping_config_read_as_a_loop_count_with_hasattr_and_getattr_defaults", """
 EXPECT = "record"
-class Config:
-    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        if key != "attribute_map" and key in type(self).attribute_map:
-            key = type(self).attribute_map[key]
-        return super().__getattribute__(key)
-CFG = Config(n_layers=3, hidden_size=4, act="relu")
+""" + _REMAPPING_CONFIG + """CFG = Config(n_layers=3, hidden_size=4, act="relu")
 def f(x):
     for _ in range(CFG.layers):
         x = x * 2 if getattr(CFG, "act", "gelu") == "relu" else x + 1
@@ -531,15 +490,7 @@ NCALLS = 6
 
 program(F_, "remapping_configs_in_a_list_argument_as_dict_keys_and_copied", """
 EXPECT = "split"
-class Config:
-    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        if key != "attribute_map" and key in type(self).attribute_map:
-            key = type(self).attribute_map[key]
-        return super().__getattribute__(key)
-import copy
+""" + _REMAPPING_CONFIG + """import copy
 A = Config(hidden_size=2); B = Config(hidden_size=3)
 TABLE = {}
 def f(x, cfgs):
@@ -559,15 +510,7 @@ NCALLS = 5
 
 program(F_, "remapping_config_read_through_vars_a_method_and_a_property", """
 EXPECT = "record"
-class Config:
-    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        if key != "attribute_map" and key in type(self).attribute_map:
-            key = type(self).attribute_map[key]
-        return super().__getattribute__(key)
-class Cfg2(Config):
+""" + _REMAPPING_CONFIG + """class Cfg2(Config):
     @property
     def double(self): return self.hidden * 2
     def scaled(self, x): return x * self.hidden
@@ -585,15 +528,7 @@ NCALLS = 5
 
 program(F_, "remapping_config_on_a_module_written_and_one_made_in_the_call", """
 EXPECT = "record"
-class Config:
-    attribute_map = {"hidden": "hidden_size", "layers": "n_layers"}
-    def __init__(self, **kw):
-        for k, v in kw.items(): setattr(self, k, v)
-    def __getattribute__(self, key):
-        if key != "attribute_map" and key in type(self).attribute_map:
-            key = type(self).attribute_map[key]
-        return super().__getattribute__(key)
-class Net(nn.Module):
+""" + _REMAPPING_CONFIG + """class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(3, 3)
